@@ -1,0 +1,266 @@
+//! Command-line definitions only: the raw flags as typed, in fio's words.
+//!
+//! Each value is parsed into its unit here (so a typo is reported against the option that holds it);
+//! whether the values make sense together and for the target is decided in `config`.
+
+use crate::units::{self, SizeOrPercent};
+use crate::workload::RwMode;
+use crate::workload::dist::RandomDist;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "nvmebench",
+    version,
+    about = "NVMe benchmark: pinned, polled per-core workers over io_uring (and SPDK), with exact HDR latency histograms",
+    after_help = "Run `nvmebench run` alone for a short 4 KiB random-read run through io_uring on a scratch file."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one workload on one target and report IOPS, bandwidth and latency percentiles.
+    Run(Box<RunArgs>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputFormat {
+    Text,
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OnError {
+    /// Stop the run at the first I/O error.
+    Stop,
+    /// Count errors and keep going.
+    Continue,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// I/O engine: `uring`, `null`, or `null:lat=20us` (a fixed service time).
+    #[arg(long, default_value = "uring", value_name = "ENGINE")]
+    pub engine: String,
+
+    /// File or block device to run on. Without it: a scratch file, removed afterwards (the null
+    /// engine needs no target at all).
+    #[arg(long, visible_alias = "target", value_name = "PATH")]
+    pub filename: Option<PathBuf>,
+
+    /// Access pattern: read, write, randread, randwrite, rw or randrw.
+    #[arg(long, default_value = "randread", value_parser = RwMode::parse)]
+    pub rw: RwMode,
+
+    /// Percentage of reads in rw/randrw (default 50).
+    #[arg(long, value_name = "PCT", value_parser = parse_percent_u32)]
+    pub rwmixread: Option<u32>,
+
+    /// Block size, or `READ,WRITE` sizes (default 4k).
+    #[arg(long, value_name = "SIZE", conflicts_with = "bssplit")]
+    pub bs: Option<String>,
+
+    /// Block-size mix in fio syntax: `4k/60:64k/40`, or `READMIX,WRITEMIX`.
+    #[arg(long, value_name = "MIX")]
+    pub bssplit: Option<String>,
+
+    /// I/Os in flight per worker.
+    #[arg(long, visible_alias = "iodepth", default_value = "32", value_parser = parse_qd)]
+    pub qd: u32,
+
+    /// Cores to run workers on, one pinned worker each: `0-3,8`.
+    #[arg(long, value_name = "LIST", value_parser = parse_cores, conflicts_with = "jobs")]
+    pub cores: Option<CoreList>,
+
+    /// Number of workers, pinned to the first allowed cores (default 1).
+    #[arg(long, visible_alias = "numjobs", value_name = "N", value_parser = parse_jobs)]
+    pub jobs: Option<usize>,
+
+    /// Measured run time after the ramp (default 10s; 5s for the scratch-file run).
+    #[arg(long, visible_alias = "runtime", value_name = "DURATION", value_parser = parse_positive_duration)]
+    pub time: Option<Duration>,
+
+    /// Warm-up before statistics start.
+    #[arg(long, visible_alias = "ramp_time", value_name = "DURATION", value_parser = units::parse_duration)]
+    pub ramp: Option<Duration>,
+
+    /// Stop after this many I/Os in total (split evenly over workers).
+    #[arg(long, visible_alias = "number_ios", value_name = "N", value_parser = parse_ios)]
+    pub ios: Option<u64>,
+
+    /// Start of the working set: bytes or a percentage of the target.
+    #[arg(long, value_name = "SIZE|PCT", value_parser = units::parse_size_or_percent)]
+    pub offset: Option<SizeOrPercent>,
+
+    /// Size of the working set: bytes or a percentage of the target. Creates the file if missing.
+    #[arg(long, value_name = "SIZE|PCT", value_parser = units::parse_size_or_percent)]
+    pub size: Option<SizeOrPercent>,
+
+    /// Offset alignment (default: the smallest block size).
+    #[arg(long, value_name = "SIZE", value_parser = units::parse_size)]
+    pub align: Option<u64>,
+
+    /// Random offset distribution: uniform, zipf:THETA, pareto:H or normal:SIGMA.
+    #[arg(long, default_value = "uniform", value_parser = RandomDist::parse)]
+    pub random_dist: RandomDist,
+
+    /// Seed of the offset sequence: the same seed gives the same I/Os.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Open-loop pacing at this many IOPS in total; latency counts from each I/O's scheduled time.
+    #[arg(long, value_name = "IOPS", value_parser = parse_rate)]
+    pub rate_iops: Option<f64>,
+
+    /// Reporting interval for the live line and the JSON time series.
+    #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = parse_positive_duration)]
+    pub interval: Duration,
+
+    /// Latency percentiles to report.
+    #[arg(long, default_value = "50,90,99,99.9,99.99,99.999", value_name = "LIST", value_parser = parse_percentiles)]
+    pub percentiles: Percentiles,
+
+    /// Output on stdout.
+    #[arg(long, value_enum, default_value = "text")]
+    pub output: OutputFormat,
+
+    /// Also write the full JSON result (with histograms) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// What an I/O error does.
+    #[arg(long, value_enum, default_value = "stop")]
+    pub on_error: OnError,
+
+    /// Allow writes to a block device (destroys its data). Mounted devices are refused regardless.
+    #[arg(long)]
+    pub allow_destroy: bool,
+
+    /// How long to wait for I/Os in flight after the run ends.
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = parse_positive_duration)]
+    pub drain_timeout: Duration,
+
+    /// No live line, even on a terminal.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// A core list as given (`0-3,8`), in the order given.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CoreList(pub Vec<usize>);
+
+fn parse_cores(text: &str) -> Result<CoreList, String> {
+    units::parse_core_list(text).map(CoreList)
+}
+
+/// Percentiles as given, validated to (0, 100].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Percentiles(pub Vec<f64>);
+
+fn parse_percent_u32(text: &str) -> Result<u32, String> {
+    text.trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|v| *v <= 100)
+        .ok_or_else(|| format!("'{text}' is not a percentage; use a whole number from 0 to 100"))
+}
+
+fn parse_qd(text: &str) -> Result<u32, String> {
+    text.trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|v| (1..=65536).contains(v))
+        .ok_or_else(|| format!("'{text}' is not a queue depth; use a whole number from 1 to 65536"))
+}
+
+fn parse_jobs(text: &str) -> Result<usize, String> {
+    text.trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|v| (1..=4096).contains(v))
+        .ok_or_else(|| format!("'{text}' is not a worker count; use a whole number from 1 to 4096"))
+}
+
+fn parse_ios(text: &str) -> Result<u64, String> {
+    text.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|v| *v > 0)
+        .ok_or_else(|| format!("'{text}' is not an I/O count; use a whole number above 0"))
+}
+
+fn parse_rate(text: &str) -> Result<f64, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .ok_or_else(|| format!("'{text}' is not a rate; use a number of IOPS above 0"))
+}
+
+fn parse_positive_duration(text: &str) -> Result<Duration, String> {
+    let d = units::parse_duration(text)?;
+    if d.is_zero() {
+        return Err(format!("'{text}' is zero; give a duration above 0"));
+    }
+    Ok(d)
+}
+
+fn parse_percentiles(text: &str) -> Result<Percentiles, String> {
+    text.split(',')
+        .map(|p| {
+            p.trim().parse::<f64>().ok().filter(|v| *v > 0.0 && *v <= 100.0).ok_or_else(|| {
+                format!("'{p}' is not a percentile; list numbers above 0 and up to 100, like 50,99,99.9")
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Percentiles)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<RunArgs, clap::Error> {
+        let mut v = vec!["nvmebench", "run"];
+        v.extend_from_slice(args);
+        Cli::try_parse_from(v).map(|c| match c.command {
+            Command::Run(r) => *r,
+        })
+    }
+
+    #[test]
+    fn defaults() {
+        let a = parse(&[]).unwrap();
+        assert_eq!(a.engine, "uring");
+        assert_eq!(a.rw, RwMode::RandRead);
+        assert_eq!(a.qd, 32);
+        assert_eq!(a.percentiles.0, vec![50.0, 90.0, 99.0, 99.9, 99.99, 99.999]);
+    }
+
+    #[test]
+    fn fio_aliases() {
+        let a = parse(&["--iodepth", "8", "--numjobs", "2", "--runtime", "3", "--target", "/dev/x"]).unwrap();
+        assert_eq!((a.qd, a.jobs, a.time), (8, Some(2), Some(Duration::from_secs(3))));
+        assert_eq!(a.filename, Some(PathBuf::from("/dev/x")));
+    }
+
+    #[test]
+    fn bad_values_name_the_option() {
+        let e = parse(&["--qd", "0"]).unwrap_err().to_string();
+        assert!(e.contains("'--qd <QD>'") && e.contains("from 1 to 65536"), "{e}");
+        let e = parse(&["--rwmixread", "101"]).unwrap_err().to_string();
+        assert!(e.contains("--rwmixread") && e.contains("0 to 100"), "{e}");
+        let e = parse(&["--cores", "3-1"]).unwrap_err().to_string();
+        assert!(e.contains("--cores"), "{e}");
+        assert!(parse(&["--bs", "4k", "--bssplit", "4k/100"]).is_err());
+        assert!(parse(&["--cores", "0", "--jobs", "2"]).is_err());
+        assert!(parse(&["--time", "0"]).unwrap_err().to_string().contains("is zero"));
+        assert!(parse(&["--percentiles", "50,101"]).is_err());
+    }
+}

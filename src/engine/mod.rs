@@ -1,0 +1,121 @@
+//! How to issue I/O: the contract every engine keeps, and the engines.
+//!
+//! Shaped like fio's ioengine ops and SPDK perf's `ns_fn_table`. One engine instance belongs to one
+//! worker and owns its queue pair or ring and its buffers: nothing is shared between threads. The
+//! worker puts an I/O into a preallocated slot with [`Engine::queue`] (or hears [`Queued::Busy`]),
+//! rings one doorbell or makes one syscall per batch with [`Engine::submit`], and reaps completions
+//! with [`Engine::poll`], refilling each completed slot at once. Engines never decide what to issue;
+//! that is the workload generator's job.
+
+pub mod buf;
+pub mod null;
+pub mod uring;
+
+#[cfg(test)]
+pub mod fake;
+
+use crate::workload::IoOp;
+use serde::Serialize;
+use std::fmt;
+use std::io;
+
+/// Whether an I/O was taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Queued {
+    /// The I/O sits in its slot and goes out with the next `submit`.
+    Ok,
+    /// The queue is full for now; try again after reaping completions.
+    Busy,
+}
+
+/// Why one I/O failed. Small and `Copy`, so counting errors never allocates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum IoError {
+    /// The kernel returned this errno.
+    Errno { errno: i32 },
+    /// Fewer bytes moved than asked for.
+    ShortTransfer { expected: u32, done: u32 },
+    /// The NVMe controller completed the command with this status code type and code.
+    Nvme { sct: u8, sc: u8 },
+}
+
+impl fmt::Display for IoError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            IoError::Errno { errno } => write!(f, "{} (errno {errno})", io::Error::from_raw_os_error(errno)),
+            IoError::ShortTransfer { expected, done } => write!(f, "short transfer: {done} of {expected} bytes"),
+            IoError::Nvme { sct, sc } => write!(f, "NVMe status type {sct:#x} code {sc:#04x}"),
+        }
+    }
+}
+
+/// A failure of the engine itself (not of one I/O): set-up, or a queue that stopped working.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("cannot open {path}: {source}")]
+    Open { path: String, source: io::Error },
+    #[error("{engine}: {what} failed: {source}")]
+    Setup { engine: &'static str, what: &'static str, source: io::Error },
+    #[error("{engine}: {what} failed: {source}")]
+    Runtime { engine: &'static str, what: &'static str, source: io::Error },
+}
+
+/// What an engine reports about itself: its name and the knobs actually in effect.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct EngineInfo {
+    pub name: String,
+    /// `(knob, value)` pairs, in the order they matter to a reader.
+    pub options: Vec<(String, String)>,
+}
+
+impl fmt::Display for EngineInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name)?;
+        for (i, (k, v)) in self.options.iter().enumerate() {
+            write!(f, "{}{k}={v}", if i == 0 { " (" } else { ", " })?;
+        }
+        if !self.options.is_empty() {
+            f.write_str(")")?;
+        }
+        Ok(())
+    }
+}
+
+/// One worker's I/O engine.
+///
+/// Slots are numbered `0..queue_depth`; a slot holds at most one I/O in flight, and its buffer
+/// belongs to the engine. Implementations must not allocate, lock or format in `queue`, `submit` or
+/// `poll`.
+pub trait Engine {
+    /// Places `op` in `slot`. The slot is free (the caller guarantees it).
+    ///
+    /// # Errors
+    /// Only for failures of the engine itself; a full queue is `Ok(Queued::Busy)`.
+    fn queue(&mut self, slot: u32, op: &IoOp) -> Result<Queued, EngineError>;
+
+    /// Sends everything queued since the last call: one doorbell or one syscall.
+    fn submit(&mut self) -> Result<(), EngineError>;
+
+    /// Reaps up to `max` completions without blocking, calling `done(slot, result)` for each.
+    /// Returns how many were reaped.
+    fn poll<F: FnMut(u32, Result<(), IoError>)>(&mut self, max: u32, done: F) -> Result<u32, EngineError>;
+
+    /// Called when a poll found nothing while I/Os are in flight. Engines whose completions arrive by
+    /// interrupt block here until one does; polled engines return at once and the worker spins.
+    fn wait(&mut self) -> Result<(), EngineError> {
+        Ok(())
+    }
+
+    /// The engine's name and the knobs in effect, for the report.
+    fn info(&self) -> EngineInfo;
+}
+
+/// Builds one engine per worker, on the worker's own (already pinned) thread, so that rings, queues
+/// and buffers are first touched on the right NUMA node.
+pub trait EngineBuilder: Send + Sync {
+    type Engine: Engine;
+
+    /// An engine for worker `worker` with `queue_depth` slots of `max_io_bytes` each.
+    fn build(&self, worker: usize, queue_depth: u32, max_io_bytes: u32) -> Result<Self::Engine, EngineError>;
+}

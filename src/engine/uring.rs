@@ -1,0 +1,322 @@
+//! Linux io_uring, O_DIRECT, on a block device or a regular file.
+//!
+//! One ring per worker, with the target registered as a fixed file and every slot buffer registered
+//! as a fixed buffer, so the kernel neither looks up the fd nor pins pages per I/O. Submission is one
+//! `io_uring_enter` per batch; completions are reaped straight from the CQ ring, and only when that is
+//! empty does the worker block in `io_uring_enter(GETEVENTS)`. Polled completions (IOPOLL), SQPOLL and
+//! NVMe passthrough are separate modes of this engine to come; `UringOptions` is where they go.
+
+use super::buf::SlotBuffers;
+use super::{Engine, EngineBuilder, EngineError, EngineInfo, IoError, Queued};
+use crate::workload::{Direction, IoOp};
+use io_uring::{IoUring, opcode, squeue, types};
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+
+const NAME: &str = "uring";
+
+/// Knobs of the io_uring engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UringOptions {
+    /// Register the slot buffers (READ_FIXED/WRITE_FIXED). Falls back to plain reads when the
+    /// kernel refuses (usually RLIMIT_MEMLOCK), and says so in the report.
+    pub fixed_buffers: bool,
+    /// Register the target fd.
+    pub registered_file: bool,
+}
+
+impl Default for UringOptions {
+    fn default() -> Self {
+        UringOptions { fixed_buffers: true, registered_file: true }
+    }
+}
+
+pub struct UringBuilder {
+    pub path: PathBuf,
+    pub writes: bool,
+    pub options: UringOptions,
+    pub buffer_seed: u64,
+}
+
+impl EngineBuilder for UringBuilder {
+    type Engine = UringEngine;
+
+    fn build(&self, worker: usize, queue_depth: u32, max_io_bytes: u32) -> Result<UringEngine, EngineError> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(self.writes)
+            .custom_flags(libc::O_DIRECT)
+            .open(&self.path)
+            .map_err(|source| EngineError::Open { path: self.path.display().to_string(), source })?;
+        UringEngine::new(file, queue_depth, max_io_bytes, self.options, self.buffer_seed ^ worker as u64)
+    }
+}
+
+/// One worker's ring.
+pub struct UringEngine {
+    // Field order is drop order: the ring (and with it the kernel's references to the buffers and the
+    // file) goes before the buffers and the file it points at.
+    ring: IoUring,
+    bufs: SlotBuffers,
+    file: File,
+    /// Expected length per slot, to detect short transfers.
+    lens: Vec<u32>,
+    fixed_buffers: bool,
+    fixed_buffers_fallback: Option<String>,
+    registered_file: bool,
+    entries: u32,
+}
+
+impl UringEngine {
+    fn new(
+        file: File,
+        queue_depth: u32,
+        max_io_bytes: u32,
+        options: UringOptions,
+        seed: u64,
+    ) -> Result<UringEngine, EngineError> {
+        let setup = |what, source| EngineError::Setup { engine: NAME, what, source };
+        let entries = queue_depth.next_power_of_two();
+        let ring = IoUring::builder().build(entries).map_err(|e| setup("io_uring_setup", e))?;
+        let mut bufs = SlotBuffers::new(queue_depth as usize, max_io_bytes as usize, seed);
+        let registered_file = options.registered_file;
+        if registered_file {
+            ring.submitter().register_files(&[file.as_raw_fd()]).map_err(|e| setup("registering the file", e))?;
+        }
+        let mut fixed_buffers = false;
+        let mut fixed_buffers_fallback = None;
+        if options.fixed_buffers {
+            let iovecs: Vec<libc::iovec> = (0..queue_depth)
+                .map(|s| libc::iovec { iov_base: bufs.slot_ptr(s).cast(), iov_len: bufs.slot_bytes() })
+                .collect();
+            // SAFETY: every iovec points into `bufs`, a live allocation that never moves and that the
+            // engine owns; the ring is dropped before `bufs` (field order), so the kernel's registration
+            // never outlives the memory.
+            match unsafe { ring.submitter().register_buffers(&iovecs) } {
+                Ok(()) => fixed_buffers = true,
+                Err(e) => {
+                    fixed_buffers_fallback = Some(format!(
+                        "registering {} KiB of buffers failed ({e}); using unregistered buffers (raise `ulimit -l`)",
+                        queue_depth as usize * bufs.slot_bytes() / 1024
+                    ))
+                }
+            }
+        }
+        Ok(UringEngine {
+            ring,
+            bufs,
+            file,
+            lens: vec![0; queue_depth as usize],
+            fixed_buffers,
+            fixed_buffers_fallback,
+            registered_file,
+            entries,
+        })
+    }
+
+    /// Why fixed buffers are off although they were asked for, if they are.
+    pub fn fallback_note(&self) -> Option<&str> {
+        self.fixed_buffers_fallback.as_deref()
+    }
+
+    fn entry(&mut self, slot: u32, op: &IoOp) -> squeue::Entry {
+        let ptr = self.bufs.slot_ptr(slot);
+        let fd = self.file.as_raw_fd();
+        // The buffer index is the slot: slots are < queue depth <= 65536 entries (io_uring's limit).
+        let idx = slot as u16;
+        let e = match (op.dir, self.fixed_buffers, self.registered_file) {
+            (Direction::Read, true, true) => {
+                opcode::ReadFixed::new(types::Fixed(0), ptr, op.len, idx).offset(op.offset).build()
+            }
+            (Direction::Read, true, false) => {
+                opcode::ReadFixed::new(types::Fd(fd), ptr, op.len, idx).offset(op.offset).build()
+            }
+            (Direction::Read, false, true) => opcode::Read::new(types::Fixed(0), ptr, op.len).offset(op.offset).build(),
+            (Direction::Read, false, false) => opcode::Read::new(types::Fd(fd), ptr, op.len).offset(op.offset).build(),
+            (Direction::Write, true, true) => {
+                opcode::WriteFixed::new(types::Fixed(0), ptr, op.len, idx).offset(op.offset).build()
+            }
+            (Direction::Write, true, false) => {
+                opcode::WriteFixed::new(types::Fd(fd), ptr, op.len, idx).offset(op.offset).build()
+            }
+            (Direction::Write, false, true) => {
+                opcode::Write::new(types::Fixed(0), ptr, op.len).offset(op.offset).build()
+            }
+            (Direction::Write, false, false) => {
+                opcode::Write::new(types::Fd(fd), ptr, op.len).offset(op.offset).build()
+            }
+        };
+        e.user_data(u64::from(slot))
+    }
+}
+
+#[cold]
+fn runtime(what: &'static str, source: io::Error) -> EngineError {
+    EngineError::Runtime { engine: NAME, what, source }
+}
+
+impl Engine for UringEngine {
+    #[inline]
+    fn queue(&mut self, slot: u32, op: &IoOp) -> Result<Queued, EngineError> {
+        debug_assert!(op.len as usize <= self.bufs.slot_bytes());
+        let entry = self.entry(slot, op);
+        // SAFETY: the entry points at `slot`'s buffer, which the engine owns and which stays untouched
+        // until this slot's completion is reaped (the caller never reuses a slot in flight); the fd or
+        // fixed-file index stays valid for the ring's lifetime.
+        let pushed = unsafe { self.ring.submission().push(&entry) };
+        match pushed {
+            Ok(()) => {
+                self.lens[slot as usize] = op.len;
+                Ok(Queued::Ok)
+            }
+            Err(_) => Ok(Queued::Busy),
+        }
+    }
+
+    #[inline]
+    fn submit(&mut self) -> Result<(), EngineError> {
+        loop {
+            match self.ring.submit() {
+                Ok(_) => return Ok(()),
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                // The kernel holds back while the CQ is full; the next poll makes room and the SQEs
+                // still in the ring go out with the next submit.
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EBUSY) | Some(libc::EAGAIN)) => return Ok(()),
+                Err(e) => return Err(runtime("io_uring_enter (submit)", e)),
+            }
+        }
+    }
+
+    #[inline]
+    fn poll<F: FnMut(u32, Result<(), IoError>)>(&mut self, max: u32, mut done: F) -> Result<u32, EngineError> {
+        let mut n = 0;
+        let lens = &self.lens;
+        let cq = self.ring.completion();
+        for cqe in cq.take(max as usize) {
+            let slot = cqe.user_data() as u32;
+            let res = cqe.result();
+            let expected = lens[slot as usize];
+            let r = if res < 0 {
+                Err(IoError::Errno { errno: -res })
+            } else if (res as u32) < expected {
+                Err(IoError::ShortTransfer { expected, done: res as u32 })
+            } else {
+                Ok(())
+            };
+            done(slot, r);
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    fn wait(&mut self) -> Result<(), EngineError> {
+        match self.ring.submit_and_wait(1) {
+            Ok(_) => Ok(()),
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN)) => Ok(()),
+            Err(e) => Err(runtime("io_uring_enter (wait)", e)),
+        }
+    }
+
+    fn info(&self) -> EngineInfo {
+        let onoff = |b: bool| if b { "1" } else { "0" }.to_string();
+        let mut options = vec![
+            ("mode".to_string(), "interrupt".to_string()),
+            ("entries".to_string(), self.entries.to_string()),
+            ("fixedbufs".to_string(), onoff(self.fixed_buffers)),
+            ("regfile".to_string(), onoff(self.registered_file)),
+        ];
+        if let Some(note) = &self.fixed_buffers_fallback {
+            options.push(("note".to_string(), note.clone()));
+        }
+        EngineInfo { name: NAME.into(), options }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Seek, SeekFrom, Write};
+
+    /// io_uring may be disabled (kernel.io_uring_disabled, seccomp): say so rather than fail.
+    fn uring_available() -> bool {
+        match IoUring::new(2) {
+            Ok(_) => true,
+            Err(e) => {
+                eprintln!("skipped: io_uring unavailable here ({e})");
+                false
+            }
+        }
+    }
+
+    fn temp_file(bytes: usize) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+        let path = dir.path().join("target.dat");
+        let mut f = File::create(&path).unwrap();
+        let data: Vec<u8> = (0..bytes).map(|i| (i / 4096) as u8).collect();
+        f.write_all(&data).unwrap();
+        (dir, path)
+    }
+
+    fn run_one(e: &mut UringEngine, op: IoOp) -> Result<(), IoError> {
+        assert_eq!(e.queue(0, &op).unwrap(), Queued::Ok);
+        e.submit().unwrap();
+        let mut got = None;
+        while got.is_none() {
+            if e.poll(1, |s, r| got = Some((s, r))).unwrap() == 0 {
+                e.wait().unwrap();
+            }
+        }
+        let (slot, r) = got.unwrap();
+        assert_eq!(slot, 0);
+        r
+    }
+
+    #[test]
+    fn writes_then_reads_back() {
+        if !uring_available() {
+            return;
+        }
+        let (_dir, path) = temp_file(1 << 20);
+        let b = UringBuilder { path: path.clone(), writes: true, options: UringOptions::default(), buffer_seed: 5 };
+        let mut e = b.build(0, 4, 4096).unwrap();
+        let payload = e.bufs.slot(0)[..4096].to_vec();
+        run_one(&mut e, IoOp { dir: Direction::Write, offset: 8192, len: 4096 }).unwrap();
+        e.bufs.slot_mut(0).fill(0);
+        run_one(&mut e, IoOp { dir: Direction::Read, offset: 8192, len: 4096 }).unwrap();
+        assert_eq!(&e.bufs.slot(0)[..4096], &payload[..]);
+        let mut f = File::open(&path).unwrap();
+        let mut on_disk = vec![0u8; 4096];
+        f.seek(SeekFrom::Start(8192)).unwrap();
+        f.read_exact(&mut on_disk).unwrap();
+        assert_eq!(on_disk, payload);
+    }
+
+    #[test]
+    fn reads_past_the_end_are_short() {
+        if !uring_available() {
+            return;
+        }
+        let (_dir, path) = temp_file(8192);
+        let b = UringBuilder { path, writes: false, options: UringOptions::default(), buffer_seed: 5 };
+        let mut e = b.build(0, 1, 8192).unwrap();
+        let r = run_one(&mut e, IoOp { dir: Direction::Read, offset: 4096, len: 8192 });
+        assert_eq!(r, Err(IoError::ShortTransfer { expected: 8192, done: 4096 }));
+    }
+
+    #[test]
+    fn unregistered_mode_works_too() {
+        if !uring_available() {
+            return;
+        }
+        let (_dir, path) = temp_file(1 << 16);
+        let options = UringOptions { fixed_buffers: false, registered_file: false };
+        let b = UringBuilder { path, writes: false, options, buffer_seed: 5 };
+        let mut e = b.build(0, 2, 4096).unwrap();
+        run_one(&mut e, IoOp { dir: Direction::Read, offset: 4096, len: 4096 }).unwrap();
+        assert_eq!(e.bufs.slot(0)[0], 1);
+        assert!(e.info().to_string().contains("fixedbufs=0"));
+    }
+}

@@ -1,0 +1,17 @@
+//! nvmebench: a storage benchmark that drives NVMe drives through the kernel's I/O paths and, with the
+//! `spdk` feature, from userspace through SPDK, with one pinned polled worker per core and exact HDR
+//! latency histograms merged by a coordinator.
+//!
+//! The binary (`main.rs`) is thin; everything it does is reachable from here so tests can drive it.
+
+pub mod cli;
+pub mod config;
+pub mod coordinator;
+pub mod engine;
+pub mod report;
+pub mod run;
+pub mod stats;
+pub mod target;
+pub mod units;
+pub mod worker;
+pub mod workload;

@@ -1,0 +1,41 @@
+//! The `nvmebench` binary: parse, run, map the outcome to an exit status.
+//!
+//! Exit status: 0 clean, 1 the run finished with I/O errors (or could not write its results),
+//! 2 a usage or set-up error (nothing was written), 128+N interrupted by signal N (partial results
+//! were written).
+
+use clap::Parser;
+use clap::error::ErrorKind;
+use nvmebench::cli::{Cli, Command};
+use nvmebench::run::{SetupError, run_command};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                let _ = e.print();
+                return ExitCode::SUCCESS;
+            }
+            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                let _ = e.print();
+                return ExitCode::from(2);
+            }
+            // clap's first line names the option and the problem; its usage block adds nothing.
+            let rendered = e.render().to_string();
+            let first = rendered.lines().next().unwrap_or("invalid arguments");
+            eprintln!("nvmebench: {} (see --help)", first.trim_start_matches("error: "));
+            return ExitCode::from(2);
+        }
+    };
+    match cli.command {
+        Command::Run(args) => match run_command(&args) {
+            Ok(outcome) => ExitCode::from(outcome.exit_code()),
+            Err(e) => {
+                eprintln!("nvmebench: {e:#}");
+                ExitCode::from(if e.downcast_ref::<SetupError>().is_some() { 2 } else { 1 })
+            }
+        },
+    }
+}

@@ -1,0 +1,73 @@
+//! Turning results into something to read: the text table, JSON with whole histograms, the live line.
+//!
+//! Reports read `RunResult` and `RunConfig`; they never reach into engines or workers.
+
+pub mod json;
+pub mod live;
+pub mod text;
+
+use crate::stats::DirStats;
+
+/// I/Os per second and bytes per second of `d` over `elapsed_ns`.
+pub fn rates(d: &DirStats, elapsed_ns: u64) -> (f64, f64) {
+    if elapsed_ns == 0 {
+        return (0.0, 0.0);
+    }
+    let secs = elapsed_ns as f64 / 1e9;
+    (d.ios as f64 / secs, d.bytes as f64 / secs)
+}
+
+/// A latency with a unit that keeps three or four significant digits: `85ns`, `12.34µs`, `1.234ms`.
+pub fn format_latency(ns: f64) -> String {
+    if ns < 1_000.0 {
+        format!("{ns:.0}ns")
+    } else if ns < 1_000_000.0 {
+        format!("{:.2}µs", ns / 1e3)
+    } else if ns < 1_000_000_000.0 {
+        format!("{:.3}ms", ns / 1e6)
+    } else {
+        format!("{:.3}s", ns / 1e9)
+    }
+}
+
+/// A count with a metric suffix and four significant digits: `987`, `12.35k`, `1.024M`.
+pub fn format_count(v: f64) -> String {
+    if v < 1e3 {
+        format!("{v:.0}")
+    } else if v < 1e6 {
+        format!("{:.2}k", v / 1e3)
+    } else if v < 1e9 {
+        format!("{:.3}M", v / 1e6)
+    } else {
+        format!("{:.3}G", v / 1e9)
+    }
+}
+
+/// A percentile's label the way fio's JSON keys them, shortened: `50.0`, `99.9`, `99.999`.
+pub fn percentile_key(p: f64) -> String {
+    let s = format!("{p}");
+    if s.contains('.') { s } else { format!("{s}.0") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_units() {
+        assert_eq!(format_latency(85.0), "85ns");
+        assert_eq!(format_latency(12_345.0), "12.35µs");
+        assert_eq!(format_latency(1_234_567.0), "1.235ms");
+        assert_eq!(format_latency(2.5e9), "2.500s");
+    }
+
+    #[test]
+    fn counts_and_keys() {
+        assert_eq!(format_count(987.0), "987");
+        assert_eq!(format_count(12_345.0), "12.35k");
+        assert_eq!(format_count(1_024_000.0), "1.024M");
+        assert_eq!(percentile_key(99.0), "99.0");
+        assert_eq!(percentile_key(99.99), "99.99");
+        assert_eq!(percentile_key(50.0), "50.0");
+    }
+}

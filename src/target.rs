@@ -1,0 +1,331 @@
+//! What the I/O goes to: a regular file or a block device, its size and logical block size, and
+//! whether it is safe to write.
+//!
+//! Everything here reads sysfs and procfs and writes nothing, so a run can be refused before any
+//! byte moves. Creating and laying out a missing file is the one write, done by [`prepare_file`]
+//! after every check has passed.
+
+use crate::units::format_bytes_human;
+use std::fs;
+use std::io::{self, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// Used when the filesystem or device does not say (it is O_DIRECT's usual minimum).
+pub const DEFAULT_LOGICAL_BLOCK: u64 = 512;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("{path} does not exist; create it, or add --size to have nvmebench create a file of that size")]
+    Missing { path: String },
+    #[error("{path} is a {kind}; nvmebench runs on a regular file or a block device")]
+    Unsupported { path: String, kind: &'static str },
+    #[error("cannot inspect {path}: {source}")]
+    Inspect { path: String, source: io::Error },
+    #[error(
+        "the filesystem holding {path} does not support O_DIRECT (tmpfs does not); put the file on a disk-backed filesystem"
+    )]
+    NoDirectIo { path: String },
+    #[error(
+        "{path} is {what}; refusing to write to it, even with --allow-destroy (unmount it, or run a read-only workload)"
+    )]
+    InUse { path: String, what: String },
+    #[error(
+        "{path} is a block device and this workload writes to it, destroying its data; add --allow-destroy if that is intended"
+    )]
+    NeedsAllowDestroy { path: String },
+    #[error("cannot create {path}: {source}")]
+    Create { path: String, source: io::Error },
+}
+
+/// What kind of thing the target is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    File,
+    /// A regular file that does not exist yet and will be created at `size_bytes`.
+    NewFile,
+    BlockDevice,
+}
+
+/// An inspected target.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Target {
+    pub path: PathBuf,
+    pub kind: TargetKind,
+    pub size_bytes: u64,
+    /// The device's logical block size: every O_DIRECT offset and length is a multiple of it.
+    pub logical_block_bytes: u64,
+    /// `MAJ:MIN` of the block device (or of the device holding the file).
+    pub device: Option<String>,
+}
+
+impl Target {
+    /// Inspects `path`. A missing path is accepted only with `create_size` (then a file of that size
+    /// is to be created).
+    pub fn inspect(path: &Path, create_size: Option<u64>) -> Result<Target, TargetError> {
+        let p = path.display().to_string();
+        let meta = match fs::metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let Some(size) = create_size else { return Err(TargetError::Missing { path: p }) };
+                let parent = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+                let pmeta = fs::metadata(parent)
+                    .map_err(|source| TargetError::Inspect { path: parent.display().to_string(), source })?;
+                return Ok(Target {
+                    path: path.to_path_buf(),
+                    kind: TargetKind::NewFile,
+                    size_bytes: size,
+                    logical_block_bytes: logical_block_of_dev(pmeta.dev()).unwrap_or(DEFAULT_LOGICAL_BLOCK),
+                    device: Some(dev_name(pmeta.dev())),
+                });
+            }
+            Err(source) => return Err(TargetError::Inspect { path: p, source }),
+        };
+        let ft = meta.file_type();
+        if ft.is_file() {
+            Ok(Target {
+                path: path.to_path_buf(),
+                kind: TargetKind::File,
+                size_bytes: meta.len(),
+                logical_block_bytes: logical_block_of_dev(meta.dev()).unwrap_or(DEFAULT_LOGICAL_BLOCK),
+                device: Some(dev_name(meta.dev())),
+            })
+        } else if ft.is_block_device() {
+            let rdev = meta.rdev();
+            let sys = sysfs_dir(rdev);
+            let sectors: u64 = read_number(&sys.join("size")).ok_or_else(|| TargetError::Inspect {
+                path: p.clone(),
+                source: io::Error::other(format!("no size in {}", sys.display())),
+            })?;
+            Ok(Target {
+                path: path.to_path_buf(),
+                kind: TargetKind::BlockDevice,
+                size_bytes: sectors * 512,
+                logical_block_bytes: logical_block_of_dev(rdev).unwrap_or(DEFAULT_LOGICAL_BLOCK),
+                device: Some(dev_name(rdev)),
+            })
+        } else {
+            let kind = if ft.is_dir() {
+                "directory"
+            } else if ft.is_char_device() {
+                "character device"
+            } else if ft.is_fifo() {
+                "FIFO"
+            } else if ft.is_socket() {
+                "socket"
+            } else {
+                "special file"
+            };
+            Err(TargetError::Unsupported { path: p, kind })
+        }
+    }
+
+    /// Refuses writes that would destroy data the user did not offer: any block device without
+    /// `allow_destroy`, and a device that is mounted, holds a mounted partition, is swap, or is held by
+    /// another device (LVM, RAID, dm-crypt) even with it.
+    pub fn check_writable(&self, allow_destroy: bool) -> Result<(), TargetError> {
+        if self.kind != TargetKind::BlockDevice {
+            return Ok(());
+        }
+        let path = self.path.display().to_string();
+        if let Some(what) = self.in_use()? {
+            return Err(TargetError::InUse { path, what });
+        }
+        if !allow_destroy {
+            return Err(TargetError::NeedsAllowDestroy { path });
+        }
+        Ok(())
+    }
+
+    /// Why the block device must not be written, if it must not.
+    pub fn in_use(&self) -> Result<Option<String>, TargetError> {
+        let meta = fs::metadata(&self.path)
+            .map_err(|source| TargetError::Inspect { path: self.path.display().to_string(), source })?;
+        let rdev = meta.rdev();
+        let disk = whole_disk_dir(rdev);
+        // The device itself, its partitions if it is a disk, and the disk if it is a partition.
+        let mut family = vec![(dev_name(rdev), self.path.display().to_string())];
+        if let Some(disk) = &disk {
+            for entry in fs::read_dir(disk).into_iter().flatten().flatten() {
+                let p = entry.path();
+                if p.join("partition").exists() {
+                    if let Ok(d) = fs::read_to_string(p.join("dev")) {
+                        family.push((d.trim().to_string(), format!("/dev/{}", entry.file_name().to_string_lossy())));
+                    }
+                }
+            }
+            if let Ok(d) = fs::read_to_string(disk.join("dev")) {
+                family.push((
+                    d.trim().to_string(),
+                    format!("/dev/{}", disk.file_name().unwrap_or_default().to_string_lossy()),
+                ));
+            }
+        }
+        let mountinfo = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        for line in mountinfo.lines() {
+            let f: Vec<&str> = line.split(' ').collect();
+            if f.len() > 4 {
+                if let Some((_, name)) = family.iter().find(|(d, _)| d == f[2]) {
+                    return Ok(Some(if *name == self.path.display().to_string() {
+                        format!("mounted on {}", f[4])
+                    } else {
+                        format!("part of a disk whose partition {name} is mounted on {}", f[4])
+                    }));
+                }
+            }
+        }
+        let swaps = fs::read_to_string("/proc/swaps").unwrap_or_default();
+        for line in swaps.lines().skip(1) {
+            if let Some(dev) = line.split_whitespace().next() {
+                if let Ok(m) = fs::metadata(dev) {
+                    if m.file_type().is_block_device() && family.iter().any(|(d, _)| *d == dev_name(m.rdev())) {
+                        return Ok(Some(format!("in use as swap ({dev})")));
+                    }
+                }
+            }
+        }
+        for (d, name) in &family {
+            let holders = Path::new("/sys/dev/block").join(d).join("holders");
+            let held: Vec<String> = fs::read_dir(&holders)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            if !held.is_empty() {
+                return Ok(Some(format!("held by {} (through {name}: LVM, RAID or dm)", held.join(", "))));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Checks that the target accepts O_DIRECT by opening it so (for a new file, its directory's
+    /// filesystem, through a probe file that is removed at once).
+    pub fn check_direct_io(&self) -> Result<(), TargetError> {
+        let path = self.path.display().to_string();
+        let probe = match self.kind {
+            TargetKind::NewFile => {
+                let probe = self.path.with_extension("nvmebench-probe");
+                let r = fs::OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_DIRECT).open(&probe);
+                let _ = fs::remove_file(&probe);
+                r.map(drop)
+            }
+            _ => fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(&self.path).map(drop),
+        };
+        match probe {
+            Ok(()) => Ok(()),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Err(TargetError::NoDirectIo { path }),
+            Err(e) if self.kind == TargetKind::NewFile => Err(TargetError::Create { path, source: e }),
+            Err(source) => Err(TargetError::Inspect { path, source }),
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        let kind = match self.kind {
+            TargetKind::File => "file",
+            TargetKind::NewFile => "new file",
+            TargetKind::BlockDevice => "block device",
+        };
+        format!(
+            "{} ({kind}, {}, {}-byte blocks)",
+            self.path.display(),
+            format_bytes_human(self.size_bytes as f64),
+            self.logical_block_bytes
+        )
+    }
+}
+
+/// Creates the file at `target.size_bytes` and fills it with pseudo-random data, so that reads hit
+/// allocated blocks (a sparse file's holes read back without touching the device).
+pub fn prepare_file(target: &Target) -> Result<(), TargetError> {
+    let path = target.path.display().to_string();
+    let err = |source| TargetError::Create { path: path.clone(), source };
+    let mut f = fs::OpenOptions::new().write(true).create_new(true).open(&target.path).map_err(err)?;
+    let mut chunk = vec![0u8; 1 << 20];
+    let mut x = 0x243f_6a88_85a3_08d3u64;
+    let mut left = target.size_bytes;
+    while left > 0 {
+        for w in chunk.chunks_exact_mut(8) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            w.copy_from_slice(&x.to_le_bytes());
+        }
+        let n = left.min(chunk.len() as u64) as usize;
+        f.write_all(&chunk[..n]).map_err(err)?;
+        left -= n as u64;
+    }
+    f.sync_all().map_err(err)?;
+    Ok(())
+}
+
+/// Removes a file on drop: the scratch file of the default run goes away however the run ends.
+pub struct RemoveOnDrop(pub PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.0);
+    }
+}
+
+fn dev_name(dev: u64) -> String {
+    format!("{}:{}", libc::major(dev), libc::minor(dev))
+}
+
+fn sysfs_dir(dev: u64) -> PathBuf {
+    Path::new("/sys/dev/block").join(dev_name(dev))
+}
+
+/// The sysfs directory of the whole disk that `dev` is or belongs to.
+fn whole_disk_dir(dev: u64) -> Option<PathBuf> {
+    let dir = fs::canonicalize(sysfs_dir(dev)).ok()?;
+    if dir.join("partition").exists() { dir.parent().map(Path::to_path_buf) } else { Some(dir) }
+}
+
+fn logical_block_of_dev(dev: u64) -> Option<u64> {
+    let disk = whole_disk_dir(dev)?;
+    read_number(&disk.join("queue/logical_block_size"))
+}
+
+fn read_number(path: &Path) -> Option<u64> {
+    fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_file_needs_a_size() {
+        let e = Target::inspect(Path::new("/nonexistent/nvmebench/x"), None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "/nonexistent/nvmebench/x does not exist; create it, or add --size to have nvmebench create a file of that size"
+        );
+    }
+
+    #[test]
+    fn directories_are_refused() {
+        let e = Target::inspect(Path::new("/"), None).unwrap_err();
+        assert!(e.to_string().contains("is a directory"), "{e}");
+        let e = Target::inspect(Path::new("/dev/null"), None).unwrap_err();
+        assert!(e.to_string().contains("character device"), "{e}");
+    }
+
+    #[test]
+    fn files_are_sized_and_prepared() {
+        let dir = tempfile::tempdir_in(".").unwrap();
+        let path = dir.path().join("f");
+        let t = Target::inspect(&path, Some(3 << 20)).unwrap();
+        assert_eq!(t.kind, TargetKind::NewFile);
+        t.check_direct_io().unwrap();
+        prepare_file(&t).unwrap();
+        let t = Target::inspect(&path, None).unwrap();
+        assert_eq!((t.kind, t.size_bytes), (TargetKind::File, 3 << 20));
+        assert!(t.logical_block_bytes.is_power_of_two());
+        t.check_writable(false).unwrap();
+        let data = fs::read(&path).unwrap();
+        assert!(data.iter().filter(|&&b| b == 0).count() < data.len() / 100);
+    }
+}

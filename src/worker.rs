@@ -1,0 +1,416 @@
+//! One pinned, polled, closed-loop worker, generic over its engine.
+//!
+//! The worker pins itself, then builds its engine, generator, slots and statistics (so they are
+//! first touched on its own NUMA node), says it is ready and waits at the start gate. In the loop it
+//! keeps every slot busy: a completed slot is refilled at once, and each batch goes out with one
+//! `submit`. The loop reads the clock once per batch, never allocates, locks or formats, and talks to
+//! the coordinator only once per interval, swapping its full statistics for an emptied set.
+//! What the worker does not do: decide what to issue (the generator does) or print anything.
+
+use crate::engine::{Engine, EngineBuilder, EngineError, EngineInfo, IoError, Queued};
+use crate::stats::Stats;
+use crate::workload::rate::Pacer;
+use crate::workload::{Direction, Generator, IoOp, WorkloadSpec};
+use crossbeam_channel::{Receiver, Sender};
+use serde::Serialize;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::time::Duration;
+
+/// What to do when an I/O fails.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ErrorPolicy {
+    /// Stop the whole run at the first error (fio's default).
+    Stop,
+    /// Count the error and keep going.
+    Continue,
+}
+
+/// Everything one worker needs to know, decided before it starts.
+#[derive(Clone, Debug)]
+pub struct WorkerPlan {
+    pub index: usize,
+    pub workers: usize,
+    /// The core to pin to; `None` leaves the thread unpinned (tests).
+    pub core: Option<usize>,
+    pub queue_depth: u32,
+    pub spec: Arc<WorkloadSpec>,
+    pub ramp: Duration,
+    pub runtime: Option<Duration>,
+    /// This worker's share of `--ios`.
+    pub io_limit: Option<u64>,
+    /// This worker's share of `--rate-iops`.
+    pub rate_iops: Option<f64>,
+    pub interval: Duration,
+    pub on_error: ErrorPolicy,
+    /// How long to wait for I/Os still in flight after the stop.
+    pub drain_timeout: Duration,
+}
+
+/// The start gate and the stop flag, shared by the coordinator and all workers.
+#[derive(Debug)]
+pub struct Shared {
+    gate: AtomicU8,
+    stop: AtomicBool,
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        Shared { gate: AtomicU8::new(GATE_CLOSED), stop: AtomicBool::new(false) }
+    }
+}
+
+const GATE_CLOSED: u8 = 0;
+const GATE_OPEN: u8 = 1;
+const GATE_ABORT: u8 = 2;
+
+impl Shared {
+    pub fn open_gate(&self) {
+        self.gate.store(GATE_OPEN, Ordering::Release);
+    }
+
+    pub fn abort(&self) {
+        self.gate.store(GATE_ABORT, Ordering::Release);
+        self.stop.store(true, Ordering::Release);
+    }
+
+    pub fn request_stop(&self) {
+        self.stop.store(true, Ordering::Release);
+    }
+
+    pub fn stop_requested(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+}
+
+/// Whether an interval's numbers count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Ramp,
+    Measure,
+}
+
+/// Why a worker stopped issuing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    Time,
+    IoLimit,
+    Error,
+    Requested,
+}
+
+/// A worker's closing facts.
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkerSummary {
+    /// From the end of the ramp to the last completion.
+    pub measured_ns: u64,
+    pub stop_reason: StopReason,
+    /// I/Os still in flight when the drain timed out (their buffers are leaked, not reused).
+    pub lost_in_flight: u64,
+    /// The first failed I/O, for the error line.
+    pub first_error: Option<FailedIo>,
+}
+
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct FailedIo {
+    pub error: IoError,
+    pub dir: Direction,
+    pub offset: u64,
+    pub len: u32,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    #[error("worker {worker} could not be pinned to core {core}")]
+    Pin { worker: usize, core: usize },
+    #[error("worker {worker}: {source}")]
+    Engine { worker: usize, source: EngineError },
+    #[error("worker {worker} panicked: {message}")]
+    Panicked { worker: usize, message: String },
+}
+
+/// What workers tell the coordinator.
+#[derive(Debug)]
+pub enum Report {
+    Ready { worker: usize, info: EngineInfo },
+    Interval { worker: usize, phase: Phase, stats: Box<Stats> },
+    Done { worker: usize, stats: Box<Stats>, summary: WorkerSummary },
+    Failed { worker: usize, error: WorkerError },
+}
+
+/// The channels a worker talks on.
+pub struct Links {
+    pub reports: Sender<Report>,
+    /// Emptied statistics handed back by the coordinator.
+    pub spares: Receiver<Box<Stats>>,
+}
+
+/// Runs one worker to completion on the calling thread. Every outcome, failure included, ends in a
+/// report on `links.reports`.
+pub fn run<B: EngineBuilder>(builder: &B, plan: &WorkerPlan, shared: &Shared, links: &Links, clock: &quanta::Clock) {
+    let worker = plan.index;
+    if let Some(core) = plan.core {
+        if !core_affinity::set_for_current(core_affinity::CoreId { id: core }) {
+            shared.abort();
+            let _ = links.reports.send(Report::Failed { worker, error: WorkerError::Pin { worker, core } });
+            return;
+        }
+    }
+    let max_bs = plan.spec.max_bs();
+    let engine = match builder.build(worker, plan.queue_depth, max_bs) {
+        Ok(e) => e,
+        Err(source) => {
+            shared.abort();
+            let _ = links.reports.send(Report::Failed { worker, error: WorkerError::Engine { worker, source } });
+            return;
+        }
+    };
+    let mut state = Loop::new(engine, plan, clock);
+    if links.reports.send(Report::Ready { worker, info: state.engine.info() }).is_err() {
+        return;
+    }
+    loop {
+        match shared.gate.load(Ordering::Acquire) {
+            GATE_OPEN => break,
+            GATE_ABORT => return,
+            _ => std::thread::sleep(Duration::from_micros(50)),
+        }
+    }
+    match state.run(plan, shared, links) {
+        Ok(summary) => {
+            let stats = std::mem::take(&mut state.stats);
+            if summary.lost_in_flight > 0 {
+                // I/Os that never completed may still land in the engine's buffers: leak the engine
+                // and its memory rather than free what a device could write into.
+                std::mem::forget(state);
+            }
+            let _ = links.reports.send(Report::Done { worker, stats, summary });
+        }
+        Err(source) => {
+            shared.request_stop();
+            let _ = links.reports.send(Report::Failed { worker, error: WorkerError::Engine { worker, source } });
+        }
+    }
+}
+
+/// The loop's state, built before the start gate.
+struct Loop<'c, E: Engine> {
+    engine: E,
+    generator: Generator,
+    clock: &'c quanta::Clock,
+    /// Issue time (ns since start) and operation of each slot.
+    slots: Vec<(u64, IoOp)>,
+    free: Vec<u32>,
+    stats: Box<Stats>,
+    spare: Option<Box<Stats>>,
+    pacer: Option<Pacer>,
+    t0: u64,
+}
+
+impl<'c, E: Engine> Loop<'c, E> {
+    fn new(engine: E, plan: &WorkerPlan, clock: &'c quanta::Clock) -> Self {
+        let qd = plan.queue_depth as usize;
+        let idle = IoOp { dir: Direction::Read, offset: 0, len: 0 };
+        Loop {
+            engine,
+            generator: Generator::new(&plan.spec, plan.index, plan.workers),
+            clock,
+            slots: vec![(0, idle); qd],
+            free: (0..plan.queue_depth).rev().collect(),
+            stats: Box::default(),
+            spare: Some(Box::default()),
+            pacer: plan.rate_iops.map(|r| Pacer::new(r, 0)),
+            t0: 0,
+        }
+    }
+
+    #[inline]
+    fn now_ns(&self) -> u64 {
+        self.clock.delta_as_nanos(self.t0, self.clock.raw())
+    }
+
+    /// Hands the current statistics to the coordinator and carries on with an emptied set.
+    ///
+    /// The coordinator hands each set back as soon as it has merged it, so an emptied one is
+    /// normally waiting; blocking for it happens only when the coordinator is a whole interval
+    /// behind, and is preferred to a series whose intervals silently change length.
+    fn send_interval(&mut self, links: &Links, worker: usize, phase: Phase) {
+        let spare = match self.spare.take() {
+            Some(s) => Some(s),
+            None => links.spares.recv().ok(),
+        };
+        match spare {
+            Some(spare) => {
+                let full = std::mem::replace(&mut self.stats, spare);
+                let _ = links.reports.send(Report::Interval { worker, phase, stats: full });
+            }
+            // The coordinator is gone; nobody will read these numbers.
+            None => self.stats.reset(),
+        }
+    }
+
+    fn run(&mut self, plan: &WorkerPlan, shared: &Shared, links: &Links) -> Result<WorkerSummary, EngineError> {
+        let worker = plan.index;
+        let qd = plan.queue_depth;
+        let interval_ns = plan.interval.as_nanos().max(1) as u64;
+        let ramp_ns = plan.ramp.as_nanos() as u64;
+        let drain_ns = plan.drain_timeout.as_nanos() as u64;
+        let stop_on_error = plan.on_error == ErrorPolicy::Stop;
+
+        self.t0 = self.clock.raw();
+        let mut measuring = ramp_ns == 0;
+        let mut measure_start = 0u64;
+        let mut deadline = plan.runtime.map(|r| ramp_ns + r.as_nanos() as u64);
+        let mut next_report = interval_ns.min(if measuring { u64::MAX } else { ramp_ns });
+        let mut issued_measured = 0u64;
+        let mut in_flight = 0u32;
+        let mut staged = 0u32;
+        let mut pending: Option<IoOp> = None;
+        let mut stop: Option<(StopReason, u64)> = None;
+        let mut first_error: Option<FailedIo> = None;
+        let mut last_completion = 0u64;
+
+        loop {
+            let now = self.now_ns();
+
+            if !measuring && now >= ramp_ns {
+                self.send_interval(links, worker, Phase::Ramp);
+                measuring = true;
+                measure_start = now;
+                issued_measured = 0;
+                deadline = plan.runtime.map(|r| now + r.as_nanos() as u64);
+                next_report = now + interval_ns;
+                if let Some(p) = &mut self.pacer {
+                    p.restart(now);
+                }
+            } else if now >= next_report {
+                self.send_interval(links, worker, if measuring { Phase::Measure } else { Phase::Ramp });
+                next_report = (next_report + interval_ns).max(now + 1);
+                if !measuring {
+                    next_report = next_report.min(ramp_ns);
+                }
+            }
+
+            if stop.is_none() {
+                let reason = if shared.stop_requested() {
+                    Some(if first_error.is_some() && stop_on_error { StopReason::Error } else { StopReason::Requested })
+                } else if deadline.is_some_and(|d| now >= d) {
+                    Some(StopReason::Time)
+                } else if measuring && plan.io_limit.is_some_and(|l| issued_measured >= l) {
+                    Some(StopReason::IoLimit)
+                } else {
+                    None
+                };
+                if let Some(r) = reason {
+                    stop = Some((r, now));
+                }
+            }
+
+            match stop {
+                None => {
+                    // Fill every free slot; each refill is one generator call and one queue call.
+                    while let Some(&slot) = self.free.last() {
+                        let start = match &self.pacer {
+                            Some(p) if p.due_ns() > now => break,
+                            Some(p) => p.due_ns(),
+                            None => now,
+                        };
+                        if measuring && plan.io_limit.is_some_and(|l| issued_measured >= l) {
+                            break;
+                        }
+                        let op = pending.take().unwrap_or_else(|| self.generator.next_op());
+                        match self.engine.queue(slot, &op)? {
+                            Queued::Ok => {
+                                self.free.pop();
+                                self.slots[slot as usize] = (start, op);
+                                staged += 1;
+                                issued_measured += u64::from(measuring);
+                                if let Some(p) = &mut self.pacer {
+                                    p.advance();
+                                }
+                            }
+                            Queued::Busy => {
+                                pending = Some(op);
+                                break;
+                            }
+                        }
+                    }
+                    if staged > 0 {
+                        self.engine.submit()?;
+                        in_flight += staged;
+                        staged = 0;
+                    }
+                }
+                Some((_, at)) => {
+                    if in_flight == 0 {
+                        break;
+                    }
+                    if now.saturating_sub(at) > drain_ns {
+                        // The device did not answer in time; the caller leaks the engine (see `run`).
+                        return Ok(self.summary(
+                            stop,
+                            measure_start,
+                            last_completion,
+                            u64::from(in_flight),
+                            first_error,
+                        ));
+                    }
+                }
+            }
+
+            // Reap. The completion time is read once per batch, when the first completion shows up.
+            let mut done_at: Option<u64> = None;
+            let mut error_seen = false;
+            let (clock, t0) = (self.clock, self.t0);
+            let slots = &self.slots;
+            let free = &mut self.free;
+            let stats = &mut self.stats;
+            let reaped = self.engine.poll(qd, |slot, result| {
+                let t = *done_at.get_or_insert_with(|| clock.delta_as_nanos(t0, clock.raw()));
+                let (start, op) = slots[slot as usize];
+                match result {
+                    Ok(()) => stats.dir[op.dir as usize].record(t.saturating_sub(start), 1, u64::from(op.len)),
+                    Err(e) => {
+                        stats.errors.count(op.dir, e, 1);
+                        if first_error.is_none() {
+                            first_error = Some(FailedIo { error: e, dir: op.dir, offset: op.offset, len: op.len });
+                        }
+                        error_seen = true;
+                    }
+                }
+                free.push(slot);
+            })?;
+            in_flight -= reaped;
+            if let Some(t) = done_at {
+                last_completion = t;
+            }
+            if error_seen && stop_on_error {
+                shared.request_stop();
+            }
+            if reaped == 0 && in_flight > 0 && self.pacer.is_none() {
+                self.engine.wait()?;
+            }
+        }
+        Ok(self.summary(stop, measure_start, last_completion, 0, first_error))
+    }
+
+    fn summary(
+        &self,
+        stop: Option<(StopReason, u64)>,
+        measure_start: u64,
+        last_completion: u64,
+        lost: u64,
+        first_error: Option<FailedIo>,
+    ) -> WorkerSummary {
+        let (reason, stopped_at) = stop.unwrap_or((StopReason::Requested, last_completion));
+        let end = last_completion.max(stopped_at);
+        WorkerSummary {
+            measured_ns: end.saturating_sub(measure_start),
+            stop_reason: reason,
+            lost_in_flight: lost,
+            first_error,
+        }
+    }
+}

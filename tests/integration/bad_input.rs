@@ -1,0 +1,90 @@
+//! Every bad input: exit status 2, one line on stderr naming the problem and the fix, nothing on
+//! stdout, and nothing created or written.
+
+use crate::common::{make_file, nvmebench, scratch_dir, stderr, stdout};
+
+#[test]
+fn each_bad_input_exits_2_with_one_sentence() {
+    let dir = scratch_dir();
+    let file = make_file(dir.path(), "one-mib.bin", 1 << 20);
+    let f = file.to_str().unwrap();
+    let newfile = dir.path().join("never-created.bin");
+    let nf = newfile.to_str().unwrap();
+    let before = std::fs::read(&file).unwrap();
+
+    let cases: &[(&[&str], &str)] = &[
+        (&["--filename", f, "--bs", "1000"], "--bs 1000 is not a multiple of"),
+        (&["--filename", f, "--bssplit", "4k/60:64k/30"], "weights add up to 90%, not 100%"),
+        (&["--filename", f, "--bssplit", "4k/x"], "has weight 'x'"),
+        (&["--filename", f, "--rw", "randrw", "--rwmixread", "101"], "use a whole number from 0 to 100"),
+        (&["--filename", f, "--rwmixread", "70"], "--rwmixread applies only to --rw rw and randrw"),
+        (&["--filename", f, "--qd", "0"], "is not a queue depth"),
+        (&["--filename", f, "--cores", "9999"], "core 9999 does not exist"),
+        (&["--filename", f, "--cores", "3-1"], "is not an ascending core range"),
+        (&["--filename", f, "--jobs", "0"], "is not a worker count"),
+        (&["--filename", f, "--offset", "512k", "--size", "1m"], "past the end of"),
+        (&["--filename", f, "--offset", "200%"], "is not a percentage"),
+        (&["--filename", f, "--size", "1k"], "smaller than the largest I/O"),
+        (&["--filename", f, "--align", "0"], "0 is not an alignment"),
+        (&["--filename", f, "--align", "1000"], "--align 1000 is not a multiple of"),
+        (&["--filename", f, "--offset", "1000", "--size", "64k"], "--offset 1000 is not a multiple of"),
+        (&["--filename", "/nonexistent/dir/target"], "does not exist; create it, or add --size"),
+        (&["--filename", "/"], "is a directory"),
+        (&["--filename", "/dev/null"], "is a character device"),
+        (&["--filename", nf, "--size", "1m", "--bs", "1000"], "--bs 1000 is not a multiple of"),
+        (&["--filename", nf, "--size", "1m", "--rw", "randrw", "--rwmixread", "300"], "from 0 to 100"),
+        (&["--filename", f, "--engine", "spdk2"], "is not an engine"),
+        (&["--filename", f, "--engine", "null:lat=abc"], "is not a duration"),
+        (&["--filename", f, "--engine", "uring:fixedbufs=maybe"], "is not on or off"),
+        (&["--filename", f, "--engine", "uring:sqpoll2"], "unknown option 'sqpoll2'"),
+        (&["--filename", f, "--bs", "4q"], "unknown unit 'q'"),
+        (&["--filename", f, "--bs", "0"], "is not a block size"),
+        (&["--filename", f, "--time", "0"], "is zero"),
+        (&["--filename", f, "--time", "5parsecs"], "unknown time unit"),
+        (&["--filename", f, "--ramp", "x"], "is not a duration"),
+        (&["--filename", f, "--ios", "0"], "is not an I/O count"),
+        (&["--filename", f, "--rate-iops=-5"], "is not a rate"),
+        (&["--filename", f, "--random-dist", "zipf"], "needs a theta"),
+        (&["--filename", f, "--random-dist", "pareto:2"], "needs an h between 0.5 and 1"),
+        (&["--filename", f, "--random-dist", "gauss"], "is not a random distribution"),
+        (&["--filename", f, "--rw", "randomread"], "is not an access pattern"),
+        (&["--filename", f, "--percentiles", "50,101"], "is not a percentile"),
+        (&["--filename", f, "--interval", "0"], "is zero"),
+        (&["--filename", f, "--json", "/nonexistent/dir/out.json"], "does not exist; create it or pick another path"),
+        (&["--filename", f, "--output", "xml"], "invalid value 'xml'"),
+        (&["--filename", f, "--on-error", "ignore"], "invalid value 'ignore'"),
+        (&["--filename", f, "--bs", "4k", "--bssplit", "4k/100"], "cannot be used with"),
+        (&["--filename", f, "--foo"], "unexpected argument '--foo'"),
+    ];
+    for (args, expected) in cases {
+        let mut full = vec!["run"];
+        full.extend_from_slice(args);
+        let o = nvmebench(&full);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(expected), "{args:?}: expected '{expected}' in: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: one line, got: {err}");
+        assert!(err.starts_with("nvmebench: "), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(stdout(&o), "", "{args:?}: nothing on stdout");
+        assert!(!newfile.exists(), "{args:?}: created {nf}");
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), before, "the target was not touched");
+}
+
+#[test]
+fn no_subcommand_prints_usage_and_exits_2() {
+    let o = nvmebench(&[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("Usage"), "{}", stderr(&o));
+}
+
+#[test]
+fn help_and_version_exit_0() {
+    let o = nvmebench(&["run", "--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("--bssplit"));
+    let o = nvmebench(&["--version"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).starts_with("nvmebench "));
+}

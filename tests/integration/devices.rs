@@ -1,0 +1,187 @@
+//! Block devices, through loop devices: writes need --allow-destroy, mounted devices and disks with a
+//! mounted partition are never written, and block-size rules follow the device.
+//!
+//! Needs root, losetup and mkfs.ext4; each test says why it skips otherwise.
+
+use crate::common::{nvmebench, scratch_dir, stderr, stdout, uring_available};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A loop device over a backing file, detached (and unmounted) on drop.
+struct Loop {
+    dev: String,
+    mounts: Vec<PathBuf>,
+    backing: PathBuf,
+}
+
+impl Loop {
+    fn new(backing: &Path, extra: &[&str]) -> Option<Loop> {
+        let mut args = vec!["-f", "--show"];
+        args.extend_from_slice(extra);
+        args.push(backing.to_str().unwrap());
+        let o = Command::new("losetup").args(&args).output().ok()?;
+        if !o.status.success() {
+            eprintln!("skipped: losetup failed: {}", String::from_utf8_lossy(&o.stderr).trim());
+            return None;
+        }
+        let dev = String::from_utf8_lossy(&o.stdout).trim().to_string();
+        Some(Loop { dev, mounts: Vec::new(), backing: backing.to_path_buf() })
+    }
+
+    fn mount(&mut self, dev: &str, at: &Path) -> bool {
+        std::fs::create_dir_all(at).unwrap();
+        let mkfs = Command::new("mkfs.ext4").args(["-q", "-F", dev]).output();
+        let ok = mkfs.is_ok_and(|o| o.status.success())
+            && Command::new("mount").args([dev, at.to_str().unwrap()]).status().is_ok_and(|s| s.success());
+        if ok {
+            self.mounts.push(at.to_path_buf());
+        } else {
+            eprintln!("skipped: cannot make and mount a filesystem on {dev}");
+        }
+        ok
+    }
+
+    fn backing_bytes(&self) -> Vec<u8> {
+        std::fs::read(&self.backing).unwrap()
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        for m in self.mounts.iter().rev() {
+            let _ = Command::new("umount").arg(m).status();
+        }
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+fn can_loop() -> bool {
+    let root = std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"));
+    let tools = ["losetup", "mkfs.ext4", "mount"]
+        .iter()
+        .all(|t| Command::new("which").arg(t).output().is_ok_and(|o| o.status.success()));
+    if !(root && tools && Path::new("/dev/loop-control").exists()) {
+        eprintln!("skipped: loop-device tests need root, /dev/loop-control, losetup and mkfs.ext4");
+        return false;
+    }
+    uring_available()
+}
+
+fn backing_file(dir: &Path, bytes: u64) -> PathBuf {
+    let p = dir.join("disk.img");
+    let f = std::fs::File::create(&p).unwrap();
+    f.set_len(bytes).unwrap();
+    p
+}
+
+#[test]
+fn writes_need_allow_destroy() {
+    if !can_loop() {
+        return;
+    }
+    let dir = scratch_dir();
+    let Some(lo) = Loop::new(&backing_file(dir.path(), 32 << 20), &[]) else { return };
+    let before = lo.backing_bytes();
+    let o = nvmebench(&["run", "--filename", &lo.dev, "--rw", "randwrite", "--time", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("destroying its data; add --allow-destroy"), "{}", stderr(&o));
+    assert_eq!(lo.backing_bytes(), before, "refused runs write nothing");
+
+    // Reads need no flag.
+    let o = nvmebench(&["run", "--filename", &lo.dev, "--rw", "randread", "--ios", "100"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+
+    let o = nvmebench(&["run", "--filename", &lo.dev, "--rw", "randwrite", "--ios", "500", "--allow-destroy"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("block device"));
+    assert_ne!(lo.backing_bytes(), before, "the allowed writes landed");
+}
+
+#[test]
+fn mounted_devices_are_never_written() {
+    if !can_loop() {
+        return;
+    }
+    let dir = scratch_dir();
+    let Some(mut lo) = Loop::new(&backing_file(dir.path(), 32 << 20), &[]) else { return };
+    let dev = lo.dev.clone();
+    if !lo.mount(&dev, &dir.path().join("mnt")) {
+        return;
+    }
+    let before = lo.backing_bytes();
+    for rw in ["randwrite", "write", "randrw"] {
+        let o = nvmebench(&["run", "--filename", &dev, "--rw", rw, "--time", "1", "--allow-destroy"]);
+        assert_eq!(o.status.code(), Some(2), "{rw}");
+        let e = stderr(&o);
+        assert!(e.contains("is mounted on") && e.contains("even with --allow-destroy"), "{e}");
+    }
+    assert_eq!(lo.backing_bytes(), before);
+    let o = nvmebench(&["run", "--filename", &dev, "--rw", "randread", "--ios", "100"]);
+    assert_eq!(o.status.code(), Some(0), "reads of a mounted device are harmless: {}", stderr(&o));
+}
+
+/// A one-partition MBR: partition 1 from sector 2048 to the end, type Linux.
+fn write_mbr(path: &Path, sectors: u32) {
+    use std::io::{Seek, SeekFrom, Write};
+    let mut mbr = [0u8; 512];
+    let e = &mut mbr[446..462];
+    e[4] = 0x83;
+    e[8..12].copy_from_slice(&2048u32.to_le_bytes());
+    e[12..16].copy_from_slice(&(sectors - 2048).to_le_bytes());
+    mbr[510] = 0x55;
+    mbr[511] = 0xaa;
+    let mut f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    f.seek(SeekFrom::Start(0)).unwrap();
+    f.write_all(&mbr).unwrap();
+}
+
+#[test]
+fn a_disk_with_a_mounted_partition_is_never_written() {
+    if !can_loop() {
+        return;
+    }
+    let dir = scratch_dir();
+    let img = backing_file(dir.path(), 64 << 20);
+    write_mbr(&img, (64 << 20) / 512);
+    let Some(mut lo) = Loop::new(&img, &["-P"]) else { return };
+    let part = format!("{}p1", lo.dev);
+    for _ in 0..50 {
+        if Path::new(&part).exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    if !Path::new(&part).exists() {
+        eprintln!("skipped: the kernel did not create {part} (no partition scanning for loop devices here)");
+        return;
+    }
+    if !lo.mount(&part, &dir.path().join("mnt")) {
+        return;
+    }
+    let before = lo.backing_bytes();
+    let o = nvmebench(&["run", "--filename", &lo.dev, "--rw", "randwrite", "--time", "1", "--allow-destroy"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains(&format!("partition {part} is mounted on")), "{e}");
+    assert_eq!(lo.backing_bytes(), before);
+}
+
+#[test]
+fn block_sizes_follow_the_device() {
+    if !can_loop() {
+        return;
+    }
+    let dir = scratch_dir();
+    let Some(lo) = Loop::new(&backing_file(dir.path(), 16 << 20), &["--sector-size", "4096"]) else { return };
+    let o = nvmebench(&["run", "--filename", &lo.dev, "--bs", "512", "--ios", "10"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("logical block size (4096 bytes)"), "{}", stderr(&o));
+    let o = nvmebench(&["run", "--filename", &lo.dev, "--bs", "8k", "--ios", "10", "--output", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["config"]["target"]["logical_block_bytes"], 4096);
+    assert_eq!(j["config"]["target"]["kind"], "block_device");
+}

@@ -1,0 +1,7 @@
+//! Integration tests: they drive the real `nvmebench` binary, one module per topic.
+
+mod bad_input;
+mod common;
+mod devices;
+mod null;
+mod uring;

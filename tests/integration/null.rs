@@ -1,0 +1,141 @@
+//! The null engine through the real binary: text and JSON reports, exact I/O counts, pacing, signals.
+
+use crate::common::{json, nvmebench, scratch_dir, stderr, stdout};
+use nvmebench::report::json::decode_histogram;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+#[test]
+fn text_report_has_a_total_row() {
+    let o = nvmebench(&["run", "--engine", "null", "--time", "300ms"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("nvmebench "), "{out}");
+    assert!(out.contains("randread bs=4k qd=32 workers=1"), "{out}");
+    let total = out.lines().find(|l| l.starts_with("total")).expect("a total row");
+    assert!(total.contains("read"), "{total}");
+    assert!(out.contains("p99.999"), "{out}");
+    assert!(out.contains("errors: none"));
+}
+
+#[test]
+fn json_report_carries_whole_histograms() {
+    let o =
+        nvmebench(&["run", "--engine", "null", "--jobs", "2", "--ios", "200001", "--rw", "randrw", "--output", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    assert_eq!(j["schema_version"], 1);
+    assert_eq!(j["engine"]["name"], "null");
+    assert_eq!(j["config"]["queue_depth"], 32);
+    let total = &j["results"]["total"];
+    let (r, w) = (&total["read"], &total["write"]);
+    let ios = r["ios"].as_u64().unwrap() + w["ios"].as_u64().unwrap();
+    assert_eq!(ios, 200_001, "--ios is exact across workers");
+    for d in [r, w] {
+        let hist = decode_histogram(d["hist"].as_str().unwrap()).unwrap();
+        assert_eq!(hist.len(), d["ios"].as_u64().unwrap());
+        assert!(d["iops"].as_f64().unwrap() > 0.0);
+        assert!(d["bw_bytes"].as_f64().unwrap() > 0.0);
+        for key in ["50.0", "90.0", "99.0", "99.9", "99.99", "99.999"] {
+            assert!(d["lat_ns"]["percentiles"][key].is_u64(), "percentile {key} in {d}");
+        }
+        assert!(d["lat_ns"]["min"].as_u64().unwrap() <= d["lat_ns"]["max"].as_u64().unwrap());
+    }
+    let workers = j["results"]["workers"].as_array().unwrap();
+    assert_eq!(workers.len(), 2);
+    let per_worker: u64 =
+        workers.iter().map(|w| w["read"]["ios"].as_u64().unwrap() + w["write"]["ios"].as_u64().unwrap()).sum();
+    assert_eq!(per_worker, 200_001);
+    assert_eq!(workers[0]["summary"]["stop_reason"], "io_limit");
+}
+
+#[test]
+fn json_file_matches_stdout_format() {
+    let dir = scratch_dir();
+    let path = dir.path().join("out.json");
+    let o = nvmebench(&["run", "--engine", "null", "--ios", "1000", "--json", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(j["results"]["total"]["read"]["ios"], 1000);
+    assert!(stdout(&o).contains("total"));
+}
+
+#[test]
+fn service_time_shows_in_latency() {
+    let o = nvmebench(&["run", "--engine", "null:lat=200us", "--qd", "4", "--time", "500ms", "--output", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    let lat = &j["results"]["total"]["read"]["lat_ns"];
+    assert!(lat["min"].as_u64().unwrap() >= 200_000, "{lat}");
+    // Four slots of 200 µs can complete at most 20k I/Os per second.
+    assert!(j["results"]["total"]["read"]["iops"].as_f64().unwrap() <= 20_100.0);
+    assert_eq!(j["engine"]["options"]["lat"], "200µs");
+}
+
+#[test]
+fn pacing_holds_the_rate() {
+    let o = nvmebench(&["run", "--engine", "null", "--rate-iops", "5000", "--time", "1", "--output", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    let ios = j["results"]["total"]["read"]["ios"].as_u64().unwrap();
+    // The schedule never skips, so the count is the rate times the time, whatever the machine does.
+    assert!((4_900..=5_100).contains(&ios), "{ios}");
+    assert_eq!(j["config"]["rate_iops"], 5000.0);
+}
+
+#[test]
+fn intervals_make_a_time_series() {
+    let o = nvmebench(&[
+        "run",
+        "--engine",
+        "null",
+        "--time",
+        "1",
+        "--interval",
+        "200ms",
+        "--ramp",
+        "200ms",
+        "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    let iv = j["intervals"].as_array().unwrap();
+    assert!((4..=5).contains(&iv.len()), "{} intervals", iv.len());
+    assert_eq!(iv[0]["t_s"], 0.2);
+    assert!(iv.iter().all(|p| p["read"]["ios"].as_u64().unwrap() > 0));
+    let elapsed = j["results"]["elapsed_ns"].as_u64().unwrap();
+    assert!((1_000_000_000..1_200_000_000).contains(&elapsed), "ramp is not measured: {elapsed}");
+}
+
+#[test]
+fn sigint_still_writes_the_report() {
+    let child = Command::new(env!("CARGO_BIN_EXE_nvmebench"))
+        .args(["run", "--engine", "null:lat=50us", "--time", "60"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("interrupted by signal 2"), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("total")), "{out}");
+}
+
+#[test]
+fn a_closed_pipe_is_not_an_error() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nvmebench"))
+        .args(["run", "--engine", "null", "--time", "200ms"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+}
