@@ -163,36 +163,34 @@ fn parse_cores(text: &str) -> Result<CoreList, String> {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Percentiles(pub Vec<f64>);
 
-fn parse_percent_u32(text: &str) -> Result<u32, String> {
+/// A whole number in `lo..=hi`, or a sentence saying what `what` takes.
+fn whole_in<T: std::str::FromStr + PartialOrd + std::fmt::Display>(
+    text: &str,
+    lo: T,
+    hi: T,
+    what: &str,
+) -> Result<T, String> {
     text.trim()
-        .parse::<u32>()
+        .parse::<T>()
         .ok()
-        .filter(|v| *v <= 100)
-        .ok_or_else(|| format!("'{text}' is not a percentage; use a whole number from 0 to 100"))
+        .filter(|v| *v >= lo && *v <= hi)
+        .ok_or_else(|| format!("'{text}' is not {what}; use a whole number from {lo} to {hi}"))
+}
+
+fn parse_percent_u32(text: &str) -> Result<u32, String> {
+    whole_in(text, 0, 100, "a percentage")
 }
 
 fn parse_qd(text: &str) -> Result<u32, String> {
-    text.trim()
-        .parse::<u32>()
-        .ok()
-        .filter(|v| (1..=65536).contains(v))
-        .ok_or_else(|| format!("'{text}' is not a queue depth; use a whole number from 1 to 65536"))
+    whole_in(text, 1, 65536, "a queue depth")
 }
 
 fn parse_jobs(text: &str) -> Result<usize, String> {
-    text.trim()
-        .parse::<usize>()
-        .ok()
-        .filter(|v| (1..=4096).contains(v))
-        .ok_or_else(|| format!("'{text}' is not a worker count; use a whole number from 1 to 4096"))
+    whole_in(text, 1, 4096, "a worker count")
 }
 
 fn parse_ios(text: &str) -> Result<u64, String> {
-    text.trim()
-        .parse::<u64>()
-        .ok()
-        .filter(|v| *v > 0)
-        .ok_or_else(|| format!("'{text}' is not an I/O count; use a whole number above 0"))
+    whole_in(text, 1, u64::MAX, "an I/O count")
 }
 
 fn parse_rate(text: &str) -> Result<f64, String> {
