@@ -26,6 +26,18 @@ pub struct Cli {
 pub enum Command {
     /// Run one workload on one target and report IOPS, bandwidth and latency percentiles.
     Run(Box<RunArgs>),
+    /// List the NVMe controllers and namespaces SPDK can reach (needs a build with --features spdk).
+    Devices(DevicesArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DevicesArgs {
+    /// JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub spdk: SpdkArgs,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
@@ -45,7 +57,8 @@ pub enum OnError {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// I/O engine: `uring`, `null`, or `null:lat=20us` (a fixed service time).
+    /// I/O engine: `uring`, `null`, `null:lat=20us` (a fixed service time), or `spdk` (with --trid;
+    /// needs a build with --features spdk).
     #[arg(long, default_value = "uring", value_name = "ENGINE")]
     pub engine: String,
 
@@ -149,6 +162,48 @@ pub struct RunArgs {
     /// No live line, even on a terminal.
     #[arg(long)]
     pub quiet: bool,
+
+    #[command(flatten)]
+    pub spdk: SpdkArgs,
+}
+
+/// Options of the SPDK engine (`--engine spdk`), in SPDK perf's terms.
+#[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = "SPDK engine")]
+pub struct SpdkArgs {
+    /// NVMe transport ID, as SPDK writes it; repeat for several controllers. Add `ns:N` for one
+    /// namespace: 'trtype:PCIe traddr:0000:01:00.0 ns:1', 'trtype:TCP adrfam:IPv4 traddr:127.0.0.1
+    /// trsvcid:4420 subnqn:nqn.2016-06.io.spdk:cnode1'.
+    #[arg(long = "trid", value_name = "TRID")]
+    pub trids: Vec<String>,
+
+    /// Hugepage memory SPDK reserves at start, in MiB.
+    #[arg(long, value_name = "MB", value_parser = parse_mem_size)]
+    pub mem_size: Option<u32>,
+
+    /// Shared-memory id (multi-process SPDK).
+    #[arg(long, value_name = "ID")]
+    pub shm_id: Option<i32>,
+
+    /// Run SPDK without hugepages (fabrics targets only).
+    #[arg(long)]
+    pub no_huge: bool,
+
+    /// DPDK IOVA mode.
+    #[arg(long, value_parser = ["pa", "va"])]
+    pub iova_mode: Option<String>,
+
+    /// I/O queue entries per queue pair (default: the most the controller allows).
+    #[arg(long, value_name = "N", value_parser = parse_io_queue_size)]
+    pub io_queue_size: Option<u32>,
+
+    /// Show SPDK's own log messages on stderr at this level (off by default).
+    #[arg(long, value_parser = ["error", "warn", "notice", "info", "debug"])]
+    pub spdk_log: Option<String>,
+
+    /// Completions reaped per poll at most (default: the queue depth).
+    #[arg(long, value_name = "N", value_parser = parse_qd)]
+    pub max_completions: Option<u32>,
 }
 
 /// A core list as given (`0-3,8`), in the order given.
@@ -183,6 +238,14 @@ fn parse_percent_u32(text: &str) -> Result<u32, String> {
 
 fn parse_qd(text: &str) -> Result<u32, String> {
     whole_in(text, 1, 65536, "a queue depth")
+}
+
+fn parse_mem_size(text: &str) -> Result<u32, String> {
+    whole_in(text, 1, 1 << 20, "a memory size in MiB")
+}
+
+fn parse_io_queue_size(text: &str) -> Result<u32, String> {
+    whole_in(text, 2, 65536, "an I/O queue size")
 }
 
 fn parse_jobs(text: &str) -> Result<usize, String> {
@@ -229,6 +292,7 @@ mod tests {
         v.extend_from_slice(args);
         Cli::try_parse_from(v).map(|c| match c.command {
             Command::Run(r) => *r,
+            Command::Devices(_) => unreachable!("the tests parse `run`"),
         })
     }
 

@@ -34,8 +34,16 @@ pub const DEFAULT_SEED: u64 = 0x6e76_6d65_6265_6e63;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("--engine '{0}' is not an engine; use uring, null or null:lat=DURATION")]
+    #[error("--engine '{0}' is not an engine; use uring, null, null:lat=DURATION or spdk")]
     UnknownEngine(String),
+    #[error(
+        "--engine spdk: this nvmebench was built without SPDK; rebuild with `cargo build --release --features spdk` (see the README)"
+    )]
+    SpdkNotCompiled,
+    #[error("--engine spdk needs a controller; add --trid 'trtype:PCIe traddr:0000:01:00.0' or a fabrics transport ID")]
+    SpdkNeedsTrid,
+    #[error("{0}")]
+    Engine(String),
     #[error("--engine '{spec}': {problem}")]
     EngineOption { spec: String, problem: String },
     #[error(
@@ -71,6 +79,8 @@ pub enum ConfigError {
 pub enum EngineSpec {
     Null(NullOptions),
     Uring(UringOptions),
+    /// SPDK's userspace NVMe driver; its options come from the `--trid` and SPDK flags.
+    Spdk,
 }
 
 impl EngineSpec {
@@ -116,6 +126,11 @@ impl EngineSpec {
                 }
                 Ok(EngineSpec::Uring(o))
             }
+            "spdk" if !opts.is_empty() => {
+                Err(opt_err("the spdk engine takes its options as flags (--trid, --io-queue-size, ...)".into()))
+            }
+            "spdk" if cfg!(feature = "spdk") => Ok(EngineSpec::Spdk),
+            "spdk" => Err(ConfigError::SpdkNotCompiled),
             _ => Err(ConfigError::UnknownEngine(text.into())),
         }
     }
@@ -124,6 +139,7 @@ impl EngineSpec {
         match self {
             EngineSpec::Null(_) => "null",
             EngineSpec::Uring(_) => "uring",
+            EngineSpec::Spdk => "spdk",
         }
     }
 
@@ -149,6 +165,9 @@ fn opt_secs<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error
         None => s.serialize_none(),
     }
 }
+
+/// Supplies the target of engines that attach devices themselves, given the worker cores.
+pub type TargetAttach<'a> = &'a mut dyn FnMut(&[usize]) -> Result<Target, ConfigError>;
 
 /// A fully resolved run.
 #[derive(Clone, Debug, Serialize)]
@@ -186,8 +205,19 @@ pub struct RunConfig {
 impl RunConfig {
     /// Resolves flags against the machine and the target. Writes nothing.
     pub fn resolve(args: &RunArgs) -> Result<RunConfig, ConfigError> {
+        RunConfig::resolve_with(args, None)
+    }
+
+    /// As [`resolve`](Self::resolve), with the target supplied by `attach` (given the worker cores)
+    /// for engines whose target is not a path: SPDK attaches its controllers there. `attach` runs
+    /// only after every flag has been checked that can be checked without the target.
+    pub fn resolve_with(args: &RunArgs, attach: Option<TargetAttach<'_>>) -> Result<RunConfig, ConfigError> {
         let engine = EngineSpec::parse(&args.engine)?;
+        if engine == EngineSpec::Spdk && args.spdk.trids.is_empty() {
+            return Err(ConfigError::SpdkNeedsTrid);
+        }
         let rw = args.rw;
+        let cores = resolve_cores(args.cores.as_ref().map(|c| &c.0[..]), args.jobs)?;
 
         // Directions and block sizes.
         let read_percent = match (rw, args.rwmixread) {
@@ -204,6 +234,11 @@ impl RunConfig {
 
         // The target.
         let (target, scratch) = match (&args.filename, engine.needs_target()) {
+            _ if engine == EngineSpec::Spdk => {
+                let attach =
+                    attach.ok_or_else(|| ConfigError::Engine("the spdk engine needs an attach step".into()))?;
+                (Some(attach(&cores)?), false)
+            }
             (Some(path), _) => {
                 let create = match args.size {
                     Some(SizeOrPercent::Bytes(b)) => Some(b + args.offset.map_or(0, |o| o.resolve(0))),
@@ -292,7 +327,6 @@ impl RunConfig {
             t.check_direct_io()?;
         }
 
-        let cores = resolve_cores(args.cores.as_ref().map(|c| &c.0[..]), args.jobs)?;
         let runtime = match (args.time, args.ios) {
             (Some(t), _) => Some(t),
             (None, Some(_)) => None,
@@ -428,7 +462,7 @@ mod tests {
         assert_eq!(u, EngineSpec::Uring(UringOptions { fixed_buffers: false, registered_file: true }));
         assert_eq!(
             EngineSpec::parse("spdk2").unwrap_err().to_string(),
-            "--engine 'spdk2' is not an engine; use uring, null or null:lat=DURATION"
+            "--engine 'spdk2' is not an engine; use uring, null, null:lat=DURATION or spdk"
         );
         assert!(EngineSpec::parse("null:foo=1").unwrap_err().to_string().contains("unknown option 'foo'"));
         assert!(EngineSpec::parse("uring:fixedbufs=maybe").unwrap_err().to_string().contains("is not on or off"));

@@ -7,6 +7,7 @@
 use clap::Parser;
 use clap::error::ErrorKind;
 use nvmebench::cli::{Cli, Command};
+use nvmebench::devices::devices_command;
 use nvmebench::run::{SetupError, run_command};
 use std::process::ExitCode;
 
@@ -29,13 +30,16 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match cli.command {
-        Command::Run(args) => match run_command(&args) {
-            Ok(outcome) => ExitCode::from(outcome.exit_code()),
-            Err(e) => {
-                eprintln!("nvmebench: {e:#}");
-                ExitCode::from(if e.downcast_ref::<SetupError>().is_some() { 2 } else { 1 })
-            }
-        },
+    let result = match cli.command {
+        Command::Run(args) => run_command(&args).map(|o| o.exit_code()),
+        Command::Devices(args) => devices_command(&args).map(|()| 0),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            // Every error's message already carries its cause; printing the chain would repeat it.
+            eprintln!("nvmebench: {e}");
+            ExitCode::from(if e.downcast_ref::<SetupError>().is_some() { 2 } else { 1 })
+        }
     }
 }

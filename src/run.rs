@@ -12,7 +12,6 @@ use crate::engine::uring::UringBuilder;
 use crate::report::{self, live::LiveLine};
 use crate::target::{self, RemoveOnDrop, TargetKind};
 use crate::worker::WorkerPlan;
-use anyhow::Context;
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
@@ -54,6 +53,18 @@ pub enum SetupError {
 
 /// Runs `nvmebench run` to completion and writes its reports.
 pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
+    #[cfg(feature = "spdk")]
+    let mut session: Option<crate::engine::spdk::SpdkSession> = None;
+    #[cfg(feature = "spdk")]
+    let cfg = {
+        let mut attach = |cores: &[usize]| {
+            let (s, t) = spdk_attach(&args.spdk, cores)?;
+            session = Some(s);
+            Ok(t)
+        };
+        RunConfig::resolve_with(args, Some(&mut attach)).map_err(SetupError::from)?
+    };
+    #[cfg(not(feature = "spdk"))]
     let cfg = RunConfig::resolve(args).map_err(SetupError::from)?;
     if let Some(p) = &cfg.json_path {
         let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
@@ -91,6 +102,19 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
             };
             execute(Arc::new(builder), &cfg, signal, &live)?
         }
+        #[cfg(feature = "spdk")]
+        EngineSpec::Spdk => {
+            use crate::engine::spdk::{SpdkBuilder, SpdkOptions};
+            let s = session.as_ref().expect("resolve_with attached the spdk session");
+            let options = SpdkOptions {
+                io_queue_size: args.spdk.io_queue_size.unwrap_or(0),
+                max_completions: args.spdk.max_completions.unwrap_or(0),
+            };
+            let builder = SpdkBuilder { namespaces: s.namespaces.clone(), options, buffer_seed: cfg.workload.seed };
+            execute(Arc::new(builder), &cfg, signal, &live)?
+        }
+        #[cfg(not(feature = "spdk"))]
+        EngineSpec::Spdk => unreachable!("EngineSpec::parse refuses spdk without the feature"),
     };
     live.finish();
 
@@ -98,7 +122,7 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
     let json = report::json::render(&cfg, &result, clock);
     if let Some(p) = &cfg.json_path {
         let text = serde_json::to_string_pretty(&json).expect("a JSON value always serialises");
-        std::fs::write(p, text + "\n").with_context(|| format!("cannot write {}", p.display()))?;
+        std::fs::write(p, text + "\n").map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
     }
     let out = match cfg.output {
         OutputFormat::Text => report::text::render(&cfg, &result, clock),
@@ -171,7 +195,40 @@ pub fn clock_source() -> &'static str {
 fn write_stdout(text: &str) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e).context("cannot write to stdout"),
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(anyhow::anyhow!("cannot write to stdout: {e}")),
         _ => Ok(()),
     }
+}
+
+/// Starts SPDK and attaches the `--trid` controllers; the target is their selected namespaces.
+#[cfg(feature = "spdk")]
+pub fn spdk_attach(
+    a: &crate::cli::SpdkArgs,
+    cores: &[usize],
+) -> Result<(crate::engine::spdk::SpdkSession, crate::target::Target), ConfigError> {
+    use crate::engine::spdk::{SpdkSession, ctrlr::TridSpec, env::EnvOptions};
+    let trids =
+        a.trids.iter().map(|t| TridSpec::parse(t)).collect::<Result<Vec<_>, _>>().map_err(ConfigError::Engine)?;
+    let fabrics_only = trids.iter().all(|t| !t.trid.to_ascii_lowercase().contains("trtype:pcie"));
+    let mut sorted = cores.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let env = EnvOptions {
+        cores: sorted,
+        mem_size_mb: a.mem_size,
+        shm_id: a.shm_id,
+        no_huge: a.no_huge,
+        iova_mode: a.iova_mode.clone(),
+        no_pci: fabrics_only,
+        log_level: a.spdk_log.clone(),
+    };
+    let s = SpdkSession::attach(&env, &trids).map_err(|e| ConfigError::Engine(e.to_string()))?;
+    let t = crate::target::Target {
+        path: s.describe().into(),
+        kind: TargetKind::SpdkNamespace,
+        size_bytes: s.usable_bytes(),
+        logical_block_bytes: u64::from(s.sector_bytes()),
+        device: None,
+    };
+    Ok((s, t))
 }

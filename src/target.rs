@@ -1,4 +1,4 @@
-//! What the I/O goes to: a regular file or a block device, its size and logical block size, and
+//! What the I/O goes to: a regular file, a block device or SPDK-driven NVMe namespaces, its size and logical block size, and
 //! whether it is safe to write.
 //!
 //! Everything here reads sysfs and procfs and writes nothing, so a run can be refused before any
@@ -31,9 +31,9 @@ pub enum TargetError {
     )]
     InUse { path: String, what: String },
     #[error(
-        "{path} is a block device and this workload writes to it, destroying its data; add --allow-destroy if that is intended"
+        "{path} is {what} and this workload writes to it, destroying its data; add --allow-destroy if that is intended"
     )]
-    NeedsAllowDestroy { path: String },
+    NeedsAllowDestroy { path: String, what: &'static str },
     #[error("cannot create {path}: {source}")]
     Create { path: String, source: io::Error },
 }
@@ -46,6 +46,8 @@ pub enum TargetKind {
     /// A regular file that does not exist yet and will be created at `size_bytes`.
     NewFile,
     BlockDevice,
+    /// NVMe namespaces driven by SPDK; `path` holds their transport IDs.
+    SpdkNamespace,
 }
 
 /// An inspected target.
@@ -125,15 +127,22 @@ impl Target {
     /// `allow_destroy`, and a device that is mounted, holds a mounted partition, is swap, or is held by
     /// another device (LVM, RAID, dm-crypt) even with it.
     pub fn check_writable(&self, allow_destroy: bool) -> Result<(), TargetError> {
-        if self.kind != TargetKind::BlockDevice {
-            return Ok(());
-        }
         let path = self.path.display().to_string();
+        match self.kind {
+            TargetKind::File | TargetKind::NewFile => return Ok(()),
+            // The kernel has no hold on a device SPDK drives (it is unbound from the nvme driver), so
+            // the flag is the whole guard.
+            TargetKind::SpdkNamespace if !allow_destroy => {
+                return Err(TargetError::NeedsAllowDestroy { path, what: "an NVMe namespace" });
+            }
+            TargetKind::SpdkNamespace => return Ok(()),
+            TargetKind::BlockDevice => {}
+        }
         if let Some(what) = self.in_use()? {
             return Err(TargetError::InUse { path, what });
         }
         if !allow_destroy {
-            return Err(TargetError::NeedsAllowDestroy { path });
+            return Err(TargetError::NeedsAllowDestroy { path, what: "a block device" });
         }
         Ok(())
     }
@@ -205,6 +214,7 @@ impl Target {
     pub fn check_direct_io(&self) -> Result<(), TargetError> {
         let path = self.path.display().to_string();
         let probe = match self.kind {
+            TargetKind::SpdkNamespace => return Ok(()),
             TargetKind::NewFile => {
                 let probe = self.path.with_extension("nvmebench-probe");
                 let r = fs::OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_DIRECT).open(&probe);
@@ -226,6 +236,7 @@ impl Target {
             TargetKind::File => "file",
             TargetKind::NewFile => "new file",
             TargetKind::BlockDevice => "block device",
+            TargetKind::SpdkNamespace => "NVMe namespace",
         };
         format!(
             "{} ({kind}, {}, {}-byte blocks)",

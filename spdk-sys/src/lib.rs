@@ -2,7 +2,59 @@
 //!
 //! This crate owns every `extern "C"` declaration nvmebench uses from SPDK and nothing else: no safe
 //! wrappers (those live in `nvmebench::engine::spdk`). It is only built when the root package's `spdk`
-//! feature asks for it. The bindings are generated at build time from the headers of the SPDK found
-//! through `SPDK_DIR` or pkg-config; no SPDK header, source or generated binding is ever committed.
-//!
-//! Until the SPDK engine lands this crate is an empty shell, so that the workspace layout is final.
+//! feature asks for it. The bindings are generated at build time (`build.rs`) from the headers of the
+//! SPDK found through `SPDK_DIR` or pkg-config; no SPDK header, source or generated binding is ever
+//! committed. SPDK 24.01 and newer are supported: every `*_opts` struct is passed with its
+//! `opts_size`, so an older or newer library reads only the fields it knows.
+
+#![allow(non_upper_case_globals, non_camel_case_types, non_snake_case, dead_code, unsafe_op_in_unsafe_fn, clippy::all)]
+
+include!(concat!(env!("OUT_DIR"), "/bindings.rs"));
+
+unsafe extern "C" {
+    /// The version string of the SPDK headers this crate was generated from.
+    pub fn nvmebench_shim_version() -> *const core::ffi::c_char;
+    /// The raw 16-bit status field of a completion (phase, SC, SCT, CRD, M, DNR).
+    pub fn nvmebench_shim_cpl_status(cpl: *const spdk_nvme_cpl) -> u16;
+    /// The controller's NUMA node, or -1 if unknown (any SPDK version).
+    pub fn nvmebench_shim_ctrlr_numa_id(ctrlr: *mut spdk_nvme_ctrlr) -> i32;
+    /// Initialises the SPDK environment across SPDK versions; NULL pointers and negative numbers mean
+    /// "SPDK's default". Returns spdk_env_init's result (0 or a negative errno).
+    pub fn nvmebench_shim_env_init(
+        name: *const core::ffi::c_char,
+        core_mask: *const core::ffi::c_char,
+        main_core: i32,
+        shm_id: i32,
+        mem_size_mb: i32,
+        no_huge: bool,
+        no_pci: bool,
+        iova_mode: *const core::ffi::c_char,
+    ) -> i32;
+    /// Copies the controller's model (40), serial (20) and firmware (8) strings, NUL-terminated.
+    pub fn nvmebench_shim_ctrlr_ids(
+        ctrlr: *mut spdk_nvme_ctrlr,
+        mn: *mut core::ffi::c_char,
+        sn: *mut core::ffi::c_char,
+        fr: *mut core::ffi::c_char,
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The layouts nvmebench relies on: opts structs are passed with their size, and the completion
+    /// entry is the 16 bytes the NVMe spec defines.
+    #[test]
+    fn layouts() {
+        assert_eq!(core::mem::size_of::<spdk_nvme_cpl>(), 16);
+        assert!(core::mem::size_of::<spdk_nvme_io_qpair_opts>() > 0);
+    }
+
+    #[test]
+    fn version_is_known() {
+        // SAFETY: the shim returns a pointer to a static NUL-terminated string.
+        let v = unsafe { core::ffi::CStr::from_ptr(nvmebench_shim_version()) };
+        assert!(v.to_string_lossy().starts_with("SPDK v"), "{v:?}");
+    }
+}

@@ -9,6 +9,8 @@
 
 pub mod buf;
 pub mod null;
+#[cfg(feature = "spdk")]
+pub mod spdk;
 pub mod uring;
 
 #[cfg(test)]

@@ -4,4 +4,6 @@ mod bad_input;
 mod common;
 mod devices;
 mod null;
+#[cfg(feature = "spdk")]
+mod spdk;
 mod uring;

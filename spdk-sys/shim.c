@@ -1,0 +1,74 @@
+/* Real symbols for what nvmebench needs from SPDK that bindgen cannot bind: static inline helpers,
+ * macros, and fields of packed NVMe spec structures. Compiled against the installed SPDK's headers
+ * at build time. */
+#include <spdk/stdinc.h>
+#include <spdk/env.h>
+#include <spdk/nvme.h>
+#include <spdk/version.h>
+
+/* SPDK's version as the headers nvmebench was built against say it. */
+const char *nvmebench_shim_version(void)
+{
+	return SPDK_VERSION_STRING;
+}
+
+/* The completion's status field as the spec lays it out: bit 0 phase, 1-8 SC, 9-11 SCT, 15 DNR. */
+uint16_t nvmebench_shim_cpl_status(const struct spdk_nvme_cpl *cpl)
+{
+	return cpl->status_raw;
+}
+
+/* Model, serial and firmware revision of a controller, each copied NUL-terminated. */
+void nvmebench_shim_ctrlr_ids(struct spdk_nvme_ctrlr *ctrlr, char mn[41], char sn[21], char fr[9])
+{
+	const struct spdk_nvme_ctrlr_data *cdata = spdk_nvme_ctrlr_get_data(ctrlr);
+
+	memcpy(mn, cdata->mn, 40);
+	mn[40] = '\0';
+	memcpy(sn, cdata->sn, 20);
+	sn[20] = '\0';
+	memcpy(fr, cdata->fr, 8);
+	fr[8] = '\0';
+}
+
+/* The controller's NUMA node, or -1 if unknown. SPDK 24.09 renamed socket to NUMA id. */
+int32_t nvmebench_shim_ctrlr_numa_id(struct spdk_nvme_ctrlr *ctrlr)
+{
+#if SPDK_VERSION >= SPDK_VERSION_NUM(24, 9, 0)
+	return spdk_nvme_ctrlr_get_numa_id(ctrlr);
+#else
+	return spdk_nvme_ctrlr_get_socket_id(ctrlr);
+#endif
+}
+
+/* Initialises the environment. Kept in C because spdk_env_opts grew an opts_size field (that must
+ * be set before spdk_env_opts_init) in SPDK 24.09; older releases have no such field. Pointers may
+ * be NULL for "default"; mem_size_mb < 0 keeps SPDK's default. Returns spdk_env_init's result. */
+int nvmebench_shim_env_init(const char *name, const char *core_mask, int main_core, int shm_id,
+			    int mem_size_mb, bool no_huge, bool no_pci, const char *iova_mode)
+{
+	struct spdk_env_opts opts;
+
+	memset(&opts, 0, sizeof(opts));
+#if SPDK_VERSION >= SPDK_VERSION_NUM(24, 9, 0)
+	opts.opts_size = sizeof(opts);
+#endif
+	spdk_env_opts_init(&opts);
+	opts.name = name;
+	if (core_mask != NULL) {
+		opts.core_mask = core_mask;
+	}
+	if (main_core >= 0) {
+		opts.main_core = main_core;
+	}
+	opts.shm_id = shm_id;
+	if (mem_size_mb >= 0) {
+		opts.mem_size = mem_size_mb;
+	}
+	opts.no_huge = no_huge;
+	opts.no_pci = no_pci;
+	if (iova_mode != NULL) {
+		opts.iova_mode = iova_mode;
+	}
+	return spdk_env_init(&opts);
+}

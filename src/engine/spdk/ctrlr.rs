@@ -1,0 +1,212 @@
+//! NVMe controllers attached through SPDK, by transport ID, and their namespaces.
+
+use super::SpdkError;
+use super::env::SpdkEnv;
+use serde::Serialize;
+use std::ffi::{CString, c_char};
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+/// A transport ID as users type it for SPDK's perf (`trtype:TCP adrfam:IPv4 traddr:... subnqn:...`),
+/// with nvmebench's `ns:N` to pick one namespace (all active namespaces otherwise).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TridSpec {
+    /// The transport ID without `ns:`.
+    pub trid: String,
+    pub nsid: Option<u32>,
+}
+
+impl TridSpec {
+    pub fn parse(text: &str) -> Result<TridSpec, String> {
+        let mut nsid = None;
+        let mut rest = Vec::new();
+        for tok in text.split_whitespace() {
+            match tok.split_once([':', '=']) {
+                Some((k, v)) if k.eq_ignore_ascii_case("ns") => {
+                    nsid = Some(v.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        format!("'{tok}' in --trid '{text}' is not a namespace; write ns:1 (namespaces count from 1)")
+                    })?);
+                }
+                _ => rest.push(tok),
+            }
+        }
+        if !rest.iter().any(|t| t.to_ascii_lowercase().starts_with("trtype")) {
+            return Err(format!(
+                "--trid '{text}' has no trtype; write it as SPDK does, e.g. 'trtype:PCIe traddr:0000:01:00.0' or 'trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:4420 subnqn:nqn.2016-06.io.spdk:cnode1'"
+            ));
+        }
+        Ok(TridSpec { trid: rest.join(" "), nsid })
+    }
+}
+
+/// A namespace of an attached controller.
+#[derive(Clone, Debug, Serialize)]
+pub struct NamespaceInfo {
+    pub nsid: u32,
+    pub sector_bytes: u32,
+    pub sectors: u64,
+    pub metadata_bytes: u32,
+}
+
+impl NamespaceInfo {
+    pub fn size_bytes(&self) -> u64 {
+        self.sectors * u64::from(self.sector_bytes)
+    }
+}
+
+/// Identity of a controller, for reports and `devices`.
+#[derive(Clone, Debug, Serialize)]
+pub struct ControllerInfo {
+    pub trid: String,
+    pub transport: String,
+    pub address: String,
+    pub model: String,
+    pub serial: String,
+    pub firmware: String,
+    pub numa_node: Option<i32>,
+    pub namespaces: Vec<NamespaceInfo>,
+}
+
+/// An attached controller; detached on drop.
+pub struct Controller {
+    ptr: NonNull<spdk_sys::spdk_nvme_ctrlr>,
+    pub info: ControllerInfo,
+    _env: Arc<SpdkEnv>,
+}
+
+// SAFETY: the controller handle is only used for calls SPDK documents as safe from any thread:
+// allocating and freeing I/O queue pairs (serialised by the controller's own lock) and reading
+// namespace geometry. Each queue pair it hands out is used by exactly one thread (the worker that
+// allocated it). Detach happens in Drop, after every worker (and so every qpair) is gone, because
+// workers hold an Arc to the controller.
+unsafe impl Send for Controller {}
+// SAFETY: see Send: the shared-reference methods only make the thread-safe calls above.
+unsafe impl Sync for Controller {}
+
+impl Controller {
+    /// Connects to the controller at `spec.trid`.
+    pub fn connect(env: Arc<SpdkEnv>, spec: &TridSpec) -> Result<Controller, SpdkError> {
+        let trid = parse_trid(&spec.trid)?;
+        let mut opts = spdk_sys::spdk_nvme_ctrlr_opts::default();
+        let size = std::mem::size_of::<spdk_sys::spdk_nvme_ctrlr_opts>();
+        // SAFETY: `opts` is valid and writable for `size` bytes, the size this SPDK was built with.
+        unsafe { spdk_sys::spdk_nvme_ctrlr_get_default_ctrlr_opts(&mut opts, size) };
+        // Ask for the largest I/O queues; the driver lowers this to what the controller allows (MQES),
+        // and queue pairs inherit it, so deep queue depths never wait on the queue itself.
+        opts.io_queue_size = u32::from(u16::MAX);
+        // SAFETY: `trid` and `opts` are valid for the duration of the call; SPDK copies both.
+        let ptr = unsafe { spdk_sys::spdk_nvme_connect(&trid, &opts, size) };
+        let ptr = NonNull::new(ptr).ok_or_else(|| SpdkError::Connect { trid: spec.trid.clone() })?;
+        // SAFETY: `ptr` is a controller SPDK just attached; trid_of only reads it.
+        let (transport, address) = unsafe { trid_of(ptr.as_ptr()) };
+        let mut mn = [0 as c_char; 41];
+        let mut sn = [0 as c_char; 21];
+        let mut fr = [0 as c_char; 9];
+        // SAFETY: the buffers have the sizes the shim writes (40+1, 20+1, 8+1 bytes).
+        unsafe { spdk_sys::nvmebench_shim_ctrlr_ids(ptr.as_ptr(), mn.as_mut_ptr(), sn.as_mut_ptr(), fr.as_mut_ptr()) };
+        // SAFETY: a live controller; the call only reads cached data.
+        let numa = unsafe { spdk_sys::nvmebench_shim_ctrlr_numa_id(ptr.as_ptr()) };
+        let mut c = Controller {
+            ptr,
+            info: ControllerInfo {
+                trid: spec.trid.clone(),
+                transport,
+                address,
+                model: c_str(&mn),
+                serial: c_str(&sn),
+                firmware: c_str(&fr),
+                numa_node: (numa >= 0).then_some(numa),
+                namespaces: Vec::new(),
+            },
+            _env: env,
+        };
+        c.info.namespaces = c.active_namespaces();
+        Ok(c)
+    }
+
+    fn active_namespaces(&self) -> Vec<NamespaceInfo> {
+        let mut out = Vec::new();
+        // SAFETY: a live controller; these walk its cached active-namespace list.
+        let mut nsid = unsafe { spdk_sys::spdk_nvme_ctrlr_get_first_active_ns(self.ptr.as_ptr()) };
+        while nsid != 0 {
+            if let Some(ns) = self.ns(nsid) {
+                // SAFETY: `ns` belongs to this live controller; the getters read cached identify data.
+                let info = unsafe {
+                    NamespaceInfo {
+                        nsid,
+                        sector_bytes: spdk_sys::spdk_nvme_ns_get_sector_size(ns.as_ptr()),
+                        sectors: spdk_sys::spdk_nvme_ns_get_num_sectors(ns.as_ptr()),
+                        metadata_bytes: spdk_sys::spdk_nvme_ns_get_md_size(ns.as_ptr()),
+                    }
+                };
+                out.push(info);
+            }
+            // SAFETY: as above.
+            nsid = unsafe { spdk_sys::spdk_nvme_ctrlr_get_next_active_ns(self.ptr.as_ptr(), nsid) };
+        }
+        out
+    }
+
+    /// The namespace handle for `nsid`.
+    pub fn ns(&self, nsid: u32) -> Option<NonNull<spdk_sys::spdk_nvme_ns>> {
+        // SAFETY: a live controller; returns NULL for an invalid nsid.
+        NonNull::new(unsafe { spdk_sys::spdk_nvme_ctrlr_get_ns(self.ptr.as_ptr(), nsid) })
+    }
+
+    pub fn as_ptr(&self) -> *mut spdk_sys::spdk_nvme_ctrlr {
+        self.ptr.as_ptr()
+    }
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        // SAFETY: the controller was attached by `connect` and every qpair allocated from it is freed
+        // (workers drop their engines before the last Arc<Controller> goes).
+        unsafe { spdk_sys::spdk_nvme_detach(self.ptr.as_ptr()) };
+    }
+}
+
+fn parse_trid(text: &str) -> Result<spdk_sys::spdk_nvme_transport_id, SpdkError> {
+    let c = CString::new(text).map_err(|_| SpdkError::BadTrid { trid: text.into() })?;
+    let mut trid = spdk_sys::spdk_nvme_transport_id::default();
+    // SAFETY: `trid` is writable, `c` is a NUL-terminated string alive for the call.
+    let rc = unsafe { spdk_sys::spdk_nvme_transport_id_parse(&mut trid, c.as_ptr()) };
+    if rc != 0 {
+        return Err(SpdkError::BadTrid { trid: text.into() });
+    }
+    Ok(trid)
+}
+
+/// # Safety
+/// `ctrlr` must be a live controller.
+unsafe fn trid_of(ctrlr: *mut spdk_sys::spdk_nvme_ctrlr) -> (String, String) {
+    // SAFETY: the caller guarantees a live controller; the returned trid lives as long as it.
+    let t = unsafe { &*spdk_sys::spdk_nvme_ctrlr_get_transport_id(ctrlr) };
+    (c_str(&t.trstring), c_str(&t.traddr))
+}
+
+fn c_str(buf: &[c_char]) -> String {
+    let bytes: Vec<u8> = buf.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+    String::from_utf8_lossy(&bytes).trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trid_with_namespace() {
+        let t = TridSpec::parse("trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:4420 subnqn:nqn.x ns:2").unwrap();
+        assert_eq!(t.nsid, Some(2));
+        assert_eq!(t.trid, "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:4420 subnqn:nqn.x");
+        assert_eq!(TridSpec::parse("trtype:PCIe traddr:0000:01:00.0").unwrap().nsid, None);
+        assert!(TridSpec::parse("trtype:PCIe ns:0").unwrap_err().contains("not a namespace"));
+        assert!(TridSpec::parse("traddr:1.2.3.4").unwrap_err().contains("has no trtype"));
+    }
+
+    #[test]
+    fn c_strings_stop_at_nul_and_trim() {
+        let buf: Vec<c_char> = b"QEMU NVMe Ctrl  \0junk".iter().map(|&b| b as c_char).collect();
+        assert_eq!(c_str(&buf), "QEMU NVMe Ctrl");
+    }
+}

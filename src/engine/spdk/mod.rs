@@ -1,0 +1,385 @@
+//! The SPDK engine: per-worker NVMe queue pairs driven from userspace, no kernel in the I/O path.
+//!
+//! [`SpdkSession`] initialises the environment and attaches every controller named by `--trid` on the
+//! main thread, before the workers exist. Each worker then builds its own [`SpdkEngine`] on its pinned
+//! core: one I/O queue pair on its namespace (namespaces are dealt round-robin over workers, like
+//! SPDK perf's default placement) and DMA buffers on the controller's NUMA node. Commands carry the
+//! address of a per-slot context as their callback argument; the `extern "C"` trampoline records
+//! `(slot, status)` in a preallocated ring, which `poll` hands to the worker after
+//! `spdk_nvme_qpair_process_completions` returns. Doorbells are delayed to the next poll (perf's
+//! `delay_cmd_submit`), so a batch costs one MMIO write on PCIe. This module and `spdk-sys` are the
+//! only places that touch SPDK.
+
+pub mod ctrlr;
+pub mod dma;
+pub mod env;
+
+use super::{Engine, EngineBuilder, EngineError, EngineInfo, IoError, Queued};
+use crate::workload::{Direction, IoOp};
+use ctrlr::{Controller, ControllerInfo, TridSpec};
+use dma::DmaBuf;
+use env::{EnvOptions, SpdkEnv};
+use std::ffi::c_void;
+use std::io;
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+const NAME: &str = "spdk";
+
+#[derive(Debug, thiserror::Error)]
+pub enum SpdkError {
+    #[error(
+        "no free hugepages for SPDK; reserve some (hugepages/setup.sh --mem 1G, or echo 512 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages), or pass --no-huge for fabrics targets"
+    )]
+    NoHugepages,
+    #[error("hugetlbfs is not mounted; mount it (hugepages/setup.sh, or mount -t hugetlbfs nodev /dev/hugepages)")]
+    NoHugetlbfs,
+    #[error("SPDK's environment failed to start ({}); check the hugepage set-up with `nvmebench doctor`", io::Error::from_raw_os_error(*errno))]
+    EnvInit { errno: i32 },
+    #[error(
+        "--trid '{trid}' is not a transport ID SPDK understands; write e.g. 'trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:4420 subnqn:NQN'"
+    )]
+    BadTrid { trid: String },
+    #[error(
+        "cannot attach the NVMe controller at '{trid}'; check that the target is running and the address is right (for PCIe: bound to vfio-pci or uio)"
+    )]
+    Connect { trid: String },
+    #[error("'{trid}' has no active namespace {nsid}; it has {have}")]
+    NoNamespace { trid: String, nsid: u32, have: String },
+    #[error("'{trid}' has no active namespaces")]
+    NoNamespaces { trid: String },
+    #[error("the selected namespaces have different LBA sizes ({sizes}); pick namespaces of one format with ns:N")]
+    MixedFormats { sizes: String },
+    #[error("cannot allocate {bytes} bytes of DMA memory; reserve more hugepages or raise --mem-size")]
+    DmaAlloc { bytes: usize },
+}
+
+/// One namespace a worker can be given.
+#[derive(Clone)]
+pub struct NsRef {
+    pub ctrlr: Arc<Controller>,
+    pub nsid: u32,
+    pub sector_bytes: u32,
+    pub sectors: u64,
+}
+
+/// The environment and every attached controller, for the length of a run.
+pub struct SpdkSession {
+    pub env: Arc<SpdkEnv>,
+    pub controllers: Vec<Arc<Controller>>,
+    pub namespaces: Vec<NsRef>,
+}
+
+impl SpdkSession {
+    /// Starts the environment and attaches each `--trid`, selecting `ns:N` or every active namespace.
+    pub fn attach(env_opts: &EnvOptions, trids: &[TridSpec]) -> Result<SpdkSession, SpdkError> {
+        let env = SpdkEnv::init(env_opts)?;
+        let mut controllers = Vec::new();
+        let mut namespaces = Vec::new();
+        for spec in trids {
+            let c = Arc::new(Controller::connect(env.clone(), spec)?);
+            let selected: Vec<_> = match spec.nsid {
+                Some(n) => {
+                    let ns =
+                        c.info.namespaces.iter().find(|ns| ns.nsid == n).ok_or_else(|| SpdkError::NoNamespace {
+                            trid: spec.trid.clone(),
+                            nsid: n,
+                            have: if c.info.namespaces.is_empty() {
+                                "none".into()
+                            } else {
+                                c.info
+                                    .namespaces
+                                    .iter()
+                                    .map(|n| format!("ns:{}", n.nsid))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            },
+                        })?;
+                    vec![ns.clone()]
+                }
+                None => c.info.namespaces.clone(),
+            };
+            if selected.is_empty() {
+                return Err(SpdkError::NoNamespaces { trid: spec.trid.clone() });
+            }
+            namespaces.extend(selected.into_iter().map(|ns| NsRef {
+                ctrlr: c.clone(),
+                nsid: ns.nsid,
+                sector_bytes: ns.sector_bytes,
+                sectors: ns.sectors,
+            }));
+            controllers.push(c);
+        }
+        let mut sizes: Vec<u32> = namespaces.iter().map(|n| n.sector_bytes).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        if sizes.len() > 1 {
+            return Err(SpdkError::MixedFormats {
+                sizes: sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", "),
+            });
+        }
+        Ok(SpdkSession { env, controllers, namespaces })
+    }
+
+    /// The capacity every worker can use: the smallest selected namespace.
+    pub fn usable_bytes(&self) -> u64 {
+        self.namespaces.iter().map(|n| n.sectors * u64::from(n.sector_bytes)).min().unwrap_or(0)
+    }
+
+    pub fn sector_bytes(&self) -> u32 {
+        self.namespaces.first().map_or(512, |n| n.sector_bytes)
+    }
+
+    pub fn infos(&self) -> Vec<ControllerInfo> {
+        self.controllers.iter().map(|c| c.info.clone()).collect()
+    }
+
+    /// A description for reports: `trid ns:N` of each selected namespace.
+    pub fn describe(&self) -> String {
+        self.namespaces.iter().map(|n| format!("{} ns:{}", n.ctrlr.info.trid, n.nsid)).collect::<Vec<_>>().join("; ")
+    }
+}
+
+/// Queue-pair knobs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SpdkOptions {
+    /// I/O queue entries (0: as many as the controller allows, like perf).
+    pub io_queue_size: u32,
+    /// Completions reaped per poll at most (0: no bound beyond the queue depth).
+    pub max_completions: u32,
+}
+
+pub struct SpdkBuilder {
+    pub namespaces: Vec<NsRef>,
+    pub options: SpdkOptions,
+    pub buffer_seed: u64,
+}
+
+impl EngineBuilder for SpdkBuilder {
+    type Engine = SpdkEngine;
+
+    fn build(&self, worker: usize, queue_depth: u32, max_io_bytes: u32) -> Result<SpdkEngine, EngineError> {
+        let ns = self.namespaces[worker % self.namespaces.len()].clone();
+        SpdkEngine::new(ns, queue_depth, max_io_bytes, self.options, self.buffer_seed ^ worker as u64)
+    }
+}
+
+/// Where a command's completion goes: the engine's ring and the slot number.
+struct SlotCtx {
+    ring: *mut Ring,
+    slot: u32,
+}
+
+/// Completions recorded by the trampoline during one `process_completions` call.
+struct Ring {
+    done: Vec<(u32, u16)>,
+}
+
+/// Runs on the worker's thread inside `spdk_nvme_qpair_process_completions`.
+///
+/// Nothing here can panic: a push into a vector whose capacity (the queue depth) bounds the number of
+/// commands in flight, and two loads. So no unwinding can cross into C.
+extern "C" fn on_complete(arg: *mut c_void, cpl: *const spdk_sys::spdk_nvme_cpl) {
+    // SAFETY: `arg` is the address of a SlotCtx in the engine's boxed slice, which outlives every
+    // command it was passed to (the qpair is freed before the contexts); `ring` points into the
+    // engine's boxed Ring, and the worker is inside poll() (no other reference to the ring is live).
+    // `cpl` is valid for the duration of the callback.
+    unsafe {
+        let ctx = &*(arg as *const SlotCtx);
+        let status = spdk_sys::nvmebench_shim_cpl_status(cpl);
+        (*ctx.ring).done.push((ctx.slot, status));
+    }
+}
+
+/// Decodes the completion status word: `Ok` or the NVMe status code type and code.
+#[inline]
+pub fn decode_status(raw: u16) -> Result<(), IoError> {
+    let sc = ((raw >> 1) & 0xff) as u8;
+    let sct = ((raw >> 9) & 0x7) as u8;
+    if sc == 0 && sct == 0 { Ok(()) } else { Err(IoError::Nvme { sct, sc }) }
+}
+
+/// One worker's queue pair on one namespace.
+pub struct SpdkEngine {
+    // Drop order matters: the qpair (which may reference the buffers and contexts) is freed in Drop
+    // before the fields below are dropped.
+    qpair: NonNull<spdk_sys::spdk_nvme_qpair>,
+    ns: NonNull<spdk_sys::spdk_nvme_ns>,
+    ctx: Box<[SlotCtx]>,
+    ring: Box<Ring>,
+    bufs: DmaBuf,
+    ns_ref: NsRef,
+    sector_shift: u32,
+    entries: u32,
+    max_completions: u32,
+}
+
+impl SpdkEngine {
+    fn new(
+        ns_ref: NsRef,
+        queue_depth: u32,
+        max_io_bytes: u32,
+        options: SpdkOptions,
+        seed: u64,
+    ) -> Result<SpdkEngine, EngineError> {
+        let setup = |what, source| EngineError::Setup { engine: NAME, what, source };
+        let ctrlr = ns_ref.ctrlr.as_ptr();
+        let ns =
+            ns_ref.ctrlr.ns(ns_ref.nsid).ok_or_else(|| setup("looking up the namespace", io::Error::other("gone")))?;
+        let mut opts = spdk_sys::spdk_nvme_io_qpair_opts::default();
+        let size = std::mem::size_of::<spdk_sys::spdk_nvme_io_qpair_opts>();
+        // SAFETY: a live controller and an opts struct writable for `size` bytes.
+        unsafe { spdk_sys::spdk_nvme_ctrlr_get_default_io_qpair_opts(ctrlr, &mut opts, size) };
+        // The default is already the largest the controller allows (see Controller::connect).
+        if options.io_queue_size > 0 {
+            opts.io_queue_size = options.io_queue_size;
+        }
+        opts.io_queue_requests = opts.io_queue_requests.max(queue_depth * 2);
+        opts.__bindgen_anon_1.delay_cmd_submit = true;
+        // SAFETY: a live controller; opts valid for the call (SPDK copies it).
+        let qp = unsafe { spdk_sys::spdk_nvme_ctrlr_alloc_io_qpair(ctrlr, &opts, size) };
+        let qpair = NonNull::new(qp).ok_or_else(|| {
+            setup(
+                "allocating an I/O queue pair",
+                io::Error::other(format!("the controller refused a queue of {} entries", opts.io_queue_size)),
+            )
+        })?;
+        let numa = ns_ref.ctrlr.info.numa_node.unwrap_or(-1);
+        let bufs = match DmaBuf::new(queue_depth as usize, max_io_bytes as usize, numa, seed) {
+            Ok(b) => b,
+            Err(e) => {
+                // SAFETY: the qpair was just allocated and has no commands.
+                unsafe { spdk_sys::spdk_nvme_ctrlr_free_io_qpair(qpair.as_ptr()) };
+                return Err(setup("allocating DMA buffers", io::Error::other(e.to_string())));
+            }
+        };
+        let mut ring = Box::new(Ring { done: Vec::with_capacity(queue_depth as usize) });
+        let ring_ptr: *mut Ring = &mut *ring;
+        let ctx: Box<[SlotCtx]> = (0..queue_depth).map(|slot| SlotCtx { ring: ring_ptr, slot }).collect();
+        Ok(SpdkEngine {
+            qpair,
+            ns,
+            ctx,
+            ring,
+            bufs,
+            sector_shift: ns_ref.sector_bytes.trailing_zeros(),
+            ns_ref,
+            entries: opts.io_queue_size,
+            max_completions: if options.max_completions == 0 { queue_depth } else { options.max_completions },
+        })
+    }
+}
+
+#[cold]
+fn runtime(what: &'static str, rc: i32) -> EngineError {
+    let source = if rc == -libc::ENXIO {
+        io::Error::other("the queue pair failed: the controller is gone or was reset")
+    } else {
+        io::Error::from_raw_os_error(-rc)
+    };
+    EngineError::Runtime { engine: NAME, what, source }
+}
+
+impl Engine for SpdkEngine {
+    #[inline]
+    fn queue(&mut self, slot: u32, op: &IoOp) -> Result<Queued, EngineError> {
+        let lba = op.offset >> self.sector_shift;
+        let count = op.len >> self.sector_shift;
+        let buf = self.bufs.slot_ptr(slot).cast::<c_void>();
+        let arg = (&self.ctx[slot as usize] as *const SlotCtx).cast_mut().cast::<c_void>();
+        // SAFETY: ns and qpair are live and used only by this thread; `buf` is this slot's DMA buffer,
+        // large enough for `op.len` and untouched until the completion; `arg` points at this slot's
+        // context, which outlives the command; `on_complete` matches spdk_nvme_cmd_cb.
+        let rc = unsafe {
+            match op.dir {
+                Direction::Read => spdk_sys::spdk_nvme_ns_cmd_read(
+                    self.ns.as_ptr(),
+                    self.qpair.as_ptr(),
+                    buf,
+                    lba,
+                    count,
+                    Some(on_complete),
+                    arg,
+                    0,
+                ),
+                Direction::Write => spdk_sys::spdk_nvme_ns_cmd_write(
+                    self.ns.as_ptr(),
+                    self.qpair.as_ptr(),
+                    buf,
+                    lba,
+                    count,
+                    Some(on_complete),
+                    arg,
+                    0,
+                ),
+            }
+        };
+        match rc {
+            0 => Ok(Queued::Ok),
+            rc if rc == -libc::ENOMEM => Ok(Queued::Busy),
+            rc => Err(runtime("submitting a command", rc)),
+        }
+    }
+
+    /// Commands are rung in at the next poll (delayed doorbell), so there is nothing to do here.
+    #[inline]
+    fn submit(&mut self) -> Result<(), EngineError> {
+        Ok(())
+    }
+
+    #[inline]
+    fn poll<F: FnMut(u32, Result<(), IoError>)>(&mut self, max: u32, mut done: F) -> Result<u32, EngineError> {
+        let limit = max.min(self.max_completions);
+        // SAFETY: the qpair is live and used only by this thread; callbacks run before this returns
+        // and touch only the ring, which no Rust reference aliases during the call.
+        let rc = unsafe { spdk_sys::spdk_nvme_qpair_process_completions(self.qpair.as_ptr(), limit) };
+        if rc < 0 {
+            return Err(runtime("processing completions", rc));
+        }
+        let n = self.ring.done.len() as u32;
+        for &(slot, status) in &self.ring.done {
+            done(slot, decode_status(status));
+        }
+        self.ring.done.clear();
+        Ok(n)
+    }
+
+    fn info(&self) -> EngineInfo {
+        let c = &self.ns_ref.ctrlr.info;
+        EngineInfo {
+            name: NAME.into(),
+            options: vec![
+                ("transport".into(), c.transport.clone()),
+                ("model".into(), c.model.clone()),
+                ("nsid".into(), self.ns_ref.nsid.to_string()),
+                ("io_queue_size".into(), self.entries.to_string()),
+                ("delay_cmd_submit".into(), "1".into()),
+                ("max_completions".into(), self.max_completions.to_string()),
+            ],
+        }
+    }
+}
+
+impl Drop for SpdkEngine {
+    fn drop(&mut self) {
+        // SAFETY: the qpair belongs to this engine and thread. Freeing it aborts whatever is still
+        // outstanding; its callbacks may run during the call and only touch the ring, which is still
+        // alive (fields drop after this). The buffers are freed only afterwards.
+        unsafe { spdk_sys::spdk_nvme_ctrlr_free_io_qpair(self.qpair.as_ptr()) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_words_decode() {
+        assert_eq!(decode_status(0x0000), Ok(()));
+        assert_eq!(decode_status(0x0001), Ok(()), "the phase bit is not an error");
+        // SCT 0, SC 0x80 (LBA out of range): bits 1-8.
+        assert_eq!(decode_status(0x80 << 1), Err(IoError::Nvme { sct: 0, sc: 0x80 }));
+        // SCT 2 (media error), SC 0x81 (unrecovered read error), DNR set.
+        assert_eq!(decode_status((2 << 9) | (0x81 << 1) | 0x8000), Err(IoError::Nvme { sct: 2, sc: 0x81 }));
+    }
+}

@@ -1,0 +1,146 @@
+//! The SPDK engine against SPDK's own NVMe-oF/TCP target on 127.0.0.1 (a RAM-disk namespace), started
+//! and stopped by scripts/spdk-tcp-target.sh. Built only with `--features spdk`; scripts/test.sh
+//! turns the feature on when an installed SPDK is found and says "skipped: SPDK not installed"
+//! otherwise. Needs root (hugepages).
+
+use crate::common::{nvmebench, stderr, stdout};
+use std::path::PathBuf;
+use std::process::Command;
+
+/// A running target, stopped on drop.
+struct TcpTarget {
+    trid: String,
+    state: PathBuf,
+}
+
+impl TcpTarget {
+    fn start(port: u16) -> Option<TcpTarget> {
+        let root = std::fs::read_to_string("/proc/self/status")
+            .unwrap_or_default()
+            .lines()
+            .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"));
+        if !root {
+            eprintln!("skipped: the SPDK tests need root (hugepages)");
+            return None;
+        }
+        let state = PathBuf::from(format!("/tmp/nvmebench-test-tgt-{port}.state"));
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/spdk-tcp-target.sh");
+        let _ = Command::new(script).arg("stop").env("NVMEBENCH_TGT_STATE", &state).output();
+        let last_core = std::thread::available_parallelism().map_or(0, |n| n.get() - 1);
+        let o = Command::new(script)
+            .args(["start", "--size", "64", "--port", &port.to_string(), "--core", &last_core.to_string()])
+            .env("NVMEBENCH_TGT_STATE", &state)
+            .output()
+            .expect("the target script runs");
+        assert!(o.status.success(), "target did not start: {}", String::from_utf8_lossy(&o.stderr));
+        let trid = String::from_utf8_lossy(&o.stdout).trim().to_string();
+        Some(TcpTarget { trid, state })
+    }
+}
+
+impl Drop for TcpTarget {
+    fn drop(&mut self) {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/spdk-tcp-target.sh");
+        let _ = Command::new(script).arg("stop").env("NVMEBENCH_TGT_STATE", &self.state).output();
+    }
+}
+
+fn json(o: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(o), stderr(o)))
+}
+
+#[test]
+fn spdk_engine_over_nvmf_tcp() {
+    let Some(t) = TcpTarget::start(4431) else { return };
+    let trid = t.trid.as_str();
+
+    // `devices` sees the controller and its namespace.
+    let o = nvmebench(&["devices", "--trid", trid]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("model \"nvmebench malloc\"") && out.contains("ns:1  4096-byte blocks"), "{out}");
+    let o = nvmebench(&["devices", "--trid", trid, "--json"]);
+    let d = json(&o);
+    assert_eq!(d[0]["namespaces"][0]["sectors"], 16384);
+
+    // Writes need the flag; with it, a sequential pass covers the whole namespace.
+    let o = nvmebench(&["run", "--engine", "spdk", "--trid", trid, "--rw", "write", "--ios", "10"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("is an NVMe namespace and this workload writes to it"), "{}", stderr(&o));
+    let o = nvmebench(&[
+        "run",
+        "--engine",
+        "spdk",
+        "--trid",
+        trid,
+        "--cores",
+        "0",
+        "--rw",
+        "write",
+        "--bs",
+        "4k",
+        "--qd",
+        "16",
+        "--ios",
+        "16384",
+        "--allow-destroy",
+        "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    assert_eq!(j["engine"]["name"], "spdk");
+    assert_eq!(j["engine"]["options"]["transport"], "TCP");
+    assert_eq!(j["results"]["total"]["write"]["ios"], 16384);
+    assert_eq!(j["results"]["total"]["errors"]["total"], 0);
+    assert_eq!(j["config"]["target"]["kind"], "spdk_namespace");
+
+    // Reads back, random and mixed, with sane numbers.
+    let o = nvmebench(&[
+        "run", "--engine", "spdk", "--trid", trid, "--cores", "0", "--qd", "32", "--time", "2", "--output", "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = &json(&o)["results"]["total"]["read"];
+    assert!(r["iops"].as_f64().unwrap() > 1000.0, "{r}");
+    let lat = &r["lat_ns"];
+    assert!(lat["min"].as_u64().unwrap() > 1_000 && lat["min"].as_u64() <= lat["max"].as_u64(), "{lat}");
+    let o = nvmebench(&[
+        "run",
+        "--engine",
+        "spdk",
+        "--trid",
+        trid,
+        "--cores",
+        "0",
+        "--rw",
+        "randrw",
+        "--bssplit",
+        "4k/50:64k/50",
+        "--ios",
+        "5000",
+        "--allow-destroy",
+        "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let tot = &json(&o)["results"]["total"];
+    assert_eq!(tot["read"]["ios"].as_u64().unwrap() + tot["write"]["ios"].as_u64().unwrap(), 5000);
+
+    // Bad inputs: one sentence each, exit 2.
+    let cases: &[(String, &[&str], &str)] = &[
+        (format!("{trid} ns:2"), &[], "has no active namespace 2; it has ns:1"),
+        (trid.replace("4431", "4999"), &[], "cannot attach the NVMe controller"),
+        (trid.to_string(), &["--bs", "512"], "logical block size (4096 bytes)"),
+        ("traddr:127.0.0.1".to_string(), &[], "has no trtype"),
+        (trid.to_string(), &["--offset", "60m", "--size", "8m"], "past the end of"),
+    ];
+    for (tr, extra, expected) in cases {
+        let mut args = vec!["run", "--engine", "spdk", "--trid", tr.as_str(), "--ios", "10"];
+        args.extend_from_slice(extra);
+        let o = nvmebench(&args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(e.contains(expected), "{args:?}: expected '{expected}' in {e}");
+        assert_eq!(e.trim_end().lines().count(), 1, "{args:?}: one line: {e}");
+    }
+}
