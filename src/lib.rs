@@ -9,6 +9,7 @@ pub mod config;
 pub mod coordinator;
 pub mod engine;
 pub mod report;
+pub mod report_cmd;
 pub mod run;
 pub mod stats;
 pub mod target;

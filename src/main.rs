@@ -7,6 +7,7 @@
 use clap::Parser;
 use clap::error::ErrorKind;
 use nvmebench::cli::{Cli, Command};
+use nvmebench::report_cmd::{ResultsCommandError, merge_command, report_command};
 use nvmebench::run::{SetupError, run_command};
 use std::process::ExitCode;
 
@@ -37,5 +38,18 @@ fn main() -> ExitCode {
                 ExitCode::from(if e.downcast_ref::<SetupError>().is_some() { 2 } else { 1 })
             }
         },
+        Command::Report(args) => results_exit(report_command(&args)),
+        Command::Merge(args) => results_exit(merge_command(&args)),
+    }
+}
+
+/// 0 written, 2 a bad input (nothing written), 1 the output could not be written.
+fn results_exit(r: anyhow::Result<()>) -> ExitCode {
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("nvmebench: {e:#}");
+            ExitCode::from(if e.downcast_ref::<ResultsCommandError>().is_some() { 2 } else { 1 })
+        }
     }
 }

@@ -140,7 +140,7 @@ fn execute<B: EngineBuilder + 'static>(
             drain_timeout: cfg.drain_timeout,
         })
         .collect();
-    let plan = RunPlan { workers, interval: cfg.interval, signal };
+    let plan = RunPlan { workers, interval: cfg.interval, signal, start_at: cfg.start_at };
     Ok(coordinator::run(builder, plan, quanta::Clock::new(), |p| live.update(p))?)
 }
 
