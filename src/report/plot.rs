@@ -106,6 +106,18 @@ pub fn tick_latency(ns: f64) -> String {
     format!("{}{unit}", text.trim_end_matches('0').trim_end_matches('.'))
 }
 
+/// An axis label for a count: metric suffix, without trailing zeros (`500k`, `4.5M`).
+pub fn tick_count(v: f64) -> String {
+    let (v, unit) = match v.abs() {
+        a if a < 1e3 => (v, ""),
+        a if a < 1e6 => (v / 1e3, "k"),
+        a if a < 1e9 => (v / 1e6, "M"),
+        _ => (v / 1e9, "G"),
+    };
+    let text = format!("{v:.2}");
+    format!("{}{unit}", text.trim_end_matches('0').trim_end_matches('.'))
+}
+
 /// The label of a point on the nines axis: `0%`, `90%`, `99%`, `99.9%`, ...
 pub fn nines_label(x: f64) -> String {
     let n = x.round() as i32;
@@ -150,10 +162,12 @@ pub fn percentiles(series: &[(String, &DirStats)]) -> Result<String, PlotError> 
             .map_err(err(P))?;
         chart
             .configure_mesh()
+            .light_line_style(WHITE.mix(0.0))
             .x_desc("percentile")
             .y_desc("latency")
             .x_labels(deepest as usize + 1)
             .x_label_formatter(&|x| if x.fract() == 0.0 { nines_label(*x) } else { String::new() })
+            .y_labels(10)
             .y_label_formatter(&|y| tick_latency(*y))
             .draw()
             .map_err(err(P))?;
@@ -227,6 +241,7 @@ pub fn histogram(series: &[(String, &DirStats)]) -> Result<String, PlotError> {
             .map_err(err(P))?;
         chart
             .configure_mesh()
+            .light_line_style(WHITE.mix(0.0))
             .x_desc(format!("latency ({} buckets per decade)", BUCKETS_PER_DECADE))
             .y_desc("share of I/Os (%)")
             .x_label_formatter(&|x| tick_latency(*x))
@@ -263,7 +278,7 @@ pub enum Unit {
 impl Unit {
     fn format(self, v: f64) -> String {
         match self {
-            Unit::Count => format_count(v),
+            Unit::Count => tick_count(v),
             Unit::MegabytesPerSecond => format!("{v:.0}"),
             Unit::Latency => tick_latency(v),
         }
@@ -286,9 +301,11 @@ pub fn time_series(title: &str, y_desc: &str, unit: Unit, series: &[Series]) -> 
                 let mut chart = $chart;
                 chart
                     .configure_mesh()
+                    .light_line_style(WHITE.mix(0.0))
                     .x_desc("time (s)")
                     .y_desc(y_desc)
                     .x_label_formatter(&|x| format!("{x}"))
+                    .y_labels(10)
                     .y_label_formatter(&|y| unit.format(*y))
                     .draw()
                     .map_err(err(P))?;
@@ -347,9 +364,11 @@ pub fn iorate(curves: &[IorateCurve]) -> Result<String, PlotError> {
             .map_err(err(P))?;
         chart
             .configure_mesh()
+            .light_line_style(WHITE.mix(0.0))
             .x_desc("achieved IOPS")
             .y_desc("latency")
-            .x_label_formatter(&|x| format_count(*x))
+            .x_label_formatter(&|x| tick_count(*x))
+            .y_labels(10)
             .y_label_formatter(&|y| tick_latency(*y))
             .draw()
             .map_err(err(P))?;
@@ -417,6 +436,7 @@ pub fn heat_map(s: &Sweep) -> Result<String, PlotError> {
         };
         chart
             .configure_mesh()
+            .light_line_style(WHITE.mix(0.0))
             .disable_mesh()
             .x_desc("queue depth per thread")
             .y_desc("threads")
@@ -481,11 +501,12 @@ pub fn steady_state(s: &SteadyState) -> Result<String, PlotError> {
             .map_err(err(P))?;
         chart
             .configure_mesh()
+            .light_line_style(WHITE.mix(0.0))
             .x_desc("round")
             .y_desc(s.metric.as_str())
             .x_labels(n.clamp(2, 25))
             .x_label_formatter(&|x| if x.fract() == 0.0 { format!("{x:.0}") } else { String::new() })
-            .y_label_formatter(&|y| format_count(*y))
+            .y_label_formatter(&|y| tick_count(*y))
             .draw()
             .map_err(err(P))?;
         let green = RGBColor(44, 160, 44);
@@ -551,6 +572,9 @@ mod tests {
         assert_eq!(tick_latency(2_500_000.0), "2.5ms");
         assert_eq!(tick_latency(950.0), "950ns");
         assert_eq!(tick_latency(1e10), "10s");
+        assert_eq!(tick_count(500_000.0), "500k");
+        assert_eq!(tick_count(4_500_000.0), "4.5M");
+        assert_eq!(tick_count(0.0), "0");
     }
 
     #[test]
