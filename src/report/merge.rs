@@ -229,6 +229,9 @@ mod tests {
     }
 
     proptest! {
+        // Each case encodes and decodes a dozen whole histograms; 64 cases keep it to seconds.
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
         /// A run split into N parts (as N processes would record it) and merged from their JSON
         /// equals the run's own JSON totals, histogram and every derived figure.
         #[test]
