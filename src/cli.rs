@@ -8,7 +8,7 @@ use crate::workload::RwMode;
 use crate::workload::dist::RandomDist;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -28,6 +28,10 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// List the NVMe controllers and namespaces SPDK can reach (needs a build with --features spdk).
     Devices(DevicesArgs),
+    /// Render JSON results (files, or directories of them) as an HTML page with plots, CSV or Markdown.
+    Report(ReportArgs),
+    /// Merge the JSON results of runs made at the same time (processes, hosts) into one, exactly.
+    Merge(MergeArgs),
 }
 
 #[derive(Debug, Args)]
@@ -38,6 +42,43 @@ pub struct DevicesArgs {
 
     #[command(flatten)]
     pub spdk: SpdkArgs,
+}
+
+/// What `nvmebench report` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// One self-contained page with inline SVG plots.
+    Html,
+    /// The summary, one row per run and direction.
+    Csv,
+    /// The summary as a Markdown table.
+    Md,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Result files (`run --json`, a file with `runs: [...]`, suite results) or directories of them.
+    #[arg(required = true, value_name = "RESULTS")]
+    pub results: Vec<PathBuf>,
+
+    /// Write here instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Output format (default: from the -o file's extension, else html).
+    #[arg(long, value_enum)]
+    pub format: Option<ReportFormat>,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Result files of runs made at the same time (or directories of them).
+    #[arg(required = true, value_name = "RESULTS")]
+    pub inputs: Vec<PathBuf>,
+
+    /// Write the merged result here instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
@@ -163,6 +204,14 @@ pub struct RunArgs {
     #[arg(long)]
     pub quiet: bool,
 
+    /// Start the workers at this UNIX time (seconds, fractions allowed), so that processes on
+    /// several hosts start together; the wait comes after set-up.
+    #[arg(long, value_name = "UNIX_TIME", value_parser = parse_unix_time, conflicts_with = "start_delay")]
+    pub start_at: Option<SystemTime>,
+
+    /// Start the workers this long after the command starts.
+    #[arg(long, value_name = "DURATION", value_parser = units::parse_duration)]
+    pub start_delay: Option<Duration>,
     #[command(flatten)]
     pub spdk: SpdkArgs,
 }
@@ -272,6 +321,15 @@ fn parse_positive_duration(text: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+fn parse_unix_time(text: &str) -> Result<SystemTime, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0 && *v < 1e13)
+        .map(|v| SystemTime::UNIX_EPOCH + Duration::from_secs_f64(v))
+        .ok_or_else(|| format!("'{text}' is not a UNIX time; give seconds since 1970, like $(( $(date +%s) + 15 ))"))
+}
+
 fn parse_percentiles(text: &str) -> Result<Percentiles, String> {
     text.split(',')
         .map(|p| {
@@ -292,7 +350,7 @@ mod tests {
         v.extend_from_slice(args);
         Cli::try_parse_from(v).map(|c| match c.command {
             Command::Run(r) => *r,
-            Command::Devices(_) => unreachable!("the tests parse `run`"),
+            _ => unreachable!("parsed a run command"),
         })
     }
 
@@ -324,5 +382,8 @@ mod tests {
         assert!(parse(&["--cores", "0", "--jobs", "2"]).is_err());
         assert!(parse(&["--time", "0"]).unwrap_err().to_string().contains("is zero"));
         assert!(parse(&["--percentiles", "50,101"]).is_err());
+        let e = parse(&["--start-at", "soon"]).unwrap_err().to_string();
+        assert!(e.contains("--start-at") && e.contains("is not a UNIX time"), "{e}");
+        assert!(parse(&["--start-at", "1700000000", "--start-delay", "5s"]).is_err());
     }
 }

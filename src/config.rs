@@ -14,7 +14,7 @@ use crate::workload::bssplit::BsSplit;
 use crate::workload::{RwMode, WorkloadSpec};
 use serde::{Serialize, Serializer};
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// Default measured time when a target is given.
 pub const DEFAULT_RUNTIME: Duration = Duration::from_secs(10);
@@ -28,6 +28,9 @@ pub const NULL_DEVICE_BYTES: u64 = 1 << 40;
 pub const DEFAULT_BS: u32 = 4096;
 /// Default read share of mixed patterns, as in fio.
 pub const DEFAULT_RWMIXREAD: u32 = 50;
+/// The furthest ahead `--start-at` and `--start-delay` may lie: beyond it, a typo (milliseconds for
+/// seconds) is likelier than a plan.
+pub const MAX_START_AHEAD: Duration = Duration::from_secs(24 * 3600);
 /// Default seed: fixed, so that two runs issue the same offsets unless told otherwise (fio's
 /// randrepeat=1).
 pub const DEFAULT_SEED: u64 = 0x6e76_6d65_6265_6e63;
@@ -159,6 +162,43 @@ fn secs<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64())
 }
 
+fn opt_unix_s<S: Serializer>(t: &Option<SystemTime>, s: S) -> Result<S::Ok, S::Error> {
+    match t.and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok()) {
+        Some(d) => s.serialize_some(&d.as_secs_f64()),
+        None => s.serialize_none(),
+    }
+}
+
+/// The start time asked for by `--start-at` or `--start-delay`, checked against `now`.
+fn resolve_start(args: &RunArgs, now: SystemTime) -> Result<Option<SystemTime>, ConfigError> {
+    let (option, at) = match (args.start_at, args.start_delay) {
+        (Some(at), _) => ("start-at", at),
+        (None, Some(delay)) => ("start-delay", now + delay),
+        (None, None) => return Ok(None),
+    };
+    let shown = |t: SystemTime| t.duration_since(SystemTime::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+    match at.duration_since(now) {
+        Err(e) => Err(ConfigError::Invalid {
+            option,
+            message: format!(
+                "{} was {:.1} s ago; pick a moment still ahead when every host starts, like $(( $(date +%s) + 15 ))",
+                shown(at),
+                e.duration().as_secs_f64()
+            ),
+        }),
+        Ok(ahead) if ahead > MAX_START_AHEAD => Err(ConfigError::Invalid {
+            option,
+            message: format!(
+                "{} is {:.1} hours away; give UNIX seconds (date +%s), at most {} hours ahead",
+                shown(at),
+                ahead.as_secs_f64() / 3600.0,
+                MAX_START_AHEAD.as_secs() / 3600
+            ),
+        }),
+        Ok(_) => Ok(Some(at)),
+    }
+}
+
 fn opt_secs<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
     match d {
         Some(d) => s.serialize_some(&d.as_secs_f64()),
@@ -200,6 +240,9 @@ pub struct RunConfig {
     pub drain_timeout: Duration,
     #[serde(skip)]
     pub quiet: bool,
+    /// Wall-clock moment the workers start (`--start-at`, or now plus `--start-delay`).
+    #[serde(rename = "start_at_unix_s", serialize_with = "opt_unix_s")]
+    pub start_at: Option<SystemTime>,
 }
 
 impl RunConfig {
@@ -356,6 +399,7 @@ impl RunConfig {
             allow_destroy: args.allow_destroy,
             drain_timeout: args.drain_timeout,
             quiet: args.quiet,
+            start_at: resolve_start(args, SystemTime::now())?,
         })
     }
 
@@ -466,6 +510,32 @@ mod tests {
         );
         assert!(EngineSpec::parse("null:foo=1").unwrap_err().to_string().contains("unknown option 'foo'"));
         assert!(EngineSpec::parse("uring:fixedbufs=maybe").unwrap_err().to_string().contains("is not on or off"));
+    }
+
+    #[test]
+    fn start_times_must_lie_ahead_within_a_day() {
+        use clap::Parser;
+        let args = |extra: &[&str]| {
+            let mut v = vec!["nvmebench", "run"];
+            v.extend_from_slice(extra);
+            match crate::cli::Cli::try_parse_from(v).unwrap().command {
+                crate::cli::Command::Run(r) => *r,
+                _ => unreachable!("parsed a run command"),
+            }
+        };
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        assert_eq!(resolve_start(&args(&[]), now).unwrap(), None);
+        let at = resolve_start(&args(&["--start-at", "1700000010.5"]), now).unwrap();
+        assert_eq!(at, Some(now + Duration::from_millis(10_500)));
+        let at = resolve_start(&args(&["--start-delay", "2s"]), now).unwrap();
+        assert_eq!(at, Some(now + Duration::from_secs(2)));
+        let e = resolve_start(&args(&["--start-at", "1699999990"]), now).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "--start-at: 1699999990 was 10.0 s ago; pick a moment still ahead when every host starts, like $(( $(date +%s) + 15 ))"
+        );
+        let e = resolve_start(&args(&["--start-at", "1700000000000"]), now).unwrap_err().to_string();
+        assert!(e.starts_with("--start-at: 1700000000000 is ") && e.contains("give UNIX seconds"), "{e}");
     }
 
     #[test]

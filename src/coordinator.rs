@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// How often the coordinator looks at signals and stuck workers when no report arrives.
 const TICK: Duration = Duration::from_millis(20);
@@ -83,6 +83,8 @@ pub struct RunResult {
     pub interrupted_by: Option<i32>,
     /// A worker that failed after the start; the results are partial.
     pub failure: Option<WorkerError>,
+    /// Wall-clock moment the start gate opened.
+    pub started_at: SystemTime,
 }
 
 impl RunResult {
@@ -108,6 +110,9 @@ pub struct RunPlan {
     pub interval: Duration,
     /// Set (to the signal number) by the signal handler; read every tick.
     pub signal: Arc<AtomicUsize>,
+    /// Open the start gate at this wall-clock moment (once every worker is ready), so that processes
+    /// on several hosts start together; `None` opens it as soon as all are ready.
+    pub start_at: Option<SystemTime>,
 }
 
 struct Channels {
@@ -184,8 +189,16 @@ pub fn run<B: EngineBuilder + 'static>(
             Err(RecvTimeoutError::Disconnected) => break,
         }
     }
+    if let Some(at) = plan.start_at {
+        if wait_until(at, &plan.signal).is_err() {
+            shared.abort();
+            join_all(&mut handles);
+            return Err(CoordinatorError::Interrupted);
+        }
+    }
     shared.open_gate();
     let started = Instant::now();
+    let started_at = SystemTime::now();
     let planned_end =
         plan.workers.iter().map(|w| w.ramp + w.runtime.unwrap_or(Duration::MAX / 4) + w.drain_timeout).max();
 
@@ -300,7 +313,31 @@ pub fn run<B: EngineBuilder + 'static>(
         .enumerate()
         .map(|(i, (stats, summary))| WorkerResult { index: i, core: plan.workers[i].core, stats, summary })
         .collect();
-    Ok(RunResult { engine: info.unwrap_or_default(), workers, total, elapsed_ns, intervals, interrupted_by, failure })
+    Ok(RunResult {
+        engine: info.unwrap_or_default(),
+        workers,
+        total,
+        elapsed_ns,
+        intervals,
+        interrupted_by,
+        failure,
+        started_at,
+    })
+}
+
+/// Sleeps until the wall clock reaches `at`, looking at signals every tick; `Err` if one came.
+/// The last stretch is slept in one go so that the gate opens within the scheduler's wake-up
+/// latency of `at`.
+fn wait_until(at: SystemTime, signal: &AtomicUsize) -> Result<(), ()> {
+    loop {
+        if signal.load(Ordering::Relaxed) != 0 {
+            return Err(());
+        }
+        match at.duration_since(SystemTime::now()) {
+            Ok(left) if !left.is_zero() => std::thread::sleep(left.min(TICK)),
+            _ => return Ok(()),
+        }
+    }
 }
 
 fn phase_key(p: Phase) -> u8 {
@@ -392,6 +429,7 @@ mod tests {
                 .collect(),
             interval: Duration::from_millis(100),
             signal: Arc::new(AtomicUsize::new(0)),
+            start_at: None,
         }
     }
 
@@ -527,6 +565,31 @@ mod tests {
         assert_eq!(sum, 100_000);
         assert!(r.total.read().ios > 45_000 && r.total.write().ios > 45_000);
         assert_eq!(r.engine.name, "null");
+    }
+
+    #[test]
+    fn the_gate_opens_at_the_start_time() {
+        let mut p = plan(2, 4, spec(RwMode::RandRead, 100));
+        for w in &mut p.workers {
+            w.io_limit = Some(1000);
+        }
+        let at = SystemTime::now() + Duration::from_millis(300);
+        p.start_at = Some(at);
+        let b = Arc::new(NullBuilder { options: NullOptions::default() });
+        let r = run(b, p, quanta::Clock::new(), |_| {}).unwrap();
+        let late = r.started_at.duration_since(at).expect("the gate never opens before the start time");
+        assert!(late < Duration::from_millis(100), "opened {late:?} after the start time");
+        assert_eq!(r.total.ios(), 2000);
+    }
+
+    #[test]
+    fn a_signal_while_waiting_for_the_start_time_runs_nothing() {
+        let mut p = plan(1, 4, spec(RwMode::RandRead, 100));
+        p.start_at = Some(SystemTime::now() + Duration::from_secs(3600));
+        p.signal.store(15, Ordering::Relaxed);
+        let b = Arc::new(NullBuilder { options: NullOptions::default() });
+        let e = run(b, p, quanta::Clock::new(), |_| {}).unwrap_err();
+        assert!(matches!(e, CoordinatorError::Interrupted), "{e}");
     }
 
     #[test]

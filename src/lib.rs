@@ -10,6 +10,7 @@ pub mod coordinator;
 pub mod devices;
 pub mod engine;
 pub mod report;
+pub mod report_cmd;
 pub mod run;
 pub mod stats;
 pub mod target;

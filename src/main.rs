@@ -8,6 +8,7 @@ use clap::Parser;
 use clap::error::ErrorKind;
 use nvmebench::cli::{Cli, Command};
 use nvmebench::devices::devices_command;
+use nvmebench::report_cmd::{ResultsCommandError, merge_command, report_command};
 use nvmebench::run::{SetupError, run_command};
 use std::process::ExitCode;
 
@@ -33,13 +34,16 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run_command(&args).map(|o| o.exit_code()),
         Command::Devices(args) => devices_command(&args).map(|()| 0),
+        Command::Report(args) => report_command(&args).map(|()| 0),
+        Command::Merge(args) => merge_command(&args).map(|()| 0),
     };
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             // Every error's message already carries its cause; printing the chain would repeat it.
             eprintln!("nvmebench: {e}");
-            ExitCode::from(if e.downcast_ref::<SetupError>().is_some() { 2 } else { 1 })
+            let usage = e.downcast_ref::<SetupError>().is_some() || e.downcast_ref::<ResultsCommandError>().is_some();
+            ExitCode::from(if usage { 2 } else { 1 })
         }
     }
 }

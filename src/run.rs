@@ -16,6 +16,9 @@ use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 
+/// A start this much later than `--start-at` is worth a note: hosts no longer start together.
+const START_LATE_NOTE: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// How a run ended, for the exit status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
@@ -117,6 +120,14 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
         EngineSpec::Spdk => unreachable!("EngineSpec::parse refuses spdk without the feature"),
     };
     live.finish();
+    if let Some(late) = cfg.start_at.and_then(|at| result.started_at.duration_since(at).ok()) {
+        if late > START_LATE_NOTE {
+            eprintln!(
+                "nvmebench: note: started {:.0} ms after --start-at because set-up took longer; start further ahead so hosts start together",
+                late.as_secs_f64() * 1e3
+            );
+        }
+    }
 
     let clock = clock_source();
     let json = report::json::render(&cfg, &result, clock);
@@ -164,7 +175,7 @@ fn execute<B: EngineBuilder + 'static>(
             drain_timeout: cfg.drain_timeout,
         })
         .collect();
-    let plan = RunPlan { workers, interval: cfg.interval, signal };
+    let plan = RunPlan { workers, interval: cfg.interval, signal, start_at: cfg.start_at };
     Ok(coordinator::run(builder, plan, quanta::Clock::new(), |p| live.update(p))?)
 }
 

@@ -37,7 +37,7 @@ pub fn render(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> Value {
     json!({
         "schema_version": SCHEMA_VERSION,
         "tool": { "name": "nvmebench", "version": env!("CARGO_PKG_VERSION") },
-        "started_at_unix_s": started_at(),
+        "started_at_unix_s": unix_ns(r.started_at) / 1_000_000_000,
         "host": host(),
         "clock": { "source": clock_source },
         "engine": { "name": r.engine.name, "options": options },
@@ -50,6 +50,7 @@ pub fn render(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> Value {
         },
         "results": {
             "elapsed_ns": r.elapsed_ns,
+            "started_at_unix_ns": unix_ns(r.started_at),
             "interrupted_by_signal": r.interrupted_by,
             "failure": r.failure.as_ref().map(|f| f.to_string()),
             "total": Value::Object(total),
@@ -77,7 +78,8 @@ fn dir_pair(
     o
 }
 
-fn dir(d: &DirStats, elapsed_ns: u64, pcts: &[f64]) -> Value {
+/// One direction's JSON: counters, rates over `elapsed_ns`, latency summary, `pcts` and the whole histogram.
+pub(crate) fn dir(d: &DirStats, elapsed_ns: u64, pcts: &[f64]) -> Value {
     let (iops, bw) = rates(d, elapsed_ns);
     let percentiles: Map<String, Value> =
         pcts.iter().map(|p| (percentile_key(*p), json!(d.percentile_ns(*p)))).collect();
@@ -117,8 +119,9 @@ pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
     Ok(out)
 }
 
-fn started_at() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+/// Nanoseconds since the UNIX epoch (0 for a time before it).
+fn unix_ns(t: std::time::SystemTime) -> u64 {
+    t.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
 }
 
 fn host() -> Value {

@@ -1,9 +1,17 @@
-//! Turning results into something to read: the text table, JSON with whole histograms, the live line.
+//! Turning results into something to read: the text table, JSON with whole histograms, the live line,
+//! and, from JSON results read back, the HTML page with plots, CSV and Markdown tables, and merging.
 //!
-//! Reports read `RunResult` and `RunConfig`; they never reach into engines or workers.
+//! Reports read `RunResult` and `RunConfig`, or result documents; they never reach into engines or
+//! workers.
 
+pub mod html;
 pub mod json;
 pub mod live;
+pub mod load;
+pub mod merge;
+pub mod plot;
+pub mod progress;
+pub mod table;
 pub mod text;
 
 use crate::stats::DirStats;

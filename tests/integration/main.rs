@@ -4,6 +4,7 @@ mod bad_input;
 mod common;
 mod devices;
 mod null;
+mod report;
 #[cfg(feature = "spdk")]
 mod spdk;
 mod uring;

@@ -1,0 +1,107 @@
+//! `nvmebench report` and `nvmebench merge`: read JSON results back, then render or merge them.
+//!
+//! Like `run`, this glue owns the order of side effects: every input is read and checked, and the
+//! whole output is produced in memory, before anything is written; a bad input leaves no file.
+
+use crate::cli::{MergeArgs, ReportArgs, ReportFormat};
+use crate::report::load::{self, ResultsError};
+use crate::report::{html, merge, table};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Errors about the command line or the inputs of `report` and `merge`; all exit with status 2.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultsCommandError {
+    #[error(transparent)]
+    Input(#[from] ResultsError),
+    #[error("-o {path}: the directory {dir} does not exist; create it or pick another path")]
+    OutputDir { path: String, dir: String },
+    #[error("-o {path} is one of the inputs; pick another output file")]
+    OutputIsInput { path: String },
+    #[error(
+        "-o {path}: cannot tell the format from the extension '{ext}'; name it .html, .csv or .md, or pass --format"
+    )]
+    UnknownExtension { path: String, ext: String },
+}
+
+/// Runs `nvmebench report`.
+///
+/// # Errors
+/// [`ResultsCommandError`] for bad inputs (exit 2); anything else failed while writing (exit 1).
+pub fn report_command(args: &ReportArgs) -> anyhow::Result<()> {
+    let format = match (args.format, &args.output) {
+        (Some(f), _) => f,
+        (None, Some(p)) => format_from_extension(p)?,
+        (None, None) => ReportFormat::Html,
+    };
+    check_output(args.output.as_deref(), &args.results)?;
+    let set = load::load(&args.results).map_err(ResultsCommandError::from)?;
+    let text = match format {
+        ReportFormat::Html => html::render(&set)?,
+        ReportFormat::Csv | ReportFormat::Md if set.runs.is_empty() => {
+            return Err(ResultsCommandError::from(ResultsError::NoRuns).into());
+        }
+        ReportFormat::Csv => table::csv(&table::summary_rows(&set.runs)),
+        ReportFormat::Md => table::markdown(&table::summary_rows(&set.runs)),
+    };
+    write_output(args.output.as_deref(), &text)
+}
+
+/// Runs `nvmebench merge`.
+///
+/// # Errors
+/// As [`report_command`].
+pub fn merge_command(args: &MergeArgs) -> anyhow::Result<()> {
+    check_output(args.output.as_deref(), &args.inputs)?;
+    let set = load::load(&args.inputs).map_err(ResultsCommandError::from)?;
+    let merged = merge::merge(&set.runs).map_err(ResultsCommandError::from)?;
+    let text = serde_json::to_string_pretty(&merged).expect("a JSON value always serialises") + "\n";
+    write_output(args.output.as_deref(), &text)
+}
+
+fn format_from_extension(p: &Path) -> Result<ReportFormat, ResultsCommandError> {
+    let ext = p.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    match ext.as_str() {
+        "html" | "htm" => Ok(ReportFormat::Html),
+        "csv" => Ok(ReportFormat::Csv),
+        "md" | "markdown" => Ok(ReportFormat::Md),
+        _ => Err(ResultsCommandError::UnknownExtension { path: p.display().to_string(), ext }),
+    }
+}
+
+fn check_output(output: Option<&Path>, inputs: &[PathBuf]) -> Result<(), ResultsCommandError> {
+    let Some(p) = output else { return Ok(()) };
+    let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        return Err(ResultsCommandError::OutputDir { path: p.display().to_string(), dir: dir.display().to_string() });
+    }
+    let same = |a: &Path| a.canonicalize().ok().is_some_and(|a| p.canonicalize().ok().is_some_and(|p| p == a));
+    if inputs.iter().any(|i| same(i)) {
+        return Err(ResultsCommandError::OutputIsInput { path: p.display().to_string() });
+    }
+    Ok(())
+}
+
+/// Writes to the file (whole, or not at all) or to stdout, where a closed pipe is not an error.
+fn write_output(output: Option<&Path>, text: &str) -> anyhow::Result<()> {
+    match output {
+        Some(p) => {
+            let tmp = p.with_extension(format!(
+                "{}.tmp{}",
+                p.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default(),
+                std::process::id()
+            ));
+            std::fs::write(&tmp, text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", tmp.display()))?;
+            std::fs::rename(&tmp, p).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))
+        }
+        None => {
+            let mut out = std::io::stdout().lock();
+            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    Err(anyhow::anyhow!("cannot write to stdout: {e}"))
+                }
+                _ => Ok(()),
+            }
+        }
+    }
+}
