@@ -204,6 +204,16 @@ pub struct RunArgs {
     #[arg(long)]
     pub quiet: bool,
 
+    /// Verify data: every written block carries a header and a payload derived from it; reads are
+    /// checked, and everything written is re-read after the run. Mismatches exit with status 1.
+    #[arg(long)]
+    pub verify: bool,
+
+    /// With --verify: load what an earlier verified run left (if FILE exists) and save what this one
+    /// leaves, so a later run (e.g. after a power cycle) checks the data.
+    #[arg(long, value_name = "FILE", requires = "verify")]
+    pub verify_state: Option<PathBuf>,
+
     /// Start the workers at this UNIX time (seconds, fractions allowed), so that processes on
     /// several hosts start together; the wait comes after set-up.
     #[arg(long, value_name = "UNIX_TIME", value_parser = parse_unix_time, conflicts_with = "start_delay")]

@@ -9,6 +9,7 @@ use crate::engine::null::NullOptions;
 use crate::engine::uring::UringOptions;
 use crate::target::{Target, TargetError, TargetKind};
 use crate::units::{self, SizeOrPercent, format_size};
+use crate::verify::GenTable;
 use crate::worker::ErrorPolicy;
 use crate::workload::bssplit::BsSplit;
 use crate::workload::{RwMode, WorkloadSpec};
@@ -206,6 +207,80 @@ fn opt_secs<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error
     }
 }
 
+/// How to verify data.
+#[derive(Clone, Debug)]
+pub struct VerifyConfig {
+    /// Bytes per header-carrying unit.
+    pub unit: u64,
+    /// Where to load and save the generation table.
+    pub state_path: Option<PathBuf>,
+    /// The table loaded from `state_path`, if it existed.
+    pub known: Option<std::sync::Arc<GenTable>>,
+}
+
+/// Largest generation table `--verify` may allocate (4 bytes per unit).
+pub const VERIFY_TABLE_MAX_BYTES: u64 = 8 << 30;
+
+/// Checks `--verify` against the engine and workload and loads `--verify-state`; returns the
+/// verification set-up and the seed the state was written with.
+#[allow(clippy::too_many_arguments)]
+fn resolve_verify(
+    args: &RunArgs,
+    engine: &EngineSpec,
+    bs_read: &BsSplit,
+    bs_write: &BsSplit,
+    align: u64,
+    lbs: u64,
+    offset: u64,
+    size: u64,
+) -> Result<(Option<VerifyConfig>, Option<u64>), ConfigError> {
+    if !args.verify {
+        return Ok((None, None));
+    }
+    if matches!(engine, EngineSpec::Null(_)) {
+        return Err(invalid("verify", "the null engine stores nothing to verify; run it on a file or a device".into()));
+    }
+    // A unit must never straddle two I/Os: the alignment when every size is a multiple of it.
+    let all_aligned = bs_read.entries.iter().chain(&bs_write.entries).all(|e| u64::from(e.bytes) % align == 0);
+    let unit = if all_aligned { align } else { lbs }.max(512);
+    if GenTable::memory_for(size, unit) > VERIFY_TABLE_MAX_BYTES {
+        return Err(invalid(
+            "verify",
+            format!(
+                "{} bytes in {unit}-byte units needs {} MiB for its generation table; verify a smaller --size",
+                size,
+                GenTable::memory_for(size, unit) >> 20
+            ),
+        ));
+    }
+    let mut known = None;
+    let mut seed = None;
+    if let Some(p) = args.verify_state.as_ref().filter(|p| p.exists()) {
+        let (t, s) = GenTable::load(p).map_err(|m| invalid("verify-state", m))?;
+        let (start, bytes, u) = t.span();
+        if u != unit || start < offset || start + bytes > offset + size {
+            return Err(invalid(
+                "verify-state",
+                format!(
+                    "{} covers bytes {start}..{} in {u}-byte units, not this run's working set ({offset}..{} in {unit}-byte units); use the first run's --offset, --size and block sizes",
+                    p.display(),
+                    start + bytes,
+                    offset + size
+                ),
+            ));
+        }
+        if args.seed.is_some_and(|given| given != s) {
+            return Err(invalid(
+                "verify-state",
+                format!("{} was written with --seed {s}; drop --seed or pass that one", p.display()),
+            ));
+        }
+        known = Some(std::sync::Arc::new(t));
+        seed = Some(s);
+    }
+    Ok((Some(VerifyConfig { unit, state_path: args.verify_state.clone(), known }), seed))
+}
+
 /// Supplies the target of engines that attach devices themselves, given the worker cores.
 pub type TargetAttach<'a> = &'a mut dyn FnMut(&[usize]) -> Result<Target, ConfigError>;
 
@@ -240,6 +315,9 @@ pub struct RunConfig {
     pub drain_timeout: Duration,
     #[serde(skip)]
     pub quiet: bool,
+    /// Data verification, with `--verify`.
+    #[serde(skip)]
+    pub verify: Option<VerifyConfig>,
     /// Wall-clock moment the workers start (`--start-at`, or now plus `--start-delay`).
     #[serde(rename = "start_at_unix_s", serialize_with = "opt_unix_s")]
     pub start_at: Option<SystemTime>,
@@ -350,6 +428,7 @@ impl RunConfig {
             return Err(ConfigError::WorkingSetTooSmall { size, bs: u64::from(max_bs) });
         }
 
+        let (verify, state_seed) = resolve_verify(args, &engine, &bs_read, &bs_write, align, lbs, offset, size)?;
         let workload = WorkloadSpec {
             rw,
             read_percent,
@@ -359,7 +438,7 @@ impl RunConfig {
             range_start: offset,
             range_bytes: size,
             random_dist: args.random_dist,
-            seed: args.seed.unwrap_or(DEFAULT_SEED),
+            seed: args.seed.or(state_seed).unwrap_or(DEFAULT_SEED),
         };
 
         // Safety of writes: refuse before anything is written.
@@ -399,6 +478,7 @@ impl RunConfig {
             allow_destroy: args.allow_destroy,
             drain_timeout: args.drain_timeout,
             quiet: args.quiet,
+            verify,
             start_at: resolve_start(args, SystemTime::now())?,
         })
     }

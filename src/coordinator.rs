@@ -9,6 +9,7 @@
 
 use crate::engine::{EngineBuilder, EngineInfo};
 use crate::stats::{DirStats, Stats};
+use crate::verify::{GenTable, Mismatch, Verifier};
 use crate::worker::{self, Links, Phase, Report, Shared, WorkerError, WorkerPlan, WorkerSummary};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 use serde::Serialize;
@@ -85,6 +86,23 @@ pub struct RunResult {
     pub failure: Option<WorkerError>,
     /// Wall-clock moment the start gate opened.
     pub started_at: SystemTime,
+    /// Data verification, with `--verify`.
+    pub verify: Option<VerifyResult>,
+}
+
+/// What verification found, over all workers.
+#[derive(Debug)]
+pub struct VerifyResult {
+    pub units_checked: u64,
+    pub mismatch_count: u64,
+    /// The first mismatches in detail (up to `verify::MISMATCHES_KEPT` per worker).
+    pub mismatches: Vec<Mismatch>,
+    /// Reads of the verify pass that failed outright.
+    pub read_errors: u64,
+    /// Time spent stamping and checking data, summed over workers.
+    pub cost_ns: u64,
+    /// What every unit should now hold, for `--verify-state`.
+    pub table: GenTable,
 }
 
 impl RunResult {
@@ -212,6 +230,7 @@ pub fn run<B: EngineBuilder + 'static>(
     let mut failure = None;
     let mut interrupted_by = None;
     let mut finished = vec![false; n];
+    let mut verifiers = Vec::new();
 
     let mut finalize =
         |pending: &mut BTreeMap<(u8, u64), Pending>, running: usize, all: bool, intervals: &mut Vec<IntervalPoint>| {
@@ -254,7 +273,10 @@ pub fn run<B: EngineBuilder + 'static>(
                 let _ = ch.spares[worker].try_send(stats);
                 finalize(&mut pending, running, false, &mut intervals);
             }
-            Ok(Report::Done { worker, stats, summary }) => {
+            Ok(Report::Done { worker, stats, summary, verify }) => {
+                if let Some(v) = verify {
+                    verifiers.push(*v);
+                }
                 totals[worker] += &stats;
                 summaries[worker] = Some(summary);
                 finished[worker] = true;
@@ -322,6 +344,23 @@ pub fn run<B: EngineBuilder + 'static>(
         interrupted_by,
         failure,
         started_at,
+        verify: merge_verifiers(verifiers),
+    })
+}
+
+fn merge_verifiers(vs: Vec<Verifier>) -> Option<VerifyResult> {
+    let table = GenTable::merge(vs.iter().map(|v| &v.table))?;
+    let mut mismatches: Vec<Mismatch> = vs.iter().flat_map(|v| v.mismatches.iter().copied()).collect();
+    // A unit found bad during the run is found again by the verify pass: list it once.
+    mismatches.sort_by_key(|m| m.offset);
+    mismatches.dedup();
+    Some(VerifyResult {
+        units_checked: vs.iter().map(|v| v.units_checked).sum(),
+        mismatch_count: vs.iter().map(|v| v.mismatch_count).sum(),
+        mismatches,
+        read_errors: vs.iter().map(|v| v.read_errors).sum(),
+        cost_ns: vs.iter().map(|v| v.cost_ns).sum(),
+        table,
     })
 }
 

@@ -15,5 +15,6 @@ pub mod run;
 pub mod stats;
 pub mod target;
 pub mod units;
+pub mod verify;
 pub mod worker;
 pub mod workload;

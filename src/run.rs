@@ -11,7 +11,7 @@ use crate::engine::null::NullBuilder;
 use crate::engine::uring::UringBuilder;
 use crate::report::{self, live::LiveLine};
 use crate::target::{self, RemoveOnDrop, TargetKind};
-use crate::worker::WorkerPlan;
+use crate::worker::{VerifyPlan, WorkerPlan};
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
@@ -130,6 +130,11 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
     }
 
     let clock = clock_source();
+    if let (Some(v), Some(p)) = (&result.verify, cfg.verify.as_ref().and_then(|v| v.state_path.as_ref())) {
+        v.table
+            .save(p, cfg.workload.seed)
+            .map_err(|e| anyhow::anyhow!("cannot write --verify-state {}: {e}", p.display()))?;
+    }
     let json = report::json::render(&cfg, &result, clock);
     if let Some(p) = &cfg.json_path {
         let text = serde_json::to_string_pretty(&json).expect("a JSON value always serialises");
@@ -141,7 +146,8 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
     };
     write_stdout(&out)?;
 
-    Ok(match (result.interrupted_by, result.error_count() > 0 || result.failure.is_some()) {
+    let mismatches = result.verify.as_ref().is_some_and(|v| v.mismatch_count > 0 || v.read_errors > 0);
+    Ok(match (result.interrupted_by, result.error_count() > 0 || result.failure.is_some() || mismatches) {
         (Some(sig), _) => Outcome::Interrupted(sig),
         (None, true) => Outcome::IoErrors,
         (None, false) => Outcome::Clean,
@@ -173,6 +179,12 @@ fn execute<B: EngineBuilder + 'static>(
             interval: cfg.interval,
             on_error: cfg.on_error,
             drain_timeout: cfg.drain_timeout,
+            verify: cfg.verify.as_ref().map(|v| VerifyPlan {
+                unit: v.unit,
+                seed: cfg.workload.seed,
+                known: v.known.clone(),
+                pass: true,
+            }),
         })
         .collect();
     let plan = RunPlan { workers, interval: cfg.interval, signal, start_at: cfg.start_at };

@@ -38,8 +38,9 @@ pub struct FakeBuilder {
 impl EngineBuilder for FakeBuilder {
     type Engine = FakeEngine;
 
-    fn build(&self, worker: usize, queue_depth: u32, _max: u32) -> Result<FakeEngine, EngineError> {
+    fn build(&self, worker: usize, queue_depth: u32, max: u32) -> Result<FakeEngine, EngineError> {
         Ok(FakeEngine {
+            bufs: super::buf::SlotBuffers::new(queue_depth as usize, max as usize, 0),
             script: self.script.clone(),
             mock: self.mock.clone(),
             worker,
@@ -53,6 +54,7 @@ impl EngineBuilder for FakeBuilder {
 }
 
 pub struct FakeEngine {
+    bufs: super::buf::SlotBuffers,
     script: Script,
     mock: Arc<quanta::Mock>,
     worker: usize,
@@ -130,5 +132,9 @@ impl Engine for FakeEngine {
 
     fn info(&self) -> EngineInfo {
         EngineInfo { name: "fake".into(), options: Vec::new() }
+    }
+
+    fn slot_buf(&mut self, slot: u32) -> &mut [u8] {
+        self.bufs.slot_mut(slot)
     }
 }

@@ -111,6 +111,10 @@ pub trait Engine {
 
     /// The engine's name and the knobs in effect, for the report.
     fn info(&self) -> EngineInfo;
+
+    /// `slot`'s buffer: filled before a write is queued, read after a read completes (verification).
+    /// Never called while the slot's I/O is in flight.
+    fn slot_buf(&mut self, slot: u32) -> &mut [u8];
 }
 
 /// Builds one engine per worker, on the worker's own (already pinned) thread, so that rings, queues

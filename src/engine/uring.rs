@@ -220,6 +220,10 @@ impl Engine for UringEngine {
         }
     }
 
+    fn slot_buf(&mut self, slot: u32) -> &mut [u8] {
+        self.bufs.slot_mut(slot)
+    }
+
     fn info(&self) -> EngineInfo {
         let onoff = |b: bool| if b { "1" } else { "0" }.to_string();
         let mut options = vec![

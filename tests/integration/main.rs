@@ -8,3 +8,4 @@ mod report;
 #[cfg(feature = "spdk")]
 mod spdk;
 mod uring;
+mod verify;
