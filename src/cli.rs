@@ -26,6 +26,20 @@ pub struct Cli {
 pub enum Command {
     /// Run one workload on one target and report IOPS, bandwidth and latency percentiles.
     Run(Box<RunArgs>),
+    /// Run one workload through several engines in turn (same seed, offsets, cores and duration)
+    /// and print one table with a column per engine.
+    Compare(Box<CompareArgs>),
+}
+
+#[derive(Clone, Debug, Args)]
+pub struct CompareArgs {
+    /// Engines to compare, in order; the first is the baseline of the ratios. Engine options follow
+    /// a colon as in --engine: `psync,aio,uring,uring:poll,uring-cmd:poll`.
+    #[arg(long, value_name = "LIST", required = true)]
+    pub engines: String,
+
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
@@ -43,11 +57,12 @@ pub enum OnError {
     Continue,
 }
 
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub struct RunArgs {
-    /// I/O engine: `uring`, `null`, or `null:lat=20us` (a fixed service time).
-    #[arg(long, default_value = "uring", value_name = "ENGINE")]
-    pub engine: String,
+    /// I/O engine: `uring` (default; options such as `uring:poll`, `uring:sqpoll_cpu=1`), `uring-cmd`
+    /// (NVMe passthrough on /dev/ngXnY), `aio`, `psync`, `null`, or `null:lat=20us`.
+    #[arg(long, value_name = "ENGINE")]
+    pub engine: Option<String>,
 
     /// File or block device to run on. Without it: a scratch file, removed afterwards (the null
     /// engine needs no target at all).
@@ -229,13 +244,14 @@ mod tests {
         v.extend_from_slice(args);
         Cli::try_parse_from(v).map(|c| match c.command {
             Command::Run(r) => *r,
+            Command::Compare(c) => c.run,
         })
     }
 
     #[test]
     fn defaults() {
         let a = parse(&[]).unwrap();
-        assert_eq!(a.engine, "uring");
+        assert_eq!(a.engine, None, "config applies the default engine");
         assert_eq!(a.rw, RwMode::RandRead);
         assert_eq!(a.qd, 32);
         assert_eq!(a.percentiles.0, vec![50.0, 90.0, 99.0, 99.9, 99.99, 99.999]);

@@ -7,6 +7,7 @@
 //! reports into per-worker totals and into a per-interval series, and tells an observer (the live
 //! line) how the last interval went. It never formats or prints: that is the caller's business.
 
+use crate::cpu::{CpuTimes, CpuUsage};
 use crate::engine::{EngineBuilder, EngineInfo};
 use crate::stats::{DirStats, Stats};
 use crate::worker::{self, Links, Phase, Report, Shared, WorkerError, WorkerPlan, WorkerSummary};
@@ -83,6 +84,9 @@ pub struct RunResult {
     pub interrupted_by: Option<i32>,
     /// A worker that failed after the start; the results are partial.
     pub failure: Option<WorkerError>,
+    /// The process's CPU time from the start gate to the last worker's end, and the I/Os completed
+    /// in it (ramp included).
+    pub cpu: CpuUsage,
 }
 
 impl RunResult {
@@ -184,8 +188,10 @@ pub fn run<B: EngineBuilder + 'static>(
             Err(RecvTimeoutError::Disconnected) => break,
         }
     }
+    let cpu_start = CpuTimes::now();
     shared.open_gate();
     let started = Instant::now();
+    let mut ramp_ios = 0u64;
     let planned_end =
         plan.workers.iter().map(|w| w.ramp + w.runtime.unwrap_or(Duration::MAX / 4) + w.drain_timeout).max();
 
@@ -233,6 +239,8 @@ pub fn run<B: EngineBuilder + 'static>(
                 seq[worker][p as usize] += 1;
                 if phase == Phase::Measure {
                     totals[worker] += &stats;
+                } else {
+                    ramp_ios += stats.ios() + stats.errors.total();
                 }
                 let entry = pending.entry(key).or_insert_with(|| Pending { stats: Box::default(), reported: 0 });
                 *entry.stats += &stats;
@@ -288,6 +296,7 @@ pub fn run<B: EngineBuilder + 'static>(
             }
         }
     }
+    let cpu_used = CpuTimes::now().since(cpu_start);
 
     let mut total = Stats::default();
     for t in &totals {
@@ -300,7 +309,17 @@ pub fn run<B: EngineBuilder + 'static>(
         .enumerate()
         .map(|(i, (stats, summary))| WorkerResult { index: i, core: plan.workers[i].core, stats, summary })
         .collect();
-    Ok(RunResult { engine: info.unwrap_or_default(), workers, total, elapsed_ns, intervals, interrupted_by, failure })
+    let cpu = CpuUsage::new(cpu_used, ramp_ios + total.ios() + total.errors.total());
+    Ok(RunResult {
+        engine: info.unwrap_or_default(),
+        workers,
+        total,
+        elapsed_ns,
+        intervals,
+        interrupted_by,
+        failure,
+        cpu,
+    })
 }
 
 fn phase_key(p: Phase) -> u8 {

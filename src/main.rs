@@ -7,6 +7,7 @@
 use clap::Parser;
 use clap::error::ErrorKind;
 use nvmebench::cli::{Cli, Command};
+use nvmebench::compare::compare_command;
 use nvmebench::run::{SetupError, run_command};
 use std::process::ExitCode;
 
@@ -29,13 +30,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match cli.command {
-        Command::Run(args) => match run_command(&args) {
-            Ok(outcome) => ExitCode::from(outcome.exit_code()),
-            Err(e) => {
-                eprintln!("nvmebench: {e:#}");
-                ExitCode::from(if e.downcast_ref::<SetupError>().is_some() { 2 } else { 1 })
-            }
-        },
+    let result = match cli.command {
+        Command::Run(args) => run_command(&args),
+        Command::Compare(args) => compare_command(&args),
+    };
+    match result {
+        Ok(outcome) => ExitCode::from(outcome.exit_code()),
+        Err(e) => {
+            eprintln!("nvmebench: {e:#}");
+            ExitCode::from(if e.downcast_ref::<SetupError>().is_some() { 2 } else { 1 })
+        }
     }
 }

@@ -7,8 +7,11 @@ use crate::cli::{OutputFormat, RunArgs};
 use crate::config::{ConfigError, EngineSpec, RunConfig};
 use crate::coordinator::{self, RunPlan, RunResult};
 use crate::engine::EngineBuilder;
+use crate::engine::aio::AioBuilder;
 use crate::engine::null::NullBuilder;
+use crate::engine::psync::PsyncBuilder;
 use crate::engine::uring::UringBuilder;
+use crate::engine::uring_cmd::UringCmdBuilder;
 use crate::report::{self, live::LiveLine};
 use crate::target::{self, RemoveOnDrop, TargetKind};
 use crate::worker::WorkerPlan;
@@ -55,12 +58,7 @@ pub enum SetupError {
 /// Runs `nvmebench run` to completion and writes its reports.
 pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
     let cfg = RunConfig::resolve(args).map_err(SetupError::from)?;
-    if let Some(p) = &cfg.json_path {
-        let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-        if !dir.is_dir() {
-            return Err(SetupError::JsonDir { path: p.display().to_string(), dir: dir.display().to_string() }.into());
-        }
-    }
+    check_json_dir(cfg.json_path.as_deref())?;
     if cfg.workers_per_core() > 1 {
         eprintln!(
             "nvmebench: note: {} workers on {} cores; workers share cores, so figures include their contention",
@@ -79,19 +77,7 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
     }
 
     let live = LiveLine::new(cfg.quiet || cfg.output == OutputFormat::Json);
-    let result = match &cfg.engine {
-        EngineSpec::Null(o) => execute(Arc::new(NullBuilder { options: *o }), &cfg, signal, &live)?,
-        EngineSpec::Uring(o) => {
-            let t = cfg.target.as_ref().expect("the uring engine always has a target");
-            let builder = UringBuilder {
-                path: t.path.clone(),
-                writes: cfg.workload.writes(),
-                options: *o,
-                buffer_seed: cfg.workload.seed,
-            };
-            execute(Arc::new(builder), &cfg, signal, &live)?
-        }
-    };
+    let result = execute(&cfg, signal, &live)?;
     live.finish();
 
     let clock = clock_source();
@@ -113,7 +99,43 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
     })
 }
 
-fn execute<B: EngineBuilder + 'static>(
+/// Refuses a `--json` path whose directory does not exist, before anything runs.
+pub fn check_json_dir(path: Option<&std::path::Path>) -> Result<(), SetupError> {
+    if let Some(p) = path {
+        let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+        if !dir.is_dir() {
+            return Err(SetupError::JsonDir { path: p.display().to_string(), dir: dir.display().to_string() });
+        }
+    }
+    Ok(())
+}
+
+/// Runs the workload of `cfg` through its engine: the one place that turns an engine spec into a
+/// builder (static dispatch: each arm instantiates the coordinator for its engine type).
+pub fn execute(cfg: &RunConfig, signal: Arc<AtomicUsize>, live: &LiveLine) -> Result<RunResult, SetupError> {
+    let target = || cfg.target.as_ref().expect("every engine but null has a target");
+    let path = || target().path.clone();
+    let writes = cfg.workload.writes();
+    let buffer_seed = cfg.workload.seed;
+    match &cfg.engine {
+        EngineSpec::Null(o) => execute_with(Arc::new(NullBuilder { options: *o }), cfg, signal, live),
+        EngineSpec::Uring(o) => {
+            execute_with(Arc::new(UringBuilder { path: path(), writes, options: *o, buffer_seed }), cfg, signal, live)
+        }
+        EngineSpec::UringCmd(o) => execute_with(
+            Arc::new(UringCmdBuilder { path: path(), writes, options: *o, buffer_seed }),
+            cfg,
+            signal,
+            live,
+        ),
+        EngineSpec::Aio => execute_with(Arc::new(AioBuilder { path: path(), writes, buffer_seed }), cfg, signal, live),
+        EngineSpec::Psync => {
+            execute_with(Arc::new(PsyncBuilder { path: path(), writes, buffer_seed }), cfg, signal, live)
+        }
+    }
+}
+
+fn execute_with<B: EngineBuilder + 'static>(
     builder: Arc<B>,
     cfg: &RunConfig,
     signal: Arc<AtomicUsize>,
@@ -145,7 +167,7 @@ fn execute<B: EngineBuilder + 'static>(
 }
 
 /// SIGINT and SIGTERM stop the run and still write the report; a second one exits at once.
-fn install_signal_handlers() -> Result<Arc<AtomicUsize>, SetupError> {
+pub fn install_signal_handlers() -> Result<Arc<AtomicUsize>, SetupError> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let seen = Arc::new(AtomicBool::new(false));
     let which = Arc::new(AtomicUsize::new(0));
@@ -168,7 +190,7 @@ pub fn clock_source() -> &'static str {
 }
 
 /// Writes to stdout; a closed pipe (`nvmebench run | head`) is not an error.
-fn write_stdout(text: &str) -> anyhow::Result<()> {
+pub fn write_stdout(text: &str) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e).context("cannot write to stdout"),

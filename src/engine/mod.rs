@@ -7,9 +7,13 @@
 //! with [`Engine::poll`], refilling each completed slot at once. Engines never decide what to issue;
 //! that is the workload generator's job.
 
+pub mod aio;
 pub mod buf;
 pub mod null;
+pub mod psync;
+pub mod ring;
 pub mod uring;
+pub mod uring_cmd;
 
 #[cfg(test)]
 pub mod fake;
@@ -57,6 +61,9 @@ pub enum EngineError {
     Open { path: String, source: io::Error },
     #[error("{engine}: {what} failed: {source}")]
     Setup { engine: &'static str, what: &'static str, source: io::Error },
+    /// A set-up step whose description is built at run time (which flags the kernel refused).
+    #[error("{engine}: {what} failed: {source}")]
+    SetupRefused { engine: &'static str, what: String, source: io::Error },
     #[error("{engine}: {what} failed: {source}")]
     Runtime { engine: &'static str, what: &'static str, source: io::Error },
 }

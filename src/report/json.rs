@@ -52,6 +52,12 @@ pub fn render(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> Value {
             "elapsed_ns": r.elapsed_ns,
             "interrupted_by_signal": r.interrupted_by,
             "failure": r.failure.as_ref().map(|f| f.to_string()),
+            "cpu": {
+                "user_ns": r.cpu.user_ns,
+                "sys_ns": r.cpu.sys_ns,
+                "ios": r.cpu.ios,
+                "ns_per_io": r.cpu.ns_per_io(),
+            },
             "total": Value::Object(total),
             "workers": workers,
         },
