@@ -42,7 +42,8 @@ pub fn split_engines(text: &str) -> Result<Vec<String>, ConfigError> {
         }
         let name = part.split(':').next().unwrap_or(part);
         match out.last_mut() {
-            Some(last) if !ENGINE_NAMES.contains(&name) => {
+            // An option list continues only after an engine that has one.
+            Some(last) if !ENGINE_NAMES.contains(&name) && last.contains(':') => {
                 last.push(',');
                 last.push_str(part);
             }
@@ -134,7 +135,7 @@ pub fn compare_command(args: &CompareArgs) -> anyhow::Result<Outcome> {
         std::fs::write(p, text + "\n").with_context(|| format!("cannot write {}", p.display()))?;
     }
     let out = match args.run.output {
-        OutputFormat::Text => render_text(&columns, stopped.as_deref(), clock),
+        OutputFormat::Text => render_text(&columns, args.run.qd, stopped.as_deref(), clock),
         OutputFormat::Json => serde_json::to_string_pretty(&doc).expect("a JSON value always serialises") + "\n",
     };
     write_stdout(&out)?;
@@ -179,7 +180,7 @@ fn ratio(v: Option<f64>, base: Option<f64>) -> Option<f64> {
     }
 }
 
-fn render_text(columns: &[Column], stopped: Option<&str>, clock: &str) -> String {
+fn render_text(columns: &[Column], qd: u32, stopped: Option<&str>, clock: &str) -> String {
     let mut out = String::new();
     let Some(first) = columns.first() else {
         return "nothing ran\n".into();
@@ -196,7 +197,7 @@ fn render_text(columns: &[Column], stopped: Option<&str>, clock: &str) -> String
         "{} bs={} qd={} workers={} (cores {}) range={}+{} seed={:#x} clock={clock}",
         w.rw,
         if w.read_percent == 0 { w.bs_write.to_fio() } else { w.bs_read.to_fio() },
-        cfg.queue_depth,
+        qd,
         cfg.cores.len(),
         format_core_list(&cfg.cores),
         format_size(w.range_start),
@@ -311,5 +312,8 @@ mod tests {
             ["uring:fixedbufs=0,regfile=0", "aio", "uring:sqpoll,sqpoll_cpu=1"]
         );
         assert!(split_engines("uring,,aio").unwrap_err().to_string().contains("has an empty entry"));
+        // Without an option list before it, an unknown word is an engine of its own (and is refused
+        // as one when parsed).
+        assert_eq!(split_engines("uring,bogus").unwrap(), ["uring", "bogus"]);
     }
 }

@@ -2,6 +2,8 @@
 
 mod bad_input;
 mod common;
+mod compare;
 mod devices;
+mod kernel_engines;
 mod null;
 mod uring;
