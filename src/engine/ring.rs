@@ -333,21 +333,11 @@ impl<S: squeue::EntryMarker, C: cqueue::EntryMarker> Ring<S, C> {
         }
     }
 
-    /// Reaps up to `max` completions as `(user_data, res, cqe)`. With IOPOLL (and no SQPOLL thread
-    /// to do it), an empty CQ is polled once through the kernel first.
+    /// Reaps up to `max` completions straight from the CQ ring, without a syscall: completions that
+    /// need the kernel first (IOPOLL, deferred task work) are brought in by `submit` and `wait`,
+    /// which enter with GETEVENTS anyway.
     #[inline]
     pub fn reap(&mut self, max: u32, mut each: impl FnMut(&C)) -> io::Result<u32> {
-        let polls_itself = self.opts.iopoll && !self.opts.sqpoll;
-        if self.ring.completion().is_empty()
-            && (polls_itself || self.active.flags.defer_taskrun)
-            && self.outstanding > 0
-        {
-            match self.enter(0, true) {
-                Ok(()) => {}
-                Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN)) => {}
-                Err(e) => return Err(e),
-            }
-        }
         let mut n = 0;
         for cqe in self.ring.completion().take(max as usize) {
             each(&cqe);
