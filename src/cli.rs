@@ -32,6 +32,9 @@ pub enum Command {
     Report(ReportArgs),
     /// Merge the JSON results of runs made at the same time (processes, hosts) into one, exactly.
     Merge(MergeArgs),
+    /// Run one workload through several engines in turn (same seed, offsets, cores and duration)
+    /// and print one table with a column per engine.
+    Compare(Box<CompareArgs>),
 }
 
 #[derive(Debug, Args)]
@@ -81,6 +84,17 @@ pub struct MergeArgs {
     pub output: Option<PathBuf>,
 }
 
+#[derive(Clone, Debug, Args)]
+pub struct CompareArgs {
+    /// Engines to compare, in order; the first is the baseline of the ratios. Engine options follow
+    /// a colon as in --engine: `psync,aio,uring,uring:poll,uring-cmd:poll`.
+    #[arg(long, value_name = "LIST", required = true)]
+    pub engines: String,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OutputFormat {
@@ -96,12 +110,13 @@ pub enum OnError {
     Continue,
 }
 
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub struct RunArgs {
-    /// I/O engine: `uring`, `null`, `null:lat=20us` (a fixed service time), or `spdk` (with --trid;
-    /// needs a build with --features spdk).
-    #[arg(long, default_value = "uring", value_name = "ENGINE")]
-    pub engine: String,
+    /// I/O engine: `uring` (default; options such as `uring:poll`, `uring:sqpoll_cpu=1`), `uring-cmd`
+    /// (NVMe passthrough on /dev/ngXnY), `aio`, `psync`, `null`, `null:lat=20us`, or `spdk` (with
+    /// --trid; needs a build with --features spdk).
+    #[arg(long, value_name = "ENGINE")]
+    pub engine: Option<String>,
 
     /// File or block device to run on. Without it: a scratch file, removed afterwards (the null
     /// engine needs no target at all).
@@ -360,6 +375,7 @@ mod tests {
         v.extend_from_slice(args);
         Cli::try_parse_from(v).map(|c| match c.command {
             Command::Run(r) => *r,
+            Command::Compare(c) => c.run,
             _ => unreachable!("parsed a run command"),
         })
     }
@@ -367,7 +383,7 @@ mod tests {
     #[test]
     fn defaults() {
         let a = parse(&[]).unwrap();
-        assert_eq!(a.engine, "uring");
+        assert_eq!(a.engine, None, "config applies the default engine");
         assert_eq!(a.rw, RwMode::RandRead);
         assert_eq!(a.qd, 32);
         assert_eq!(a.percentiles.0, vec![50.0, 90.0, 99.0, 99.9, 99.99, 99.999]);

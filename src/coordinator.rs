@@ -7,6 +7,7 @@
 //! reports into per-worker totals and into a per-interval series, and tells an observer (the live
 //! line) how the last interval went. It never formats or prints: that is the caller's business.
 
+use crate::cpu::{CpuTimes, CpuUsage};
 use crate::engine::{EngineBuilder, EngineInfo};
 use crate::stats::{DirStats, Stats};
 use crate::verify::{GenTable, Mismatch, Verifier};
@@ -88,6 +89,9 @@ pub struct RunResult {
     pub started_at: SystemTime,
     /// Data verification, with `--verify`.
     pub verify: Option<VerifyResult>,
+    /// The process's CPU time from the start gate to the last worker's end, and the I/Os completed
+    /// in it (ramp included).
+    pub cpu: CpuUsage,
 }
 
 /// What verification found, over all workers.
@@ -214,9 +218,11 @@ pub fn run<B: EngineBuilder + 'static>(
             return Err(CoordinatorError::Interrupted);
         }
     }
+    let cpu_start = CpuTimes::now();
     shared.open_gate();
     let started = Instant::now();
     let started_at = SystemTime::now();
+    let mut ramp_ios = 0u64;
     let planned_end =
         plan.workers.iter().map(|w| w.ramp + w.runtime.unwrap_or(Duration::MAX / 4) + w.drain_timeout).max();
 
@@ -265,6 +271,8 @@ pub fn run<B: EngineBuilder + 'static>(
                 seq[worker][p as usize] += 1;
                 if phase == Phase::Measure {
                     totals[worker] += &stats;
+                } else {
+                    ramp_ios += stats.ios() + stats.errors.total();
                 }
                 let entry = pending.entry(key).or_insert_with(|| Pending { stats: Box::default(), reported: 0 });
                 *entry.stats += &stats;
@@ -323,6 +331,7 @@ pub fn run<B: EngineBuilder + 'static>(
             }
         }
     }
+    let cpu_used = CpuTimes::now().since(cpu_start);
 
     let mut total = Stats::default();
     for t in &totals {
@@ -335,6 +344,7 @@ pub fn run<B: EngineBuilder + 'static>(
         .enumerate()
         .map(|(i, (stats, summary))| WorkerResult { index: i, core: plan.workers[i].core, stats, summary })
         .collect();
+    let cpu = CpuUsage::new(cpu_used, ramp_ios + total.ios() + total.errors.total());
     Ok(RunResult {
         engine: info.unwrap_or_default(),
         workers,
@@ -345,6 +355,7 @@ pub fn run<B: EngineBuilder + 'static>(
         failure,
         started_at,
         verify: merge_verifiers(verifiers),
+        cpu,
     })
 }
 
@@ -464,6 +475,7 @@ mod tests {
                     interval: Duration::from_millis(100),
                     on_error: ErrorPolicy::Stop,
                     drain_timeout: Duration::from_secs(5),
+                    verify: None,
                 })
                 .collect(),
             interval: Duration::from_millis(100),

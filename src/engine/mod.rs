@@ -7,11 +7,15 @@
 //! with [`Engine::poll`], refilling each completed slot at once. Engines never decide what to issue;
 //! that is the workload generator's job.
 
+pub mod aio;
 pub mod buf;
 pub mod null;
+pub mod psync;
+pub mod ring;
 #[cfg(feature = "spdk")]
 pub mod spdk;
 pub mod uring;
+pub mod uring_cmd;
 
 #[cfg(test)]
 pub mod fake;
@@ -59,6 +63,9 @@ pub enum EngineError {
     Open { path: String, source: io::Error },
     #[error("{engine}: {what} failed: {source}")]
     Setup { engine: &'static str, what: &'static str, source: io::Error },
+    /// A set-up step whose description is built at run time (which flags the kernel refused).
+    #[error("{engine}: {what} failed: {source}")]
+    SetupRefused { engine: &'static str, what: String, source: io::Error },
     #[error("{engine}: {what} failed: {source}")]
     Runtime { engine: &'static str, what: &'static str, source: io::Error },
 }

@@ -61,6 +61,12 @@ pub fn render(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> Value {
                 "unit_bytes": v.table.unit_bytes(),
                 "mismatches": v.mismatches,
             })),
+            "cpu": {
+                "user_ns": r.cpu.user_ns,
+                "sys_ns": r.cpu.sys_ns,
+                "ios": r.cpu.ios,
+                "ns_per_io": r.cpu.ns_per_io(),
+            },
             "total": Value::Object(total),
             "workers": workers,
         },

@@ -85,6 +85,16 @@ pub fn render(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> String {
         row(&mut out, "total", d, &r.total.dir[d as usize], r.elapsed_ns, &cfg.percentiles);
     }
     let _ = writeln!(out, "{}", errors_line(&r.total.errors));
+    if let Some(per_io) = r.cpu.ns_per_io() {
+        let _ = writeln!(
+            out,
+            "cpu: {:.3} s user + {:.3} s sys for {} I/Os (ramp included) = {} per I/O, whole process",
+            r.cpu.user_ns as f64 / 1e9,
+            r.cpu.sys_ns as f64 / 1e9,
+            r.cpu.ios,
+            format_latency(per_io)
+        );
+    }
     for wr in &r.workers {
         if let Some(s) = &wr.summary {
             if s.lost_in_flight > 0 {

@@ -2,7 +2,9 @@
 
 mod bad_input;
 mod common;
+mod compare;
 mod devices;
+mod kernel_engines;
 mod null;
 mod report;
 #[cfg(feature = "spdk")]
