@@ -295,6 +295,7 @@ impl<'c, E: Engine> Loop<'c, E> {
         let mut issued_measured = 0u64;
         let mut in_flight = 0u32;
         let mut staged = 0u32;
+        let mut to_submit = false;
         let mut pending: Option<IoOp> = None;
         let mut stop: Option<(StopReason, u64)> = None;
         let mut first_error: Option<FailedIo> = None;
@@ -378,11 +379,11 @@ impl<'c, E: Engine> Loop<'c, E> {
                             }
                         }
                     }
-                    if staged > 0 {
-                        self.engine.submit()?;
-                        in_flight += staged;
-                        staged = 0;
-                    }
+                    // Submitted after the reap below, together with a wait when nothing is ready: one
+                    // syscall per round trip instead of two (fio's submit-and-getevents).
+                    in_flight += staged;
+                    to_submit = staged > 0;
+                    staged = 0;
                 }
                 Some((_, at)) => {
                     if in_flight == 0 {
@@ -448,7 +449,10 @@ impl<'c, E: Engine> Loop<'c, E> {
             }
             if reaped == 0 && in_flight > 0 && self.pacer.is_none() {
                 self.engine.wait()?;
+            } else if to_submit {
+                self.engine.submit()?;
             }
+            to_submit = false;
         }
         let summary = self.summary(stop, measure_start, last_completion, 0, first_error);
         if plan.verify.as_ref().is_some_and(|v| v.pass) {

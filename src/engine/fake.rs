@@ -110,17 +110,19 @@ impl Engine for FakeEngine {
                 i += 1;
             }
         }
-        if n == 0 {
-            // Time passes while a worker spins: a microsecond per empty poll, never past the next
-            // completion, so paced workers (which spin instead of waiting) see their schedule come due.
+        if n == 0 && self.staged.is_empty() {
+            // Time passes while a worker spins with nothing to submit: a microsecond per empty poll,
+            // never past the next completion, so paced workers (which spin instead of waiting) see
+            // their schedule come due.
             let next = self.in_flight.iter().map(|e| e.1).min().unwrap_or(u64::MAX);
             self.mock.increment(1_000.min(next.saturating_sub(now)));
         }
         Ok(n)
     }
 
-    /// Jumps the clock to the next completion.
+    /// Submits, then jumps the clock to the next completion.
     fn wait(&mut self) -> Result<(), EngineError> {
+        self.submit()?;
         let now = self.mock.value();
         if let Some(next) = self.in_flight.iter().map(|e| e.1).min() {
             if next > now {

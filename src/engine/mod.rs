@@ -110,10 +110,11 @@ pub trait Engine {
     /// Returns how many were reaped.
     fn poll<F: FnMut(u32, Result<(), IoError>)>(&mut self, max: u32, done: F) -> Result<u32, EngineError>;
 
-    /// Called when a poll found nothing while I/Os are in flight. Engines whose completions arrive by
-    /// interrupt block here until one does; polled engines return at once and the worker spins.
+    /// Called instead of `submit` when a poll found nothing while I/Os are queued or in flight:
+    /// submits what is queued, then, for engines whose completions arrive by interrupt, blocks until
+    /// one does (ideally in the same syscall). Polled engines just submit and the worker spins.
     fn wait(&mut self) -> Result<(), EngineError> {
-        Ok(())
+        self.submit()
     }
 
     /// The engine's name and the knobs in effect, for the report.
