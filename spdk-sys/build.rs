@@ -38,6 +38,7 @@ const FUNCTIONS: &[&str] = &[
     "spdk_nvme_ns_get_num_sectors",
     "spdk_nvme_ns_get_md_size",
     "spdk_nvme_ns_cmd_read",
+    "spdk_nvme_qpair_add_cmd_error_injection",
     "spdk_nvme_ns_cmd_write",
     "spdk_nvme_ns_cmd_write_zeroes",
     "nvmebench_shim_.*",

@@ -275,9 +275,53 @@ pub struct SpdkArgs {
     #[arg(long, value_parser = ["error", "warn", "notice", "info", "debug"])]
     pub spdk_log: Option<String>,
 
+    /// Fault injection (testing the stack): fail COUNT commands of each worker's queue pair with
+    /// the given NVMe status, e.g. `read:10` (status 0:0x06, internal error) or
+    /// `write:5:2:0x81` (media error, unrecovered read). Uses SPDK's
+    /// qpair error injection; the commands never reach the device.
+    #[arg(long, value_name = "OP:COUNT[:SCT:SC]", value_parser = parse_inject)]
+    pub spdk_inject_error: Option<InjectError>,
+
     /// Completions reaped per poll at most (default: the queue depth).
     #[arg(long, value_name = "N", value_parser = parse_qd)]
     pub max_completions: Option<u32>,
+}
+
+/// `--spdk-inject-error`: which commands fail, how many, with which status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InjectError {
+    pub write: bool,
+    pub count: u32,
+    pub sct: u8,
+    pub sc: u8,
+}
+
+fn parse_inject(text: &str) -> Result<InjectError, String> {
+    let bad =
+        || format!("'{text}' is not an injection; write OP:COUNT[:SCT:SC] with OP read or write, e.g. read:10:2:0x81");
+    let parts: Vec<&str> = text.split(':').collect();
+    let num = |t: &str, max: u64| -> Option<u64> {
+        let v = match t.strip_prefix("0x") {
+            Some(h) => u64::from_str_radix(h, 16).ok()?,
+            None => t.parse().ok()?,
+        };
+        (v <= max).then_some(v)
+    };
+    let write = match parts.first() {
+        Some(&"read") => false,
+        Some(&"write") => true,
+        _ => return Err(bad()),
+    };
+    let count = parts.get(1).and_then(|c| num(c, u64::from(u32::MAX))).filter(|c| *c > 0).ok_or_else(bad)? as u32;
+    let (sct, sc) = match parts.len() {
+        2 => (0, 0x06), // internal error
+        4 => (num(parts[2], 7).ok_or_else(bad)? as u8, num(parts[3], 0xff).ok_or_else(bad)? as u8),
+        _ => return Err(bad()),
+    };
+    if sct == 0 && sc == 0 {
+        return Err(format!("'{text}' injects status 0:0, which is success; give a failing status such as 0:0x06"));
+    }
+    Ok(InjectError { write, count, sct, sc })
 }
 
 /// A core list as given (`0-3,8`), in the order given.

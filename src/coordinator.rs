@@ -291,7 +291,11 @@ pub fn run<B: EngineBuilder + 'static>(
                 running -= 1;
                 finalize(&mut pending, running, false, &mut intervals);
             }
-            Ok(Report::Failed { worker, error }) => {
+            Ok(Report::Failed { worker, error, partial }) => {
+                if let Some((stats, summary)) = partial {
+                    totals[worker] += &stats;
+                    summaries[worker] = Some(summary);
+                }
                 shared.request_stop();
                 failure.get_or_insert(error);
                 finished[worker] = true;

@@ -154,6 +154,7 @@ pub fn resolve(args: &RunArgs, engine_text: &str) -> Result<(RunConfig, Option<S
         let options = crate::engine::spdk::SpdkOptions {
             io_queue_size: args.spdk.io_queue_size.unwrap_or(0),
             max_completions: args.spdk.max_completions.unwrap_or(0),
+            inject: args.spdk.spdk_inject_error.map(|i| (i.write, i.count, i.sct, i.sc)),
         };
         Ok((cfg, session.map(|session| SpdkRun { session, options })))
     }

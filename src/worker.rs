@@ -149,10 +149,27 @@ pub enum WorkerError {
 /// What workers tell the coordinator.
 #[derive(Debug)]
 pub enum Report {
-    Ready { worker: usize, info: EngineInfo },
-    Interval { worker: usize, phase: Phase, stats: Box<Stats> },
-    Done { worker: usize, stats: Box<Stats>, summary: WorkerSummary, verify: Option<Box<Verifier>> },
-    Failed { worker: usize, error: WorkerError },
+    Ready {
+        worker: usize,
+        info: EngineInfo,
+    },
+    Interval {
+        worker: usize,
+        phase: Phase,
+        stats: Box<Stats>,
+    },
+    Done {
+        worker: usize,
+        stats: Box<Stats>,
+        summary: WorkerSummary,
+        verify: Option<Box<Verifier>>,
+    },
+    /// The worker stopped on an error; after the start, what it measured until then comes along.
+    Failed {
+        worker: usize,
+        error: WorkerError,
+        partial: Option<(Box<Stats>, WorkerSummary)>,
+    },
 }
 
 /// The channels a worker talks on.
@@ -169,7 +186,8 @@ pub fn run<B: EngineBuilder>(builder: &B, plan: &WorkerPlan, shared: &Shared, li
     if let Some(core) = plan.core {
         if !core_affinity::set_for_current(core_affinity::CoreId { id: core }) {
             shared.abort();
-            let _ = links.reports.send(Report::Failed { worker, error: WorkerError::Pin { worker, core } });
+            let _ =
+                links.reports.send(Report::Failed { worker, error: WorkerError::Pin { worker, core }, partial: None });
             return;
         }
     }
@@ -178,7 +196,8 @@ pub fn run<B: EngineBuilder>(builder: &B, plan: &WorkerPlan, shared: &Shared, li
         Ok(e) => e,
         Err(source) => {
             shared.abort();
-            let _ = links.reports.send(Report::Failed { worker, error: WorkerError::Engine { worker, source } });
+            let error = WorkerError::Engine { worker, source };
+            let _ = links.reports.send(Report::Failed { worker, error, partial: None });
             return;
         }
     };
@@ -206,7 +225,18 @@ pub fn run<B: EngineBuilder>(builder: &B, plan: &WorkerPlan, shared: &Shared, li
         }
         Err(source) => {
             shared.request_stop();
-            let _ = links.reports.send(Report::Failed { worker, error: WorkerError::Engine { worker, source } });
+            let (measure_start, last) = state.progress;
+            let summary = WorkerSummary {
+                measured_ns: last.saturating_sub(measure_start),
+                stop_reason: StopReason::Error,
+                lost_in_flight: 0,
+                first_error: None,
+            };
+            let partial = Some((std::mem::take(&mut state.stats), summary));
+            // The engine failed with I/Os possibly still owned by the device: never free its memory.
+            std::mem::forget(state);
+            let _ =
+                links.reports.send(Report::Failed { worker, error: WorkerError::Engine { worker, source }, partial });
         }
     }
 }
@@ -224,6 +254,8 @@ struct Loop<'c, E: Engine> {
     pacer: Option<Pacer>,
     verifier: Option<Verifier>,
     t0: u64,
+    /// `(measure start, last completion)` in ns, kept for a report after an engine failure.
+    progress: (u64, u64),
 }
 
 impl<'c, E: Engine> Loop<'c, E> {
@@ -244,6 +276,7 @@ impl<'c, E: Engine> Loop<'c, E> {
             engine,
             generator,
             verifier,
+            progress: (0, 0),
             clock,
             slots: vec![(0, idle); qd],
             free: (0..plan.queue_depth).rev().collect(),
@@ -453,6 +486,7 @@ impl<'c, E: Engine> Loop<'c, E> {
                 self.engine.submit()?;
             }
             to_submit = false;
+            self.progress = (measure_start, last_completion);
         }
         let summary = self.summary(stop, measure_start, last_completion, 0, first_error);
         if plan.verify.as_ref().is_some_and(|v| v.pass) {

@@ -144,3 +144,65 @@ fn spdk_engine_over_nvmf_tcp() {
         assert_eq!(e.trim_end().lines().count(), 1, "{args:?}: one line: {e}");
     }
 }
+
+#[test]
+fn injected_errors_are_counted_exactly() {
+    let Some(t) = TcpTarget::start(4432) else { return };
+    let o = nvmebench(&[
+        "run",
+        "--engine",
+        "spdk",
+        "--trid",
+        &t.trid,
+        "--cores",
+        "0",
+        "--qd",
+        "8",
+        "--ios",
+        "2000",
+        "--on-error",
+        "continue",
+        "--spdk-inject-error",
+        "read:25:2:0x81",
+        "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "I/O errors exit 1: {}", stderr(&o));
+    let j = json(&o);
+    let e = &j["results"]["total"]["errors"];
+    assert_eq!(e["total"], 25, "{e}");
+    assert_eq!(e["kinds"][0]["error"]["kind"], "nvme");
+    assert_eq!((e["kinds"][0]["error"]["sct"].as_u64(), e["kinds"][0]["error"]["sc"].as_u64()), (Some(2), Some(0x81)));
+    assert_eq!(j["results"]["total"]["read"]["ios"], 2000 - 25);
+
+    // Under the default policy the first one stops the run, and the text names it.
+    let o =
+        nvmebench(&["run", "--engine", "spdk", "--trid", &t.trid, "--ios", "2000", "--spdk-inject-error", "read:1"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("first error: NVMe status type 0x0 code 0x06"), "{}", stdout(&o));
+    let o = nvmebench(&["run", "--engine", "spdk", "--trid", &t.trid, "--ios", "10", "--spdk-inject-error", "read:0"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn a_target_that_dies_mid_run_ends_the_run_cleanly() {
+    let Some(t) = TcpTarget::start(4433) else { return };
+    let child = Command::new(env!("CARGO_BIN_EXE_nvmebench"))
+        .args(["run", "--engine", "spdk", "--trid", &t.trid, "--cores", "0", "--time", "30", "--drain-timeout", "3s"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let state = std::fs::read_to_string(&t.state).unwrap();
+    let pid = state.lines().find_map(|l| l.strip_prefix("pid=")).unwrap().to_string();
+    Command::new("kill").args(["-KILL", &pid]).status().unwrap();
+    let started = std::time::Instant::now();
+    let o = child.wait_with_output().unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(25), "the run hung after the target died");
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{}", stderr(&o));
+    assert!(out.contains("run failed:") && out.contains("partial results"), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("total")), "partial results are printed: {out}");
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+}

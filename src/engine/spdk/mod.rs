@@ -143,6 +143,8 @@ impl SpdkSession {
 /// Queue-pair knobs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SpdkOptions {
+    /// Fail this many commands per queue pair: `(write?, count, sct, sc)`.
+    pub inject: Option<(bool, u32, u8, u8)>,
     /// I/O queue entries (0: as many as the controller allows, like perf).
     pub io_queue_size: u32,
     /// Completions reaped per poll at most (0: no bound beyond the queue depth).
@@ -253,6 +255,18 @@ impl SpdkEngine {
                 return Err(setup("allocating DMA buffers", io::Error::other(e.to_string())));
             }
         };
+        if let Some((write, count, sct, sc)) = options.inject {
+            let opc = if write { 0x01 } else { 0x02 };
+            // SAFETY: a live controller and the qpair just allocated from it; plain values otherwise.
+            let rc = unsafe {
+                spdk_sys::spdk_nvme_qpair_add_cmd_error_injection(ctrlr, qpair.as_ptr(), opc, true, 0, count, sct, sc)
+            };
+            if rc != 0 {
+                // SAFETY: the qpair has no commands yet.
+                unsafe { spdk_sys::spdk_nvme_ctrlr_free_io_qpair(qpair.as_ptr()) };
+                return Err(setup("adding error injection", io::Error::from_raw_os_error(-rc)));
+            }
+        }
         let mut ring = Box::new(Ring { done: Vec::with_capacity(queue_depth as usize) });
         let ring_ptr: *mut Ring = &mut *ring;
         let ctx: Box<[SlotCtx]> = (0..queue_depth).map(|slot| SlotCtx { ring: ring_ptr, slot }).collect();
