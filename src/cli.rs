@@ -207,6 +207,11 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value = "stop")]
     pub on_error: OnError,
 
+    /// Confirms writing to a device that holds a filesystem, swap, LVM, RAID or partition-table
+    /// signature: the device's serial number, as the refusal message names it.
+    #[arg(long, value_name = "SERIAL", requires = "allow_destroy")]
+    pub confirm_serial: Option<String>,
+
     /// Allow writes to a block device (destroys its data). Mounted devices are refused regardless.
     #[arg(long)]
     pub allow_destroy: bool,

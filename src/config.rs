@@ -519,7 +519,7 @@ impl RunConfig {
         // Safety of writes: refuse before anything is written.
         if let Some(t) = &target {
             if workload.writes() {
-                t.check_writable(args.allow_destroy)?;
+                t.check_writable(args.allow_destroy, args.confirm_serial.as_deref())?;
             }
             t.check_direct_io()?;
         }

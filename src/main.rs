@@ -25,10 +25,12 @@ fn main() -> ExitCode {
                 let _ = e.print();
                 return ExitCode::from(2);
             }
-            // clap's first line names the option and the problem; its usage block adds nothing.
+            // clap's first paragraph names the option and the problem (and, for a missing argument,
+            // which one on the lines below); its usage block and tips add nothing: one line it is.
             let rendered = e.render().to_string();
-            let first = rendered.lines().next().unwrap_or("invalid arguments");
-            eprintln!("nvmebench: {} (see --help)", first.trim_start_matches("error: "));
+            let first = rendered.split("\n\n").next().unwrap_or("invalid arguments");
+            let line = first.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
+            eprintln!("nvmebench: {} (see --help)", line.trim_start_matches("error: "));
             return ExitCode::from(2);
         }
     };

@@ -34,6 +34,14 @@ pub enum TargetError {
         "{path} is {what} and this workload writes to it, destroying its data; add --allow-destroy if that is intended"
     )]
     NeedsAllowDestroy { path: String, what: &'static str },
+    #[error(
+        "{path} holds {what}; if destroying it is intended, add --confirm-serial {serial} (the device's serial number)"
+    )]
+    Signature { path: String, what: &'static str, serial: String },
+    #[error(
+        "{path} holds {what} and has no serial number to confirm with; if it is no longer needed, wipe it first (wipefs -a {path})"
+    )]
+    SignatureNoSerial { path: String, what: &'static str },
     #[error("cannot create {path}: {source}")]
     Create { path: String, source: io::Error },
 }
@@ -145,9 +153,11 @@ impl Target {
     }
 
     /// Refuses writes that would destroy data the user did not offer: any block device without
-    /// `allow_destroy`, and a device that is mounted, holds a mounted partition, is swap, or is held by
-    /// another device (LVM, RAID, dm-crypt) even with it.
-    pub fn check_writable(&self, allow_destroy: bool) -> Result<(), TargetError> {
+    /// `allow_destroy`; a device that is mounted, holds a mounted partition, is active swap, or is
+    /// held by another device (LVM, RAID, dm-crypt) always; and a device whose first blocks carry a
+    /// filesystem, swap, LVM, RAID or partition-table signature unless `confirm_serial` is its serial
+    /// number.
+    pub fn check_writable(&self, allow_destroy: bool, confirm_serial: Option<&str>) -> Result<(), TargetError> {
         let path = self.path.display().to_string();
         match self.kind {
             TargetKind::File | TargetKind::NewFile => return Ok(()),
@@ -183,6 +193,18 @@ impl Target {
         }
         if !allow_destroy {
             return Err(TargetError::NeedsAllowDestroy { path, what: "a block device" });
+        }
+        let device = match self.kind {
+            TargetKind::NvmeGeneric => self.nvme_sibling.clone().unwrap_or_else(|| self.path.clone()),
+            _ => self.path.clone(),
+        };
+        if let Some(what) = signature(&device) {
+            let serial = serial_of(&device);
+            match (serial, confirm_serial) {
+                (Some(s), Some(c)) if s == c => {}
+                (Some(serial), _) => return Err(TargetError::Signature { path, what, serial }),
+                (None, _) => return Err(TargetError::SignatureNoSerial { path, what }),
+            }
         }
         Ok(())
     }
@@ -394,6 +416,60 @@ impl Drop for RemoveOnDrop {
     }
 }
 
+/// What the first blocks of a device say it holds, if anything known: a filesystem, swap, an LVM
+/// physical volume, a RAID member or a partition table.
+pub fn signature(device: &Path) -> Option<&'static str> {
+    use std::io::Read;
+    let mut head = vec![0u8; 68 * 1024];
+    let mut f = fs::File::open(device).ok()?;
+    let mut n = 0;
+    while n < head.len() {
+        match f.read(&mut head[n..]) {
+            Ok(0) | Err(_) => break,
+            Ok(k) => n += k,
+        }
+    }
+    let at = |off: usize, magic: &[u8]| head.get(off..off + magic.len()) == Some(magic) && off + magic.len() <= n;
+    const SIGNATURES: &[(usize, &[u8], &str)] = &[
+        (1080, &[0x53, 0xef], "an ext2/3/4 filesystem"),
+        (0, b"XFSB", "an XFS filesystem"),
+        (65600, b"_BHRfS_M", "a btrfs filesystem"),
+        (4086, b"SWAPSPACE2", "a swap area"),
+        (4086, b"SWAP-SPACE", "a swap area"),
+        (512 + 24, b"LVM2 001", "an LVM physical volume"),
+        (4096, &[0xfc, 0x4e, 0x2b, 0xa9], "a Linux RAID (md) member"),
+        (0, &[0xfc, 0x4e, 0x2b, 0xa9], "a Linux RAID (md) member"),
+        (3, b"NTFS    ", "an NTFS filesystem"),
+        (82, b"FAT32   ", "a FAT32 filesystem"),
+        (54, b"FAT1", "a FAT filesystem"),
+        (512, b"EFI PART", "a GPT partition table"),
+    ];
+    if let Some((_, _, what)) = SIGNATURES.iter().find(|(off, magic, _)| at(*off, magic)) {
+        return Some(what);
+    }
+    // An MBR: the boot signature and at least one partition entry with a type.
+    if at(510, &[0x55, 0xaa]) && (0..4).any(|i| head[446 + i * 16 + 4] != 0) {
+        return Some("an MBR partition table");
+    }
+    None
+}
+
+/// The device's serial number as sysfs reports it (NVMe, SCSI, virtio), or for a loop device the
+/// file behind it (`loop:/path`), which is what `--confirm-serial` must repeat.
+pub fn serial_of(device: &Path) -> Option<String> {
+    let meta = fs::metadata(device).ok()?;
+    let disk = whole_disk_dir(meta.rdev())?;
+    for f in ["device/serial", "serial", "device/wwid", "wwid"] {
+        if let Ok(s) = fs::read_to_string(disk.join(f)) {
+            let s = s.trim();
+            if !s.is_empty() {
+                return Some(s.to_string());
+            }
+        }
+    }
+    fs::read_to_string(disk.join("loop/backing_file")).ok().map(|b| format!("loop:{}", b.trim()))
+}
+
 fn dev_name(dev: u64) -> String {
     format!("{}:{}", libc::major(dev), libc::minor(dev))
 }
@@ -449,7 +525,7 @@ mod tests {
         let t = Target::inspect(&path, None).unwrap();
         assert_eq!((t.kind, t.size_bytes), (TargetKind::File, 3 << 20));
         assert!(t.logical_block_bytes.is_power_of_two());
-        t.check_writable(false).unwrap();
+        t.check_writable(false, None).unwrap();
         let data = fs::read(&path).unwrap();
         assert!(data.iter().filter(|&&b| b == 0).count() < data.len() / 100);
     }

@@ -267,3 +267,60 @@ fn mounted_devices_are_never_written_by_any_engine() {
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(lo.backing_bytes(), before);
 }
+
+#[test]
+fn signatures_need_the_serial_number() {
+    if !can_loop() {
+        return;
+    }
+    let dir = scratch_dir();
+    let img = backing_file(dir.path(), 32 << 20);
+    let Some(lo) = Loop::new(&img, &[]) else { return };
+    let mkfs = Command::new("mkfs.ext4").args(["-q", "-F", &lo.dev]).output().unwrap();
+    assert!(mkfs.status.success());
+    let before = lo.backing_bytes();
+    let serial = format!("loop:{}", std::fs::canonicalize(&img).unwrap().display());
+
+    let o = nvmebench(&["run", "--filename", &lo.dev, "--rw", "randwrite", "--ios", "100", "--allow-destroy"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("holds an ext2/3/4 filesystem") && e.contains(&format!("--confirm-serial {serial}")), "{e}");
+    let o = nvmebench(&[
+        "run",
+        "--filename",
+        &lo.dev,
+        "--rw",
+        "randwrite",
+        "--ios",
+        "100",
+        "--allow-destroy",
+        "--confirm-serial",
+        "wrong",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(lo.backing_bytes(), before, "refused runs write nothing");
+
+    let o = nvmebench(&[
+        "run",
+        "--filename",
+        &lo.dev,
+        "--rw",
+        "randwrite",
+        "--ios",
+        "100",
+        "--allow-destroy",
+        "--confirm-serial",
+        &serial,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_ne!(lo.backing_bytes(), before);
+
+    // A partition table is a signature too.
+    let img2 = dir.path().join("mbr.img");
+    std::fs::File::create(&img2).unwrap().set_len(16 << 20).unwrap();
+    write_mbr(&img2, (16 << 20) / 512);
+    let Some(lo2) = Loop::new(&img2, &[]) else { return };
+    let o = nvmebench(&["run", "--filename", &lo2.dev, "--rw", "write", "--ios", "10", "--allow-destroy"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("holds an MBR partition table"), "{}", stderr(&o));
+}
