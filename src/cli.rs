@@ -102,12 +102,30 @@ pub enum OutputFormat {
     Json,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+/// `--on-error`: stop, continue, or retry each failed I/O up to N times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OnError {
     /// Stop the run at the first I/O error.
     Stop,
     /// Count errors and keep going.
     Continue,
+    /// Retry a failed I/O up to N times; one that still fails is counted and the run goes on.
+    Retry(u32),
+}
+
+fn parse_on_error(text: &str) -> Result<OnError, String> {
+    match text {
+        "stop" => Ok(OnError::Stop),
+        "continue" => Ok(OnError::Continue),
+        _ => text
+            .strip_prefix("retry:")
+            .and_then(|n| n.parse::<u32>().ok())
+            .filter(|n| (1..=1000).contains(n))
+            .map(OnError::Retry)
+            .ok_or_else(|| {
+                format!("'{text}' is not an error policy; use stop, continue or retry:N (N from 1 to 1000)")
+            }),
+    }
 }
 
 #[derive(Clone, Debug, Args)]
@@ -203,8 +221,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
-    /// What an I/O error does.
-    #[arg(long, value_enum, default_value = "stop")]
+    /// What an I/O error does: stop, continue, or retry:N (retry each failed I/O up to N times).
+    #[arg(long, default_value = "stop", value_name = "POLICY", value_parser = parse_on_error)]
     pub on_error: OnError,
 
     /// Confirms writing to a device that holds a filesystem, swap, LVM, RAID or partition-table

@@ -558,6 +558,7 @@ impl RunConfig {
             on_error: match args.on_error {
                 OnError::Stop => ErrorPolicy::Stop,
                 OnError::Continue => ErrorPolicy::Continue,
+                OnError::Retry(n) => ErrorPolicy::Retry(n),
             },
             output: args.output,
             json_path: args.json.clone(),

@@ -114,6 +114,8 @@ pub struct ErrorCounts {
     pub other: u64,
     /// Errors per direction.
     pub by_dir: [u64; 2],
+    /// Failed I/Os that were retried (`--on-error retry:N`); not counted as errors.
+    pub retried: u64,
 }
 
 impl ErrorCounts {
@@ -162,6 +164,7 @@ impl AddAssign<&ErrorCounts> for ErrorCounts {
             self.add_kind(kind, n);
         }
         self.other += o.other;
+        self.retried += o.retried;
         self.by_dir[0] += o.by_dir[0];
         self.by_dir[1] += o.by_dir[1];
     }

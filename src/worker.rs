@@ -26,6 +26,8 @@ pub enum ErrorPolicy {
     Stop,
     /// Count the error and keep going.
     Continue,
+    /// Retry a failed I/O up to this many times, then count it and keep going.
+    Retry(u32),
 }
 
 /// Everything one worker needs to know, decided before it starts.
@@ -256,6 +258,9 @@ struct Loop<'c, E: Engine> {
     t0: u64,
     /// `(measure start, last completion)` in ns, kept for a report after an engine failure.
     progress: (u64, u64),
+    /// Retries so far of each slot's I/O, and slots whose failed I/O waits to be queued again.
+    tries: Vec<u32>,
+    retry: Vec<u32>,
 }
 
 impl<'c, E: Engine> Loop<'c, E> {
@@ -277,6 +282,8 @@ impl<'c, E: Engine> Loop<'c, E> {
             generator,
             verifier,
             progress: (0, 0),
+            tries: vec![0; qd],
+            retry: Vec::with_capacity(qd),
             clock,
             slots: vec![(0, idle); qd],
             free: (0..plan.queue_depth).rev().collect(),
@@ -319,6 +326,10 @@ impl<'c, E: Engine> Loop<'c, E> {
         let ramp_ns = plan.ramp.as_nanos() as u64;
         let drain_ns = plan.drain_timeout.as_nanos() as u64;
         let stop_on_error = plan.on_error == ErrorPolicy::Stop;
+        let max_retries = match plan.on_error {
+            ErrorPolicy::Retry(n) => n,
+            _ => 0,
+        };
 
         self.t0 = self.clock.raw();
         let mut measuring = ramp_ns == 0;
@@ -443,6 +454,7 @@ impl<'c, E: Engine> Loop<'c, E> {
             let free = &mut self.free;
             let stats = &mut self.stats;
             let verifier = &mut self.verifier;
+            let (tries, retry) = (&mut self.tries, &mut self.retry);
             let reaped = self.engine.poll(qd, |slot, result| {
                 let t = *done_at.get_or_insert_with(|| clock.delta_as_nanos(t0, clock.raw()));
                 let (start, op) = slots[slot as usize];
@@ -451,6 +463,13 @@ impl<'c, E: Engine> Loop<'c, E> {
                 }
                 match result {
                     Ok(()) => stats.dir[op.dir as usize].record(t.saturating_sub(start), 1, u64::from(op.len)),
+                    // Retried with its original issue time, so the retries count in its latency.
+                    Err(_) if tries[slot as usize] < max_retries => {
+                        tries[slot as usize] += 1;
+                        stats.errors.retried += 1;
+                        retry.push(slot);
+                        return;
+                    }
                     Err(e) => {
                         stats.errors.count(op.dir, e, 1);
                         if first_error.is_none() {
@@ -459,9 +478,25 @@ impl<'c, E: Engine> Loop<'c, E> {
                         error_seen = true;
                     }
                 }
+                tries[slot as usize] = 0;
                 free.push(slot);
             })?;
             in_flight -= reaped;
+            while let Some(&slot) = self.retry.last() {
+                let op = self.slots[slot as usize].1;
+                if let Some(v) = &mut self.verifier {
+                    v.prepare(slot, &op, self.engine.slot_buf(slot));
+                }
+                if self.engine.queue(slot, &op)? == Queued::Busy {
+                    if let Some(v) = &mut self.verifier {
+                        v.cancel(slot);
+                    }
+                    break;
+                }
+                self.retry.pop();
+                in_flight += 1;
+                to_submit = true;
+            }
             if let Some(t) = done_at {
                 last_completion = t;
             }

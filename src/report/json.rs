@@ -87,7 +87,7 @@ fn dir_pair(
     let kinds: Vec<Value> = errors.kinds().iter().map(|(k, n)| json!({ "error": k, "count": n })).collect();
     o.insert(
         "errors".into(),
-        json!({ "total": errors.total(), "read": errors.by_dir[0], "write": errors.by_dir[1], "kinds": kinds, "other": errors.other }),
+        json!({ "total": errors.total(), "read": errors.by_dir[0], "write": errors.by_dir[1], "kinds": kinds, "other": errors.other, "retried": errors.retried }),
     );
     o
 }

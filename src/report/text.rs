@@ -188,8 +188,9 @@ fn row(out: &mut String, who: &str, d: Direction, s: &DirStats, elapsed_ns: u64,
 }
 
 fn errors_line(e: &ErrorCounts) -> String {
+    let retried = if e.retried > 0 { format!(" ({} failed I/Os retried)", e.retried) } else { String::new() };
     if e.total() == 0 {
-        return "errors: none".into();
+        return format!("errors: none{retried}");
     }
     let mut s = format!("errors: {} (read {}, write {})", e.total(), e.by_dir[0], e.by_dir[1]);
     for (kind, n) in e.kinds() {
@@ -198,5 +199,5 @@ fn errors_line(e: &ErrorCounts) -> String {
     if e.other > 0 {
         let _ = write!(s, "; {} of other kinds", e.other);
     }
-    s
+    s + &retried
 }

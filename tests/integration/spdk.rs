@@ -206,3 +206,34 @@ fn a_target_that_dies_mid_run_ends_the_run_cleanly() {
     assert!(out.lines().any(|l| l.starts_with("total")), "partial results are printed: {out}");
     assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
 }
+
+#[test]
+fn retries_absorb_transient_errors() {
+    let Some(t) = TcpTarget::start(4434) else { return };
+    // The queue pair fails its next ten reads; retried (on the same queue pair) until the injection
+    // is used up, every I/O succeeds and none counts as an error.
+    let o = nvmebench(&[
+        "run",
+        "--engine",
+        "spdk",
+        "--trid",
+        &t.trid,
+        "--cores",
+        "0",
+        "--qd",
+        "4",
+        "--ios",
+        "500",
+        "--on-error",
+        "retry:10",
+        "--spdk-inject-error",
+        "read:10",
+        "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    let e = &j["results"]["total"]["errors"];
+    assert_eq!((e["total"].as_u64(), e["retried"].as_u64()), (Some(0), Some(10)), "{e}");
+    assert_eq!(j["results"]["total"]["read"]["ios"], 500);
+}

@@ -136,4 +136,25 @@ fn io_errors_end_with_status_1() {
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
     assert!(stdout(&o).contains("first error: short transfer"), "{}", stdout(&o));
+
+    // Errors that persist are retried N times each, then counted.
+    let h = make_file(dir.path(), "h.bin", 1 << 20);
+    let child = Command::new(env!("CARGO_BIN_EXE_nvmebench"))
+        .args(["run", "--filename", h.to_str().unwrap(), "--time", "20", "--qd", "2", "--on-error", "retry:3"])
+        .args(["--output", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    std::fs::OpenOptions::new().write(true).open(&h).unwrap().set_len(0).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    let o = child.wait_with_output().unwrap();
+    let j = json(&o);
+    let e = &j["results"]["total"]["errors"];
+    let (total, retried) = (e["total"].as_u64().unwrap(), e["retried"].as_u64().unwrap());
+    assert!(total > 0, "{e}");
+    // Every counted error was tried 3 more times first (a few may be mid-retry at the stop).
+    assert!(retried >= 3 * total && retried <= 3 * total + 6, "{e}");
 }
