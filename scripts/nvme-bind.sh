@@ -129,7 +129,14 @@ list() {
   else
     echo "IOMMU: not enabled (vfio-pci needs intel_iommu=on or amd_iommu=on; else uio_pci_generic)"
   fi
-  echo "memlock limit: $(ulimit -l) KiB$( [ "$(ulimit -l)" = unlimited ] || echo " (vfio pins all DMA memory: run SPDK as root or raise it with 'ulimit -l unlimited')")"
+  local lim note=""
+  lim=$(ulimit -l)
+  if [ "$(id -u)" = 0 ]; then
+    note=" (root is not limited)"
+  elif [ "$lim" != unlimited ]; then
+    note=" (vfio pins all DMA memory: run SPDK as root or raise it with 'ulimit -l unlimited')"
+  fi
+  echo "memlock limit: $lim KiB$note"
 }
 
 sysfs_write() {
@@ -207,7 +214,7 @@ bind() {
       echo "$f: $cur -> $driver"
     fi
   done
-  if [ "$driver" = vfio-pci ] && [ "$(ulimit -l)" != unlimited ]; then
+  if [ "$driver" = vfio-pci ] && [ "$(id -u)" != 0 ] && [ "$(ulimit -l)" != unlimited ]; then
     echo "note: memlock limit is $(ulimit -l) KiB; vfio pins all DMA memory, so run SPDK as root or raise it (ulimit -l unlimited)"
   fi
 }
@@ -217,6 +224,7 @@ restore() {
   [ "${#bdfs[@]}" -gt 0 ] || die "restore needs at least one BDF; '$0 list' shows them"
   for f in "${bdfs[@]}"; do
     [ -e "$pci/$f" ] || die "there is no PCI function $f; '$0 list' shows the NVMe ones"
+    [ "$(cat "$pci/$f/class")" = 0x010802 ] || die "$f is not an NVMe controller; '$0 list' shows the NVMe ones"
   done
   for f in "${bdfs[@]}"; do
     orig=nvme
