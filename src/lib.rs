@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod config;
 pub mod coordinator;
+pub mod doctor;
 pub mod engine;
 pub mod report;
 pub mod run;

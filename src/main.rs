@@ -1,12 +1,13 @@
 //! The `nvmebench` binary: parse, run, map the outcome to an exit status.
 //!
-//! Exit status: 0 clean, 1 the run finished with I/O errors (or could not write its results),
+//! Exit status of `run`: 0 clean, 1 the run finished with I/O errors (or could not write its results),
 //! 2 a usage or set-up error (nothing was written), 128+N interrupted by signal N (partial results
-//! were written).
+//! were written). `doctor`: 0 nothing failed, 1 a check failed, 2 a usage error.
 
 use clap::Parser;
 use clap::error::ErrorKind;
 use nvmebench::cli::{Cli, Command};
+use nvmebench::doctor;
 use nvmebench::run::{SetupError, run_command};
 use std::process::ExitCode;
 
@@ -35,6 +36,13 @@ fn main() -> ExitCode {
             Err(e) => {
                 eprintln!("nvmebench: {e:#}");
                 ExitCode::from(if e.downcast_ref::<SetupError>().is_some() { 2 } else { 1 })
+            }
+        },
+        Command::Doctor(args) => match doctor::doctor_command(&args) {
+            Ok(code) => ExitCode::from(code),
+            Err(e) => {
+                eprintln!("nvmebench: {e}");
+                ExitCode::from(2)
             }
         },
     }
