@@ -101,11 +101,20 @@ newest_kernel() {
   echo "$best"
 }
 
+# virtme-ng's launcher: on PATH, or in the scripts directory of the python3 that pip installed it
+# with (a pyenv shim appears only after 'pyenv rehash').
+find_vng() {
+  local d
+  if command -v vng 2>/dev/null; then return 0; fi
+  d=$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))' 2>/dev/null) || return 1
+  [ -x "$d/vng" ] && echo "$d/vng"
+}
+
 # Why the testbed cannot boot here, or nothing.
 missing() {
   local why=""
   command -v qemu-system-x86_64 >/dev/null || why="$why qemu-system-x86_64 (apt-get install qemu-system-x86);"
-  command -v vng >/dev/null || why="$why virtme-ng (pip install virtme-ng);"
+  find_vng >/dev/null || why="$why virtme-ng (pip install virtme-ng);"
   command -v busybox >/dev/null || why="$why busybox (apt-get install busybox-static);"
   command -v modprobe >/dev/null || why="$why modprobe (apt-get install kmod);"
   if [ -n "$kernel" ]; then
@@ -131,12 +140,13 @@ install() {
     apt-get install -y -qq --no-install-recommends $pkgs >/dev/null ||
       die "apt-get could not install$pkgs" 3
   fi
-  if ! command -v vng >/dev/null; then
+  if ! find_vng >/dev/null; then
     echo "testbed: installing virtme-ng (pip)" >&2
     python3 -m pip install -q virtme-ng >&2 ||
       python3 -m pip install -q --break-system-packages virtme-ng >&2 ||
       die "pip could not install virtme-ng; run 'python3 -m pip install virtme-ng'" 3
     hash -r
+    if command -v pyenv >/dev/null; then pyenv rehash || true; fi
   fi
 }
 
@@ -188,6 +198,7 @@ if [ -n "$why" ]; then
   [ -z "$why" ] || die "the testbed cannot run here; missing:$why" 3
 fi
 [ -n "$kernel" ] || kernel=$(newest_kernel)
+vng=$(find_vng)
 
 # KVM must be a real hardware KVM: the paravirtual kvm_pvm hangs booting a stock kernel.
 kvm_usable() {
@@ -231,8 +242,9 @@ for ((c = 0; c < nvme; c++)); do
   done
 done
 
-# The guest runs this script; it travels on the kernel command line (virtme-ng's --exec), because
-# the guest's view of the host's /tmp and /var is an overlay that may not show files made now.
+# The guest runs this script from the work directory, shared read-write (the guest's view of the
+# host's /tmp and /var is an overlay that does not show files made now, and the kernel command line
+# that carries virtme-ng's --exec is too short for a long command).
 guest="$work/guest.sh"
 {
   echo '#!/bin/bash'
@@ -254,13 +266,13 @@ guest="$work/guest.sh"
 } >"$guest"
 
 vng_args=(--run "$kernel" --force-9p --disable-microvm --cpus "$cpus" --memory "${memory}M"
-  --qemu-opts="$qemu" --exec "bash -c \"\$(echo $(base64 -w0 "$guest") | base64 -d)\"")
+  --qemu-opts="$qemu" --rwdir "$work" --exec "bash $guest")
 [ -z "$append" ] || vng_args+=(--append "$append")
 [ "$accel" = kvm ] || vng_args+=(--disable-kvm)
 for d in "${rwdirs[@]}"; do vng_args+=(--rwdir "$d"); done
 
 if [ "$dry" = 1 ]; then
-  printf '%q ' vng "${vng_args[@]}"
+  printf '%q ' "$vng" "${vng_args[@]}"
   echo
   echo "# guest script:"
   cat "$guest"
@@ -270,7 +282,7 @@ fi
 # QEMU reopens the paths of its stdout and stderr, which truncates a regular file each time: keep
 # both on pipes so output redirected to a file arrives whole.
 status=0
-{ timeout -k 10 "$timeout_s" vng "${vng_args[@]}" </dev/null 2>&1 1>&3 3>&- | cat >&2; } 3>&1 | cat || status=$?
+{ timeout -k 10 "$timeout_s" "$vng" "${vng_args[@]}" </dev/null 2>&1 1>&3 3>&- | cat >&2; } 3>&1 | cat || status=$?
 if [ "$status" = 124 ]; then
   echo "$0: the guest did not finish within $timeout_s s (--timeout); it was stopped" >&2
 fi

@@ -4,4 +4,5 @@ mod bad_input;
 mod common;
 mod devices;
 mod null;
+mod testbed;
 mod uring;
