@@ -30,7 +30,9 @@ fn testbed_ready() -> bool {
 fn testbed(args: &[&str], stdout_to: Stdio) -> Output {
     let _one = BOOT.lock().unwrap_or_else(|e| e.into_inner());
     let started = std::time::Instant::now();
+    // A hung guest fails its test in 10 minutes instead of holding CI for the script's default 15.
     let o = Command::new(script("scripts/testbed.sh"))
+        .args(["--timeout", "600"])
         .args(args)
         .stdin(Stdio::null())
         .stdout(stdout_to)
@@ -69,7 +71,8 @@ fn guest_script(steps: &[(&str, String)]) -> String {
     let mut s = String::from("cd /tmp\n");
     for (name, cmd) in steps {
         s.push_str(&format!(
-            "out=$( {{ {cmd} ; }} 2>&1 ); rc=$?; echo \"@@@ {name} rc=$rc\"; printf '%s\\n' \"$out\"\n"
+            "t=$(date +%s%N); out=$( {{ {cmd} ; }} 2>&1 ); rc=$?; echo \"@@@ {name} rc=$rc\"; printf '%s\\n' \"$out\"; \
+             echo \"step {name}: $(( ($(date +%s%N) - t) / 1000000 )) ms\" >&2\n"
         ));
     }
     s
@@ -153,6 +156,7 @@ fn setup_scripts_doctor_and_uring_on_an_emulated_controller() {
         testbed(&["--iommu", "--append", "nvme.poll_queues=2", "--size", "512M", &guest_script(&plan)], Stdio::piped());
     let out = stdout(&o);
     let err = stderr(&o);
+    eprint!("{}", err.lines().filter(|l| l.starts_with("step ")).map(|l| format!("{l}\n")).collect::<String>());
     assert_eq!(o.status.code(), Some(0), "guest script ended badly\nstdout:\n{out}\nstderr:\n{err}");
     let s = steps(&out);
     let step = |n: &str| s.get(n).unwrap_or_else(|| panic!("step {n} missing\nstdout:\n{out}\nstderr:\n{err}"));
