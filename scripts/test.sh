@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, unit and integration tests, shell checks.
-# Tests that need something this machine lacks (root, loop devices, io_uring, SPDK) print
+# Tests that need something this machine lacks (root, loop devices, io_uring, SPDK, QEMU) print
 # "skipped: <why>" and pass; everything else runs.
 set -eu
 
@@ -41,7 +41,7 @@ if [ "$lint" = 1 ]; then
     cargo clippy --workspace --all-targets --features spdk --quiet -- -D warnings
   fi
   if command -v shellcheck >/dev/null; then
-    shellcheck scripts/*.sh scripts/bench/*.sh .ci/run
+    shellcheck scripts/*.sh scripts/bench/*.sh hugepages/*.sh .ci/run
   else
     echo "skipped: shellcheck not installed (apt-get install shellcheck)"
   fi

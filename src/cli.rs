@@ -35,6 +35,8 @@ pub enum Command {
     /// Run one workload through several engines in turn (same seed, offsets, cores and duration)
     /// and print one table with a column per engine.
     Compare(Box<CompareArgs>),
+    /// Check this machine for the SPDK and kernel I/O paths; print OK/WARN/FAIL with the fixes.
+    Doctor(DoctorArgs),
 }
 
 #[derive(Debug, Args)]
@@ -93,6 +95,32 @@ pub struct CompareArgs {
 
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// The device to check: /dev/nvme0n1, a PCI address (0000:01:00.0) or an SPDK transport ID.
+    #[arg(long, value_name = "DEVICE")]
+    pub device: Option<String>,
+
+    /// The worker cores the run will use: `0-3,8` (default: the first allowed core, as `run`).
+    #[arg(long, value_name = "LIST", value_parser = parse_cores)]
+    pub cores: Option<CoreList>,
+
+    /// Hugepage memory the run needs (default 512M).
+    #[arg(long, value_name = "SIZE", value_parser = parse_hugemem)]
+    pub hugemem: Option<u64>,
+
+    /// Print the findings as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_hugemem(text: &str) -> Result<u64, String> {
+    match units::parse_size(text)? {
+        0 => Err(format!("'{text}' is zero; give the hugepage memory the run needs, like 512M")),
+        n => Ok(n),
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
@@ -443,8 +471,19 @@ mod tests {
         Cli::try_parse_from(v).map(|c| match c.command {
             Command::Run(r) => *r,
             Command::Compare(c) => c.run,
+            Command::Doctor(_) => unreachable!("the arguments start with `run`"),
             _ => unreachable!("parsed a run command"),
         })
+    }
+
+    #[test]
+    fn doctor_args() {
+        let c = Cli::try_parse_from(["nvmebench", "doctor", "--device", "0000:00:10.0", "--hugemem", "1G", "--json"])
+            .unwrap();
+        let Command::Doctor(d) = c.command else { panic!("parsed as doctor") };
+        assert_eq!((d.device.as_deref(), d.hugemem, d.json), (Some("0000:00:10.0"), Some(1 << 30), true));
+        let e = Cli::try_parse_from(["nvmebench", "doctor", "--hugemem", "0"]).unwrap_err().to_string();
+        assert!(e.contains("--hugemem") && e.contains("is zero"), "{e}");
     }
 
     #[test]

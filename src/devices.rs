@@ -70,7 +70,7 @@ fn list(args: &DevicesArgs) -> anyhow::Result<()> {
                 "there are no NVMe PCI functions on this machine; pass --trid for a fabrics target".to_string()
             } else {
                 format!(
-                    "NVMe functions {} are not bound to a userspace driver; bind one with scripts/bind.sh (see --help), or pass --trid",
+                    "NVMe functions {} are not bound to a userspace driver; bind one with scripts/nvme-bind.sh bind BDF, or pass --trid",
                     on_kernel.join(", ")
                 )
             };

@@ -1,14 +1,15 @@
 //! The `nvmebench` binary: parse, run, map the outcome to an exit status.
 //!
-//! Exit status: 0 clean, 1 the run finished with I/O errors (or could not write its results),
+//! Exit status of `run`: 0 clean, 1 the run finished with I/O errors (or could not write its results),
 //! 2 a usage or set-up error (nothing was written), 128+N interrupted by signal N (partial results
-//! were written).
+//! were written). `doctor`: 0 nothing failed, 1 a check failed, 2 a usage error.
 
 use clap::Parser;
 use clap::error::ErrorKind;
 use nvmebench::cli::{Cli, Command};
 use nvmebench::compare::compare_command;
 use nvmebench::devices::devices_command;
+use nvmebench::doctor;
 use nvmebench::report_cmd::{ResultsCommandError, merge_command, report_command};
 use nvmebench::run::{SetupError, run_command};
 use std::process::ExitCode;
@@ -40,13 +41,16 @@ fn main() -> ExitCode {
         Command::Devices(args) => devices_command(&args).map(|()| 0),
         Command::Report(args) => report_command(&args).map(|()| 0),
         Command::Merge(args) => merge_command(&args).map(|()| 0),
+        Command::Doctor(args) => doctor::doctor_command(&args).map_err(anyhow::Error::from),
     };
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             // Every error's message already carries its cause; printing the chain would repeat it.
             eprintln!("nvmebench: {e}");
-            let usage = e.downcast_ref::<SetupError>().is_some() || e.downcast_ref::<ResultsCommandError>().is_some();
+            let usage = e.downcast_ref::<SetupError>().is_some()
+                || e.downcast_ref::<ResultsCommandError>().is_some()
+                || e.downcast_ref::<doctor::DoctorError>().is_some();
             ExitCode::from(if usage { 2 } else { 1 })
         }
     }

@@ -10,5 +10,6 @@ mod null;
 mod report;
 #[cfg(feature = "spdk")]
 mod spdk;
+mod testbed;
 mod uring;
 mod verify;

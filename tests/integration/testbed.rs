@@ -1,0 +1,315 @@
+//! Inside the QEMU testbed (`scripts/testbed.sh`): the hugepage script, the binding script, `doctor`
+//! and the io_uring engine against an emulated NVMe controller.
+//!
+//! Each boot costs 15 s or more under TCG, so the checks are grouped into two boots, run one at a
+//! time. A guest script prints `@@@ NAME rc=N` before each step's output; the tests split on those
+//! lines. Where the testbed cannot boot (no QEMU, no kernel), each test prints why and skips.
+
+use crate::common::{stderr, stdout};
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::Mutex;
+
+/// Boots one at a time: two TCG guests on a small machine would each take twice as long.
+static BOOT: Mutex<()> = Mutex::new(());
+
+fn script(rel: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel).display().to_string()
+}
+
+fn testbed_ready() -> bool {
+    let o = Command::new(script("scripts/testbed.sh")).arg("--check").output().expect("bash runs");
+    if !o.status.success() {
+        eprintln!("skipped: {}", stdout(&o).trim());
+        return false;
+    }
+    true
+}
+
+fn testbed(args: &[&str], stdout_to: Stdio) -> Output {
+    let _one = BOOT.lock().unwrap_or_else(|e| e.into_inner());
+    let started = std::time::Instant::now();
+    // A hung guest fails its test in 10 minutes instead of holding CI for the script's default 15.
+    let o = Command::new(script("scripts/testbed.sh"))
+        .args(["--timeout", "600"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(stdout_to)
+        .stderr(Stdio::piped())
+        .output()
+        .expect("the testbed script runs");
+    eprintln!("testbed boot took {:.1} s", started.elapsed().as_secs_f64());
+    o
+}
+
+/// Splits the guest's output into steps: `@@@ NAME rc=N` starts step NAME, whose command exited N.
+fn steps(out: &str) -> HashMap<String, (i32, String)> {
+    let mut map = HashMap::new();
+    let mut cur: Option<(String, i32, String)> = None;
+    for line in out.lines() {
+        if let Some(head) = line.strip_prefix("@@@ ") {
+            if let Some((n, rc, text)) = cur.take() {
+                map.insert(n, (rc, text));
+            }
+            let (name, rc) = head.split_once(" rc=").expect("marker has rc=");
+            cur = Some((name.to_string(), rc.trim().parse().expect("rc is a number"), String::new()));
+        } else if let Some((_, _, text)) = cur.as_mut() {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    if let Some((n, rc, text)) = cur {
+        map.insert(n, (rc, text));
+    }
+    map
+}
+
+/// The guest script for the first boot: each step's output is captured and printed after its
+/// marker, so a failing step shows what it said.
+fn guest_script(steps: &[(&str, String)]) -> String {
+    let mut s = String::from("cd /tmp\n");
+    for (name, cmd) in steps {
+        s.push_str(&format!(
+            "t=$(date +%s%N); out=$( {{ {cmd} ; }} 2>&1 ); rc=$?; echo \"@@@ {name} rc=$rc\"; printf '%s\\n' \"$out\"; \
+             echo \"step {name}: $(( ($(date +%s%N) - t) / 1000000 )) ms\" >&2\n"
+        ));
+    }
+    s
+}
+
+/// The first JSON document in a step's output (stderr lines may stand around it).
+fn first_json(text: &str) -> serde_json::Value {
+    let start = text.find('{').unwrap_or_else(|| panic!("no JSON in: {text}"));
+    serde_json::Deserializer::from_str(&text[start..])
+        .into_iter::<serde_json::Value>()
+        .next()
+        .and_then(Result::ok)
+        .unwrap_or_else(|| panic!("no JSON document in: {text}"))
+}
+
+fn doctor_statuses(json_text: &str) -> HashMap<String, String> {
+    let v = first_json(json_text);
+    v["checks"]
+        .as_array()
+        .expect("checks is an array")
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap().to_string(), c["status"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+/// One boot with an emulated IOMMU and poll queues: doctor before set-up, hugepages reserved,
+/// reported and cleared, the binding script refusing a mounted partition, moving the controller to
+/// vfio-pci and back, doctor after set-up, and nvmebench's io_uring engine reading and writing the
+/// namespace.
+#[test]
+fn setup_scripts_doctor_and_uring_on_an_emulated_controller() {
+    if !testbed_ready() {
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_nvmebench");
+    let hp = script("hugepages/setup.sh");
+    let bind = script("scripts/nvme-bind.sh");
+    let bdf = "0000:00:10.0";
+    let plan: Vec<(&str, String)> = vec![
+        ("doctor-before", format!("{bin} doctor --device {bdf} --json")),
+        ("reserve", format!("{hp} --mem 512M && {hp} --mem 512M")),
+        ("stale-file", "touch /dev/hugepages/stale-from-crash && echo made".into()),
+        ("status", format!("{hp} status")),
+        ("clear", format!("{hp} clear && ls -A /dev/hugepages")),
+        (
+            "partition",
+            "echo 'start=2048, size=65536' | sfdisk -q /dev/nvme0n1 && sleep 1 && mkfs.ext4 -q /dev/nvme0n1p1 && \
+             mkdir -p /tmp/mnt && mount /dev/nvme0n1p1 /tmp/mnt && echo mounted"
+                .into(),
+        ),
+        ("list-mounted", format!("{bind} list")),
+        ("bind-mounted", format!("{bind} bind {bdf}")),
+        ("driver-after-refusal", format!("basename $(readlink /sys/bus/pci/devices/{bdf}/driver)")),
+        ("bind", format!("umount /tmp/mnt && {bind} bind {bdf} && {bind} bind {bdf}")),
+        ("driver-bound", format!("basename $(readlink /sys/bus/pci/devices/{bdf}/driver); {bind} list")),
+        ("doctor-after", format!("{bin} doctor --device {bdf} --json")),
+        (
+            "restore",
+            format!(
+                "{bind} restore {bdf} && for i in $(seq 100); do [ -b /dev/nvme0n1 ] && break; sleep 0.1; done; \
+                 basename $(readlink /sys/bus/pci/devices/{bdf}/driver); ls /dev/nvme0n1"
+            ),
+        ),
+        ("release", format!("{hp} release && cat /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages")),
+        (
+            "uring-write",
+            format!(
+                "{bin} run --engine uring --filename /dev/nvme0n1 --rw randrw --rwmixread 50 --bs 4k --qd 16 \
+                 --time 2 --allow-destroy --quiet --output json"
+            ),
+        ),
+        ("uring-no-allow", format!("{bin} run --filename /dev/nvme0n1 --rw randwrite --time 1 --quiet")),
+        (
+            "uring-read",
+            format!(
+                "{bin} run --engine uring --filename /dev/nvme0n1 --rw read --bs 128k --ios 1000 --quiet --output json"
+            ),
+        ),
+    ];
+    let o =
+        testbed(&["--iommu", "--append", "nvme.poll_queues=2", "--size", "512M", &guest_script(&plan)], Stdio::piped());
+    let out = stdout(&o);
+    let err = stderr(&o);
+    eprint!("{}", err.lines().filter(|l| l.starts_with("step ")).map(|l| format!("{l}\n")).collect::<String>());
+    assert_eq!(o.status.code(), Some(0), "guest script ended badly\nstdout:\n{out}\nstderr:\n{err}");
+    let s = steps(&out);
+    let step = |n: &str| s.get(n).unwrap_or_else(|| panic!("step {n} missing\nstdout:\n{out}\nstderr:\n{err}"));
+
+    // Doctor names the missing pieces, with exit status 1.
+    let (rc, text) = step("doctor-before");
+    assert_eq!(*rc, 1, "{text}");
+    let before = doctor_statuses(text);
+    assert_eq!(before["hugepages"], "fail", "{text}");
+    assert_eq!(before["hugetlbfs"], "fail", "{text}");
+    assert_eq!(before["device-driver"], "warn", "{text}");
+    assert_eq!(before["iommu"], "ok", "{text}");
+    assert_eq!(before["poll-queues"], "ok", "{text}");
+
+    let (rc, text) = step("reserve");
+    assert_eq!(*rc, 0, "{text}");
+    assert!(text.contains("reserved 256 pages of 2M") && text.contains("already reserved: 256"), "{text}");
+    assert!(text.contains("mounted hugetlbfs") && text.contains("already mounted"), "{text}");
+    let (rc, text) = step("status");
+    assert_eq!(*rc, 0, "{text}");
+    assert!(
+        text.lines().any(|l| l.split_whitespace().collect::<Vec<_>>() == ["2M", "all", "256", "256", "0", "0"]),
+        "{text}"
+    );
+    assert!(text.contains("/dev/hugepages/stale-from-crash") && text.contains("nobody (stale"), "{text}");
+    let (rc, text) = step("clear");
+    assert_eq!(*rc, 0, "{text}");
+    assert!(text.contains("cleared 1 stale hugepage file"), "{text}");
+    assert!(!text.contains("stale-from-crash"), "{text}");
+
+    let (rc, text) = step("partition");
+    assert_eq!((*rc, text.trim()), (0, "mounted"), "{text}");
+    let (_, text) = step("list-mounted");
+    assert!(text.contains(bdf) && text.contains("nvme0n1p1: mounted"), "{text}");
+    let (rc, text) = step("bind-mounted");
+    assert_eq!(*rc, 2, "binding a device with a mounted partition must be refused: {text}");
+    assert!(text.contains("is in use on this host (nvme0n1p1: mounted)"), "{text}");
+    assert_eq!(step("driver-after-refusal").1.trim(), "nvme");
+    let (rc, text) = step("bind");
+    assert_eq!(*rc, 0, "{text}");
+    assert!(text.contains(&format!("{bdf}: nvme -> vfio-pci")) && text.contains("already bound to vfio-pci"), "{text}");
+    let (_, text) = step("driver-bound");
+    assert!(text.starts_with("vfio-pci\n"), "{text}");
+
+    let (rc, text) = step("doctor-after");
+    assert_eq!(*rc, 0, "{text}");
+    let after = doctor_statuses(text);
+    for name in ["hugepages", "hugetlbfs", "iommu", "vfio-pci", "device-driver", "iommu-group", "memlock", "io_uring"] {
+        assert_eq!(after[name], "ok", "{name}: {text}");
+    }
+
+    let (rc, text) = step("restore");
+    assert_eq!(*rc, 0, "{text}");
+    assert!(text.contains(&format!("{bdf}: vfio-pci -> nvme")) && text.contains("\nnvme\n/dev/nvme0n1"), "{text}");
+    let (rc, text) = step("release");
+    assert_eq!(*rc, 0, "{text}");
+    assert_eq!(text.lines().last(), Some("0"), "{text}");
+
+    let (rc, text) = step("uring-write");
+    assert_eq!(*rc, 0, "{text}");
+    let v = first_json(text);
+    let total = &v["results"]["total"];
+    assert!(total["read"]["ios"].as_u64().unwrap() > 0 && total["write"]["ios"].as_u64().unwrap() > 0, "{text}");
+    let (rc, text) = step("uring-no-allow");
+    assert_eq!(*rc, 2, "{text}");
+    assert!(text.contains("--allow-destroy"), "{text}");
+    let (rc, text) = step("uring-read");
+    assert_eq!(*rc, 0, "{text}");
+    let v = first_json(text);
+    assert_eq!(v["results"]["total"]["read"]["ios"], 1000, "{text}");
+    assert_eq!(v["results"]["total"]["read"]["io_bytes"], 1000 * 131072, "{text}");
+}
+
+/// One boot through the script's own set-up options: two controllers bound to uio_pci_generic
+/// before the command, hugepages reserved, the command's exit status passed back, and its output
+/// arriving whole in a regular file.
+#[test]
+fn testbed_binds_reserves_and_passes_status_and_output_through() {
+    if !testbed_ready() {
+        return;
+    }
+    let dir = crate::common::scratch_dir();
+    let out_path = dir.path().join("guest.out");
+    let file = std::fs::File::create(&out_path).unwrap();
+    let cmd = "for f in 0000:00:10.0 0000:00:11.0; do echo \"$f $(basename $(readlink /sys/bus/pci/devices/$f/driver))\"; done; \
+               echo hugepages $(cat /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages); \
+               grep -c hugetlbfs /proc/mounts; echo to-stderr >&2; seq 1 2000 | tail -n 1; exit 3";
+    let o = testbed(&["--nvme", "2", "--hugepages", "16", "--bind", "uio_pci_generic", cmd], Stdio::from(file));
+    let err = stderr(&o);
+    let out = std::fs::read_to_string(&out_path).unwrap();
+    assert_eq!(o.status.code(), Some(3), "stdout:\n{out}\nstderr:\n{err}");
+    assert!(out.contains("0000:00:10.0 uio_pci_generic\n0000:00:11.0 uio_pci_generic\n"), "{out}\n{err}");
+    assert!(out.contains("hugepages 16\n1\n2000\n"), "{out}\n{err}");
+    assert!(err.contains("to-stderr") && !out.contains("to-stderr"), "{out}\n{err}");
+}
+
+/// Bad input is refused before anything boots or is created, with exit status 2.
+#[test]
+fn testbed_bad_input_is_refused() {
+    let run = |args: &[&str]| {
+        let o = Command::new(script("scripts/testbed.sh")).args(args).output().expect("bash runs");
+        (o.status.code(), stderr(&o))
+    };
+    let (rc, e) = run(&["--bind", "vfio-pci", "true"]);
+    assert_eq!(rc, Some(2));
+    assert!(e.contains("--bind vfio-pci needs the emulated IOMMU") && e.contains("add --iommu"), "{e}");
+    let (rc, e) = run(&["--nvme", "9", "true"]);
+    assert_eq!(rc, Some(2));
+    assert!(e.contains("--nvme '9' is out of range"), "{e}");
+    let (rc, e) = run(&["--size", "4Q", "true"]);
+    assert_eq!(rc, Some(2));
+    assert!(e.contains("--size '4Q' is not a size"), "{e}");
+    let (rc, e) = run(&[]);
+    assert_eq!(rc, Some(2));
+    assert!(e.contains("no command to run in the guest"), "{e}");
+    let (rc, e) = run(&["--rwdir", "/nonexistent/dir", "true"]);
+    assert_eq!(rc, Some(2));
+    assert!(e.contains("is not an existing directory"), "{e}");
+}
+
+/// The QEMU command line the script builds: controllers at fixed addresses, namespaces with 4 KiB
+/// blocks, the IOMMU and kernel parameters; checked with --dry-run, which boots nothing.
+#[test]
+fn testbed_dry_run_describes_the_guest() {
+    if !testbed_ready() {
+        return;
+    }
+    let o = Command::new(script("scripts/testbed.sh"))
+        .args([
+            "--dry-run",
+            "--nvme",
+            "2",
+            "--namespaces",
+            "2",
+            "--queues",
+            "3",
+            "--iommu",
+            "--append",
+            "nvme.poll_queues=2",
+        ])
+        .args(["--", "uname", "-r"])
+        .output()
+        .expect("bash runs");
+    let out = stdout(&o).replace('\\', "");
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    for want in [
+        "-device nvme,id=nvme1,serial=nvmebench1,addr=0x11,max_ioqpairs=3",
+        "nvme-ns,drive=nvme1-ns2,bus=nvme1,nsid=2,logical_block_size=4096,physical_block_size=4096",
+        "intel-iommu,intremap=on,caching-mode=on,aw-bits=48",
+        "intel_iommu=on iommu=pt nvme.poll_queues=2",
+        "exec uname -r",
+        "-cpu max",
+    ] {
+        assert!(out.contains(want), "missing {want} in:\n{out}");
+    }
+}
