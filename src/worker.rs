@@ -515,8 +515,12 @@ impl<'c, E: Engine> Loop<'c, E> {
             if error_seen && stop_on_error {
                 shared.request_stop();
             }
-            if reaped == 0 && in_flight > 0 && self.pacer.is_none() {
-                self.engine.wait()?;
+            if reaped == 0 && in_flight > 0 {
+                if self.pacer.is_none() {
+                    self.engine.wait()?;
+                } else {
+                    self.engine.progress()?;
+                }
             } else if to_submit {
                 self.engine.submit()?;
             }

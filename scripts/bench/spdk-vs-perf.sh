@@ -7,17 +7,19 @@ set -eu
 usage() {
   cat <<USAGE
 Usage: $0 [--trid TRID] [--qd N] [--bs SIZE] [--rw randread|randwrite|read|write] [--time S]
-          [--core N] [--rounds N]
+          [--core N] [--rounds N] [--bin PATH]
 
 Without --trid, starts SPDK's NVMe-oF/TCP target on 127.0.0.1 (scripts/spdk-tcp-target.sh, on the
 last CPU) and stops it afterwards. With --trid, uses that controller (e.g. a PCIe function bound to
 vfio-pci: 'trtype:PCIe traddr:0000:00:04.0'). Writes destroy the namespace's data.
 Needs an installed SPDK (SPDK_DIR or pkg-config) and nvmebench built with --features spdk.
+--bin uses an nvmebench already built with --features spdk (e.g. inside the testbed, whose root is
+read-only) instead of building one.
 Defaults: --qd 32 --bs 4096 --rw randread --time 5 --core 0 --rounds 2
 USAGE
 }
 
-trid="" qd=32 bs=4096 rw=randread time=5 core=0 rounds=2
+trid="" qd=32 bs=4096 rw=randread time=5 core=0 rounds=2 bin=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --trid) trid=$2; shift 2 ;;
@@ -27,6 +29,7 @@ while [ $# -gt 0 ]; do
     --time) time=$2; shift 2 ;;
     --core) core=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
+    --bin) bin=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "$0: unknown option '$1'; see --help" >&2; exit 2 ;;
   esac
@@ -43,8 +46,11 @@ else
 fi
 perf="$prefix/bin/spdk_nvme_perf"
 [ -x "$perf" ] || { echo "$0: $perf is missing; install SPDK with its apps" >&2; exit 2; }
-cargo build --release --quiet --features spdk --manifest-path "$here/Cargo.toml"
-bin="$here/target/release/nvmebench"
+if [ -z "$bin" ]; then
+  cargo build --release --quiet --features spdk --manifest-path "$here/Cargo.toml"
+  bin="$here/target/release/nvmebench"
+fi
+[ -x "$bin" ] || { echo "$0: $bin is not an executable nvmebench" >&2; exit 2; }
 
 tmp=$(mktemp -d)
 started=0

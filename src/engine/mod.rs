@@ -117,6 +117,14 @@ pub trait Engine {
         self.submit()
     }
 
+    /// Called instead of `submit` by a paced worker whose poll found nothing: submits what is
+    /// queued and lets the kernel post finished completions, without blocking (a paced worker must
+    /// be free to issue its next I/O on time). Engines whose completions need no kernel entry to
+    /// appear keep the default.
+    fn progress(&mut self) -> Result<(), EngineError> {
+        self.submit()
+    }
+
     /// The engine's name and the knobs in effect, for the report.
     fn info(&self) -> EngineInfo;
 

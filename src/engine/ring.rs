@@ -349,6 +349,16 @@ impl<S: squeue::EntryMarker, C: cqueue::EntryMarker> Ring<S, C> {
 
     /// Blocks (or, with IOPOLL, spins in the kernel) until `reap_batch` completions are ready or all
     /// in flight are. With SQPOLL and IOPOLL the kernel thread reaps, so the caller spins on the CQ.
+    /// Submits what is queued and runs the kernel's completion work (DEFER_TASKRUN and COOP_TASKRUN
+    /// post completions only inside a syscall) without waiting for any.
+    pub fn progress(&mut self) -> io::Result<()> {
+        match self.enter(0, true) {
+            Ok(()) => Ok(()),
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN)) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
     pub fn wait(&mut self) -> io::Result<()> {
         if self.opts.sqpoll && self.opts.iopoll {
             return Ok(());

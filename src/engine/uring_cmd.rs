@@ -311,6 +311,10 @@ impl Engine for UringCmdEngine {
         self.ring.wait().map_err(|e| runtime("io_uring_enter (wait)", e))
     }
 
+    fn progress(&mut self) -> Result<(), EngineError> {
+        self.ring.progress().map_err(|e| runtime("io_uring_enter (progress)", e))
+    }
+
     fn slot_buf(&mut self, slot: u32) -> &mut [u8] {
         self.bufs.slot_mut(slot)
     }

@@ -158,3 +158,35 @@ fn io_errors_end_with_status_1() {
     // Every counted error was tried 3 more times first (a few may be mid-retry at the stop).
     assert!(retried >= 3 * total && retried <= 3 * total + 6, "{e}");
 }
+
+#[test]
+fn paced_runs_on_every_kernel_engine() {
+    if !uring_available() {
+        return;
+    }
+    let dir = scratch_dir();
+    let f = make_file(dir.path(), "paced.bin", 8 << 20);
+    // Paced workers spin instead of blocking; engines whose completions only appear inside a syscall
+    // (io_uring with DEFER_TASKRUN or COOP_TASKRUN) must still see theirs.
+    for engine in ["uring", "uring:defer_taskrun=0", "aio", "psync"] {
+        let o = nvmebench(&[
+            "run",
+            "--filename",
+            f.to_str().unwrap(),
+            "--engine",
+            engine,
+            "--rate-iops",
+            "2000",
+            "--ios",
+            "1000",
+            "--output",
+            "json",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{engine}: {}", stderr(&o));
+        let j = json(&o);
+        assert_eq!(j["results"]["total"]["read"]["ios"], 1000, "{engine}");
+        assert_eq!(j["results"]["workers"][0]["summary"]["lost_in_flight"], 0, "{engine}");
+        let elapsed = j["results"]["elapsed_ns"].as_u64().unwrap();
+        assert!((499_000_000..5_000_000_000).contains(&elapsed), "{engine}: {elapsed} ns for 1000 I/Os at 2000/s");
+    }
+}
