@@ -10,6 +10,7 @@ use nvmebench::cli::{Cli, Command};
 use nvmebench::devices::devices_command;
 use nvmebench::report_cmd::{ResultsCommandError, merge_command, report_command};
 use nvmebench::run::{SetupError, run_command};
+use nvmebench::suite::{SuiteError, suite_command};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -36,13 +37,16 @@ fn main() -> ExitCode {
         Command::Devices(args) => devices_command(&args).map(|()| 0),
         Command::Report(args) => report_command(&args).map(|()| 0),
         Command::Merge(args) => merge_command(&args).map(|()| 0),
+        Command::Suite(args) => suite_command(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             // Every error's message already carries its cause; printing the chain would repeat it.
             eprintln!("nvmebench: {e}");
-            let usage = e.downcast_ref::<SetupError>().is_some() || e.downcast_ref::<ResultsCommandError>().is_some();
+            let usage = e.downcast_ref::<SetupError>().is_some()
+                || e.downcast_ref::<ResultsCommandError>().is_some()
+                || e.downcast_ref::<SuiteError>().is_some_and(SuiteError::is_usage);
             ExitCode::from(if usage { 2 } else { 1 })
         }
     }

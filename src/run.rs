@@ -180,7 +180,7 @@ fn execute<B: EngineBuilder + 'static>(
 }
 
 /// SIGINT and SIGTERM stop the run and still write the report; a second one exits at once.
-fn install_signal_handlers() -> Result<Arc<AtomicUsize>, SetupError> {
+pub fn install_signal_handlers() -> Result<Arc<AtomicUsize>, SetupError> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let seen = Arc::new(AtomicBool::new(false));
     let which = Arc::new(AtomicUsize::new(0));
