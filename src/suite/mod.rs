@@ -127,7 +127,8 @@ pub fn suite_command(args: &SuiteArgs) -> anyhow::Result<u8> {
         target_path: args.filename.clone(),
         cores,
         signal,
-        interval: Duration::from_secs(1).min(args.time),
+        // Ten points per run for the report's plots over time, at most one a second.
+        interval: (args.time / 10).clamp(Duration::from_millis(100), Duration::from_secs(1)),
         seed: args.seed.unwrap_or(crate::config::DEFAULT_SEED),
     };
     let mut runner = Runner { args, bench: &bench, plan: &plan, target: target.as_ref(), dir: &dir, errors: false };
@@ -412,7 +413,7 @@ impl Runner<'_> {
         for p in &points {
             table.push_str(&format!(
                 "{:>5}% {:>10} {:>10} {:>10} {:>10}\n",
-                p["percent"],
+                p["percent"].as_u64().unwrap_or(0),
                 format_count(p["target_iops"].as_f64().unwrap_or(0.0)),
                 format_count(p["iops"].as_f64().unwrap_or(0.0)),
                 format_latency(p["mean_ns"].as_f64().unwrap_or(0.0)),

@@ -13,7 +13,6 @@ use super::steady::FILL_BS;
 use super::sweep::{self, Point};
 use crate::cli::{Cli, Command, SuiteArgs};
 use crate::config::{EngineSpec, RunConfig};
-use crate::units::format_size;
 use clap::Parser;
 use std::time::Duration;
 
@@ -324,15 +323,4 @@ pub fn list(profiles: &[Profile]) -> String {
         out.push_str(&format!("  {:<16} {} [{}] ({})\n", p.name, p.description, steps.join(", "), p.origin));
     }
     out
-}
-
-/// The block size list of a stream as a reader wants it, `4k` or `4k/60:64k/40`.
-pub fn describe_bs(s: &ResolvedStream) -> String {
-    let w = &s.cfg.workload;
-    if w.read_percent == 0 { w.bs_write.to_fio() } else { w.bs_read.to_fio() }
-}
-
-/// `64m` and the like, for messages.
-pub fn size_text(bytes: u64) -> String {
-    format_size(bytes)
 }

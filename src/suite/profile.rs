@@ -197,8 +197,11 @@ impl Profile {
     /// One sentence naming the origin, the step and stream, the key and the fix.
     pub fn parse(text: &str, origin: &str) -> Result<Profile, String> {
         let raw: ProfileToml = toml::from_str(text).map_err(|e| {
-            let first = e.to_string().lines().next().unwrap_or("malformed").to_string();
-            format!("profile {origin} is not a valid profile ({}); see the format in the README", first.trim())
+            let line = e.span().map_or(1, |s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+            format!(
+                "profile {origin} is not a valid profile (line {line}: {}); see the format in the README",
+                e.message().trim()
+            )
         })?;
         let at = |what: &str| format!("profile {origin} ({}){what}", raw.name);
         if raw.name.is_empty() || !raw.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
@@ -418,7 +421,7 @@ fn stream(t: StreamToml, default_name: &str, at: &str) -> Result<Stream, String>
             let (a, b) = r.split_once('-').ok_or_else(bad)?;
             let pa = a.trim().strip_suffix('%').and_then(|v| v.trim().parse::<f64>().ok()).ok_or_else(bad)?;
             let pb = b.trim().strip_suffix('%').and_then(|v| v.trim().parse::<f64>().ok()).ok_or_else(bad)?;
-            if !(0.0..100.0).contains(&pa) || !(pa < pb && pb <= 100.0) {
+            if !((0.0..100.0).contains(&pa) && pa < pb && pb <= 100.0) {
                 return Err(bad());
             }
             (pa / 100.0, pb / 100.0)

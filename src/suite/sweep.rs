@@ -182,8 +182,8 @@ mod tests {
         let shuffled = [pts[3], pts[0], pts[4], pts[1], pts[2]];
         assert_eq!(knee(&shuffled), Some(0));
         let t = table("x", &pts);
-        assert!(t.lines().nth(4).unwrap().ends_with("<- knee"), "{t}");
-        assert!(t.lines().nth(5).unwrap().ends_with("<- peak IOPS"), "{t}");
+        assert!(t.lines().nth(5).unwrap().ends_with("<- knee"), "{t}");
+        assert!(t.lines().nth(6).unwrap().ends_with("<- peak IOPS"), "{t}");
     }
 
     #[test]

@@ -7,4 +7,5 @@ mod null;
 mod report;
 #[cfg(feature = "spdk")]
 mod spdk;
+mod suite;
 mod uring;
