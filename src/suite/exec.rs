@@ -173,13 +173,12 @@ pub fn measure(
             let builder = UringBuilder { path, writes, options: *o, buffer_seed: bench.seed };
             coordinator::run(Arc::new(builder), plan, clock, &mut observe)
         }
-        EngineSpec::Spdk => {
-            return Err(SuiteError::Usage(
-                "suites do not drive the spdk engine yet; run the suite with --engine uring on the kernel's device, or use `run` with spdk".into(),
-            ));
-        }
+        EngineSpec::Spdk => unreachable!("suite_command refuses the spdk engine before planning"),
     }
-    .map_err(|e| SuiteError::Run(e.to_string()))?;
+    .map_err(|e| match e {
+        coordinator::CoordinatorError::Interrupted => SuiteError::Interrupted,
+        e => SuiteError::Run(e.to_string()),
+    })?;
     Ok(Measurement { result, stream_workers, threads: threads_of, qds })
 }
 

@@ -43,6 +43,9 @@ pub enum SuiteError {
     /// A run failed part-way (exit status 1); finished steps are kept.
     #[error("{0}")]
     Run(String),
+    /// A signal came before a measurement started; nothing of it ran.
+    #[error("interrupted before the workers started")]
+    Interrupted,
 }
 
 impl SuiteError {
@@ -78,6 +81,11 @@ pub fn suite_command(args: &SuiteArgs) -> anyhow::Result<u8> {
     let name = args.name.as_deref().expect("clap requires NAME without --list");
 
     let engine = EngineSpec::parse(&args.engine).map_err(|e| usage(e.to_string()))?;
+    if engine == EngineSpec::Spdk {
+        return Err(usage(
+            "suites do not drive the spdk engine yet; run the suite with --engine uring on the kernel's device, or use `run` with spdk".into(),
+        ));
+    }
     let target = match (&args.filename, engine.needs_target()) {
         (None, true) => {
             return Err(usage(format!(
@@ -265,7 +273,7 @@ impl Runner<'_> {
         }
         let m = match exec::measure(self.bench, streams, jobs, qd, timing, rates, |_| progress.tick()) {
             Ok(m) => m,
-            Err(SuiteError::Run(msg)) if msg.contains("interrupted before") => {
+            Err(SuiteError::Interrupted) => {
                 let sig = self.bench.signal.load(std::sync::atomic::Ordering::Relaxed).max(2);
                 return Ok(Err(Cut::Signal(sig as i32)));
             }
@@ -520,7 +528,7 @@ impl Runner<'_> {
                 format_count(v.average),
                 v.first + 1
             ),
-            None => format!("no steady state in {} rounds (PTS allows at most {})", rounds.len(), self.args.max_rounds),
+            None => format!("no steady state in {} rounds (--max-rounds {})", rounds.len(), self.args.max_rounds),
         };
         Ok(Ok((doc, summary)))
     }
