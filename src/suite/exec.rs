@@ -95,6 +95,24 @@ impl Measurement {
     }
 }
 
+/// The bytes of each worker's slice when a sequential stream runs on `threads` workers.
+///
+/// # Errors
+/// When a slice would hold less than one I/O.
+pub fn slice_bytes(s: &ResolvedStream, threads: usize) -> Result<u64, String> {
+    let w = &s.cfg.workload;
+    let per = w.range_bytes / w.align_bytes / threads as u64 * w.align_bytes;
+    if per < u64::from(w.max_bs()) {
+        return Err(format!(
+            "stream {}: {threads} sequential workers leave each less than one {}-byte I/O of its {}-byte region; raise --size or use fewer threads",
+            s.name,
+            w.max_bs(),
+            w.range_bytes
+        ));
+    }
+    Ok(per)
+}
+
 /// Runs `streams` with `jobs` threads (for streams that follow the suite's count) at queue depth
 /// `qd` (for streams without their own); `rates`, when given, paces each worker at that many IOPS.
 ///
@@ -122,16 +140,7 @@ pub fn measure(
             let spec = if w.rw.is_random() || n == 1 {
                 w.clone()
             } else {
-                let blocks = w.range_bytes / w.align_bytes;
-                let per = blocks / n as u64 * w.align_bytes;
-                if per < u64::from(w.max_bs()) {
-                    return Err(SuiteError::Usage(format!(
-                        "stream {}: {} sequential workers leave each less than one {}-byte I/O of the working set; raise --size or lower --jobs",
-                        s.name,
-                        n,
-                        w.max_bs()
-                    )));
-                }
+                let per = slice_bytes(s, n).map_err(SuiteError::Usage)?;
                 let start = w.range_start + per * j as u64;
                 let bytes = if j + 1 == n { w.range_start + w.range_bytes - start } else { per };
                 WorkloadSpec { range_start: start, range_bytes: bytes, ..w.clone() }

@@ -236,7 +236,6 @@ impl Runner<'_> {
                         json!({ "suite": self.plan.name, "id": step.id, "label": step.label, "summary": summary });
                     let text = serde_json::to_string_pretty(&doc).expect("a JSON value always serialises") + "\n";
                     write_atomic(&path, &text)?;
-                    progress.finish();
                     println!("{}: {summary}", step.label);
                 }
                 Err(Cut::Signal(sig)) => {

@@ -217,6 +217,17 @@ pub fn build(
                     resolve(args, engine, st, ws, &format!("profile {} step {} stream {}", p.name, s.name, st.name))
                 })
                 .collect::<Result<Vec<_>, _>>()?;
+            let mut thread_counts = vec![args.jobs];
+            thread_counts.extend(sweep_points.iter().flatten().map(|pt| pt.threads));
+            for st in streams.iter().filter(|st| !st.cfg.workload.rw.is_random()) {
+                for &jobs in &thread_counts {
+                    let n = st.threads.resolve(jobs);
+                    if n > 1 {
+                        super::exec::slice_bytes(st, n)
+                            .map_err(|m| usage(format!("profile {} step {}: {m}", p.name, s.name)))?;
+                    }
+                }
+            }
             let label = format!("{}/{}", p.name, s.name);
             let slug = format!("{}-{}", p.name, s.name);
             push(slug.clone(), label.clone(), StepKind::Run, streams.clone(), run_time);
