@@ -35,6 +35,9 @@ pub enum Command {
     /// Run a named methodology (profiles, T/Q sweeps, iorate curves, preconditioning) into a results
     /// directory; resumable. `nvmebench suite --list` shows the suites and profiles.
     Suite(Box<SuiteArgs>),
+    /// Run one workload through several engines in turn (same seed, offsets, cores and duration)
+    /// and print one table with a column per engine.
+    Compare(Box<CompareArgs>),
 }
 
 #[derive(Debug, Args)]
@@ -84,6 +87,17 @@ pub struct MergeArgs {
     pub output: Option<PathBuf>,
 }
 
+#[derive(Clone, Debug, Args)]
+pub struct CompareArgs {
+    /// Engines to compare, in order; the first is the baseline of the ratios. Engine options follow
+    /// a colon as in --engine: `psync,aio,uring,uring:poll,uring-cmd:poll`.
+    #[arg(long, value_name = "LIST", required = true)]
+    pub engines: String,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OutputFormat {
@@ -99,12 +113,13 @@ pub enum OnError {
     Continue,
 }
 
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub struct RunArgs {
-    /// I/O engine: `uring`, `null`, `null:lat=20us` (a fixed service time), or `spdk` (with --trid;
-    /// needs a build with --features spdk).
-    #[arg(long, default_value = "uring", value_name = "ENGINE")]
-    pub engine: String,
+    /// I/O engine: `uring` (default; options such as `uring:poll`, `uring:sqpoll_cpu=1`), `uring-cmd`
+    /// (NVMe passthrough on /dev/ngXnY), `aio`, `psync`, `null`, `null:lat=20us`, or `spdk` (with
+    /// --trid; needs a build with --features spdk).
+    #[arg(long, value_name = "ENGINE")]
+    pub engine: Option<String>,
 
     /// File or block device to run on. Without it: a scratch file, removed afterwards (the null
     /// engine needs no target at all).
@@ -207,6 +222,16 @@ pub struct RunArgs {
     #[arg(long)]
     pub quiet: bool,
 
+    /// Verify data: every written block carries a header and a payload derived from it; reads are
+    /// checked, and everything written is re-read after the run. Mismatches exit with status 1.
+    #[arg(long)]
+    pub verify: bool,
+
+    /// With --verify: load what an earlier verified run left (if FILE exists) and save what this one
+    /// leaves, so a later run (e.g. after a power cycle) checks the data.
+    #[arg(long, value_name = "FILE", requires = "verify")]
+    pub verify_state: Option<PathBuf>,
+
     /// Start the workers at this UNIX time (seconds, fractions allowed), so that processes on
     /// several hosts start together; the wait comes after set-up.
     #[arg(long, value_name = "UNIX_TIME", value_parser = parse_unix_time, conflicts_with = "start_delay")]
@@ -277,7 +302,7 @@ pub struct SuiteArgs {
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
 
-    /// I/O engine, as for `run` (uring, null, null:lat=DURATION).
+    /// I/O engine, as for `run` (uring, uring-cmd, aio, psync, null, null:lat=DURATION).
     #[arg(long, default_value = "uring", value_name = "ENGINE")]
     pub engine: String,
 
@@ -482,6 +507,7 @@ mod tests {
         v.extend_from_slice(args);
         Cli::try_parse_from(v).map(|c| match c.command {
             Command::Run(r) => *r,
+            Command::Compare(c) => c.run,
             _ => unreachable!("parsed a run command"),
         })
     }
@@ -489,7 +515,7 @@ mod tests {
     #[test]
     fn defaults() {
         let a = parse(&[]).unwrap();
-        assert_eq!(a.engine, "uring");
+        assert_eq!(a.engine, None, "config applies the default engine");
         assert_eq!(a.rw, RwMode::RandRead);
         assert_eq!(a.qd, 32);
         assert_eq!(a.percentiles.0, vec![50.0, 90.0, 99.0, 99.9, 99.99, 99.999]);

@@ -6,9 +6,12 @@
 
 use crate::cli::{OnError, OutputFormat, RunArgs};
 use crate::engine::null::NullOptions;
+use crate::engine::ring::Toggle;
 use crate::engine::uring::UringOptions;
-use crate::target::{Target, TargetError, TargetKind};
+use crate::engine::uring_cmd;
+use crate::target::{PollSupport, Target, TargetError, TargetKind};
 use crate::units::{self, SizeOrPercent, format_size};
+use crate::verify::GenTable;
 use crate::worker::ErrorPolicy;
 use crate::workload::bssplit::BsSplit;
 use crate::workload::{RwMode, WorkloadSpec};
@@ -31,18 +34,23 @@ pub const DEFAULT_RWMIXREAD: u32 = 50;
 /// The furthest ahead `--start-at` and `--start-delay` may lie: beyond it, a typo (milliseconds for
 /// seconds) is likelier than a plan.
 pub const MAX_START_AHEAD: Duration = Duration::from_secs(24 * 3600);
+/// The engine used when `--engine` is not given.
+pub const DEFAULT_ENGINE: &str = "uring";
+/// Largest submit/reap batch (io_uring's largest ring).
+const MAX_BATCH: u32 = 65536;
+
 /// Default seed: fixed, so that two runs issue the same offsets unless told otherwise (fio's
 /// randrepeat=1).
 pub const DEFAULT_SEED: u64 = 0x6e76_6d65_6265_6e63;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("--engine '{0}' is not an engine; use uring, null, null:lat=DURATION or spdk")]
+    #[error("--engine '{0}' is not an engine; use uring, uring-cmd, aio, psync, null, null:lat=DURATION or spdk")]
     UnknownEngine(String),
-    #[error(
-        "--engine spdk: this nvmebench was built without SPDK; rebuild with `cargo build --release --features spdk` (see the README)"
-    )]
-    SpdkNotCompiled,
+    #[error("{0}: not compiled in; build with --features {0}")]
+    NotCompiledIn(&'static str),
+    #[error("--engine {engine} on {path}: {problem}")]
+    EngineTarget { engine: String, path: String, problem: String },
     #[error("--engine spdk needs a controller; add --trid 'trtype:PCIe traddr:0000:01:00.0' or a fabrics transport ID")]
     SpdkNeedsTrid,
     #[error("{0}")]
@@ -84,6 +92,10 @@ pub enum EngineSpec {
     Uring(UringOptions),
     /// SPDK's userspace NVMe driver; its options come from the `--trid` and SPDK flags.
     Spdk,
+    /// NVMe passthrough through io_uring on `/dev/ngXnY`; the same ring knobs as `uring`.
+    UringCmd(UringOptions),
+    Aio,
+    Psync,
 }
 
 impl EngineSpec {
@@ -114,26 +126,66 @@ impl EngineSpec {
                 }
                 Ok(EngineSpec::Null(o))
             }
-            "uring" | "io_uring" => {
+            "uring" | "io_uring" | "uring-cmd" | "io_uring_cmd" => {
                 let mut o = UringOptions::default();
+                let toggle = |k: &str, v: &str| flag(k, v).map(|on| if on { Toggle::On } else { Toggle::Off });
+                let count = |k: &str, v: &str| {
+                    v.parse::<u32>().ok().filter(|n| (1..=MAX_BATCH).contains(n)).ok_or_else(|| {
+                        opt_err(format!("{k}={v} is not a batch size; use a whole number from 1 to {MAX_BATCH}"))
+                    })
+                };
                 for (k, v) in pairs {
                     match k {
+                        "poll" | "hipri" | "iopoll" => o.ring.iopoll = flag(k, v)?,
+                        "sqpoll" | "sqthread_poll" => o.ring.sqpoll = flag(k, v)?,
+                        "sqpoll_cpu" | "sqthread_poll_cpu" => {
+                            o.ring.sqpoll = true;
+                            o.ring.sqpoll_cpu = Some(v.parse().map_err(|_| {
+                                opt_err(format!("{k}={v} is not a core number; write {k}=N with N a core"))
+                            })?);
+                        }
+                        "sqpoll_idle" => {
+                            let d = units::parse_duration(v).map_err(&opt_err)?;
+                            o.ring.sqpoll_idle_ms = u32::try_from(d.as_millis())
+                                .map_err(|_| opt_err(format!("sqpoll_idle={v} is too long; use at most 49 days")))?;
+                        }
                         "fixedbufs" => o.fixed_buffers = flag(k, v)?,
-                        "regfile" => o.registered_file = flag(k, v)?,
+                        "regfile" | "registerfiles" => o.registered_file = flag(k, v)?,
+                        "regring" => o.ring.registered_ring = toggle(k, v)?,
+                        "single_issuer" => o.ring.single_issuer = toggle(k, v)?,
+                        "defer_taskrun" => o.ring.defer_taskrun = toggle(k, v)?,
+                        "coop_taskrun" => o.ring.coop_taskrun = toggle(k, v)?,
+                        "submit_batch" => o.ring.submit_batch = count(k, v)?,
+                        "reap_batch" => o.ring.reap_batch = count(k, v)?,
                         _ => {
                             return Err(opt_err(format!(
-                                "unknown option '{k}'; the uring engine takes fixedbufs=0|1 and regfile=0|1"
+                                "unknown option '{k}'; the {name} engine takes poll, sqpoll, sqpoll_cpu=N, sqpoll_idle=DURATION, \
+                                 fixedbufs, regfile, regring, single_issuer, defer_taskrun, coop_taskrun (each =0 or =1), \
+                                 submit_batch=N and reap_batch=N"
                             )));
                         }
                     }
                 }
-                Ok(EngineSpec::Uring(o))
+                if let Some(problem) = o.ring.conflict() {
+                    return Err(opt_err(problem.into()));
+                }
+                Ok(if name.starts_with("uring-cmd") || name == "io_uring_cmd" {
+                    EngineSpec::UringCmd(o)
+                } else {
+                    EngineSpec::Uring(o)
+                })
             }
             "spdk" if !opts.is_empty() => {
                 Err(opt_err("the spdk engine takes its options as flags (--trid, --io-queue-size, ...)".into()))
             }
             "spdk" if cfg!(feature = "spdk") => Ok(EngineSpec::Spdk),
-            "spdk" => Err(ConfigError::SpdkNotCompiled),
+            "spdk" => Err(ConfigError::NotCompiledIn("spdk")),
+            "aio" | "libaio" | "psync" => {
+                if let Some((k, _)) = pairs.into_iter().next() {
+                    return Err(opt_err(format!("unknown option '{k}'; the {name} engine takes no options")));
+                }
+                Ok(if name == "psync" { EngineSpec::Psync } else { EngineSpec::Aio })
+            }
             _ => Err(ConfigError::UnknownEngine(text.into())),
         }
     }
@@ -143,7 +195,15 @@ impl EngineSpec {
             EngineSpec::Null(_) => "null",
             EngineSpec::Uring(_) => "uring",
             EngineSpec::Spdk => "spdk",
+            EngineSpec::UringCmd(_) => "uring-cmd",
+            EngineSpec::Aio => "aio",
+            EngineSpec::Psync => "psync",
         }
+    }
+
+    /// Whether the engine completes I/O by polling the device (IOPOLL).
+    pub fn polled(&self) -> bool {
+        matches!(self, EngineSpec::Uring(o) | EngineSpec::UringCmd(o) if o.ring.iopoll)
     }
 
     /// Whether the engine touches a target at all.
@@ -206,6 +266,80 @@ fn opt_secs<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error
     }
 }
 
+/// How to verify data.
+#[derive(Clone, Debug)]
+pub struct VerifyConfig {
+    /// Bytes per header-carrying unit.
+    pub unit: u64,
+    /// Where to load and save the generation table.
+    pub state_path: Option<PathBuf>,
+    /// The table loaded from `state_path`, if it existed.
+    pub known: Option<std::sync::Arc<GenTable>>,
+}
+
+/// Largest generation table `--verify` may allocate (4 bytes per unit).
+pub const VERIFY_TABLE_MAX_BYTES: u64 = 8 << 30;
+
+/// Checks `--verify` against the engine and workload and loads `--verify-state`; returns the
+/// verification set-up and the seed the state was written with.
+#[allow(clippy::too_many_arguments)]
+fn resolve_verify(
+    args: &RunArgs,
+    engine: &EngineSpec,
+    bs_read: &BsSplit,
+    bs_write: &BsSplit,
+    align: u64,
+    lbs: u64,
+    offset: u64,
+    size: u64,
+) -> Result<(Option<VerifyConfig>, Option<u64>), ConfigError> {
+    if !args.verify {
+        return Ok((None, None));
+    }
+    if matches!(engine, EngineSpec::Null(_)) {
+        return Err(invalid("verify", "the null engine stores nothing to verify; run it on a file or a device".into()));
+    }
+    // A unit must never straddle two I/Os: the alignment when every size is a multiple of it.
+    let all_aligned = bs_read.entries.iter().chain(&bs_write.entries).all(|e| u64::from(e.bytes) % align == 0);
+    let unit = if all_aligned { align } else { lbs }.max(512);
+    if GenTable::memory_for(size, unit) > VERIFY_TABLE_MAX_BYTES {
+        return Err(invalid(
+            "verify",
+            format!(
+                "{} bytes in {unit}-byte units needs {} MiB for its generation table; verify a smaller --size",
+                size,
+                GenTable::memory_for(size, unit) >> 20
+            ),
+        ));
+    }
+    let mut known = None;
+    let mut seed = None;
+    if let Some(p) = args.verify_state.as_ref().filter(|p| p.exists()) {
+        let (t, s) = GenTable::load(p).map_err(|m| invalid("verify-state", m))?;
+        let (start, bytes, u) = t.span();
+        if u != unit || start < offset || start + bytes > offset + size {
+            return Err(invalid(
+                "verify-state",
+                format!(
+                    "{} covers bytes {start}..{} in {u}-byte units, not this run's working set ({offset}..{} in {unit}-byte units); use the first run's --offset, --size and block sizes",
+                    p.display(),
+                    start + bytes,
+                    offset + size
+                ),
+            ));
+        }
+        if args.seed.is_some_and(|given| given != s) {
+            return Err(invalid(
+                "verify-state",
+                format!("{} was written with --seed {s}; drop --seed or pass that one", p.display()),
+            ));
+        }
+        known = Some(std::sync::Arc::new(t));
+        seed = Some(s);
+    }
+    Ok((Some(VerifyConfig { unit, state_path: args.verify_state.clone(), known }), seed))
+}
+
 /// Supplies the target of engines that attach devices themselves, given the worker cores.
 pub type TargetAttach<'a> = &'a mut dyn FnMut(&[usize]) -> Result<Target, ConfigError>;
 
@@ -240,6 +374,9 @@ pub struct RunConfig {
     pub drain_timeout: Duration,
     #[serde(skip)]
     pub quiet: bool,
+    /// Data verification, with `--verify`.
+    #[serde(skip)]
+    pub verify: Option<VerifyConfig>,
     /// Wall-clock moment the workers start (`--start-at`, or now plus `--start-delay`).
     #[serde(rename = "start_at_unix_s", serialize_with = "opt_unix_s")]
     pub start_at: Option<SystemTime>,
@@ -248,14 +385,24 @@ pub struct RunConfig {
 impl RunConfig {
     /// Resolves flags against the machine and the target. Writes nothing.
     pub fn resolve(args: &RunArgs) -> Result<RunConfig, ConfigError> {
-        RunConfig::resolve_with(args, None)
+        RunConfig::resolve_with(args, args.engine.as_deref().unwrap_or(DEFAULT_ENGINE), None)
     }
 
-    /// As [`resolve`](Self::resolve), with the target supplied by `attach` (given the worker cores)
-    /// for engines whose target is not a path: SPDK attaches its controllers there. `attach` runs
-    /// only after every flag has been checked that can be checked without the target.
-    pub fn resolve_with(args: &RunArgs, attach: Option<TargetAttach<'_>>) -> Result<RunConfig, ConfigError> {
-        let engine = EngineSpec::parse(&args.engine)?;
+    /// As [`RunConfig::resolve`], with the engine given apart from the flags (`compare` runs one set
+    /// of flags through several engines).
+    pub fn resolve_engine(args: &RunArgs, engine_text: &str) -> Result<RunConfig, ConfigError> {
+        RunConfig::resolve_with(args, engine_text, None)
+    }
+
+    /// As [`resolve_engine`](Self::resolve_engine), with the target supplied by `attach` (given the
+    /// worker cores) for engines whose target is not a path: SPDK attaches its controllers there.
+    /// `attach` runs only after every flag has been checked that can be checked without the target.
+    pub fn resolve_with(
+        args: &RunArgs,
+        engine_text: &str,
+        attach: Option<TargetAttach<'_>>,
+    ) -> Result<RunConfig, ConfigError> {
+        let engine = EngineSpec::parse(engine_text)?;
         if engine == EngineSpec::Spdk && args.spdk.trids.is_empty() {
             return Err(ConfigError::SpdkNeedsTrid);
         }
@@ -287,10 +434,16 @@ impl RunConfig {
                     Some(SizeOrPercent::Bytes(b)) => Some(b + args.offset.map_or(0, |o| o.resolve(0))),
                     _ => None,
                 };
-                (Some(Target::inspect(path, create)?), false)
+                let mut t = Target::inspect(path, create)?;
+                check_engine_target(&engine, engine_text, &mut t)?;
+                (Some(t), false)
             }
             (None, false) => (None, false),
-            (None, true) => (Some(scratch_target()?), true),
+            (None, true) => {
+                let mut t = scratch_target()?;
+                check_engine_target(&engine, engine_text, &mut t)?;
+                (Some(t), true)
+            }
         };
         let (total, lbs, path) = match &target {
             Some(t) => (t.size_bytes, t.logical_block_bytes, t.path.display().to_string()),
@@ -350,6 +503,7 @@ impl RunConfig {
             return Err(ConfigError::WorkingSetTooSmall { size, bs: u64::from(max_bs) });
         }
 
+        let (verify, state_seed) = resolve_verify(args, &engine, &bs_read, &bs_write, align, lbs, offset, size)?;
         let workload = WorkloadSpec {
             rw,
             read_percent,
@@ -359,7 +513,7 @@ impl RunConfig {
             range_start: offset,
             range_bytes: size,
             random_dist: args.random_dist,
-            seed: args.seed.unwrap_or(DEFAULT_SEED),
+            seed: args.seed.or(state_seed).unwrap_or(DEFAULT_SEED),
         };
 
         // Safety of writes: refuse before anything is written.
@@ -370,6 +524,17 @@ impl RunConfig {
             t.check_direct_io()?;
         }
 
+        if let EngineSpec::Uring(o) | EngineSpec::UringCmd(o) = &engine {
+            if let Some(cpu) = o.ring.sqpoll_cpu {
+                // The same check as --cores, so a typo is caught before the kernel's bare EINVAL.
+                resolve_cores(Some(&[cpu as usize]), None).map_err(|e| ConfigError::EngineOption {
+                    spec: engine_text.into(),
+                    problem: format!("sqpoll_cpu: {e}"),
+                })?;
+            }
+        }
+        // pread/pwrite are synchronous: one I/O in flight per worker, whatever --qd says.
+        let queue_depth = if engine == EngineSpec::Psync { 1 } else { args.qd };
         let runtime = match (args.time, args.ios) {
             (Some(t), _) => Some(t),
             (None, Some(_)) => None,
@@ -383,7 +548,7 @@ impl RunConfig {
             scratch,
             workload,
             cores,
-            queue_depth: args.qd,
+            queue_depth,
             runtime,
             ramp: args.ramp.unwrap_or(Duration::ZERO),
             ios: args.ios,
@@ -399,6 +564,7 @@ impl RunConfig {
             allow_destroy: args.allow_destroy,
             drain_timeout: args.drain_timeout,
             quiet: args.quiet,
+            verify,
             start_at: resolve_start(args, SystemTime::now())?,
         })
     }
@@ -414,6 +580,61 @@ impl RunConfig {
 
 fn invalid(option: &'static str, message: String) -> ConfigError {
     ConfigError::Invalid { option, message }
+}
+
+/// Checks that the engine can drive this kind of target (and, for polled modes, that the device can
+/// poll); for an NVMe generic device, reads the namespace's size and LBA size from the device.
+fn check_engine_target(engine: &EngineSpec, engine_text: &str, t: &mut Target) -> Result<(), ConfigError> {
+    let err = |problem: String| ConfigError::EngineTarget {
+        engine: engine_text.into(),
+        path: t.path.display().to_string(),
+        problem,
+    };
+    let generic = t.kind == TargetKind::NvmeGeneric;
+    match engine {
+        EngineSpec::UringCmd(_) if !generic => {
+            let hint = match &t.nvme_sibling {
+                Some(ng) => format!("use {}, the generic device of this namespace", ng.display()),
+                None => "give it /dev/ngXnY, an NVMe namespace's generic character device".into(),
+            };
+            return Err(err(format!("uring-cmd sends NVMe commands and runs only on an NVMe generic device; {hint}")));
+        }
+        EngineSpec::UringCmd(_) => {
+            let ns = uring_cmd::probe_namespace(&t.path).map_err(|e| {
+                err(format!("cannot identify the namespace ({e}); passthrough needs root (CAP_SYS_ADMIN)"))
+            })?;
+            t.size_bytes = ns.format.blocks * u64::from(ns.format.lba_bytes);
+            t.logical_block_bytes = u64::from(ns.format.lba_bytes);
+            if ns.format.metadata_bytes != 0 {
+                return Err(err(format!(
+                    "the namespace carries {} metadata bytes per block, which uring-cmd does not handle; \
+                     use the uring engine on the block device",
+                    ns.format.metadata_bytes
+                )));
+            }
+        }
+        _ if generic => {
+            let hint = match &t.nvme_sibling {
+                Some(b) => format!("use {} (the namespace's block device) or --engine uring-cmd", b.display()),
+                None => "use the namespace's block device or --engine uring-cmd".into(),
+            };
+            return Err(err(format!("an NVMe generic device takes only passthrough commands; {hint}")));
+        }
+        _ => {}
+    }
+    if engine.polled() {
+        if let PollSupport::No { disk, queue, nvme } = t.poll_support() {
+            let how = if nvme {
+                "the nvme driver has no poll queues; load it with some (nvme.poll_queues=2 on the kernel \
+                 command line, or `options nvme poll_queues=2` in /etc/modprobe.d and reload nvme), or drop :poll"
+                    .to_string()
+            } else {
+                format!("{disk} cannot complete I/O by polling (only NVMe with poll queues can); drop :poll")
+            };
+            return Err(err(format!("polled completions need poll queues, and {} is 0: {how}", queue.display())));
+        }
+    }
+    Ok(())
 }
 
 /// `--bs 4k` or `--bs 4k,64k` (read, write).
@@ -503,10 +724,10 @@ mod tests {
             EngineSpec::Null(NullOptions { service_time: Duration::from_micros(20) })
         );
         let u = EngineSpec::parse("uring:fixedbufs=0").unwrap();
-        assert_eq!(u, EngineSpec::Uring(UringOptions { fixed_buffers: false, registered_file: true }));
+        assert_eq!(u, EngineSpec::Uring(UringOptions { fixed_buffers: false, ..UringOptions::default() }));
         assert_eq!(
             EngineSpec::parse("spdk2").unwrap_err().to_string(),
-            "--engine 'spdk2' is not an engine; use uring, null, null:lat=DURATION or spdk"
+            "--engine 'spdk2' is not an engine; use uring, uring-cmd, aio, psync, null, null:lat=DURATION or spdk"
         );
         assert!(EngineSpec::parse("null:foo=1").unwrap_err().to_string().contains("unknown option 'foo'"));
         assert!(EngineSpec::parse("uring:fixedbufs=maybe").unwrap_err().to_string().contains("is not on or off"));
@@ -536,6 +757,48 @@ mod tests {
         );
         let e = resolve_start(&args(&["--start-at", "1700000000000"]), now).unwrap_err().to_string();
         assert!(e.starts_with("--start-at: 1700000000000 is ") && e.contains("give UNIX seconds"), "{e}");
+    }
+
+    #[test]
+    fn kernel_engine_specs() {
+        let EngineSpec::Uring(o) = EngineSpec::parse("uring:poll").unwrap() else { panic!() };
+        assert!(o.ring.iopoll && !o.ring.sqpoll);
+        let EngineSpec::Uring(o) = EngineSpec::parse("uring:sqpoll_cpu=1,submit_batch=8,reap_batch=4").unwrap() else {
+            panic!()
+        };
+        assert_eq!((o.ring.sqpoll, o.ring.sqpoll_cpu), (true, Some(1)));
+        assert_eq!((o.ring.submit_batch, o.ring.reap_batch), (8, 4));
+        let EngineSpec::Uring(o) = EngineSpec::parse("uring:defer_taskrun=1,coop_taskrun=0,regring=0").unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (o.ring.defer_taskrun, o.ring.coop_taskrun, o.ring.registered_ring),
+            (Toggle::On, Toggle::Off, Toggle::Off)
+        );
+        assert_eq!(o.ring.single_issuer, Toggle::Auto);
+        let EngineSpec::UringCmd(o) = EngineSpec::parse("uring-cmd:poll").unwrap() else { panic!() };
+        assert!(o.ring.iopoll && o.fixed_buffers);
+        assert!(EngineSpec::parse("uring-cmd:poll").unwrap().polled());
+        assert_eq!(EngineSpec::parse("aio").unwrap(), EngineSpec::Aio);
+        assert_eq!(EngineSpec::parse("psync").unwrap().name(), "psync");
+
+        let e = |t: &str| EngineSpec::parse(t).unwrap_err().to_string();
+        assert!(
+            e("uring:sqpoll,defer_taskrun=1").ends_with("do not go with sqpoll (the kernel refuses them); drop one")
+        );
+        assert!(e("uring:submit_batch=0").contains("submit_batch=0 is not a batch size"));
+        assert!(e("uring:sqpoll_cpu=x").contains("sqpoll_cpu=x is not a core number"));
+        assert!(e("uring:turbo").contains("unknown option 'turbo'; the uring engine takes poll, sqpoll"));
+        assert_eq!(e("aio:poll"), "--engine 'aio:poll': unknown option 'poll'; the aio engine takes no options");
+    }
+
+    #[cfg(not(feature = "spdk"))]
+    #[test]
+    fn spdk_needs_its_feature() {
+        assert_eq!(
+            EngineSpec::parse("spdk").unwrap_err().to_string(),
+            "spdk: not compiled in; build with --features spdk"
+        );
     }
 
     #[test]

@@ -7,8 +7,10 @@
 //! reports into per-worker totals and into a per-interval series, and tells an observer (the live
 //! line) how the last interval went. It never formats or prints: that is the caller's business.
 
+use crate::cpu::{CpuTimes, CpuUsage};
 use crate::engine::{EngineBuilder, EngineInfo};
 use crate::stats::{DirStats, Stats};
+use crate::verify::{GenTable, Mismatch, Verifier};
 use crate::worker::{self, Links, Phase, Report, Shared, WorkerError, WorkerPlan, WorkerSummary};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 use serde::Serialize;
@@ -85,6 +87,26 @@ pub struct RunResult {
     pub failure: Option<WorkerError>,
     /// Wall-clock moment the start gate opened.
     pub started_at: SystemTime,
+    /// Data verification, with `--verify`.
+    pub verify: Option<VerifyResult>,
+    /// The process's CPU time from the start gate to the last worker's end, and the I/Os completed
+    /// in it (ramp included).
+    pub cpu: CpuUsage,
+}
+
+/// What verification found, over all workers.
+#[derive(Debug)]
+pub struct VerifyResult {
+    pub units_checked: u64,
+    pub mismatch_count: u64,
+    /// The first mismatches in detail (up to `verify::MISMATCHES_KEPT` per worker).
+    pub mismatches: Vec<Mismatch>,
+    /// Reads of the verify pass that failed outright.
+    pub read_errors: u64,
+    /// Time spent stamping and checking data, summed over workers.
+    pub cost_ns: u64,
+    /// What every unit should now hold, for `--verify-state`.
+    pub table: GenTable,
 }
 
 impl RunResult {
@@ -196,9 +218,11 @@ pub fn run<B: EngineBuilder + 'static>(
             return Err(CoordinatorError::Interrupted);
         }
     }
+    let cpu_start = CpuTimes::now();
     shared.open_gate();
     let started = Instant::now();
     let started_at = SystemTime::now();
+    let mut ramp_ios = 0u64;
     let planned_end =
         plan.workers.iter().map(|w| w.ramp + w.runtime.unwrap_or(Duration::MAX / 4) + w.drain_timeout).max();
 
@@ -212,6 +236,7 @@ pub fn run<B: EngineBuilder + 'static>(
     let mut failure = None;
     let mut interrupted_by = None;
     let mut finished = vec![false; n];
+    let mut verifiers = Vec::new();
 
     let mut finalize =
         |pending: &mut BTreeMap<(u8, u64), Pending>, running: usize, all: bool, intervals: &mut Vec<IntervalPoint>| {
@@ -246,6 +271,8 @@ pub fn run<B: EngineBuilder + 'static>(
                 seq[worker][p as usize] += 1;
                 if phase == Phase::Measure {
                     totals[worker] += &stats;
+                } else {
+                    ramp_ios += stats.ios() + stats.errors.total();
                 }
                 let entry = pending.entry(key).or_insert_with(|| Pending { stats: Box::default(), reported: 0 });
                 *entry.stats += &stats;
@@ -254,7 +281,10 @@ pub fn run<B: EngineBuilder + 'static>(
                 let _ = ch.spares[worker].try_send(stats);
                 finalize(&mut pending, running, false, &mut intervals);
             }
-            Ok(Report::Done { worker, stats, summary }) => {
+            Ok(Report::Done { worker, stats, summary, verify }) => {
+                if let Some(v) = verify {
+                    verifiers.push(*v);
+                }
                 totals[worker] += &stats;
                 summaries[worker] = Some(summary);
                 finished[worker] = true;
@@ -301,6 +331,7 @@ pub fn run<B: EngineBuilder + 'static>(
             }
         }
     }
+    let cpu_used = CpuTimes::now().since(cpu_start);
 
     let mut total = Stats::default();
     for t in &totals {
@@ -313,6 +344,7 @@ pub fn run<B: EngineBuilder + 'static>(
         .enumerate()
         .map(|(i, (stats, summary))| WorkerResult { index: i, core: plan.workers[i].core, stats, summary })
         .collect();
+    let cpu = CpuUsage::new(cpu_used, ramp_ios + total.ios() + total.errors.total());
     Ok(RunResult {
         engine: info.unwrap_or_default(),
         workers,
@@ -322,6 +354,24 @@ pub fn run<B: EngineBuilder + 'static>(
         interrupted_by,
         failure,
         started_at,
+        verify: merge_verifiers(verifiers),
+        cpu,
+    })
+}
+
+fn merge_verifiers(vs: Vec<Verifier>) -> Option<VerifyResult> {
+    let table = GenTable::merge(vs.iter().map(|v| &v.table))?;
+    let mut mismatches: Vec<Mismatch> = vs.iter().flat_map(|v| v.mismatches.iter().copied()).collect();
+    // A unit found bad during the run is found again by the verify pass: list it once.
+    mismatches.sort_by_key(|m| m.offset);
+    mismatches.dedup();
+    Some(VerifyResult {
+        units_checked: vs.iter().map(|v| v.units_checked).sum(),
+        mismatch_count: vs.iter().map(|v| v.mismatch_count).sum(),
+        mismatches,
+        read_errors: vs.iter().map(|v| v.read_errors).sum(),
+        cost_ns: vs.iter().map(|v| v.cost_ns).sum(),
+        table,
     })
 }
 
@@ -425,6 +475,7 @@ mod tests {
                     interval: Duration::from_millis(100),
                     on_error: ErrorPolicy::Stop,
                     drain_timeout: Duration::from_secs(5),
+                    verify: None,
                 })
                 .collect(),
             interval: Duration::from_millis(100),

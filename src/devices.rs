@@ -44,7 +44,7 @@ pub fn devices_command(args: &DevicesArgs) -> anyhow::Result<()> {
     #[cfg(not(feature = "spdk"))]
     {
         let _ = args;
-        Err(SetupError::Config(ConfigError::SpdkNotCompiled).into())
+        Err(SetupError::Config(ConfigError::NotCompiledIn("spdk")).into())
     }
     #[cfg(feature = "spdk")]
     {

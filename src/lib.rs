@@ -5,8 +5,10 @@
 //! The binary (`main.rs`) is thin; everything it does is reachable from here so tests can drive it.
 
 pub mod cli;
+pub mod compare;
 pub mod config;
 pub mod coordinator;
+pub mod cpu;
 pub mod devices;
 pub mod engine;
 pub mod report;
@@ -16,5 +18,6 @@ pub mod stats;
 pub mod suite;
 pub mod target;
 pub mod units;
+pub mod verify;
 pub mod worker;
 pub mod workload;

@@ -7,6 +7,7 @@
 use clap::Parser;
 use clap::error::ErrorKind;
 use nvmebench::cli::{Cli, Command};
+use nvmebench::compare::compare_command;
 use nvmebench::devices::devices_command;
 use nvmebench::report_cmd::{ResultsCommandError, merge_command, report_command};
 use nvmebench::run::{SetupError, run_command};
@@ -34,6 +35,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Run(args) => run_command(&args).map(|o| o.exit_code()),
+        Command::Compare(args) => compare_command(&args).map(|o| o.exit_code()),
         Command::Devices(args) => devices_command(&args).map(|()| 0),
         Command::Report(args) => report_command(&args).map(|()| 0),
         Command::Merge(args) => merge_command(&args).map(|()| 0),

@@ -7,11 +7,14 @@ use crate::cli::{OutputFormat, RunArgs};
 use crate::config::{ConfigError, EngineSpec, RunConfig};
 use crate::coordinator::{self, RunPlan, RunResult};
 use crate::engine::EngineBuilder;
+use crate::engine::aio::AioBuilder;
 use crate::engine::null::NullBuilder;
+use crate::engine::psync::PsyncBuilder;
 use crate::engine::uring::UringBuilder;
+use crate::engine::uring_cmd::UringCmdBuilder;
 use crate::report::{self, live::LiveLine};
 use crate::target::{self, RemoveOnDrop, TargetKind};
-use crate::worker::WorkerPlan;
+use crate::worker::{VerifyPlan, WorkerPlan};
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
@@ -56,25 +59,8 @@ pub enum SetupError {
 
 /// Runs `nvmebench run` to completion and writes its reports.
 pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
-    #[cfg(feature = "spdk")]
-    let mut session: Option<crate::engine::spdk::SpdkSession> = None;
-    #[cfg(feature = "spdk")]
-    let cfg = {
-        let mut attach = |cores: &[usize]| {
-            let (s, t) = spdk_attach(&args.spdk, cores)?;
-            session = Some(s);
-            Ok(t)
-        };
-        RunConfig::resolve_with(args, Some(&mut attach)).map_err(SetupError::from)?
-    };
-    #[cfg(not(feature = "spdk"))]
-    let cfg = RunConfig::resolve(args).map_err(SetupError::from)?;
-    if let Some(p) = &cfg.json_path {
-        let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-        if !dir.is_dir() {
-            return Err(SetupError::JsonDir { path: p.display().to_string(), dir: dir.display().to_string() }.into());
-        }
-    }
+    let (cfg, spdk) = resolve(args, args.engine.as_deref().unwrap_or(crate::config::DEFAULT_ENGINE))?;
+    check_json_dir(cfg.json_path.as_deref())?;
     if cfg.workers_per_core() > 1 {
         eprintln!(
             "nvmebench: note: {} workers on {} cores; workers share cores, so figures include their contention",
@@ -93,32 +79,7 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
     }
 
     let live = LiveLine::new(cfg.quiet || cfg.output == OutputFormat::Json);
-    let result = match &cfg.engine {
-        EngineSpec::Null(o) => execute(Arc::new(NullBuilder { options: *o }), &cfg, signal, &live)?,
-        EngineSpec::Uring(o) => {
-            let t = cfg.target.as_ref().expect("the uring engine always has a target");
-            let builder = UringBuilder {
-                path: t.path.clone(),
-                writes: cfg.workload.writes(),
-                options: *o,
-                buffer_seed: cfg.workload.seed,
-            };
-            execute(Arc::new(builder), &cfg, signal, &live)?
-        }
-        #[cfg(feature = "spdk")]
-        EngineSpec::Spdk => {
-            use crate::engine::spdk::{SpdkBuilder, SpdkOptions};
-            let s = session.as_ref().expect("resolve_with attached the spdk session");
-            let options = SpdkOptions {
-                io_queue_size: args.spdk.io_queue_size.unwrap_or(0),
-                max_completions: args.spdk.max_completions.unwrap_or(0),
-            };
-            let builder = SpdkBuilder { namespaces: s.namespaces.clone(), options, buffer_seed: cfg.workload.seed };
-            execute(Arc::new(builder), &cfg, signal, &live)?
-        }
-        #[cfg(not(feature = "spdk"))]
-        EngineSpec::Spdk => unreachable!("EngineSpec::parse refuses spdk without the feature"),
-    };
+    let result = execute(&cfg, spdk.as_ref(), signal, &live)?;
     live.finish();
     if let Some(late) = cfg.start_at.and_then(|at| result.started_at.duration_since(at).ok()) {
         if late > START_LATE_NOTE {
@@ -130,6 +91,11 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
     }
 
     let clock = clock_source();
+    if let (Some(v), Some(p)) = (&result.verify, cfg.verify.as_ref().and_then(|v| v.state_path.as_ref())) {
+        v.table
+            .save(p, cfg.workload.seed)
+            .map_err(|e| anyhow::anyhow!("cannot write --verify-state {}: {e}", p.display()))?;
+    }
     let json = report::json::render(&cfg, &result, clock);
     if let Some(p) = &cfg.json_path {
         let text = serde_json::to_string_pretty(&json).expect("a JSON value always serialises");
@@ -141,14 +107,107 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
     };
     write_stdout(&out)?;
 
-    Ok(match (result.interrupted_by, result.error_count() > 0 || result.failure.is_some()) {
+    let mismatches = result.verify.as_ref().is_some_and(|v| v.mismatch_count > 0 || v.read_errors > 0);
+    Ok(match (result.interrupted_by, result.error_count() > 0 || result.failure.is_some() || mismatches) {
         (Some(sig), _) => Outcome::Interrupted(sig),
         (None, true) => Outcome::IoErrors,
         (None, false) => Outcome::Clean,
     })
 }
 
-fn execute<B: EngineBuilder + 'static>(
+/// Refuses a `--json` path whose directory does not exist, before anything runs.
+pub fn check_json_dir(path: Option<&std::path::Path>) -> Result<(), SetupError> {
+    if let Some(p) = path {
+        let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+        if !dir.is_dir() {
+            return Err(SetupError::JsonDir { path: p.display().to_string(), dir: dir.display().to_string() });
+        }
+    }
+    Ok(())
+}
+
+/// Runs the workload of `cfg` through its engine: the one place that turns an engine spec into a
+/// builder (static dispatch: each arm instantiates the coordinator for its engine type).
+/// What the SPDK engine needs beyond the config: the attached controllers and the queue-pair knobs.
+#[cfg(feature = "spdk")]
+pub struct SpdkRun {
+    pub session: crate::engine::spdk::SpdkSession,
+    pub options: crate::engine::spdk::SpdkOptions,
+}
+
+/// Without the `spdk` feature there is never an SPDK run.
+#[cfg(not(feature = "spdk"))]
+pub enum SpdkRun {}
+
+/// Resolves the flags for `engine_text`; for the SPDK engine this starts SPDK and attaches the
+/// controllers (after every other check), which the run then uses.
+pub fn resolve(args: &RunArgs, engine_text: &str) -> Result<(RunConfig, Option<SpdkRun>), SetupError> {
+    #[cfg(feature = "spdk")]
+    {
+        let mut session = None;
+        let mut attach = |cores: &[usize]| {
+            let (s, t) = spdk_attach(&args.spdk, cores)?;
+            session = Some(s);
+            Ok(t)
+        };
+        let cfg = RunConfig::resolve_with(args, engine_text, Some(&mut attach))?;
+        let options = crate::engine::spdk::SpdkOptions {
+            io_queue_size: args.spdk.io_queue_size.unwrap_or(0),
+            max_completions: args.spdk.max_completions.unwrap_or(0),
+        };
+        Ok((cfg, session.map(|session| SpdkRun { session, options })))
+    }
+    #[cfg(not(feature = "spdk"))]
+    {
+        Ok((RunConfig::resolve_engine(args, engine_text)?, None))
+    }
+}
+
+/// Runs the resolved job on its engine.
+pub fn execute(
+    cfg: &RunConfig,
+    spdk: Option<&SpdkRun>,
+    signal: Arc<AtomicUsize>,
+    live: &LiveLine,
+) -> Result<RunResult, SetupError> {
+    let target = || cfg.target.as_ref().expect("every engine but null has a target");
+    let path = || target().path.clone();
+    let writes = cfg.workload.writes();
+    let buffer_seed = cfg.workload.seed;
+    match &cfg.engine {
+        EngineSpec::Null(o) => execute_with(Arc::new(NullBuilder { options: *o }), cfg, signal, live),
+        EngineSpec::Uring(o) => {
+            execute_with(Arc::new(UringBuilder { path: path(), writes, options: *o, buffer_seed }), cfg, signal, live)
+        }
+        EngineSpec::UringCmd(o) => execute_with(
+            Arc::new(UringCmdBuilder { path: path(), writes, options: *o, buffer_seed }),
+            cfg,
+            signal,
+            live,
+        ),
+        EngineSpec::Aio => execute_with(Arc::new(AioBuilder { path: path(), writes, buffer_seed }), cfg, signal, live),
+        EngineSpec::Psync => {
+            execute_with(Arc::new(PsyncBuilder { path: path(), writes, buffer_seed }), cfg, signal, live)
+        }
+        #[cfg(feature = "spdk")]
+        EngineSpec::Spdk => {
+            let s = spdk.expect("resolve attached the spdk session");
+            let builder = crate::engine::spdk::SpdkBuilder {
+                namespaces: s.session.namespaces.clone(),
+                options: s.options,
+                buffer_seed,
+            };
+            execute_with(Arc::new(builder), cfg, signal, live)
+        }
+        #[cfg(not(feature = "spdk"))]
+        EngineSpec::Spdk => match spdk {
+            Some(never) => match *never {},
+            None => unreachable!("EngineSpec::parse refuses spdk without the feature"),
+        },
+    }
+}
+
+fn execute_with<B: EngineBuilder + 'static>(
     builder: Arc<B>,
     cfg: &RunConfig,
     signal: Arc<AtomicUsize>,
@@ -173,6 +232,12 @@ fn execute<B: EngineBuilder + 'static>(
             interval: cfg.interval,
             on_error: cfg.on_error,
             drain_timeout: cfg.drain_timeout,
+            verify: cfg.verify.as_ref().map(|v| VerifyPlan {
+                unit: v.unit,
+                seed: cfg.workload.seed,
+                known: v.known.clone(),
+                pass: true,
+            }),
         })
         .collect();
     let plan = RunPlan { workers, interval: cfg.interval, signal, start_at: cfg.start_at };
@@ -203,7 +268,7 @@ pub fn clock_source() -> &'static str {
 }
 
 /// Writes to stdout; a closed pipe (`nvmebench run | head`) is not an error.
-fn write_stdout(text: &str) -> anyhow::Result<()> {
+pub fn write_stdout(text: &str) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(anyhow::anyhow!("cannot write to stdout: {e}")),
@@ -240,6 +305,7 @@ pub fn spdk_attach(
         size_bytes: s.usable_bytes(),
         logical_block_bytes: u64::from(s.sector_bytes()),
         device: None,
+        nvme_sibling: None,
     };
     Ok((s, t))
 }

@@ -48,6 +48,8 @@ pub enum TargetKind {
     BlockDevice,
     /// NVMe namespaces driven by SPDK; `path` holds their transport IDs.
     SpdkNamespace,
+    /// An NVMe namespace's generic character device (`/dev/ngXnY`), for passthrough commands.
+    NvmeGeneric,
 }
 
 /// An inspected target.
@@ -60,6 +62,8 @@ pub struct Target {
     pub logical_block_bytes: u64,
     /// `MAJ:MIN` of the block device (or of the device holding the file).
     pub device: Option<String>,
+    /// The block device of the same NVMe namespace: `/dev/nvmeXnY` for `/dev/ngXnY` and back.
+    pub nvme_sibling: Option<PathBuf>,
 }
 
 impl Target {
@@ -80,6 +84,7 @@ impl Target {
                     size_bytes: size,
                     logical_block_bytes: logical_block_of_dev(pmeta.dev()).unwrap_or(DEFAULT_LOGICAL_BLOCK),
                     device: Some(dev_name(pmeta.dev())),
+                    nvme_sibling: None,
                 });
             }
             Err(source) => return Err(TargetError::Inspect { path: p, source }),
@@ -92,6 +97,7 @@ impl Target {
                 size_bytes: meta.len(),
                 logical_block_bytes: logical_block_of_dev(meta.dev()).unwrap_or(DEFAULT_LOGICAL_BLOCK),
                 device: Some(dev_name(meta.dev())),
+                nvme_sibling: None,
             })
         } else if ft.is_block_device() {
             let rdev = meta.rdev();
@@ -106,6 +112,21 @@ impl Target {
                 size_bytes: sectors * 512,
                 logical_block_bytes: logical_block_of_dev(rdev).unwrap_or(DEFAULT_LOGICAL_BLOCK),
                 device: Some(dev_name(rdev)),
+                nvme_sibling: nvme_sibling(path),
+            })
+        } else if ft.is_char_device() && is_nvme_generic(meta.rdev()) {
+            // Size and block size come from the namespace itself (Identify Namespace, in config); the
+            // block device's sysfs numbers stand in until then.
+            let sibling = nvme_sibling(path);
+            let block = sibling.as_ref().and_then(|b| fs::metadata(b).ok()).map(|m| m.rdev());
+            let sectors = block.and_then(|d| read_number(&sysfs_dir(d).join("size"))).unwrap_or(0);
+            Ok(Target {
+                path: path.to_path_buf(),
+                kind: TargetKind::NvmeGeneric,
+                size_bytes: sectors * 512,
+                logical_block_bytes: block.and_then(logical_block_of_dev).unwrap_or(DEFAULT_LOGICAL_BLOCK),
+                device: Some(dev_name(meta.rdev())),
+                nvme_sibling: sibling,
             })
         } else {
             let kind = if ft.is_dir() {
@@ -136,10 +157,29 @@ impl Target {
                 return Err(TargetError::NeedsAllowDestroy { path, what: "an NVMe namespace" });
             }
             TargetKind::SpdkNamespace => return Ok(()),
-            TargetKind::BlockDevice => {}
-        }
-        if let Some(what) = self.in_use()? {
-            return Err(TargetError::InUse { path, what });
+            TargetKind::BlockDevice => {
+                if let Some(what) = self.in_use()? {
+                    return Err(TargetError::InUse { path, what });
+                }
+            }
+            // Passthrough writes land on the namespace behind the block device: what holds that
+            // holds this too.
+            TargetKind::NvmeGeneric => {
+                if let Some(block) = &self.nvme_sibling {
+                    let t = Target {
+                        path: block.clone(),
+                        kind: TargetKind::BlockDevice,
+                        nvme_sibling: None,
+                        ..self.clone()
+                    };
+                    if let Some(what) = t.in_use()? {
+                        return Err(TargetError::InUse {
+                            path,
+                            what: format!("the namespace of {}, which is {what}", block.display()),
+                        });
+                    }
+                }
+            }
         }
         if !allow_destroy {
             return Err(TargetError::NeedsAllowDestroy { path, what: "a block device" });
@@ -212,6 +252,10 @@ impl Target {
     /// Checks that the target accepts O_DIRECT by opening it so (for a new file, its directory's
     /// filesystem, through a probe file that is removed at once).
     pub fn check_direct_io(&self) -> Result<(), TargetError> {
+        if self.kind == TargetKind::NvmeGeneric {
+            // Passthrough commands move data straight between the device and the buffer.
+            return Ok(());
+        }
         let path = self.path.display().to_string();
         let probe = match self.kind {
             TargetKind::SpdkNamespace => return Ok(()),
@@ -237,6 +281,7 @@ impl Target {
             TargetKind::NewFile => "new file",
             TargetKind::BlockDevice => "block device",
             TargetKind::SpdkNamespace => "NVMe namespace",
+            TargetKind::NvmeGeneric => "NVMe generic device",
         };
         format!(
             "{} ({kind}, {}, {}-byte blocks)",
@@ -245,6 +290,75 @@ impl Target {
             self.logical_block_bytes
         )
     }
+}
+
+/// Whether the device under a target can complete polled I/O (IOPOLL / fio's hipri).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PollSupport {
+    Yes,
+    /// `queue` is the sysfs `io_poll` file that said 0; `nvme` whether the disk is an NVMe namespace.
+    No {
+        disk: String,
+        queue: PathBuf,
+        nvme: bool,
+    },
+    /// No sysfs entry to ask (the answer comes from the kernel at run time).
+    Unknown,
+}
+
+impl Target {
+    /// Asks sysfs whether the disk under the target (the file's filesystem's disk, the block device,
+    /// or the namespace behind a generic device) has poll queues.
+    pub fn poll_support(&self) -> PollSupport {
+        let disk = match self.kind {
+            TargetKind::NvmeGeneric => {
+                self.nvme_sibling.as_ref().and_then(|b| fs::metadata(b).ok()).and_then(|m| whole_disk_dir(m.rdev()))
+            }
+            _ => self.device.as_ref().and_then(|d| fs::canonicalize(Path::new("/sys/dev/block").join(d)).ok()).map(
+                |dir| {
+                    if dir.join("partition").exists() {
+                        dir.parent().map(Path::to_path_buf).unwrap_or(dir)
+                    } else {
+                        dir
+                    }
+                },
+            ),
+        };
+        let Some(disk) = disk else { return PollSupport::Unknown };
+        match read_number(&disk.join("queue/io_poll")) {
+            Some(1) => PollSupport::Yes,
+            Some(_) => {
+                let name = disk.file_name().unwrap_or_default().to_string_lossy().into_owned();
+                let queue = Path::new("/sys/block").join(&name).join("queue/io_poll");
+                PollSupport::No { nvme: name.starts_with("nvme"), disk: name, queue }
+            }
+            None => PollSupport::Unknown,
+        }
+    }
+}
+
+/// Whether a character device is an NVMe namespace's generic device (class `nvme-generic`).
+fn is_nvme_generic(rdev: u64) -> bool {
+    let class = Path::new("/sys/dev/char").join(dev_name(rdev)).join("subsystem");
+    fs::read_link(class).is_ok_and(|l| l.file_name().is_some_and(|n| n == "nvme-generic"))
+}
+
+/// `/dev/ngXnY` for `/dev/nvmeXnY` and back, when that device exists.
+pub fn nvme_sibling(path: &Path) -> Option<PathBuf> {
+    let name = path.file_name()?.to_str()?;
+    let other = if let Some(rest) = name.strip_prefix("nvme") {
+        format!("ng{rest}")
+    } else if let Some(rest) = name.strip_prefix("ng") {
+        format!("nvme{rest}")
+    } else {
+        return None;
+    };
+    // Partitions (nvme0n1p1) have no generic device; ng names never have a 'p'.
+    if other.contains('p') && other.starts_with("ng") {
+        return None;
+    }
+    let p = path.with_file_name(other);
+    p.exists().then_some(p)
 }
 
 /// Creates the file at `target.size_bytes` and fills it with pseudo-random data, so that reads hit

@@ -9,6 +9,7 @@
 
 use crate::engine::{Engine, EngineBuilder, EngineError, EngineInfo, IoError, Queued};
 use crate::stats::Stats;
+use crate::verify::{GenTable, Verifier};
 use crate::workload::rate::Pacer;
 use crate::workload::{Direction, Generator, IoOp, WorkloadSpec};
 use crossbeam_channel::{Receiver, Sender};
@@ -46,6 +47,20 @@ pub struct WorkerPlan {
     pub on_error: ErrorPolicy,
     /// How long to wait for I/Os still in flight after the stop.
     pub drain_timeout: Duration,
+    /// Data verification (`--verify`): this worker's slice and its known state.
+    pub verify: Option<VerifyPlan>,
+}
+
+/// What a worker needs to verify data.
+#[derive(Clone, Debug)]
+pub struct VerifyPlan {
+    /// Bytes per header-carrying unit (a logical block or the alignment).
+    pub unit: u64,
+    pub seed: u64,
+    /// Generations known from an earlier run (`--verify-state`), for the whole range.
+    pub known: Option<Arc<GenTable>>,
+    /// Re-read everything written, after the run.
+    pub pass: bool,
 }
 
 /// The start gate and the stop flag, shared by the coordinator and all workers.
@@ -136,7 +151,7 @@ pub enum WorkerError {
 pub enum Report {
     Ready { worker: usize, info: EngineInfo },
     Interval { worker: usize, phase: Phase, stats: Box<Stats> },
-    Done { worker: usize, stats: Box<Stats>, summary: WorkerSummary },
+    Done { worker: usize, stats: Box<Stats>, summary: WorkerSummary, verify: Option<Box<Verifier>> },
     Failed { worker: usize, error: WorkerError },
 }
 
@@ -181,12 +196,13 @@ pub fn run<B: EngineBuilder>(builder: &B, plan: &WorkerPlan, shared: &Shared, li
     match state.run(plan, shared, links) {
         Ok(summary) => {
             let stats = std::mem::take(&mut state.stats);
+            let verify = state.verifier.take().map(Box::new);
             if summary.lost_in_flight > 0 {
                 // I/Os that never completed may still land in the engine's buffers: leak the engine
                 // and its memory rather than free what a device could write into.
                 std::mem::forget(state);
             }
-            let _ = links.reports.send(Report::Done { worker, stats, summary });
+            let _ = links.reports.send(Report::Done { worker, stats, summary, verify });
         }
         Err(source) => {
             shared.request_stop();
@@ -206,6 +222,7 @@ struct Loop<'c, E: Engine> {
     stats: Box<Stats>,
     spare: Option<Box<Stats>>,
     pacer: Option<Pacer>,
+    verifier: Option<Verifier>,
     t0: u64,
 }
 
@@ -213,9 +230,20 @@ impl<'c, E: Engine> Loop<'c, E> {
     fn new(engine: E, plan: &WorkerPlan, clock: &'c quanta::Clock) -> Self {
         let qd = plan.queue_depth as usize;
         let idle = IoOp { dir: Direction::Read, offset: 0, len: 0 };
+        // Verified workers own disjoint slices, so no unit is written by two workers at once.
+        let generator = Generator::with_slices(&plan.spec, plan.index, plan.workers, plan.verify.is_some());
+        let verifier = plan.verify.as_ref().map(|v| {
+            let (start, end) = generator.range();
+            let mut table = GenTable::new(start, end - start, v.unit);
+            if let Some(known) = &v.known {
+                table.absorb(known);
+            }
+            Verifier::new(table, v.seed, qd)
+        });
         Loop {
             engine,
-            generator: Generator::new(&plan.spec, plan.index, plan.workers),
+            generator,
+            verifier,
             clock,
             slots: vec![(0, idle); qd],
             free: (0..plan.queue_depth).rev().collect(),
@@ -267,6 +295,7 @@ impl<'c, E: Engine> Loop<'c, E> {
         let mut issued_measured = 0u64;
         let mut in_flight = 0u32;
         let mut staged = 0u32;
+        let mut to_submit = false;
         let mut pending: Option<IoOp> = None;
         let mut stop: Option<(StopReason, u64)> = None;
         let mut first_error: Option<FailedIo> = None;
@@ -321,6 +350,16 @@ impl<'c, E: Engine> Loop<'c, E> {
                             break;
                         }
                         let op = pending.take().unwrap_or_else(|| self.generator.next_op());
+                        if let Some(v) = &mut self.verifier {
+                            // Never two overlapping I/Os in flight: the op waits for the other's end.
+                            if v.overlaps(&op) {
+                                pending = Some(op);
+                                break;
+                            }
+                            let t = self.clock.raw();
+                            v.prepare(slot, &op, self.engine.slot_buf(slot));
+                            v.cost_ns += self.clock.delta_as_nanos(t, self.clock.raw());
+                        }
                         match self.engine.queue(slot, &op)? {
                             Queued::Ok => {
                                 self.free.pop();
@@ -332,16 +371,19 @@ impl<'c, E: Engine> Loop<'c, E> {
                                 }
                             }
                             Queued::Busy => {
+                                if let Some(v) = &mut self.verifier {
+                                    v.cancel(slot);
+                                }
                                 pending = Some(op);
                                 break;
                             }
                         }
                     }
-                    if staged > 0 {
-                        self.engine.submit()?;
-                        in_flight += staged;
-                        staged = 0;
-                    }
+                    // Submitted after the reap below, together with a wait when nothing is ready: one
+                    // syscall per round trip instead of two (fio's submit-and-getevents).
+                    in_flight += staged;
+                    to_submit = staged > 0;
+                    staged = 0;
                 }
                 Some((_, at)) => {
                     if in_flight == 0 {
@@ -367,9 +409,13 @@ impl<'c, E: Engine> Loop<'c, E> {
             let slots = &self.slots;
             let free = &mut self.free;
             let stats = &mut self.stats;
+            let verifier = &mut self.verifier;
             let reaped = self.engine.poll(qd, |slot, result| {
                 let t = *done_at.get_or_insert_with(|| clock.delta_as_nanos(t0, clock.raw()));
                 let (start, op) = slots[slot as usize];
+                if let Some(v) = verifier.as_mut() {
+                    v.complete(slot, &op, result.is_ok());
+                }
                 match result {
                     Ok(()) => stats.dir[op.dir as usize].record(t.saturating_sub(start), 1, u64::from(op.len)),
                     Err(e) => {
@@ -386,14 +432,79 @@ impl<'c, E: Engine> Loop<'c, E> {
             if let Some(t) = done_at {
                 last_completion = t;
             }
+            if let Some(v) = &mut self.verifier {
+                if v.pending() > 0 {
+                    let t = self.clock.raw();
+                    for i in 0..v.pending() {
+                        let slot = v.pending_slot(i);
+                        let op = self.slots[slot as usize].1;
+                        v.check_read(&op, self.engine.slot_buf(slot));
+                    }
+                    v.clear_pending();
+                    v.cost_ns += self.clock.delta_as_nanos(t, self.clock.raw());
+                }
+            }
             if error_seen && stop_on_error {
                 shared.request_stop();
             }
             if reaped == 0 && in_flight > 0 && self.pacer.is_none() {
                 self.engine.wait()?;
+            } else if to_submit {
+                self.engine.submit()?;
+            }
+            to_submit = false;
+        }
+        let summary = self.summary(stop, measure_start, last_completion, 0, first_error);
+        if plan.verify.as_ref().is_some_and(|v| v.pass) {
+            self.verify_pass(qd)?;
+        }
+        Ok(summary)
+    }
+
+    /// Re-reads every unit this worker's slice is known to hold and checks it, `qd` at a time.
+    fn verify_pass(&mut self, qd: u32) -> Result<(), EngineError> {
+        let Some(v) = self.verifier.as_mut() else { return Ok(()) };
+        let unit = v.table.unit_bytes() as u32;
+        let todo: Vec<u64> = v.table.written().map(|(off, _)| off).collect();
+        let mut next = 0;
+        let mut in_flight = 0u32;
+        let mut free: Vec<u32> = (0..qd).collect();
+        while next < todo.len() || in_flight > 0 {
+            while next < todo.len() {
+                let Some(&slot) = free.last() else { break };
+                let op = IoOp { dir: Direction::Read, offset: todo[next], len: unit };
+                if self.engine.queue(slot, &op)? == Queued::Busy {
+                    break;
+                }
+                free.pop();
+                self.slots[slot as usize].1 = op;
+                next += 1;
+                in_flight += 1;
+            }
+            self.engine.submit()?;
+            let slots = &self.slots;
+            let v = self.verifier.as_mut().expect("checked above");
+            let mut failed = 0u64;
+            let reaped = self.engine.poll(qd, |slot, result| {
+                v.complete(slot, &slots[slot as usize].1, result.is_ok());
+                failed += u64::from(result.is_err());
+                free.push(slot);
+            })?;
+            v.read_errors += failed;
+            in_flight -= reaped;
+            let t = self.clock.raw();
+            for i in 0..v.pending() {
+                let slot = v.pending_slot(i);
+                let op = self.slots[slot as usize].1;
+                v.check_read(&op, self.engine.slot_buf(slot));
+            }
+            v.clear_pending();
+            v.cost_ns += self.clock.delta_as_nanos(t, self.clock.raw());
+            if reaped == 0 && in_flight > 0 {
+                self.engine.wait()?;
             }
         }
-        Ok(self.summary(stop, measure_start, last_completion, 0, first_error))
+        Ok(())
     }
 
     fn summary(

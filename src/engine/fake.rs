@@ -38,8 +38,9 @@ pub struct FakeBuilder {
 impl EngineBuilder for FakeBuilder {
     type Engine = FakeEngine;
 
-    fn build(&self, worker: usize, queue_depth: u32, _max: u32) -> Result<FakeEngine, EngineError> {
+    fn build(&self, worker: usize, queue_depth: u32, max: u32) -> Result<FakeEngine, EngineError> {
         Ok(FakeEngine {
+            bufs: super::buf::SlotBuffers::new(queue_depth as usize, max as usize, 0),
             script: self.script.clone(),
             mock: self.mock.clone(),
             worker,
@@ -53,6 +54,7 @@ impl EngineBuilder for FakeBuilder {
 }
 
 pub struct FakeEngine {
+    bufs: super::buf::SlotBuffers,
     script: Script,
     mock: Arc<quanta::Mock>,
     worker: usize,
@@ -108,17 +110,19 @@ impl Engine for FakeEngine {
                 i += 1;
             }
         }
-        if n == 0 {
-            // Time passes while a worker spins: a microsecond per empty poll, never past the next
-            // completion, so paced workers (which spin instead of waiting) see their schedule come due.
+        if n == 0 && self.staged.is_empty() {
+            // Time passes while a worker spins with nothing to submit: a microsecond per empty poll,
+            // never past the next completion, so paced workers (which spin instead of waiting) see
+            // their schedule come due.
             let next = self.in_flight.iter().map(|e| e.1).min().unwrap_or(u64::MAX);
             self.mock.increment(1_000.min(next.saturating_sub(now)));
         }
         Ok(n)
     }
 
-    /// Jumps the clock to the next completion.
+    /// Submits, then jumps the clock to the next completion.
     fn wait(&mut self) -> Result<(), EngineError> {
+        self.submit()?;
         let now = self.mock.value();
         if let Some(next) = self.in_flight.iter().map(|e| e.1).min() {
             if next > now {
@@ -130,5 +134,9 @@ impl Engine for FakeEngine {
 
     fn info(&self) -> EngineInfo {
         EngineInfo { name: "fake".into(), options: Vec::new() }
+    }
+
+    fn slot_buf(&mut self, slot: u32) -> &mut [u8] {
+        self.bufs.slot_mut(slot)
     }
 }

@@ -7,11 +7,15 @@
 //! with [`Engine::poll`], refilling each completed slot at once. Engines never decide what to issue;
 //! that is the workload generator's job.
 
+pub mod aio;
 pub mod buf;
 pub mod null;
+pub mod psync;
+pub mod ring;
 #[cfg(feature = "spdk")]
 pub mod spdk;
 pub mod uring;
+pub mod uring_cmd;
 
 #[cfg(test)]
 pub mod fake;
@@ -59,6 +63,9 @@ pub enum EngineError {
     Open { path: String, source: io::Error },
     #[error("{engine}: {what} failed: {source}")]
     Setup { engine: &'static str, what: &'static str, source: io::Error },
+    /// A set-up step whose description is built at run time (which flags the kernel refused).
+    #[error("{engine}: {what} failed: {source}")]
+    SetupRefused { engine: &'static str, what: String, source: io::Error },
     #[error("{engine}: {what} failed: {source}")]
     Runtime { engine: &'static str, what: &'static str, source: io::Error },
 }
@@ -103,14 +110,19 @@ pub trait Engine {
     /// Returns how many were reaped.
     fn poll<F: FnMut(u32, Result<(), IoError>)>(&mut self, max: u32, done: F) -> Result<u32, EngineError>;
 
-    /// Called when a poll found nothing while I/Os are in flight. Engines whose completions arrive by
-    /// interrupt block here until one does; polled engines return at once and the worker spins.
+    /// Called instead of `submit` when a poll found nothing while I/Os are queued or in flight:
+    /// submits what is queued, then, for engines whose completions arrive by interrupt, blocks until
+    /// one does (ideally in the same syscall). Polled engines just submit and the worker spins.
     fn wait(&mut self) -> Result<(), EngineError> {
-        Ok(())
+        self.submit()
     }
 
     /// The engine's name and the knobs in effect, for the report.
     fn info(&self) -> EngineInfo;
+
+    /// `slot`'s buffer: filled before a write is queued, read after a read completes (verification).
+    /// Never called while the slot's I/O is in flight.
+    fn slot_buf(&mut self, slot: u32) -> &mut [u8];
 }
 
 /// Builds one engine per worker, on the worker's own (already pinned) thread, so that rings, queues

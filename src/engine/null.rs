@@ -4,6 +4,7 @@
 //! exists to test fio. With a service time (`null:lat=20us`) each I/O completes that long after its
 //! submission, which makes a device model with a known answer for worker and coordinator tests.
 
+use super::buf::SlotBuffers;
 use super::{Engine, EngineBuilder, EngineError, EngineInfo, IoError, Queued};
 use crate::workload::IoOp;
 use std::collections::VecDeque;
@@ -23,8 +24,8 @@ pub struct NullBuilder {
 impl EngineBuilder for NullBuilder {
     type Engine = NullEngine;
 
-    fn build(&self, _worker: usize, queue_depth: u32, _max_io_bytes: u32) -> Result<NullEngine, EngineError> {
-        Ok(NullEngine::new(self.options, queue_depth))
+    fn build(&self, _worker: usize, queue_depth: u32, max_io_bytes: u32) -> Result<NullEngine, EngineError> {
+        Ok(NullEngine::new(self.options, queue_depth).with_buffers(max_io_bytes))
     }
 }
 
@@ -36,6 +37,7 @@ pub struct NullEngine {
     clock: Option<quanta::Clock>,
     service_ticks: u64,
     options: NullOptions,
+    bufs: SlotBuffers,
 }
 
 impl NullEngine {
@@ -49,7 +51,14 @@ impl NullEngine {
             clock,
             service_ticks,
             options,
+            bufs: SlotBuffers::new(qd, 0, 0),
         }
+    }
+
+    /// Gives every slot a buffer of `bytes` (the null engine moves no data, but callers may fill one).
+    pub fn with_buffers(mut self, bytes: u32) -> NullEngine {
+        self.bufs = SlotBuffers::new(self.bufs.slots(), bytes as usize, 0);
+        self
     }
 }
 
@@ -95,6 +104,10 @@ impl Engine for NullEngine {
             }
         }
         Ok(n)
+    }
+
+    fn slot_buf(&mut self, slot: u32) -> &mut [u8] {
+        self.bufs.slot_mut(slot)
     }
 
     fn info(&self) -> EngineInfo {

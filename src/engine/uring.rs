@@ -1,15 +1,16 @@
 //! Linux io_uring, O_DIRECT, on a block device or a regular file.
 //!
 //! One ring per worker, with the target registered as a fixed file and every slot buffer registered
-//! as a fixed buffer, so the kernel neither looks up the fd nor pins pages per I/O. Submission is one
-//! `io_uring_enter` per batch; completions are reaped straight from the CQ ring, and only when that is
-//! empty does the worker block in `io_uring_enter(GETEVENTS)`. Polled completions (IOPOLL), SQPOLL and
-//! NVMe passthrough are separate modes of this engine to come; `UringOptions` is where they go.
+//! as a fixed buffer, so the kernel neither looks up the fd nor pins pages per I/O. The ring itself
+//! (set-up flags and their fallback, IOPOLL, SQPOLL, when to enter the kernel) lives in
+//! [`super::ring`], shared with the NVMe passthrough engine; this module builds read and write SQEs
+//! and judges their results.
 
 use super::buf::SlotBuffers;
+use super::ring::{Ring, RingOptions};
 use super::{Engine, EngineBuilder, EngineError, EngineInfo, IoError, Queued};
 use crate::workload::{Direction, IoOp};
-use io_uring::{IoUring, opcode, squeue, types};
+use io_uring::{cqueue, opcode, squeue, types};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
@@ -21,6 +22,8 @@ const NAME: &str = "uring";
 /// Knobs of the io_uring engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct UringOptions {
+    /// Completion mode, SQPOLL, optional flags and batching.
+    pub ring: RingOptions,
     /// Register the slot buffers (READ_FIXED/WRITE_FIXED). Falls back to plain reads when the
     /// kernel refuses (usually RLIMIT_MEMLOCK), and says so in the report.
     pub fixed_buffers: bool,
@@ -30,7 +33,7 @@ pub struct UringOptions {
 
 impl Default for UringOptions {
     fn default() -> Self {
-        UringOptions { fixed_buffers: true, registered_file: true }
+        UringOptions { ring: RingOptions::default(), fixed_buffers: true, registered_file: true }
     }
 }
 
@@ -55,11 +58,31 @@ impl EngineBuilder for UringBuilder {
     }
 }
 
+/// Registers every slot buffer with `ring`; `None` (and a note) when the kernel refuses.
+pub(crate) fn register_slot_buffers<S: squeue::EntryMarker, C: cqueue::EntryMarker>(
+    ring: &Ring<S, C>,
+    bufs: &mut SlotBuffers,
+) -> Option<String> {
+    let iovecs: Vec<libc::iovec> = (0..bufs.slots() as u32)
+        .map(|s| libc::iovec { iov_base: bufs.slot_ptr(s).cast(), iov_len: bufs.slot_bytes() })
+        .collect();
+    // SAFETY: every iovec points into `bufs`, a live allocation that never moves and that the engine
+    // owns; engines drop the ring before `bufs` (field order), so the kernel's registration never
+    // outlives the memory.
+    match unsafe { ring.ring.submitter().register_buffers(&iovecs) } {
+        Ok(()) => None,
+        Err(e) => Some(format!(
+            "registering {} KiB of buffers failed ({e}); using unregistered buffers (raise `ulimit -l`)",
+            bufs.slots() * bufs.slot_bytes() / 1024
+        )),
+    }
+}
+
 /// One worker's ring.
 pub struct UringEngine {
     // Field order is drop order: the ring (and with it the kernel's references to the buffers and the
     // file) goes before the buffers and the file it points at.
-    ring: IoUring,
+    ring: Ring<squeue::Entry, cqueue::Entry>,
     bufs: SlotBuffers,
     file: File,
     /// Expected length per slot, to detect short transfers.
@@ -67,7 +90,6 @@ pub struct UringEngine {
     fixed_buffers: bool,
     fixed_buffers_fallback: Option<String>,
     registered_file: bool,
-    entries: u32,
 }
 
 impl UringEngine {
@@ -78,32 +100,22 @@ impl UringEngine {
         options: UringOptions,
         seed: u64,
     ) -> Result<UringEngine, EngineError> {
-        let setup = |what, source| EngineError::Setup { engine: NAME, what, source };
         let entries = queue_depth.next_power_of_two();
-        let ring = IoUring::builder().build(entries).map_err(|e| setup("io_uring_setup", e))?;
+        let ring = Ring::new(NAME, entries, &options.ring)?;
         let mut bufs = SlotBuffers::new(queue_depth as usize, max_io_bytes as usize, seed);
         let registered_file = options.registered_file;
         if registered_file {
-            ring.submitter().register_files(&[file.as_raw_fd()]).map_err(|e| setup("registering the file", e))?;
+            ring.ring.submitter().register_files(&[file.as_raw_fd()]).map_err(|source| EngineError::Setup {
+                engine: NAME,
+                what: "registering the file",
+                source,
+            })?;
         }
         let mut fixed_buffers = false;
         let mut fixed_buffers_fallback = None;
         if options.fixed_buffers {
-            let iovecs: Vec<libc::iovec> = (0..queue_depth)
-                .map(|s| libc::iovec { iov_base: bufs.slot_ptr(s).cast(), iov_len: bufs.slot_bytes() })
-                .collect();
-            // SAFETY: every iovec points into `bufs`, a live allocation that never moves and that the
-            // engine owns; the ring is dropped before `bufs` (field order), so the kernel's registration
-            // never outlives the memory.
-            match unsafe { ring.submitter().register_buffers(&iovecs) } {
-                Ok(()) => fixed_buffers = true,
-                Err(e) => {
-                    fixed_buffers_fallback = Some(format!(
-                        "registering {} KiB of buffers failed ({e}); using unregistered buffers (raise `ulimit -l`)",
-                        queue_depth as usize * bufs.slot_bytes() / 1024
-                    ))
-                }
-            }
+            fixed_buffers_fallback = register_slot_buffers(&ring, &mut bufs);
+            fixed_buffers = fixed_buffers_fallback.is_none();
         }
         Ok(UringEngine {
             ring,
@@ -113,7 +125,6 @@ impl UringEngine {
             fixed_buffers,
             fixed_buffers_fallback,
             registered_file,
-            entries,
         })
     }
 
@@ -166,72 +177,60 @@ impl Engine for UringEngine {
         // SAFETY: the entry points at `slot`'s buffer, which the engine owns and which stays untouched
         // until this slot's completion is reaped (the caller never reuses a slot in flight); the fd or
         // fixed-file index stays valid for the ring's lifetime.
-        let pushed = unsafe { self.ring.submission().push(&entry) };
-        match pushed {
-            Ok(()) => {
-                self.lens[slot as usize] = op.len;
-                Ok(Queued::Ok)
-            }
-            Err(_) => Ok(Queued::Busy),
+        if unsafe { self.ring.push(&entry) } {
+            self.lens[slot as usize] = op.len;
+            Ok(Queued::Ok)
+        } else {
+            Ok(Queued::Busy)
         }
     }
 
     #[inline]
     fn submit(&mut self) -> Result<(), EngineError> {
-        loop {
-            match self.ring.submit() {
-                Ok(_) => return Ok(()),
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
-                // The kernel holds back while the CQ is full; the next poll makes room and the SQEs
-                // still in the ring go out with the next submit.
-                Err(e) if matches!(e.raw_os_error(), Some(libc::EBUSY) | Some(libc::EAGAIN)) => return Ok(()),
-                Err(e) => return Err(runtime("io_uring_enter (submit)", e)),
-            }
-        }
+        self.ring.submit().map_err(|e| runtime("io_uring_enter (submit)", e))
     }
 
     #[inline]
     fn poll<F: FnMut(u32, Result<(), IoError>)>(&mut self, max: u32, mut done: F) -> Result<u32, EngineError> {
-        let mut n = 0;
         let lens = &self.lens;
-        let cq = self.ring.completion();
-        for cqe in cq.take(max as usize) {
-            let slot = cqe.user_data() as u32;
-            let res = cqe.result();
-            let expected = lens[slot as usize];
-            let r = if res < 0 {
-                Err(IoError::Errno { errno: -res })
-            } else if (res as u32) < expected {
-                Err(IoError::ShortTransfer { expected, done: res as u32 })
-            } else {
-                Ok(())
-            };
-            done(slot, r);
-            n += 1;
-        }
-        Ok(n)
+        self.ring
+            .reap(max, |cqe| {
+                let slot = cqe.user_data() as u32;
+                done(slot, judge(cqe.result(), lens[slot as usize]));
+            })
+            .map_err(|e| runtime("io_uring_enter (reap)", e))
     }
 
     fn wait(&mut self) -> Result<(), EngineError> {
-        match self.ring.submit_and_wait(1) {
-            Ok(_) => Ok(()),
-            Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN)) => Ok(()),
-            Err(e) => Err(runtime("io_uring_enter (wait)", e)),
-        }
+        self.ring.wait().map_err(|e| runtime("io_uring_enter (wait)", e))
+    }
+
+    fn slot_buf(&mut self, slot: u32) -> &mut [u8] {
+        self.bufs.slot_mut(slot)
     }
 
     fn info(&self) -> EngineInfo {
         let onoff = |b: bool| if b { "1" } else { "0" }.to_string();
-        let mut options = vec![
-            ("mode".to_string(), "interrupt".to_string()),
-            ("entries".to_string(), self.entries.to_string()),
-            ("fixedbufs".to_string(), onoff(self.fixed_buffers)),
-            ("regfile".to_string(), onoff(self.registered_file)),
-        ];
-        if let Some(note) = &self.fixed_buffers_fallback {
+        let mut options = Vec::new();
+        self.ring.describe(&mut options);
+        options.push(("fixedbufs".to_string(), onoff(self.fixed_buffers)));
+        options.push(("regfile".to_string(), onoff(self.registered_file)));
+        for note in self.fixed_buffers_fallback.iter().chain(&self.ring.active.notes) {
             options.push(("note".to_string(), note.clone()));
         }
         EngineInfo { name: NAME.into(), options }
+    }
+}
+
+/// A read or write's result: an errno, a short transfer, or all `expected` bytes.
+#[inline]
+pub(crate) fn judge(res: i32, expected: u32) -> Result<(), IoError> {
+    if res < 0 {
+        Err(IoError::Errno { errno: -res })
+    } else if (res as u32) < expected {
+        Err(IoError::ShortTransfer { expected, done: res as u32 })
+    } else {
+        Ok(())
     }
 }
 
@@ -242,7 +241,7 @@ mod tests {
 
     /// io_uring may be disabled (kernel.io_uring_disabled, seccomp): say so rather than fail.
     fn uring_available() -> bool {
-        match IoUring::new(2) {
+        match io_uring::IoUring::new(2) {
             Ok(_) => true,
             Err(e) => {
                 eprintln!("skipped: io_uring unavailable here ({e})");
@@ -312,7 +311,7 @@ mod tests {
             return;
         }
         let (_dir, path) = temp_file(1 << 16);
-        let options = UringOptions { fixed_buffers: false, registered_file: false };
+        let options = UringOptions { fixed_buffers: false, registered_file: false, ..UringOptions::default() };
         let b = UringBuilder { path, writes: false, options, buffer_seed: 5 };
         let mut e = b.build(0, 2, 4096).unwrap();
         run_one(&mut e, IoOp { dir: Direction::Read, offset: 4096, len: 4096 }).unwrap();

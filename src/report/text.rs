@@ -5,6 +5,7 @@ use crate::config::{RunConfig, format_core_list};
 use crate::coordinator::RunResult;
 use crate::stats::{DirStats, ErrorCounts};
 use crate::units::format_size;
+use crate::verify::{Mismatch, MismatchKind};
 use crate::workload::Direction;
 use std::fmt::Write;
 
@@ -84,6 +85,16 @@ pub fn render(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> String {
         row(&mut out, "total", d, &r.total.dir[d as usize], r.elapsed_ns, &cfg.percentiles);
     }
     let _ = writeln!(out, "{}", errors_line(&r.total.errors));
+    if let Some(per_io) = r.cpu.ns_per_io() {
+        let _ = writeln!(
+            out,
+            "cpu: {:.3} s user + {:.3} s sys for {} I/Os (ramp included) = {} per I/O, whole process",
+            r.cpu.user_ns as f64 / 1e9,
+            r.cpu.sys_ns as f64 / 1e9,
+            r.cpu.ios,
+            format_latency(per_io)
+        );
+    }
     for wr in &r.workers {
         if let Some(s) = &wr.summary {
             if s.lost_in_flight > 0 {
@@ -106,6 +117,24 @@ pub fn render(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> String {
             }
         }
     }
+    if let Some(v) = &r.verify {
+        let ios = r.total.ios().max(1);
+        let _ = writeln!(
+            out,
+            "verify: {} block checks, {} failed on {} blocks{}; verification cost {:.0} ns per I/O (not in the figures above)",
+            v.units_checked,
+            v.mismatch_count,
+            v.mismatches.len(),
+            if v.read_errors > 0 { format!(", {} verify-pass reads failed", v.read_errors) } else { String::new() },
+            v.cost_ns as f64 / ios as f64
+        );
+        for m in v.mismatches.iter().take(10) {
+            let _ = writeln!(out, "  {}", describe_mismatch(m));
+        }
+        if v.mismatches.len() > 10 {
+            let _ = writeln!(out, "  ... {} more blocks (listed in the JSON)", v.mismatches.len() - 10);
+        }
+    }
     let clamped: u64 = r.total.dir.iter().map(|d| d.clamped).sum();
     if clamped > 0 {
         let _ = writeln!(
@@ -114,6 +143,25 @@ pub fn render(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> String {
         );
     }
     out
+}
+
+/// One line per mismatch: where, what was expected, what was found.
+pub fn describe_mismatch(m: &Mismatch) -> String {
+    let what = match m.kind {
+        MismatchKind::Foreign => "no nvmebench header: overwritten by something else, or never written".to_string(),
+        MismatchKind::Misdirected { found_offset } => {
+            format!("misdirected write: holds the data of offset {found_offset}")
+        }
+        MismatchKind::LostWrite { found_generation } => format!("lost write: found generation {found_generation}"),
+        MismatchKind::FutureGeneration { found_generation } => {
+            format!("generation {found_generation} from a write that reported failure")
+        }
+        MismatchKind::Stale { found_seed } => format!("stale data from another run (seed {found_seed:#x})"),
+        MismatchKind::Payload { first, last, bytes } => {
+            format!("torn or corrupted: {bytes} bytes differ between bytes {first} and {last} of the block")
+        }
+    };
+    format!("offset {} (expected generation {}): {what}", m.offset, m.expected_generation)
 }
 
 fn row(out: &mut String, who: &str, d: Direction, s: &DirStats, elapsed_ns: u64, percentiles: &[f64]) {

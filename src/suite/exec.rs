@@ -10,8 +10,11 @@
 use super::SuiteError;
 use crate::config::{EngineSpec, RunConfig};
 use crate::coordinator::{self, IntervalPoint, RunPlan, RunResult};
+use crate::engine::aio::AioBuilder;
 use crate::engine::null::NullBuilder;
+use crate::engine::psync::PsyncBuilder;
 use crate::engine::uring::UringBuilder;
+use crate::engine::uring_cmd::UringCmdBuilder;
 use crate::report;
 use crate::stats::{DirStats, Stats};
 use crate::worker::WorkerPlan;
@@ -170,17 +173,30 @@ pub fn measure(
             interval: bench.interval,
             on_error: streams[s.stream].cfg.on_error,
             drain_timeout: streams[s.stream].cfg.drain_timeout,
+            // Suites measure; `run --verify` checks data.
+            verify: None,
         })
         .collect();
     let plan = RunPlan { workers, interval: bench.interval, signal: bench.signal.clone(), start_at: None };
     let clock = quanta::Clock::new();
+    let path = || bench.target_path.clone().expect("every engine but null has a target");
+    let writes = streams.iter().any(|s| s.cfg.workload.writes());
+    let buffer_seed = bench.seed;
     let result = match &bench.engine {
         EngineSpec::Null(o) => coordinator::run(Arc::new(NullBuilder { options: *o }), plan, clock, &mut observe),
         EngineSpec::Uring(o) => {
-            let path = bench.target_path.clone().expect("the uring engine always has a target");
-            let writes = streams.iter().any(|s| s.cfg.workload.writes());
-            let builder = UringBuilder { path, writes, options: *o, buffer_seed: bench.seed };
+            let builder = UringBuilder { path: path(), writes, options: *o, buffer_seed };
             coordinator::run(Arc::new(builder), plan, clock, &mut observe)
+        }
+        EngineSpec::UringCmd(o) => {
+            let builder = UringCmdBuilder { path: path(), writes, options: *o, buffer_seed };
+            coordinator::run(Arc::new(builder), plan, clock, &mut observe)
+        }
+        EngineSpec::Aio => {
+            coordinator::run(Arc::new(AioBuilder { path: path(), writes, buffer_seed }), plan, clock, &mut observe)
+        }
+        EngineSpec::Psync => {
+            coordinator::run(Arc::new(PsyncBuilder { path: path(), writes, buffer_seed }), plan, clock, &mut observe)
         }
         EngineSpec::Spdk => unreachable!("suite_command refuses the spdk engine before planning"),
     }

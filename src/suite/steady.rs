@@ -60,6 +60,9 @@ pub fn purge(target: Option<&Target>, offset: u64, bytes: u64, allow_destroy: bo
         TargetKind::SpdkNamespace => {
             return "not done: NVMe Format and Sanitize through SPDK are not implemented".into();
         }
+        TargetKind::NvmeGeneric => {
+            return "not done: discard through the NVMe generic device is not implemented; purge through its block device".into();
+        }
     };
     match Command::new(program).args(&args).output() {
         Ok(o) if o.status.success() => format!("done: {program} {}", args.join(" ")),
@@ -126,6 +129,7 @@ mod tests {
             size_bytes: 1 << 20,
             logical_block_bytes: 512,
             device: None,
+            nvme_sibling: None,
         };
         assert!(purge(Some(&t), 0, 1 << 20, false).contains("--allow-destroy"));
     }

@@ -151,8 +151,14 @@ impl Generator {
     /// The generator of worker `index` out of `workers`. Seeds differ per worker but follow from
     /// `spec.seed`, so a run is reproducible as a whole.
     pub fn new(spec: &WorkloadSpec, index: usize, workers: usize) -> Generator {
+        Generator::with_slices(spec, index, workers, false)
+    }
+
+    /// As [`new`](Self::new); with `disjoint`, random patterns also give each worker its own slice
+    /// (data verification needs every unit to have one writer).
+    pub fn with_slices(spec: &WorkloadSpec, index: usize, workers: usize, disjoint: bool) -> Generator {
         let workers = workers.max(1) as u64;
-        let (start, end) = if spec.rw.is_random() {
+        let (start, end) = if spec.rw.is_random() && !disjoint {
             (spec.range_start, spec.range_start + spec.range_bytes)
         } else {
             // Slice boundaries stay on the alignment grid.
@@ -179,6 +185,11 @@ impl Generator {
             end,
             cursor: [start, start],
         }
+    }
+
+    /// The byte range this generator issues into: `[start, end)`.
+    pub fn range(&self) -> (u64, u64) {
+        (self.start, self.end)
     }
 
     /// The next operation.

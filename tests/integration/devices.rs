@@ -185,3 +185,85 @@ fn block_sizes_follow_the_device() {
     assert_eq!(j["config"]["target"]["logical_block_bytes"], 4096);
     assert_eq!(j["config"]["target"]["kind"], "block_device");
 }
+
+#[test]
+fn every_kernel_engine_reads_and_writes_a_loop_device() {
+    if !can_loop() {
+        return;
+    }
+    let dir = scratch_dir();
+    let Some(lo) = Loop::new(&backing_file(dir.path(), 32 << 20), &[]) else { return };
+    for engine in ["psync", "aio", "uring", "uring:sqpoll"] {
+        let before = lo.backing_bytes();
+        let o = nvmebench(&["run", "--engine", engine, "--filename", &lo.dev, "--rw", "randwrite", "--ios", "300"]);
+        assert_eq!(o.status.code(), Some(2), "{engine}: writes need --allow-destroy");
+        assert_eq!(lo.backing_bytes(), before, "{engine}");
+        let o = nvmebench(&[
+            "run",
+            "--engine",
+            engine,
+            "--filename",
+            &lo.dev,
+            "--rw",
+            "randrw",
+            "--ios",
+            "300",
+            "--allow-destroy",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{engine}: {}", stderr(&o));
+        assert_ne!(lo.backing_bytes(), before, "{engine}: the writes landed");
+    }
+    // A loop device has no poll queues: polled mode is refused up front.
+    let o = nvmebench(&["run", "--engine", "uring:poll", "--filename", &lo.dev, "--ios", "10"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("queue/io_poll is 0") && e.contains("drop :poll"), "{e}");
+    // Nor is it an NVMe namespace.
+    let o = nvmebench(&["run", "--engine", "uring-cmd", "--filename", &lo.dev, "--ios", "10"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("runs only on an NVMe generic device"), "{}", stderr(&o));
+}
+
+#[test]
+fn mounted_devices_are_never_written_by_any_engine() {
+    if !can_loop() {
+        return;
+    }
+    let dir = scratch_dir();
+    let Some(mut lo) = Loop::new(&backing_file(dir.path(), 32 << 20), &[]) else { return };
+    let dev = lo.dev.clone();
+    if !lo.mount(&dev, &dir.path().join("mnt")) {
+        return;
+    }
+    let before = lo.backing_bytes();
+    for engine in ["psync", "aio", "uring:sqpoll"] {
+        let o = nvmebench(&[
+            "run",
+            "--engine",
+            engine,
+            "--filename",
+            &dev,
+            "--rw",
+            "randwrite",
+            "--time",
+            "1",
+            "--allow-destroy",
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{engine}");
+        assert!(stderr(&o).contains("is mounted on"), "{engine}: {}", stderr(&o));
+    }
+    let o = nvmebench(&[
+        "compare",
+        "--engines",
+        "psync,aio",
+        "--filename",
+        &dev,
+        "--rw",
+        "randwrite",
+        "--time",
+        "1",
+        "--allow-destroy",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(lo.backing_bytes(), before);
+}

@@ -2,10 +2,13 @@
 
 mod bad_input;
 mod common;
+mod compare;
 mod devices;
+mod kernel_engines;
 mod null;
 mod report;
 #[cfg(feature = "spdk")]
 mod spdk;
 mod suite;
 mod uring;
+mod verify;

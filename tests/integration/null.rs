@@ -74,12 +74,15 @@ fn service_time_shows_in_latency() {
 
 #[test]
 fn pacing_holds_the_rate() {
-    let o = nvmebench(&["run", "--engine", "null", "--rate-iops", "5000", "--time", "1", "--output", "json"]);
+    // 2500 I/Os at 5000 IOPS cannot finish before 0.5 s: the schedule never runs ahead, whatever
+    // the machine does (and a loaded machine can only make it later, never earlier).
+    let o = nvmebench(&["run", "--engine", "null", "--rate-iops", "5000", "--ios", "2500", "--output", "json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let j = json(&o);
-    let ios = j["results"]["total"]["read"]["ios"].as_u64().unwrap();
-    // The schedule never skips, so the count is the rate times the time, whatever the machine does.
-    assert!((4_900..=5_100).contains(&ios), "{ios}");
+    assert_eq!(j["results"]["total"]["read"]["ios"], 2500);
+    let elapsed = j["results"]["elapsed_ns"].as_u64().unwrap();
+    assert!(elapsed >= 499_800_000, "finished early: {elapsed} ns");
+    assert!(elapsed < 5_000_000_000, "far behind schedule: {elapsed} ns");
     assert_eq!(j["config"]["rate_iops"], 5000.0);
 }
 
@@ -101,11 +104,12 @@ fn intervals_make_a_time_series() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let j = json(&o);
     let iv = j["intervals"].as_array().unwrap();
-    assert!((4..=5).contains(&iv.len()), "{} intervals", iv.len());
+    // Five 200 ms intervals in 1 s; a worker descheduled across a boundary merges two into one.
+    assert!((3..=5).contains(&iv.len()), "{} intervals", iv.len());
     assert_eq!(iv[0]["t_s"], 0.2);
     assert!(iv.iter().all(|p| p["read"]["ios"].as_u64().unwrap() > 0));
     let elapsed = j["results"]["elapsed_ns"].as_u64().unwrap();
-    assert!((1_000_000_000..1_200_000_000).contains(&elapsed), "ramp is not measured: {elapsed}");
+    assert!((1_000_000_000..3_000_000_000).contains(&elapsed), "ramp is not measured: {elapsed}");
 }
 
 #[test]

@@ -45,6 +45,12 @@ impl DmaBuf {
         unsafe { self.ptr.as_ptr().add(slot as usize * self.slot_bytes) }
     }
 
+    /// `slot`'s buffer.
+    pub fn slot_mut(&mut self, slot: u32) -> &mut [u8] {
+        let (start, len) = (slot as usize * self.slot_bytes, self.slot_bytes);
+        &mut self.as_mut_slice()[start..start + len]
+    }
+
     pub fn slot_bytes(&self) -> usize {
         self.slot_bytes
     }

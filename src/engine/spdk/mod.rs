@@ -344,6 +344,10 @@ impl Engine for SpdkEngine {
         Ok(n)
     }
 
+    fn slot_buf(&mut self, slot: u32) -> &mut [u8] {
+        self.bufs.slot_mut(slot)
+    }
+
     fn info(&self) -> EngineInfo {
         let c = &self.ns_ref.ctrlr.info;
         EngineInfo {

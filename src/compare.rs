@@ -1,0 +1,322 @@
+//! `nvmebench compare`: one workload through several engines in turn, and one table with a column
+//! per engine.
+//!
+//! Every engine gets the same resolved flags (seed, offsets, cores, queue depth, duration), so the
+//! columns differ only in the I/O path; psync alone runs at queue depth 1, which its column says. All
+//! engines are resolved and checked before the first one runs, so a bad engine in the list costs
+//! nothing. For an NVMe namespace, `uring-cmd` runs on the generic device (`/dev/ngXnY`) and the
+//! others on the block device (`/dev/nvmeXnY`), whichever of the two was given.
+//!
+//! What it does not do: hand a PCIe function between the kernel and vfio-pci (`--rebind`); the
+//! SPDK engine is not in this build.
+
+use crate::cli::{CompareArgs, OutputFormat};
+use crate::config::{ConfigError, EngineSpec, RunConfig, format_core_list};
+use crate::coordinator::RunResult;
+use crate::report::{self, format_count, format_latency, live::LiveLine, rates};
+use crate::run::{
+    Outcome, SetupError, check_json_dir, clock_source, execute, install_signal_handlers, resolve, write_stdout,
+};
+use crate::stats::DirStats;
+use crate::target::{self, RemoveOnDrop, TargetKind};
+use crate::units::format_size;
+use anyhow::Context;
+use serde_json::{Value, json};
+use std::fmt::Write;
+
+/// Engine names that start a new entry in an `--engines` list (anything else after a comma is an
+/// option of the engine before it, as in `uring:fixedbufs=0,regfile=0,aio`).
+const ENGINE_NAMES: &[&str] =
+    &["null", "uring", "io_uring", "uring-cmd", "io_uring_cmd", "aio", "libaio", "psync", "spdk"];
+
+/// Percentiles in the table.
+const TABLE_PERCENTILES: [(f64, &str); 4] = [(50.0, "p50"), (99.0, "p99"), (99.9, "p99.9"), (99.99, "p99.99")];
+
+/// Splits `psync,aio,uring:fixedbufs=0,regfile=0,uring:poll` into engine specs.
+pub fn split_engines(text: &str) -> Result<Vec<String>, ConfigError> {
+    let mut out: Vec<String> = Vec::new();
+    for part in text.split(',').map(str::trim) {
+        if part.is_empty() {
+            return Err(ConfigError::Invalid {
+                option: "engines",
+                message: format!("'{text}' has an empty entry; list engines separated by commas, like psync,aio,uring"),
+            });
+        }
+        let name = part.split(':').next().unwrap_or(part);
+        match out.last_mut() {
+            // An option list continues only after an engine that has one.
+            Some(last) if !ENGINE_NAMES.contains(&name) && last.contains(':') => {
+                last.push(',');
+                last.push_str(part);
+            }
+            _ => out.push(part.to_string()),
+        }
+    }
+    Ok(out)
+}
+
+/// One engine's run, for the table and the JSON.
+struct Column {
+    spec: String,
+    cfg: RunConfig,
+    result: RunResult,
+    /// Reads and writes together.
+    all: DirStats,
+}
+
+/// Runs `nvmebench compare` and writes its report.
+pub fn compare_command(args: &CompareArgs) -> anyhow::Result<Outcome> {
+    if args.run.engine.is_some() {
+        return Err(SetupError::from(ConfigError::Invalid {
+            option: "engine",
+            message: "compare takes its engines from --engines LIST; drop --engine".into(),
+        })
+        .into());
+    }
+    let specs = split_engines(&args.engines).map_err(SetupError::from)?;
+
+    // Resolve and check every engine before anything is created or run.
+    let mut cfgs = Vec::with_capacity(specs.len());
+    for spec in &specs {
+        let engine = EngineSpec::parse(spec).map_err(SetupError::from)?;
+        let mut run = args.run.clone();
+        if let Some(path) = &args.run.filename {
+            let generic = matches!(engine, EngineSpec::UringCmd(_));
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            let is_ng = name.starts_with("ng");
+            if generic != is_ng && (name.starts_with("ng") || name.starts_with("nvme")) {
+                if let Some(sibling) = target::nvme_sibling(path) {
+                    run.filename = Some(sibling);
+                }
+            }
+        }
+        // The SPDK engine attaches its controllers here, so a missing target fails before any run.
+        cfgs.push(resolve(&run, spec)?);
+    }
+    check_json_dir(args.run.json.as_deref())?;
+    let signal = install_signal_handlers()?;
+
+    let first = &cfgs[0].0;
+    let _scratch =
+        first.scratch.then(|| RemoveOnDrop(first.target.as_ref().expect("scratch runs have a target").path.clone()));
+    if let Some(t) = first.target.as_ref().filter(|t| t.kind == TargetKind::NewFile) {
+        target::prepare_file(t).map_err(|e| SetupError::Config(e.into()))?;
+    }
+
+    let quiet = args.run.quiet || args.run.output == OutputFormat::Json;
+    let mut columns: Vec<Column> = Vec::with_capacity(cfgs.len());
+    let mut stopped: Option<String> = None;
+    for (i, (spec, (cfg, spdk))) in specs.iter().zip(cfgs).enumerate() {
+        if !quiet {
+            eprintln!("nvmebench: compare: {spec} ({} of {})", i + 1, specs.len());
+        }
+        let live = LiveLine::new(quiet);
+        let result = match execute(&cfg, spdk.as_ref(), signal.clone(), &live) {
+            Ok(r) => r,
+            // Nothing has run yet: a plain set-up error (exit 2).
+            Err(e) if i == 0 => return Err(e.into()),
+            Err(e) => {
+                stopped = Some(format!("{spec} could not start: {e}"));
+                break;
+            }
+        };
+        live.finish();
+        let mut all = result.total.dir[0].clone();
+        all += &result.total.dir[1];
+        let interrupted = result.interrupted_by.is_some();
+        columns.push(Column { spec: spec.clone(), cfg, result, all });
+        if interrupted {
+            stopped = Some(format!("interrupted during {spec}; later engines did not run"));
+            break;
+        }
+    }
+
+    let clock = clock_source();
+    let doc = render_json(&columns, &specs, stopped.as_deref(), clock);
+    if let Some(p) = &args.run.json {
+        let text = serde_json::to_string_pretty(&doc).expect("a JSON value always serialises");
+        std::fs::write(p, text + "\n").with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    let out = match args.run.output {
+        OutputFormat::Text => render_text(&columns, args.run.qd, stopped.as_deref(), clock),
+        OutputFormat::Json => serde_json::to_string_pretty(&doc).expect("a JSON value always serialises") + "\n",
+    };
+    write_stdout(&out)?;
+
+    let sig = columns.iter().find_map(|c| c.result.interrupted_by);
+    let errors = columns.iter().any(|c| c.result.error_count() > 0 || c.result.failure.is_some());
+    Ok(match (sig, errors || stopped.is_some()) {
+        (Some(sig), _) => Outcome::Interrupted(sig),
+        (None, true) => Outcome::IoErrors,
+        (None, false) => Outcome::Clean,
+    })
+}
+
+/// The figures of one column, as numbers (`None` where there were no I/Os).
+struct Figures {
+    iops: f64,
+    mb_s: f64,
+    mean_ns: Option<f64>,
+    percentiles_ns: Vec<Option<f64>>,
+    max_ns: Option<f64>,
+    cpu_ns_per_io: Option<f64>,
+}
+
+fn figures(c: &Column) -> Figures {
+    let d = &c.all;
+    let (iops, bw) = rates(d, c.result.elapsed_ns);
+    let has = d.ios > 0;
+    Figures {
+        iops,
+        mb_s: bw / 1e6,
+        mean_ns: has.then(|| d.mean_ns()),
+        percentiles_ns: TABLE_PERCENTILES.iter().map(|(p, _)| has.then(|| d.percentile_ns(*p) as f64)).collect(),
+        max_ns: has.then_some(d.max_ns as f64),
+        cpu_ns_per_io: c.result.cpu.ns_per_io(),
+    }
+}
+
+fn ratio(v: Option<f64>, base: Option<f64>) -> Option<f64> {
+    match (v, base) {
+        (Some(v), Some(b)) if b > 0.0 => Some(v / b),
+        _ => None,
+    }
+}
+
+fn render_text(columns: &[Column], qd: u32, stopped: Option<&str>, clock: &str) -> String {
+    let mut out = String::new();
+    let Some(first) = columns.first() else {
+        return "nothing ran\n".into();
+    };
+    let (cfg, w) = (&first.cfg, &first.cfg.workload);
+    let target = match &cfg.target {
+        Some(t) if cfg.scratch => format!("scratch {}", t.describe()),
+        Some(t) => t.describe(),
+        None => "no target".into(),
+    };
+    let _ = writeln!(out, "nvmebench {} compare on {target}", env!("CARGO_PKG_VERSION"));
+    let _ = writeln!(
+        out,
+        "{} bs={} qd={} workers={} (cores {}) range={}+{} seed={:#x} clock={clock}",
+        w.rw,
+        if w.read_percent == 0 { w.bs_write.to_fio() } else { w.bs_read.to_fio() },
+        qd,
+        cfg.cores.len(),
+        format_core_list(&cfg.cores),
+        format_size(w.range_start),
+        format_size(w.range_bytes),
+        w.seed
+    );
+    out.push('\n');
+
+    let width = columns.iter().map(|c| c.spec.len() + 2).max().unwrap_or(0).max(12);
+    let figs: Vec<Figures> = columns.iter().map(figures).collect();
+    let base = &figs[0];
+    let row = |out: &mut String, label: &str, cell: &dyn Fn(&Column, &Figures) -> String| {
+        let _ = write!(out, "{label:<16}");
+        for (c, f) in columns.iter().zip(&figs) {
+            let _ = write!(out, "{:>width$}", cell(c, f));
+        }
+        out.push('\n');
+    };
+    let lat = |v: Option<f64>| v.map_or("-".to_string(), format_latency);
+    let times = |v: Option<f64>| v.map_or("-".to_string(), |r| format!("{r:.2}x"));
+    row(&mut out, "", &|c, _| c.spec.clone());
+    row(&mut out, "qd", &|c, _| c.cfg.queue_depth.to_string());
+    row(&mut out, "measured", &|c, _| format!("{:.2}s", c.result.elapsed_ns as f64 / 1e9));
+    row(&mut out, "IOPS", &|_, f| format_count(f.iops));
+    row(&mut out, "MB/s", &|_, f| format!("{:.1}", f.mb_s));
+    row(&mut out, "lat mean", &|_, f| lat(f.mean_ns));
+    for (i, (_, name)) in TABLE_PERCENTILES.iter().enumerate() {
+        row(&mut out, &format!("lat {name}"), &|_, f| lat(f.percentiles_ns[i]));
+    }
+    row(&mut out, "lat max", &|_, f| lat(f.max_ns));
+    row(&mut out, "CPU per I/O", &|_, f| lat(f.cpu_ns_per_io));
+    row(&mut out, "errors", &|c, _| c.result.error_count().to_string());
+    let _ = writeln!(out, "ratio to {}:", first.spec);
+    row(&mut out, "  IOPS", &|_, f| times(ratio(Some(f.iops), Some(base.iops))));
+    row(&mut out, "  lat mean", &|_, f| times(ratio(f.mean_ns, base.mean_ns)));
+    row(&mut out, "  lat p99", &|_, f| times(ratio(f.percentiles_ns[1], base.percentiles_ns[1])));
+    row(&mut out, "  CPU per I/O", &|_, f| times(ratio(f.cpu_ns_per_io, base.cpu_ns_per_io)));
+    out.push('\n');
+    for c in columns {
+        let _ = writeln!(out, "{}: {}", c.spec, c.result.engine);
+        if let Some(f) = &c.result.failure {
+            let _ = writeln!(out, "  run failed: {f}; partial results");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "CPU per I/O is the whole process's user+sys time (getrusage) over the run, ramp included, divided by the I/Os completed in it."
+    );
+    if let Some(s) = stopped {
+        let _ = writeln!(out, "stopped early: {s}");
+    }
+    out
+}
+
+fn render_json(columns: &[Column], specs: &[String], stopped: Option<&str>, clock: &str) -> Value {
+    let figs: Vec<Figures> = columns.iter().map(figures).collect();
+    let base = figs.first();
+    let summary: Vec<Value> = columns
+        .iter()
+        .zip(&figs)
+        .map(|(c, f)| {
+            let pct: serde_json::Map<String, Value> = TABLE_PERCENTILES
+                .iter()
+                .zip(&f.percentiles_ns)
+                .map(|((p, _), v)| (report::percentile_key(*p), json!(v)))
+                .collect();
+            json!({
+                "engine": c.spec,
+                "queue_depth": c.cfg.queue_depth,
+                "iops": f.iops,
+                "bw_bytes": f.mb_s * 1e6,
+                "lat_ns": { "mean": f.mean_ns, "percentiles": pct, "max": f.max_ns },
+                "cpu_ns_per_io": f.cpu_ns_per_io,
+                "errors": c.result.error_count(),
+                "ratio_to_first": {
+                    "iops": base.and_then(|b| ratio(Some(f.iops), Some(b.iops))),
+                    "lat_mean": base.and_then(|b| ratio(f.mean_ns, b.mean_ns)),
+                    "lat_p99": base.and_then(|b| ratio(f.percentiles_ns[1], b.percentiles_ns[1])),
+                    "cpu_per_io": base.and_then(|b| ratio(f.cpu_ns_per_io, b.cpu_ns_per_io)),
+                },
+            })
+        })
+        .collect();
+    let runs: Vec<Value> = columns
+        .iter()
+        .map(|c| json!({ "engine_spec": c.spec, "run": report::json::render(&c.cfg, &c.result, clock) }))
+        .collect();
+    json!({
+        "schema_version": report::json::SCHEMA_VERSION,
+        "tool": { "name": "nvmebench", "version": env!("CARGO_PKG_VERSION") },
+        "command": "compare",
+        "engines": specs,
+        "completed": columns.len(),
+        "stopped_early": stopped,
+        "summary": summary,
+        "runs": runs,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engine_lists_keep_options_with_their_engine() {
+        assert_eq!(
+            split_engines("psync,aio,uring,uring:poll,uring-cmd:poll").unwrap(),
+            ["psync", "aio", "uring", "uring:poll", "uring-cmd:poll"]
+        );
+        assert_eq!(
+            split_engines("uring:fixedbufs=0,regfile=0,aio, uring:sqpoll,sqpoll_cpu=1").unwrap(),
+            ["uring:fixedbufs=0,regfile=0", "aio", "uring:sqpoll,sqpoll_cpu=1"]
+        );
+        assert!(split_engines("uring,,aio").unwrap_err().to_string().contains("has an empty entry"));
+        // Without an option list before it, an unknown word is an engine of its own (and is refused
+        // as one when parsed).
+        assert_eq!(split_engines("uring,bogus").unwrap(), ["uring", "bogus"]);
+    }
+}

@@ -1,0 +1,324 @@
+//! Linux native AIO (`io_setup`/`io_submit`/`io_getevents`), O_DIRECT: the engine most older
+//! comparisons used (fio's libaio), through the raw syscalls, so no C library is needed.
+//!
+//! One AIO context per worker with one `iocb` per slot; a batch goes out with one `io_submit` of
+//! the staged iocb pointers. Completions are reaped with a non-blocking `io_getevents`; `wait`
+//! blocks in `io_getevents` for at least one and keeps what it got for the next `poll`.
+
+use super::buf::SlotBuffers;
+use super::uring::judge;
+use super::{Engine, EngineBuilder, EngineError, EngineInfo, IoError, Queued};
+use crate::workload::{Direction, IoOp};
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+
+const NAME: &str = "aio";
+
+const IOCB_CMD_PREAD: u16 = 0;
+const IOCB_CMD_PWRITE: u16 = 1;
+
+/// The kernel's `struct iocb` (little-endian field order for `aio_key`/`aio_rw_flags`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct Iocb {
+    aio_data: u64,
+    aio_key: u32,
+    aio_rw_flags: i32,
+    aio_lio_opcode: u16,
+    aio_reqprio: i16,
+    aio_fildes: u32,
+    aio_buf: u64,
+    aio_nbytes: u64,
+    aio_offset: i64,
+    aio_reserved2: u64,
+    aio_flags: u32,
+    aio_resfd: u32,
+}
+
+/// The kernel's `struct io_event`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct IoEvent {
+    data: u64,
+    obj: u64,
+    res: i64,
+    res2: i64,
+}
+
+#[cfg(target_endian = "little")]
+const _: () = {
+    assert!(std::mem::size_of::<Iocb>() == 64);
+    assert!(std::mem::offset_of!(Iocb, aio_lio_opcode) == 16);
+    assert!(std::mem::offset_of!(Iocb, aio_fildes) == 20);
+    assert!(std::mem::offset_of!(Iocb, aio_offset) == 40);
+    assert!(std::mem::offset_of!(Iocb, aio_flags) == 56);
+    assert!(std::mem::size_of::<IoEvent>() == 32);
+};
+
+pub struct AioBuilder {
+    pub path: PathBuf,
+    pub writes: bool,
+    pub buffer_seed: u64,
+}
+
+impl EngineBuilder for AioBuilder {
+    type Engine = AioEngine;
+
+    fn build(&self, worker: usize, queue_depth: u32, max_io_bytes: u32) -> Result<AioEngine, EngineError> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(self.writes)
+            .custom_flags(libc::O_DIRECT)
+            .open(&self.path)
+            .map_err(|source| EngineError::Open { path: self.path.display().to_string(), source })?;
+        let mut ctx: libc::c_ulong = 0;
+        // SAFETY: io_setup writes the new context id into `ctx`, a live local; nothing else is read.
+        let rc = unsafe { libc::syscall(libc::SYS_io_setup, queue_depth as libc::c_long, &mut ctx as *mut _) };
+        if rc < 0 {
+            let source = io::Error::last_os_error();
+            return Err(EngineError::SetupRefused {
+                engine: NAME,
+                what: format!(
+                    "io_setup({queue_depth}){}",
+                    if source.raw_os_error() == Some(libc::EAGAIN) {
+                        " (the system-wide fs.aio-max-nr is exhausted; raise it with sysctl)"
+                    } else {
+                        ""
+                    }
+                ),
+                source,
+            });
+        }
+        let qd = queue_depth as usize;
+        let fd = file.as_raw_fd() as u32;
+        Ok(AioEngine {
+            ctx: Context(ctx),
+            iocbs: vec![Iocb { aio_fildes: fd, ..Iocb::default() }; qd],
+            staged: Vec::with_capacity(qd),
+            events: vec![IoEvent::default(); qd],
+            ready: 0..0,
+            in_flight: 0,
+            bufs: SlotBuffers::new(qd, max_io_bytes as usize, self.buffer_seed ^ worker as u64),
+            lens: vec![0; qd],
+            _file: file,
+        })
+    }
+}
+
+/// An AIO context, destroyed on drop (which waits for I/Os still in flight).
+struct Context(libc::c_ulong);
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // SAFETY: the context came from io_setup and is destroyed once.
+        unsafe { libc::syscall(libc::SYS_io_destroy, self.0) };
+    }
+}
+
+/// One worker's AIO context.
+pub struct AioEngine {
+    // Drop order: the context (which waits for in-flight I/O) before the iocbs and buffers it uses.
+    ctx: Context,
+    /// One iocb per slot; the kernel reads them during io_submit only.
+    iocbs: Vec<Iocb>,
+    /// Pointers to the iocbs queued since the last submit, in order.
+    staged: Vec<*mut Iocb>,
+    events: Vec<IoEvent>,
+    /// Events reaped by `wait` and not yet handed out.
+    ready: std::ops::Range<usize>,
+    in_flight: u32,
+    bufs: SlotBuffers,
+    lens: Vec<u32>,
+    /// Kept open for the context's life: every iocb names its fd.
+    _file: File,
+}
+
+#[cold]
+fn runtime(what: &'static str, source: io::Error) -> EngineError {
+    EngineError::Runtime { engine: NAME, what, source }
+}
+
+impl AioEngine {
+    /// `io_getevents` for between `min` and all free event slots; returns how many arrived.
+    fn get_events(&mut self, min: libc::c_long, block: bool) -> Result<usize, EngineError> {
+        let zero = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        let timeout = if block { std::ptr::null() } else { &zero as *const libc::timespec };
+        loop {
+            // SAFETY: `events` has room for `len` io_events; `timeout` is null or a live timespec.
+            let rc = unsafe {
+                libc::syscall(
+                    libc::SYS_io_getevents,
+                    self.ctx.0,
+                    min,
+                    self.events.len() as libc::c_long,
+                    self.events.as_mut_ptr(),
+                    timeout,
+                )
+            };
+            if rc >= 0 {
+                return Ok(rc as usize);
+            }
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EINTR) {
+                return Err(runtime("io_getevents", e));
+            }
+            if !block {
+                return Ok(0);
+            }
+        }
+    }
+}
+
+impl Engine for AioEngine {
+    #[inline]
+    fn queue(&mut self, slot: u32, op: &IoOp) -> Result<Queued, EngineError> {
+        let buf = self.bufs.slot_ptr(slot) as u64;
+        let cb = &mut self.iocbs[slot as usize];
+        cb.aio_data = u64::from(slot);
+        cb.aio_lio_opcode = match op.dir {
+            Direction::Read => IOCB_CMD_PREAD,
+            Direction::Write => IOCB_CMD_PWRITE,
+        };
+        cb.aio_buf = buf;
+        cb.aio_nbytes = u64::from(op.len);
+        cb.aio_offset = op.offset as i64;
+        self.lens[slot as usize] = op.len;
+        // A pointer from the Vec's own base, so later accesses to other slots leave it valid.
+        self.staged.push(self.iocbs.as_mut_ptr().wrapping_add(slot as usize));
+        Ok(Queued::Ok)
+    }
+
+    #[inline]
+    fn submit(&mut self) -> Result<(), EngineError> {
+        while !self.staged.is_empty() {
+            // SAFETY: every staged pointer is to an iocb in `self.iocbs` (never resized), filled in by
+            // `queue` for a free slot whose buffer stays untouched until its event is reaped.
+            let rc = unsafe {
+                libc::syscall(
+                    libc::SYS_io_submit,
+                    self.ctx.0,
+                    self.staged.len() as libc::c_long,
+                    self.staged.as_mut_ptr(),
+                )
+            };
+            if rc < 0 {
+                let e = io::Error::last_os_error();
+                match e.raw_os_error() {
+                    Some(libc::EINTR) => continue,
+                    // Out of request slots for now: the rest goes out after the next reap.
+                    Some(libc::EAGAIN) if self.in_flight > 0 => return Ok(()),
+                    _ => return Err(runtime("io_submit", e)),
+                }
+            }
+            let n = rc as usize;
+            self.in_flight += n as u32;
+            // Partial submission: keep the rest, in order (drain does not allocate).
+            self.staged.drain(..n);
+            if n == 0 {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn poll<F: FnMut(u32, Result<(), IoError>)>(&mut self, max: u32, mut done: F) -> Result<u32, EngineError> {
+        if self.ready.is_empty() {
+            if self.in_flight == 0 {
+                return Ok(0);
+            }
+            let n = self.get_events(0, false)?;
+            self.ready = 0..n;
+        }
+        let mut reaped = 0;
+        while reaped < max {
+            let Some(i) = self.ready.next() else { break };
+            let ev = self.events[i];
+            let slot = ev.data as u32;
+            done(slot, judge(ev.res as i32, self.lens[slot as usize]));
+            reaped += 1;
+        }
+        self.in_flight -= reaped;
+        Ok(reaped)
+    }
+
+    fn wait(&mut self) -> Result<(), EngineError> {
+        if !self.staged.is_empty() {
+            self.submit()?;
+        }
+        if self.ready.is_empty() && self.in_flight > 0 {
+            let n = self.get_events(1, true)?;
+            self.ready = 0..n;
+        }
+        Ok(())
+    }
+
+    fn slot_buf(&mut self, slot: u32) -> &mut [u8] {
+        self.bufs.slot_mut(slot)
+    }
+
+    fn info(&self) -> EngineInfo {
+        EngineInfo { name: NAME.into(), options: vec![("direct".into(), "1".into())] }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn run_one(e: &mut AioEngine, slot: u32, op: IoOp) -> Result<(), IoError> {
+        assert_eq!(e.queue(slot, &op).unwrap(), Queued::Ok);
+        e.submit().unwrap();
+        let mut got = None;
+        while got.is_none() {
+            if e.poll(1, |s, r| got = Some((s, r))).unwrap() == 0 {
+                e.wait().unwrap();
+            }
+        }
+        let (s, r) = got.unwrap();
+        assert_eq!(s, slot);
+        r
+    }
+
+    #[test]
+    fn reads_writes_and_short_reads() {
+        let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+        let path = dir.path().join("a.dat");
+        let data: Vec<u8> = (0..65536u32).map(|i| (i / 4096) as u8).collect();
+        File::create(&path).unwrap().write_all(&data).unwrap();
+        let mut e = AioBuilder { path: path.clone(), writes: true, buffer_seed: 3 }.build(0, 4, 8192).unwrap();
+        run_one(&mut e, 2, IoOp { dir: Direction::Read, offset: 12288, len: 4096 }).unwrap();
+        assert!(e.bufs.slot(2)[..4096].iter().all(|&b| b == 3));
+
+        e.bufs.slot_mut(1).fill(0x5a);
+        run_one(&mut e, 1, IoOp { dir: Direction::Write, offset: 0, len: 8192 }).unwrap();
+        assert!(std::fs::read(&path).unwrap()[..8192].iter().all(|&b| b == 0x5a));
+
+        let r = run_one(&mut e, 0, IoOp { dir: Direction::Read, offset: 61440, len: 8192 });
+        assert_eq!(r, Err(IoError::ShortTransfer { expected: 8192, done: 4096 }));
+
+        // A full queue in one io_submit, every slot completes once.
+        for s in 0..4 {
+            e.queue(s, &IoOp { dir: Direction::Read, offset: u64::from(s) * 8192, len: 8192 }).unwrap();
+        }
+        e.submit().unwrap();
+        let mut seen = [0; 4];
+        let mut n = 0;
+        while n < 4 {
+            let k = e.poll(4, |s, r| {
+                assert_eq!(r, Ok(()));
+                seen[s as usize] += 1;
+            });
+            if k.unwrap() == 0 {
+                e.wait().unwrap();
+            }
+            n = seen.iter().sum();
+        }
+        assert_eq!(seen, [1, 1, 1, 1]);
+        assert!(e.info().to_string().starts_with("aio"));
+    }
+}

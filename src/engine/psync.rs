@@ -1,0 +1,155 @@
+//! `pread`/`pwrite` with O_DIRECT: one synchronous I/O at a time, the simplest baseline (fio's
+//! psync).
+//!
+//! The engine takes one I/O per submit and answers Busy to a second, so whatever queue depth the
+//! worker has, one I/O is in flight; the report says `iodepth=1`. The I/O runs inside `submit` and
+//! its result waits for the next `poll`. No `unsafe`: the standard library's positional reads and
+//! writes are the syscalls.
+
+use super::buf::SlotBuffers;
+use super::uring::judge;
+use super::{Engine, EngineBuilder, EngineError, EngineInfo, IoError, Queued};
+use crate::workload::{Direction, IoOp};
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::PathBuf;
+
+const NAME: &str = "psync";
+
+pub struct PsyncBuilder {
+    pub path: PathBuf,
+    pub writes: bool,
+    pub buffer_seed: u64,
+}
+
+impl EngineBuilder for PsyncBuilder {
+    type Engine = PsyncEngine;
+
+    fn build(&self, worker: usize, _queue_depth: u32, max_io_bytes: u32) -> Result<PsyncEngine, EngineError> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(self.writes)
+            .custom_flags(libc::O_DIRECT)
+            .open(&self.path)
+            .map_err(|source| EngineError::Open { path: self.path.display().to_string(), source })?;
+        Ok(PsyncEngine {
+            file,
+            bufs: SlotBuffers::new(1, max_io_bytes as usize, self.buffer_seed ^ worker as u64),
+            staged: None,
+            done: None,
+        })
+    }
+}
+
+/// One worker's file and single buffer.
+pub struct PsyncEngine {
+    file: File,
+    /// One buffer: only one I/O is ever in flight, whichever slot it is for.
+    bufs: SlotBuffers,
+    staged: Option<(u32, IoOp)>,
+    done: Option<(u32, Result<(), IoError>)>,
+}
+
+impl PsyncEngine {
+    #[inline]
+    fn transfer(&mut self, op: &IoOp) -> Result<(), IoError> {
+        let len = op.len as usize;
+        loop {
+            let buf = &mut self.bufs.slot_mut(0)[..len];
+            let r = match op.dir {
+                Direction::Read => self.file.read_at(buf, op.offset),
+                Direction::Write => self.file.write_at(buf, op.offset),
+            };
+            match r {
+                Ok(n) => return judge(n as i32, op.len),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(IoError::Errno { errno: e.raw_os_error().unwrap_or(libc::EIO) }),
+            }
+        }
+    }
+}
+
+impl Engine for PsyncEngine {
+    #[inline]
+    fn queue(&mut self, slot: u32, op: &IoOp) -> Result<Queued, EngineError> {
+        if self.staged.is_some() || self.done.is_some() {
+            return Ok(Queued::Busy);
+        }
+        self.staged = Some((slot, *op));
+        Ok(Queued::Ok)
+    }
+
+    #[inline]
+    fn submit(&mut self) -> Result<(), EngineError> {
+        if let Some((slot, op)) = self.staged.take() {
+            let r = self.transfer(&op);
+            self.done = Some((slot, r));
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn poll<F: FnMut(u32, Result<(), IoError>)>(&mut self, max: u32, mut done: F) -> Result<u32, EngineError> {
+        match self.done.take() {
+            Some((slot, r)) if max > 0 => {
+                done(slot, r);
+                Ok(1)
+            }
+            other => {
+                self.done = other;
+                Ok(0)
+            }
+        }
+    }
+
+    fn slot_buf(&mut self, slot: u32) -> &mut [u8] {
+        // One I/O at a time: every slot is slot 0.
+        let _ = slot;
+        self.bufs.slot_mut(0)
+    }
+
+    fn info(&self) -> EngineInfo {
+        EngineInfo {
+            name: NAME.into(),
+            options: vec![("iodepth".into(), "1 (pread/pwrite are synchronous)".into()), ("direct".into(), "1".into())],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn one_at_a_time_reads_and_writes() {
+        let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+        let path = dir.path().join("p.dat");
+        let data: Vec<u8> = (0..65536u32).map(|i| (i / 4096) as u8).collect();
+        File::create(&path).unwrap().write_all(&data).unwrap();
+        let mut e = PsyncBuilder { path: path.clone(), writes: true, buffer_seed: 3 }.build(0, 8, 4096).unwrap();
+        let read = IoOp { dir: Direction::Read, offset: 8192, len: 4096 };
+        assert_eq!(e.queue(5, &read).unwrap(), Queued::Ok);
+        assert_eq!(e.queue(6, &read).unwrap(), Queued::Busy, "one I/O at a time");
+        e.submit().unwrap();
+        let mut got = Vec::new();
+        assert_eq!(e.poll(4, |s, r| got.push((s, r))).unwrap(), 1);
+        assert_eq!(got, vec![(5, Ok(()))]);
+        assert!(e.bufs.slot(0)[..4096].iter().all(|&b| b == 2));
+        assert_eq!(e.poll(4, |_, _| panic!("nothing left")).unwrap(), 0);
+
+        e.bufs.slot_mut(0).fill(0xab);
+        e.queue(1, &IoOp { dir: Direction::Write, offset: 4096, len: 4096 }).unwrap();
+        e.submit().unwrap();
+        e.poll(1, |_, r| assert_eq!(r, Ok(()))).unwrap();
+        let on_disk = std::fs::read(&path).unwrap();
+        assert!(on_disk[4096..8192].iter().all(|&b| b == 0xab));
+
+        // Past the end: a short read.
+        let mut big = PsyncBuilder { path, writes: false, buffer_seed: 3 }.build(0, 1, 8192).unwrap();
+        big.queue(0, &IoOp { dir: Direction::Read, offset: 65536 - 4096, len: 8192 }).unwrap();
+        big.submit().unwrap();
+        big.poll(1, |_, r| assert_eq!(r, Err(IoError::ShortTransfer { expected: 8192, done: 4096 }))).unwrap();
+    }
+}

@@ -1,0 +1,103 @@
+//! `nvmebench compare`: one workload through several engines, one table, every run in the JSON.
+
+use crate::common::{json, make_file, nvmebench, scratch_dir, stderr, stdout, uring_available};
+
+#[test]
+fn kernel_engines_side_by_side() {
+    if !uring_available() {
+        return;
+    }
+    let dir = scratch_dir();
+    let f = make_file(dir.path(), "c.bin", 8 << 20);
+    let out = dir.path().join("cmp.json");
+    let o = nvmebench(&[
+        "compare",
+        "--engines",
+        "psync,aio,uring,uring:fixedbufs=0,regfile=0",
+        "--filename",
+        f.to_str().unwrap(),
+        "--ios",
+        "2000",
+        "--seed",
+        "7",
+        "--json",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    for row in ["IOPS", "MB/s", "lat p99.99", "CPU per I/O", "ratio to psync:"] {
+        assert!(text.contains(row), "no {row} row: {text}");
+    }
+    let header = text.lines().find(|l| l.trim_start().starts_with("psync")).unwrap();
+    assert!(header.contains("uring:fixedbufs=0,regfile=0"), "{header}");
+
+    let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(j["command"], "compare");
+    let runs = j["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 4);
+    let names: Vec<&str> = runs.iter().map(|r| r["run"]["engine"]["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["psync", "aio", "uring", "uring"]);
+    assert_eq!(runs[3]["run"]["engine"]["options"]["fixedbufs"], "0");
+    for r in runs {
+        let run = &r["run"];
+        assert_eq!(run["results"]["total"]["read"]["ios"], 2000, "{}", r["engine_spec"]);
+        assert_eq!(run["config"]["workload"]["seed"], 7, "the same offsets for every engine");
+        assert!(run["results"]["total"]["read"]["hist"].as_str().unwrap().len() > 10, "whole histograms");
+    }
+    assert_eq!(runs[0]["run"]["config"]["queue_depth"], 1, "psync runs at qd 1");
+    assert_eq!(runs[1]["run"]["config"]["queue_depth"], 32);
+    let s = j["summary"].as_array().unwrap();
+    assert_eq!(s[0]["ratio_to_first"]["iops"], 1.0);
+    assert!(s.iter().all(|e| e["cpu_ns_per_io"].as_f64().unwrap() > 0.0));
+    let ratio = s[2]["ratio_to_first"]["iops"].as_f64().unwrap();
+    let expected = s[2]["iops"].as_f64().unwrap() / s[0]["iops"].as_f64().unwrap();
+    assert!((ratio - expected).abs() < 1e-9);
+
+    // --output json prints the same document.
+    let o = nvmebench(&[
+        "compare",
+        "--engines",
+        "uring,aio",
+        "--filename",
+        f.to_str().unwrap(),
+        "--ios",
+        "100",
+        "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(json(&o)["runs"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn bad_engine_lists_run_nothing() {
+    let dir = scratch_dir();
+    let f = make_file(dir.path(), "b.bin", 1 << 20);
+    let fs = f.to_str().unwrap();
+    let before = std::fs::read(&f).unwrap();
+    let mut cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--engines", "uring,bogus"], "--engine 'bogus' is not an engine"),
+        (vec!["--engines", "uring,,aio"], "has an empty entry"),
+        (vec!["--engines", "aio,uring-cmd"], "uring-cmd sends NVMe commands"),
+        (vec!["--engines", "uring", "--engine", "aio"], "compare takes its engines from --engines LIST"),
+        (vec!["--engines", "uring:sqpoll,defer_taskrun=1"], "do not go with sqpoll"),
+        (vec!["--engines", "uring", "--json", "/nonexistent/x.json"], "does not exist"),
+    ];
+    if !cfg!(feature = "spdk") {
+        cases.push((vec!["--engines", "uring,spdk"], "spdk: not compiled in; build with --features spdk"));
+    }
+    for (args, expected) in cases {
+        let mut full = vec!["compare", "--filename", fs, "--rw", "randwrite", "--time", "1"];
+        full.extend_from_slice(&args);
+        let o = nvmebench(&full);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(e.contains(expected), "{args:?}: expected '{expected}' in {e}");
+        assert_eq!(e.trim_end().lines().count(), 1, "{args:?}: {e}");
+        assert_eq!(stdout(&o), "", "{args:?}");
+    }
+    let o = nvmebench(&["compare", "--filename", fs]);
+    assert_eq!(o.status.code(), Some(2), "--engines is required");
+    assert_eq!(std::fs::read(&f).unwrap(), before, "nothing was written");
+}
