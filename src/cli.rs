@@ -32,6 +32,9 @@ pub enum Command {
     Report(ReportArgs),
     /// Merge the JSON results of runs made at the same time (processes, hosts) into one, exactly.
     Merge(MergeArgs),
+    /// Run a named methodology (profiles, T/Q sweeps, iorate curves, preconditioning) into a results
+    /// directory; resumable. `nvmebench suite --list` shows the suites and profiles.
+    Suite(Box<SuiteArgs>),
     /// Run one workload through several engines in turn (same seed, offsets, cores and duration)
     /// and print one table with a column per engine.
     Compare(Box<CompareArgs>),
@@ -373,6 +376,135 @@ fn parse_inject(text: &str) -> Result<InjectError, String> {
         return Err(format!("'{text}' injects status 0:0, which is success; give a failing status such as 0:0x06"));
     }
     Ok(InjectError { write, count, sct, sc })
+}
+
+/// `nvmebench suite`: the options a suite's steps share; the workloads come from the profiles.
+#[derive(Debug, Args)]
+pub struct SuiteArgs {
+    /// A suite (review, quick, scaling, curves) or a profile's name.
+    #[arg(value_name = "NAME", required_unless_present = "list")]
+    pub name: Option<String>,
+
+    /// List the suites and profiles (built-in and --profile files) and exit.
+    #[arg(long)]
+    pub list: bool,
+
+    /// Load a profile from this TOML file (repeatable); NAME may then be its name.
+    #[arg(long = "profile", value_name = "FILE")]
+    pub profiles: Vec<PathBuf>,
+
+    /// Results directory: one JSON per step, a summary; rerunning skips finished steps.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    /// I/O engine, as for `run` (uring, uring-cmd, aio, psync, null, null:lat=DURATION).
+    #[arg(long, default_value = "uring", value_name = "ENGINE")]
+    pub engine: String,
+
+    /// File or block device (without it: the null engine needs none, others refuse).
+    #[arg(long, visible_alias = "target", value_name = "PATH")]
+    pub filename: Option<PathBuf>,
+
+    /// Capacity to test (bytes or % of the target); creates a missing file. Scaled-down sizes make
+    /// preconditioning quick.
+    #[arg(long, value_name = "SIZE|PCT", value_parser = units::parse_size_or_percent)]
+    pub size: Option<SizeOrPercent>,
+
+    /// Share of the capacity the profiles' steps use, after preconditioning fills all of it.
+    #[arg(long, value_name = "PCT", value_parser = parse_working_set)]
+    pub working_set: Option<f64>,
+
+    /// Threads (workers) of each step, for streams that follow the suite's count (default 1).
+    #[arg(long, visible_alias = "numjobs", default_value = "1", value_parser = parse_jobs)]
+    pub jobs: usize,
+
+    /// Queue depth of each worker, for streams without their own.
+    #[arg(long, visible_alias = "iodepth", default_value = "32", value_parser = parse_qd)]
+    pub qd: u32,
+
+    /// Measured time of each run.
+    #[arg(long, visible_alias = "runtime", default_value = "60s", value_parser = parse_positive_duration)]
+    pub time: Duration,
+
+    /// Warm-up before each run's statistics start.
+    #[arg(long, visible_alias = "ramp_time", default_value = "0s", value_parser = units::parse_duration)]
+    pub ramp: Duration,
+
+    /// Seed of the offset sequences.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// T/Q sweep of every step: `2x2,2x4,...` or `2..16x2..16`; `none` turns the suite's off.
+    #[arg(long, value_name = "POINTS")]
+    pub sweep: Option<String>,
+
+    /// Add an iorate curve to every step (closed-loop maximum, then paced at 10..120% of it).
+    #[arg(long, conflicts_with = "no_curve")]
+    pub curve: bool,
+
+    /// No iorate curves, even if the suite has them.
+    #[arg(long)]
+    pub no_curve: bool,
+
+    /// End an iorate curve once a step's latency passes this: `5ms` (mean) or `p99:5ms`.
+    #[arg(long, value_name = "LATENCY")]
+    pub stop_latency: Option<String>,
+
+    /// Precondition first (purge, sequential fill, rounds to steady state), even if the suite does not.
+    #[arg(long, conflicts_with = "no_precondition")]
+    pub precondition: bool,
+
+    /// Skip preconditioning.
+    #[arg(long)]
+    pub no_precondition: bool,
+
+    /// Times the capacity is written sequentially (128 KiB) before the rounds; 0 skips it.
+    #[arg(long, default_value = "2", value_name = "N", value_parser = parse_fill)]
+    pub fill: f64,
+
+    /// Length of each steady-state round (default: --time).
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
+    pub round_time: Option<Duration>,
+
+    /// Steady-state rounds at most.
+    #[arg(long, default_value = "25", value_name = "N", value_parser = parse_rounds)]
+    pub max_rounds: u32,
+
+    /// Block sizes below the device's logical block size: round them up, or reject the profile.
+    #[arg(long, value_enum, default_value = "round")]
+    pub small_bs: crate::suite::profile::SmallBlocks,
+
+    /// Allow writes to a block device and purging (discard) of the target.
+    #[arg(long)]
+    pub allow_destroy: bool,
+
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+fn parse_working_set(text: &str) -> Result<f64, String> {
+    match units::parse_size_or_percent(text) {
+        Ok(SizeOrPercent::Percent(p)) if p > 0.0 => Ok(p),
+        _ => Err(format!("'{text}' is not a share of the capacity; write a percentage above 0, like 25%")),
+    }
+}
+
+fn parse_fill(text: &str) -> Result<f64, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && (0.0..=16.0).contains(v))
+        .ok_or_else(|| format!("'{text}' is not a fill count; use a number of passes from 0 to 16, like 2"))
+}
+
+fn parse_rounds(text: &str) -> Result<u32, String> {
+    whole_in(text, steady_window(), 1000, "a round count")
+}
+
+/// The smallest `--max-rounds`: one steady-state window.
+fn steady_window() -> u32 {
+    crate::suite::steady::WINDOW as u32
 }
 
 /// A core list as given (`0-3,8`), in the order given.

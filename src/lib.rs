@@ -16,6 +16,7 @@ pub mod report;
 pub mod report_cmd;
 pub mod run;
 pub mod stats;
+pub mod suite;
 pub mod target;
 pub mod units;
 pub mod verify;

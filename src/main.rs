@@ -12,6 +12,7 @@ use nvmebench::devices::devices_command;
 use nvmebench::doctor;
 use nvmebench::report_cmd::{ResultsCommandError, merge_command, report_command};
 use nvmebench::run::{SetupError, run_command};
+use nvmebench::suite::{SuiteError, suite_command};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -42,6 +43,7 @@ fn main() -> ExitCode {
         Command::Report(args) => report_command(&args).map(|()| 0),
         Command::Merge(args) => merge_command(&args).map(|()| 0),
         Command::Doctor(args) => doctor::doctor_command(&args).map_err(anyhow::Error::from),
+        Command::Suite(args) => suite_command(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -50,7 +52,8 @@ fn main() -> ExitCode {
             eprintln!("nvmebench: {e}");
             let usage = e.downcast_ref::<SetupError>().is_some()
                 || e.downcast_ref::<ResultsCommandError>().is_some()
-                || e.downcast_ref::<doctor::DoctorError>().is_some();
+                || e.downcast_ref::<doctor::DoctorError>().is_some()
+                || e.downcast_ref::<SuiteError>().is_some_and(SuiteError::is_usage);
             ExitCode::from(if usage { 2 } else { 1 })
         }
     }

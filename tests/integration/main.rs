@@ -10,6 +10,7 @@ mod null;
 mod report;
 #[cfg(feature = "spdk")]
 mod spdk;
+mod suite;
 mod testbed;
 mod uring;
 mod verify;

@@ -1,0 +1,250 @@
+//! Running one measurement of a suite: the streams of a step, each with its threads, queue depth,
+//! region and optional pacing, as one coordinated run (one start gate, one set of merged
+//! histograms), and its JSON document.
+//!
+//! Every stream was resolved by `config::RunConfig::resolve` (so a profile is checked exactly as
+//! `run`'s flags are); this module only lays the streams' workers side by side. Sequential streams
+//! get one slice of their region per worker here, so each worker plan describes its own range
+//! (`workers: 1`) and the worker and generator stay as `run` uses them.
+
+use super::SuiteError;
+use crate::config::{EngineSpec, RunConfig};
+use crate::coordinator::{self, IntervalPoint, RunPlan, RunResult};
+use crate::engine::aio::AioBuilder;
+use crate::engine::null::NullBuilder;
+use crate::engine::psync::PsyncBuilder;
+use crate::engine::uring::UringBuilder;
+use crate::engine::uring_cmd::UringCmdBuilder;
+use crate::report;
+use crate::stats::{DirStats, Stats};
+use crate::worker::WorkerPlan;
+use crate::workload::WorkloadSpec;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+use std::time::Duration;
+
+/// One stream of a step, resolved.
+#[derive(Clone, Debug)]
+pub struct ResolvedStream {
+    pub name: String,
+    pub cfg: RunConfig,
+    /// Threads with the suite's `--jobs`; `None` when the stream has a fixed count.
+    pub threads: super::profile::Threads,
+    pub qd: Option<u32>,
+}
+
+/// What the run is measured over.
+#[derive(Clone, Copy, Debug)]
+pub struct Timing {
+    pub ramp: Duration,
+    /// `None`: until `ios` are done.
+    pub runtime: Option<Duration>,
+    /// Total I/Os, split evenly over the workers.
+    pub ios: Option<u64>,
+}
+
+/// The machine side of a suite: engine, target and the cores workers go on.
+pub struct Bench {
+    pub engine: EngineSpec,
+    pub target_path: Option<std::path::PathBuf>,
+    pub cores: Vec<usize>,
+    pub signal: Arc<AtomicUsize>,
+    pub interval: Duration,
+    pub seed: u64,
+}
+
+/// One worker of a measurement.
+#[derive(Clone, Debug)]
+struct Slot {
+    stream: usize,
+    spec: Arc<WorkloadSpec>,
+    qd: u32,
+}
+
+/// A finished measurement.
+pub struct Measurement {
+    pub result: RunResult,
+    /// Per stream: the worker indices in `result.workers`.
+    pub stream_workers: Vec<Vec<usize>>,
+    pub threads: Vec<usize>,
+    pub qds: Vec<u32>,
+}
+
+impl Measurement {
+    /// Total IOPS over both directions.
+    pub fn iops(&self) -> f64 {
+        let secs = self.result.elapsed_ns as f64 / 1e9;
+        if secs > 0.0 { self.result.total.ios() as f64 / secs } else { 0.0 }
+    }
+
+    /// Both directions' latencies together.
+    pub fn combined(&self) -> DirStats {
+        let mut d = self.result.total.dir[0].clone();
+        d += &self.result.total.dir[1];
+        d
+    }
+
+    /// Each worker's IOPS over the run.
+    pub fn worker_iops(&self) -> Vec<f64> {
+        self.result
+            .workers
+            .iter()
+            .map(|w| {
+                let ns = w.summary.as_ref().map_or(0, |s| s.measured_ns);
+                if ns > 0 { w.stats.ios() as f64 / (ns as f64 / 1e9) } else { 0.0 }
+            })
+            .collect()
+    }
+}
+
+/// The bytes of each worker's slice when a sequential stream runs on `threads` workers.
+///
+/// # Errors
+/// When a slice would hold less than one I/O.
+pub fn slice_bytes(s: &ResolvedStream, threads: usize) -> Result<u64, String> {
+    let w = &s.cfg.workload;
+    let per = w.range_bytes / w.align_bytes / threads as u64 * w.align_bytes;
+    if per < u64::from(w.max_bs()) {
+        return Err(format!(
+            "stream {}: {threads} sequential workers leave each less than one {}-byte I/O of its {}-byte region; raise --size or use fewer threads",
+            s.name,
+            w.max_bs(),
+            w.range_bytes
+        ));
+    }
+    Ok(per)
+}
+
+/// Runs `streams` with `jobs` threads (for streams that follow the suite's count) at queue depth
+/// `qd` (for streams without their own); `rates`, when given, paces each worker at that many IOPS.
+///
+/// # Errors
+/// A worker that failed before the start, or an engine the suite cannot drive.
+pub fn measure(
+    bench: &Bench,
+    streams: &[ResolvedStream],
+    jobs: usize,
+    qd: u32,
+    timing: Timing,
+    rates: Option<&[f64]>,
+    mut observe: impl FnMut(&IntervalPoint),
+) -> Result<Measurement, SuiteError> {
+    let mut slots: Vec<Slot> = Vec::new();
+    let mut stream_workers = Vec::new();
+    let mut threads_of = Vec::new();
+    let mut qds = Vec::new();
+    for (i, s) in streams.iter().enumerate() {
+        let n = s.threads.resolve(jobs);
+        let q = s.qd.unwrap_or(qd);
+        let w = &s.cfg.workload;
+        let mut mine = Vec::new();
+        for j in 0..n {
+            let spec = if w.rw.is_random() || n == 1 {
+                w.clone()
+            } else {
+                let per = slice_bytes(s, n).map_err(SuiteError::Usage)?;
+                let start = w.range_start + per * j as u64;
+                let bytes = if j + 1 == n { w.range_start + w.range_bytes - start } else { per };
+                WorkloadSpec { range_start: start, range_bytes: bytes, ..w.clone() }
+            };
+            mine.push(slots.len());
+            slots.push(Slot { stream: i, spec: Arc::new(spec), qd: q });
+        }
+        stream_workers.push(mine);
+        threads_of.push(n);
+        qds.push(q);
+    }
+    let n = slots.len();
+    let workers: Vec<WorkerPlan> = slots
+        .iter()
+        .enumerate()
+        .map(|(index, s)| WorkerPlan {
+            index,
+            // The slice is already the worker's own; see the module documentation.
+            workers: 1,
+            core: Some(bench.cores[index % bench.cores.len()]),
+            queue_depth: s.qd,
+            spec: s.spec.clone(),
+            ramp: timing.ramp,
+            runtime: timing.runtime,
+            io_limit: timing.ios.map(|t| t / n as u64 + u64::from((index as u64) < t % n as u64)),
+            rate_iops: rates.map(|r| r[index].max(1.0)),
+            interval: bench.interval,
+            on_error: streams[s.stream].cfg.on_error,
+            drain_timeout: streams[s.stream].cfg.drain_timeout,
+            // Suites measure; `run --verify` checks data.
+            verify: None,
+        })
+        .collect();
+    let plan = RunPlan { workers, interval: bench.interval, signal: bench.signal.clone(), start_at: None };
+    let clock = quanta::Clock::new();
+    let path = || bench.target_path.clone().expect("every engine but null has a target");
+    let writes = streams.iter().any(|s| s.cfg.workload.writes());
+    let buffer_seed = bench.seed;
+    let result = match &bench.engine {
+        EngineSpec::Null(o) => coordinator::run(Arc::new(NullBuilder { options: *o }), plan, clock, &mut observe),
+        EngineSpec::Uring(o) => {
+            let builder = UringBuilder { path: path(), writes, options: *o, buffer_seed };
+            coordinator::run(Arc::new(builder), plan, clock, &mut observe)
+        }
+        EngineSpec::UringCmd(o) => {
+            let builder = UringCmdBuilder { path: path(), writes, options: *o, buffer_seed };
+            coordinator::run(Arc::new(builder), plan, clock, &mut observe)
+        }
+        EngineSpec::Aio => {
+            coordinator::run(Arc::new(AioBuilder { path: path(), writes, buffer_seed }), plan, clock, &mut observe)
+        }
+        EngineSpec::Psync => {
+            coordinator::run(Arc::new(PsyncBuilder { path: path(), writes, buffer_seed }), plan, clock, &mut observe)
+        }
+        EngineSpec::Spdk => unreachable!("suite_command refuses the spdk engine before planning"),
+    }
+    .map_err(|e| match e {
+        coordinator::CoordinatorError::Interrupted => SuiteError::Interrupted,
+        e => SuiteError::Run(e.to_string()),
+    })?;
+    Ok(Measurement { result, stream_workers, threads: threads_of, qds })
+}
+
+/// The measurement's JSON: `run --json`'s document (config of the first stream, whole histograms),
+/// with a `label`, and `streams` giving each stream's workload, threads, queue depth and what it
+/// did (per direction I/Os and bytes, so the mix can be checked).
+pub fn document(label: &str, streams: &[ResolvedStream], m: &Measurement, timing: Timing) -> Value {
+    let mut cfg = streams[0].cfg.clone();
+    cfg.cores = m.result.workers.iter().filter_map(|w| w.core).collect();
+    cfg.queue_depth = m.qds[0];
+    cfg.runtime = timing.runtime;
+    cfg.ramp = timing.ramp;
+    cfg.ios = timing.ios;
+    let mut doc = report::json::render(&cfg, &m.result, crate::run::clock_source());
+    let per_stream: Vec<Value> = streams
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let mut st = Stats::default();
+            for &w in &m.stream_workers[i] {
+                st += &m.result.workers[w].stats;
+            }
+            let w = &s.cfg.workload;
+            let dir = |d: &DirStats| {
+                json!({ "ios": d.ios, "io_bytes": d.bytes, "mean_ns": d.mean_ns(), "p99_ns": d.percentile_ns(99.0) })
+            };
+            json!({
+                "name": s.name,
+                "rw": w.rw,
+                "read_percent": w.read_percent,
+                "bssplit": format!("{},{}", w.bs_read.to_fio(), w.bs_write.to_fio()),
+                "range_start": w.range_start,
+                "range_bytes": w.range_bytes,
+                "threads": m.threads[i],
+                "qd": m.qds[i],
+                "read": dir(st.read()),
+                "write": dir(st.write()),
+            })
+        })
+        .collect();
+    doc["label"] = json!(label);
+    doc["streams"] = json!(per_stream);
+    doc
+}

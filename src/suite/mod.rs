@@ -1,0 +1,552 @@
+//! Methodology: `nvmebench suite NAME` runs a named sequence of measurements the way drive reviews do
+//! (SNIA PTS preconditioning to steady state, the reviews' profiles, thread × queue-depth sweeps,
+//! VDBench-style iorate curves) into a results directory, one JSON file per step.
+//!
+//! `profile` reads the workloads (TOML data), `plan` decides and checks the steps, `exec` runs one
+//! measurement on the coordinator, `sweep`, `curve` and `steady` hold each method's rules. This
+//! module owns the order of side effects: the whole plan is resolved and checked before the results
+//! directory or the target file is created, and a step's file appears (whole, by rename) only when
+//! the step finished, so a rerun skips exactly the finished steps. It does not render reports: step
+//! files use the shapes `report::load` documents, and `nvmebench report DIR` draws them.
+
+pub mod curve;
+pub mod exec;
+pub mod plan;
+pub mod profile;
+pub mod steady;
+pub mod sweep;
+
+use crate::cli::SuiteArgs;
+use crate::config::{EngineSpec, NULL_DEVICE_BYTES};
+use crate::report::json::SCHEMA_VERSION;
+use crate::report::progress::StepProgress;
+use crate::report::{format_count, format_latency};
+use crate::target::{self, Target, TargetKind};
+use exec::{Bench, Measurement, ResolvedStream, Timing};
+use plan::{Plan, PlannedStep, StepKind};
+use profile::Profile;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The file in a results directory that records the plan, so a rerun can tell it resumes the same
+/// suite. Not `.json`: `report DIR` reads every `.json` as a result.
+pub const PLAN_FILE: &str = "suite.plan";
+/// The summary table, rewritten after every step.
+pub const SUMMARY_FILE: &str = "summary.md";
+
+#[derive(Debug, thiserror::Error)]
+pub enum SuiteError {
+    /// A bad option, profile or target; nothing was written (exit status 2).
+    #[error("{0}")]
+    Usage(String),
+    /// A run failed part-way (exit status 1); finished steps are kept.
+    #[error("{0}")]
+    Run(String),
+    /// A signal came before a measurement started; nothing of it ran.
+    #[error("interrupted before the workers started")]
+    Interrupted,
+}
+
+impl SuiteError {
+    pub fn is_usage(&self) -> bool {
+        matches!(self, SuiteError::Usage(_))
+    }
+}
+
+/// Runs `nvmebench suite`; returns the exit status (0 clean, 1 I/O errors, 128+N interrupted).
+///
+/// # Errors
+/// [`SuiteError::Usage`] before anything was written; [`SuiteError::Run`] or an I/O error after.
+pub fn suite_command(args: &SuiteArgs) -> anyhow::Result<u8> {
+    let usage = |m: String| anyhow::Error::new(SuiteError::Usage(m));
+    let mut profiles = Profile::built_in();
+    for f in &args.profiles {
+        let text = std::fs::read_to_string(f)
+            .map_err(|e| usage(format!("--profile {}: cannot read it ({e}); check the path", f.display())))?;
+        let p = Profile::parse(&text, &f.display().to_string()).map_err(usage)?;
+        if profiles.iter().any(|q| q.name == p.name) || plan::SUITES.iter().any(|s| s.name == p.name) {
+            return Err(usage(format!(
+                "--profile {}: the name '{}' is taken by a built-in suite or profile; rename it",
+                f.display(),
+                p.name
+            )));
+        }
+        profiles.push(p);
+    }
+    if args.list {
+        print!("{}", plan::list(&profiles));
+        return Ok(0);
+    }
+    let name = args.name.as_deref().expect("clap requires NAME without --list");
+
+    let engine = EngineSpec::parse(&args.engine).map_err(|e| usage(e.to_string()))?;
+    if engine == EngineSpec::Spdk {
+        return Err(usage(
+            "suites do not drive the spdk engine yet; run the suite with --engine uring on the kernel's device, or use `run` with spdk".into(),
+        ));
+    }
+    let target = match (&args.filename, engine.needs_target()) {
+        (None, true) => {
+            return Err(usage(format!(
+                "--engine {} needs a target; add --filename FILE --size SIZE (suites use no scratch file)",
+                args.engine
+            )));
+        }
+        (None, false) => None,
+        (Some(p), _) => {
+            let create = match args.size {
+                Some(crate::units::SizeOrPercent::Bytes(b)) => Some(b),
+                _ => None,
+            };
+            Some(Target::inspect(p, create).map_err(|e| usage(e.to_string()))?)
+        }
+    };
+    let (total, lbs) = target.as_ref().map_or((NULL_DEVICE_BYTES, 512), |t| (t.size_bytes, t.logical_block_bytes));
+    let plan = plan::build(args, name, &profiles, &engine, total, lbs)?;
+    let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from(format!("nvmebench-suite-{name}")));
+    check_dir(&dir, &plan.fingerprint)?;
+    let signal = crate::run::install_signal_handlers().map_err(|e| usage(e.to_string()))?;
+    let cores = allowed_cores().map_err(usage)?;
+    if args.jobs > cores.len() {
+        eprintln!(
+            "nvmebench: note: up to {} workers per step on {} cores; workers share cores, so figures include their contention",
+            args.jobs,
+            cores.len()
+        );
+    }
+    for n in &plan.notes {
+        eprintln!("nvmebench: note: {n}");
+    }
+
+    // Checks are done; from here on things are written.
+    std::fs::create_dir_all(&dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+    write_atomic(&dir.join(PLAN_FILE), &plan.fingerprint)?;
+    if let Some(t) = target.as_ref().filter(|t| t.kind == TargetKind::NewFile) {
+        let t = Target { size_bytes: plan.capacity_bytes, ..t.clone() };
+        target::prepare_file(&t).map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
+    let target = match &args.filename {
+        Some(p) => Some(Target::inspect(p, None).map_err(|e| anyhow::anyhow!("{e}"))?),
+        None => None,
+    };
+    let bench = Bench {
+        engine,
+        target_path: args.filename.clone(),
+        cores,
+        signal,
+        // Ten points per run for the report's plots over time, at most one a second.
+        interval: (args.time / 10).clamp(Duration::from_millis(100), Duration::from_secs(1)),
+        seed: args.seed.unwrap_or(crate::config::DEFAULT_SEED),
+    };
+    let mut runner = Runner { args, bench: &bench, plan: &plan, target: target.as_ref(), dir: &dir, errors: false };
+    let code = runner.run_all()?;
+    Ok(code)
+}
+
+/// Refuses a directory that holds something other than this suite's earlier results.
+fn check_dir(dir: &Path, fingerprint: &str) -> Result<(), SuiteError> {
+    let shown = dir.display();
+    if !dir.exists() {
+        let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if !parent.is_dir() {
+            return Err(SuiteError::Usage(format!(
+                "--dir {shown}: the directory {} does not exist; create it or pick another path",
+                parent.display()
+            )));
+        }
+        return Ok(());
+    }
+    if !dir.is_dir() {
+        return Err(SuiteError::Usage(format!("--dir {shown} is not a directory; pick a directory for the results")));
+    }
+    match std::fs::read_to_string(dir.join(PLAN_FILE)) {
+        Ok(text) if text == fingerprint => Ok(()),
+        Ok(_) => Err(SuiteError::Usage(format!(
+            "--dir {shown} holds results of a different suite plan (other suite, options or profiles); rerun with the same options to resume, or pick another --dir"
+        ))),
+        Err(_) if std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(false) => Ok(()),
+        Err(_) => Err(SuiteError::Usage(format!(
+            "--dir {shown} is not empty and holds no suite results; pick a new or empty directory"
+        ))),
+    }
+}
+
+fn allowed_cores() -> Result<Vec<usize>, String> {
+    let mut c: Vec<usize> = core_affinity::get_core_ids()
+        .ok_or("cannot find the cores this process may run on")?
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    c.sort_unstable();
+    if c.is_empty() {
+        return Err("no cores are allowed for this process".into());
+    }
+    Ok(c)
+}
+
+/// Writes `text` to `path` whole or not at all.
+fn write_atomic(path: &Path, text: &str) -> anyhow::Result<()> {
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
+}
+
+/// How a measurement inside a step ended, when it did not simply finish.
+enum Cut {
+    Signal(i32),
+}
+
+struct Runner<'a> {
+    args: &'a SuiteArgs,
+    bench: &'a Bench,
+    plan: &'a Plan,
+    target: Option<&'a Target>,
+    dir: &'a Path,
+    errors: bool,
+}
+
+impl Runner<'_> {
+    fn run_all(&mut self) -> anyhow::Result<u8> {
+        let planned: Vec<Duration> = self.plan.steps.iter().map(|s| s.planned).collect();
+        let mut progress = StepProgress::new(planned, self.args.quiet);
+        let n = self.plan.steps.len();
+        for (i, step) in self.plan.steps.iter().enumerate() {
+            let path = self.dir.join(format!("{}.json", step.id));
+            if path.exists() {
+                eprintln!("nvmebench: step {}/{n} {}: done earlier, skipped", i + 1, step.id);
+                progress.begin_step(i, &step.label);
+                progress.end_step();
+                continue;
+            }
+            progress.begin_step(i, &step.label);
+            let outcome = match &step.kind {
+                StepKind::Run => self.run_step(step, &mut progress),
+                StepKind::Sweep(points) => self.sweep_step(step, points, &mut progress),
+                StepKind::Curve => self.curve_step(step, &mut progress),
+                StepKind::Precondition { purge, fill } => {
+                    self.precondition_step(step, *purge, fill.as_deref(), &mut progress)
+                }
+            };
+            progress.end_step();
+            match outcome? {
+                Ok((mut doc, summary)) => {
+                    doc["schema_version"] = json!(SCHEMA_VERSION);
+                    doc["suite_step"] =
+                        json!({ "suite": self.plan.name, "id": step.id, "label": step.label, "summary": summary });
+                    let text = serde_json::to_string_pretty(&doc).expect("a JSON value always serialises") + "\n";
+                    write_atomic(&path, &text)?;
+                    println!("{}: {summary}", step.label);
+                }
+                Err(Cut::Signal(sig)) => {
+                    progress.finish();
+                    eprintln!(
+                        "nvmebench: interrupted in step {} ({}); it is not recorded, and a rerun with the same options resumes there",
+                        i + 1,
+                        step.id
+                    );
+                    self.write_summary()?;
+                    return Ok(128u8.saturating_add(sig as u8));
+                }
+            }
+            self.write_summary()?;
+        }
+        progress.finish();
+        println!("results in {} (render them with `nvmebench report {}`)", self.dir.display(), self.dir.display());
+        Ok(if self.errors { 1 } else { 0 })
+    }
+
+    /// Runs one measurement, checking how it ended.
+    fn measure(
+        &mut self,
+        streams: &[ResolvedStream],
+        jobs: usize,
+        qd: u32,
+        timing: Timing,
+        rates: Option<&[f64]>,
+        progress: &mut StepProgress,
+    ) -> anyhow::Result<Result<Measurement, Cut>> {
+        let sig = self.bench.signal.load(std::sync::atomic::Ordering::Relaxed);
+        if sig != 0 {
+            return Ok(Err(Cut::Signal(sig as i32)));
+        }
+        let m = match exec::measure(self.bench, streams, jobs, qd, timing, rates, |_| progress.tick()) {
+            Ok(m) => m,
+            Err(SuiteError::Interrupted) => {
+                let sig = self.bench.signal.load(std::sync::atomic::Ordering::Relaxed).max(2);
+                return Ok(Err(Cut::Signal(sig as i32)));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if let Some(sig) = m.result.interrupted_by {
+            return Ok(Err(Cut::Signal(sig)));
+        }
+        if let Some(f) = &m.result.failure {
+            return Err(SuiteError::Run(format!("a worker failed mid-run ({f}); finished steps are kept")).into());
+        }
+        if m.result.error_count() > 0 {
+            self.errors = true;
+            eprintln!("nvmebench: {} I/O errors in this measurement; the step records them", m.result.error_count());
+        }
+        Ok(Ok(m))
+    }
+
+    fn timing(&self) -> Timing {
+        Timing { ramp: self.args.ramp, runtime: Some(self.args.time), ios: None }
+    }
+
+    fn run_step(&mut self, step: &PlannedStep, progress: &mut StepProgress) -> StepOutcome {
+        let t = self.timing();
+        let m = match self.measure(&step.streams, self.args.jobs, self.args.qd, t, None, progress)? {
+            Ok(m) => m,
+            Err(c) => return Ok(Err(c)),
+        };
+        let doc = exec::document(&step.label, &step.streams, &m, t);
+        let d = m.combined();
+        let summary = format!(
+            "{} IOPS, mean {}, p99 {}, max {}",
+            format_count(m.iops()),
+            format_latency(d.mean_ns()),
+            format_latency(d.percentile_ns(99.0) as f64),
+            format_latency(d.max_ns as f64)
+        );
+        Ok(Ok((doc, summary)))
+    }
+
+    fn sweep_step(&mut self, step: &PlannedStep, points: &[sweep::Point], progress: &mut StepProgress) -> StepOutcome {
+        let t = self.timing();
+        let mut measured = Vec::new();
+        let mut runs = Vec::new();
+        for (i, p) in points.iter().enumerate() {
+            progress.round(i as u32 + 1, Some(points.len() as u32));
+            let m = match self.measure(&step.streams, p.threads, p.qd, t, None, progress)? {
+                Ok(m) => m,
+                Err(c) => return Ok(Err(c)),
+            };
+            let d = m.combined();
+            measured.push(sweep::Measured {
+                threads: p.threads,
+                qd: p.qd,
+                iops: m.iops(),
+                mean_ns: d.mean_ns(),
+                max_ns: d.max_ns as f64,
+                stddev_ns: d.stddev_ns(),
+                p99_ns: d.percentile_ns(99.0) as f64,
+            });
+            runs.push(exec::document(&format!("{} {}x{}", step.label, p.threads, p.qd), &step.streams, &m, t));
+        }
+        let table = sweep::table(&step.label, &measured);
+        println!("{table}");
+        let at = |i: Option<usize>| {
+            i.map(|i| json!({ "threads": measured[i].threads, "qd": measured[i].qd, "iops": measured[i].iops, "mean_ns": measured[i].mean_ns }))
+        };
+        let (peak, knee) = (sweep::peak(&measured), sweep::knee(&measured));
+        let mut doc = json!({
+            "label": step.label,
+            "sweep_points": measured,
+            "peak": at(peak),
+            "knee": at(knee),
+            "knee_rule": format!("first point, by threads x queue depth, whose mean latency rose more than its IOPS over the point before, and by at least {:.0}%", sweep::KNEE_MIN_RISE * 100.0),
+            "point_runs": runs,
+        });
+        if let Some((ts, qs)) = sweep::grid(&measured) {
+            let cell = |t: usize, q: u32, f: fn(&sweep::Measured) -> f64| {
+                measured.iter().find(|m| m.threads == t && m.qd == q).map_or(0.0, f)
+            };
+            let matrix = |f: fn(&sweep::Measured) -> f64| -> Vec<Vec<f64>> {
+                ts.iter().map(|&t| qs.iter().map(|&q| cell(t, q, f)).collect()).collect()
+            };
+            doc["sweeps"] = json!([{
+                "label": step.label,
+                "threads": ts,
+                "queue_depths": qs,
+                "iops": matrix(|m| m.iops),
+                "p99_ns": matrix(|m| m.p99_ns),
+            }]);
+        }
+        let mark =
+            |i: Option<usize>| i.map_or("none".to_string(), |i| format!("{}x{}", measured[i].threads, measured[i].qd));
+        let summary = format!(
+            "{} points, peak {} IOPS at {}, knee at {}",
+            measured.len(),
+            peak.map_or("0".into(), |i| format_count(measured[i].iops)),
+            mark(peak),
+            mark(knee)
+        );
+        Ok(Ok((doc, summary)))
+    }
+
+    fn curve_step(&mut self, step: &PlannedStep, progress: &mut StepProgress) -> StepOutcome {
+        let t = self.timing();
+        let total_rounds = 1 + curve::CURVE_PERCENTS.len() as u32;
+        progress.round(1, Some(total_rounds));
+        let max = match self.measure(&step.streams, self.args.jobs, self.args.qd, t, None, progress)? {
+            Ok(m) => m,
+            Err(c) => return Ok(Err(c)),
+        };
+        let max_iops = max.iops();
+        let per_worker = max.worker_iops();
+        let max_doc = exec::document(&format!("{} max", step.label), &step.streams, &max, t);
+        let mut points = Vec::new();
+        let mut runs = Vec::new();
+        let mut stop = Value::Null;
+        for (i, pct) in curve::CURVE_PERCENTS.iter().enumerate() {
+            progress.round(i as u32 + 2, Some(total_rounds));
+            let f = f64::from(*pct) / 100.0;
+            let rates: Vec<f64> = per_worker.iter().map(|r| r * f).collect();
+            let m = match self.measure(&step.streams, self.args.jobs, self.args.qd, t, Some(&rates), progress)? {
+                Ok(m) => m,
+                Err(c) => return Ok(Err(c)),
+            };
+            let d = m.combined();
+            let (mean, p99) = (d.mean_ns(), d.percentile_ns(99.0) as f64);
+            points.push(json!({ "percent": pct, "target_iops": max_iops * f, "iops": m.iops(), "mean_ns": mean, "p99_ns": p99 }));
+            runs.push(exec::document(&format!("{} {pct}%", step.label), &step.streams, &m, t));
+            if let Some(rule) = self.plan.stop.filter(|r| r.passed(mean, p99)) {
+                stop = json!({ "iops": m.iops(), "rule": rule.describe() });
+                break;
+            }
+        }
+        let mut table = format!(
+            "iorate {} (max {} IOPS)\n{:>6} {:>10} {:>10} {:>10} {:>10}\n",
+            step.label,
+            format_count(max_iops),
+            "rate",
+            "target",
+            "IOPS",
+            "mean",
+            "p99"
+        );
+        for p in &points {
+            table.push_str(&format!(
+                "{:>5}% {:>10} {:>10} {:>10} {:>10}\n",
+                p["percent"].as_u64().unwrap_or(0),
+                format_count(p["target_iops"].as_f64().unwrap_or(0.0)),
+                format_count(p["iops"].as_f64().unwrap_or(0.0)),
+                format_latency(p["mean_ns"].as_f64().unwrap_or(0.0)),
+                format_latency(p["p99_ns"].as_f64().unwrap_or(0.0))
+            ));
+        }
+        if !stop.is_null() {
+            table.push_str(&format!("stopped: {}\n", stop["rule"].as_str().unwrap_or("")));
+        }
+        println!("{table}");
+        let summary = format!(
+            "max {} IOPS, {} paced steps{}",
+            format_count(max_iops),
+            points.len(),
+            if stop.is_null() {
+                String::new()
+            } else {
+                format!(", stopped at {}", stop["rule"].as_str().unwrap_or(""))
+            }
+        );
+        let doc = json!({
+            "label": step.label,
+            "iorate": [{ "label": step.label, "points": points, "stop": stop }],
+            "max_iops": max_iops,
+            "max_run": max_doc,
+            "point_runs": runs,
+        });
+        Ok(Ok((doc, summary)))
+    }
+
+    fn precondition_step(
+        &mut self,
+        step: &PlannedStep,
+        purge: bool,
+        fill: Option<&[ResolvedStream]>,
+        progress: &mut StepProgress,
+    ) -> StepOutcome {
+        let mut doc = json!({ "label": step.label });
+        if purge {
+            let p = steady::purge(self.target, 0, self.plan.capacity_bytes, self.args.allow_destroy);
+            eprintln!("nvmebench: purge {p}");
+            doc["purge"] = json!(p);
+        }
+        if let Some(fill) = fill {
+            let bytes = (self.args.fill * self.plan.capacity_bytes as f64) as u64;
+            let ios = bytes.div_ceil(steady::FILL_BS).max(1);
+            let t = Timing { ramp: Duration::ZERO, runtime: None, ios: Some(ios) };
+            eprintln!(
+                "nvmebench: workload-independent preconditioning: {} sequential 128k writes ({}x the capacity)",
+                ios, self.args.fill
+            );
+            let m = match self.measure(fill, 1, 32, t, None, progress)? {
+                Ok(m) => m,
+                Err(c) => return Ok(Err(c)),
+            };
+            doc["fill"] = json!({ "passes": self.args.fill, "bytes": ios * steady::FILL_BS, "seconds": m.result.elapsed_ns as f64 / 1e9 });
+            doc["fill_run"] = exec::document(&format!("{} fill", step.label), fill, &m, t);
+        }
+        let round_time = self.args.round_time.unwrap_or(self.args.time);
+        let t = Timing { ramp: Duration::ZERO, runtime: Some(round_time), ios: None };
+        let mut rounds: Vec<f64> = Vec::new();
+        let mut runs = Vec::new();
+        let mut reached = None;
+        for r in 1..=self.args.max_rounds {
+            progress.round(r, Some(self.args.max_rounds));
+            let m = match self.measure(&step.streams, self.args.jobs, self.args.qd, t, None, progress)? {
+                Ok(m) => m,
+                Err(c) => return Ok(Err(c)),
+            };
+            rounds.push(m.iops());
+            runs.push(exec::document(&format!("{} round {r}", step.label), &step.streams, &m, t));
+            let v = steady::verdict(&rounds, steady::WINDOW);
+            eprintln!(
+                "nvmebench: {} round {r}: {} IOPS{}",
+                step.label,
+                format_count(m.iops()),
+                v.map_or(String::new(), |v| format!(
+                    " (window {}-{}: range {:.1}%, slope {:.1}% of the average{})",
+                    v.first + 1,
+                    r,
+                    v.range_fraction * 100.0,
+                    v.slope_fraction * 100.0,
+                    if v.steady { ", steady" } else { "" }
+                ))
+            );
+            if v.is_some_and(|v| v.steady) {
+                reached = Some((r, v.expect("checked above")));
+                break;
+            }
+        }
+        doc["steady_state"] =
+            json!([{ "label": step.label, "metric": "IOPS", "rounds": rounds, "window": steady::WINDOW }]);
+        doc["steady"] = match reached {
+            Some((r, v)) => json!({
+                "reached": true, "round": r, "window_first_round": v.first + 1, "average": v.average,
+                "range_fraction": v.range_fraction, "slope_fraction": v.slope_fraction,
+            }),
+            None => json!({ "reached": false, "rounds": rounds.len() }),
+        };
+        doc["round_runs"] = json!(runs);
+        let summary = match reached {
+            Some((r, v)) => format!(
+                "steady state at round {r} ({} IOPS average over rounds {}-{r})",
+                format_count(v.average),
+                v.first + 1
+            ),
+            None => format!("no steady state in {} rounds (--max-rounds {})", rounds.len(), self.args.max_rounds),
+        };
+        Ok(Ok((doc, summary)))
+    }
+
+    /// Rewrites the summary from every finished step's file.
+    fn write_summary(&self) -> anyhow::Result<()> {
+        let mut s = format!("# nvmebench suite {}\n\n| step | result |\n| --- | --- |\n", self.plan.name);
+        for step in &self.plan.steps {
+            let path = self.dir.join(format!("{}.json", step.id));
+            let line = std::fs::read_to_string(&path)
+                .ok()
+                .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+                .and_then(|d| d["suite_step"]["summary"].as_str().map(str::to_string))
+                .unwrap_or_else(|| "not run yet".into());
+            s.push_str(&format!("| {} | {} |\n", step.label, line));
+        }
+        write_atomic(&self.dir.join(SUMMARY_FILE), &s)
+    }
+}
+
+/// A step's document and one-line summary, or why it was cut short.
+type StepOutcome = anyhow::Result<Result<(Value, String), Cut>>;
