@@ -137,11 +137,16 @@ fn setup_scripts_doctor_and_uring_on_an_emulated_controller() {
             ),
         ),
         ("release", format!("{hp} release && cat /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages")),
+        // The partition table written above is a signature: writing over it takes the serial too.
+        (
+            "uring-signature",
+            format!("{bin} run --engine uring --filename /dev/nvme0n1 --rw randwrite --time 1 --allow-destroy --quiet"),
+        ),
         (
             "uring-write",
             format!(
                 "{bin} run --engine uring --filename /dev/nvme0n1 --rw randrw --rwmixread 50 --bs 4k --qd 16 \
-                 --time 2 --allow-destroy --quiet --output json"
+                 --time 2 --allow-destroy --confirm-serial nvmebench0 --quiet --output json"
             ),
         ),
         ("uring-no-allow", format!("{bin} run --filename /dev/nvme0n1 --rw randwrite --time 1 --quiet")),
@@ -215,6 +220,9 @@ fn setup_scripts_doctor_and_uring_on_an_emulated_controller() {
     assert_eq!(*rc, 0, "{text}");
     assert_eq!(text.lines().last(), Some("0"), "{text}");
 
+    let (rc, text) = step("uring-signature");
+    assert_eq!(*rc, 2, "{text}");
+    assert!(text.contains("holds an MBR partition table") && text.contains("--confirm-serial nvmebench0"), "{text}");
     let (rc, text) = step("uring-write");
     assert_eq!(*rc, 0, "{text}");
     let v = first_json(text);
