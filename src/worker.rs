@@ -500,18 +500,7 @@ impl<'c, E: Engine> Loop<'c, E> {
             if let Some(t) = done_at {
                 last_completion = t;
             }
-            if let Some(v) = &mut self.verifier {
-                if v.pending() > 0 {
-                    let t = self.clock.raw();
-                    for i in 0..v.pending() {
-                        let slot = v.pending_slot(i);
-                        let op = self.slots[slot as usize].1;
-                        v.check_read(&op, self.engine.slot_buf(slot));
-                    }
-                    v.clear_pending();
-                    v.cost_ns += self.clock.delta_as_nanos(t, self.clock.raw());
-                }
-            }
+            self.check_reads();
             if error_seen && stop_on_error {
                 shared.request_stop();
             }
@@ -532,6 +521,19 @@ impl<'c, E: Engine> Loop<'c, E> {
             self.verify_pass(qd)?;
         }
         Ok(summary)
+    }
+
+    /// Checks the reads that completed in the last poll against what their blocks must hold.
+    fn check_reads(&mut self) {
+        let Some(v) = self.verifier.as_mut().filter(|v| v.pending() > 0) else { return };
+        let t = self.clock.raw();
+        for i in 0..v.pending() {
+            let slot = v.pending_slot(i);
+            let op = self.slots[slot as usize].1;
+            v.check_read(&op, self.engine.slot_buf(slot));
+        }
+        v.clear_pending();
+        v.cost_ns += self.clock.delta_as_nanos(t, self.clock.raw());
     }
 
     /// Re-reads every unit this worker's slice is known to hold and checks it, `qd` at a time.
@@ -565,14 +567,7 @@ impl<'c, E: Engine> Loop<'c, E> {
             })?;
             v.read_errors += failed;
             in_flight -= reaped;
-            let t = self.clock.raw();
-            for i in 0..v.pending() {
-                let slot = v.pending_slot(i);
-                let op = self.slots[slot as usize].1;
-                v.check_read(&op, self.engine.slot_buf(slot));
-            }
-            v.clear_pending();
-            v.cost_ns += self.clock.delta_as_nanos(t, self.clock.raw());
+            self.check_reads();
             if reaped == 0 && in_flight > 0 {
                 self.engine.wait()?;
             }

@@ -301,33 +301,15 @@ impl Engine for SpdkEngine {
         let count = op.len >> self.sector_shift;
         let buf = self.bufs.slot_ptr(slot).cast::<c_void>();
         let arg = (&self.ctx[slot as usize] as *const SlotCtx).cast_mut().cast::<c_void>();
+        // Read and write take the same arguments; pick the function once.
+        let submit = match op.dir {
+            Direction::Read => spdk_sys::spdk_nvme_ns_cmd_read,
+            Direction::Write => spdk_sys::spdk_nvme_ns_cmd_write,
+        };
         // SAFETY: ns and qpair are live and used only by this thread; `buf` is this slot's DMA buffer,
         // large enough for `op.len` and untouched until the completion; `arg` points at this slot's
         // context, which outlives the command; `on_complete` matches spdk_nvme_cmd_cb.
-        let rc = unsafe {
-            match op.dir {
-                Direction::Read => spdk_sys::spdk_nvme_ns_cmd_read(
-                    self.ns.as_ptr(),
-                    self.qpair.as_ptr(),
-                    buf,
-                    lba,
-                    count,
-                    Some(on_complete),
-                    arg,
-                    0,
-                ),
-                Direction::Write => spdk_sys::spdk_nvme_ns_cmd_write(
-                    self.ns.as_ptr(),
-                    self.qpair.as_ptr(),
-                    buf,
-                    lba,
-                    count,
-                    Some(on_complete),
-                    arg,
-                    0,
-                ),
-            }
-        };
+        let rc = unsafe { submit(self.ns.as_ptr(), self.qpair.as_ptr(), buf, lba, count, Some(on_complete), arg, 0) };
         match rc {
             0 => Ok(Queued::Ok),
             rc if rc == -libc::ENOMEM => Ok(Queued::Busy),
