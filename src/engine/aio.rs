@@ -9,10 +9,9 @@ use super::buf::SlotBuffers;
 use super::uring::judge;
 use super::{Engine, EngineBuilder, EngineError, EngineInfo, IoError, Queued};
 use crate::workload::{Direction, IoOp};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 const NAME: &str = "aio";
@@ -68,12 +67,7 @@ impl EngineBuilder for AioBuilder {
     type Engine = AioEngine;
 
     fn build(&self, worker: usize, queue_depth: u32, max_io_bytes: u32) -> Result<AioEngine, EngineError> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(self.writes)
-            .custom_flags(libc::O_DIRECT)
-            .open(&self.path)
-            .map_err(|source| EngineError::Open { path: self.path.display().to_string(), source })?;
+        let file = super::open_direct(&self.path, self.writes)?;
         let mut ctx: libc::c_ulong = 0;
         // SAFETY: io_setup writes the new context id into `ctx`, a live local; nothing else is read.
         let rc = unsafe { libc::syscall(libc::SYS_io_setup, queue_depth as libc::c_long, &mut ctx as *mut _) };

@@ -25,6 +25,17 @@ use serde::Serialize;
 use std::fmt;
 use std::io;
 
+/// Opens a kernel engine's target for O_DIRECT I/O, writable only when the workload writes.
+pub fn open_direct(path: &std::path::Path, writes: bool) -> Result<std::fs::File, EngineError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(writes)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)
+        .map_err(|source| EngineError::Open { path: path.display().to_string(), source })
+}
+
 /// Whether an I/O was taken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Queued {

@@ -10,9 +10,9 @@ use super::buf::SlotBuffers;
 use super::uring::judge;
 use super::{Engine, EngineBuilder, EngineError, EngineInfo, IoError, Queued};
 use crate::workload::{Direction, IoOp};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
 const NAME: &str = "psync";
@@ -27,12 +27,7 @@ impl EngineBuilder for PsyncBuilder {
     type Engine = PsyncEngine;
 
     fn build(&self, worker: usize, _queue_depth: u32, max_io_bytes: u32) -> Result<PsyncEngine, EngineError> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(self.writes)
-            .custom_flags(libc::O_DIRECT)
-            .open(&self.path)
-            .map_err(|source| EngineError::Open { path: self.path.display().to_string(), source })?;
+        let file = super::open_direct(&self.path, self.writes)?;
         Ok(PsyncEngine {
             file,
             bufs: SlotBuffers::new(1, max_io_bytes as usize, self.buffer_seed ^ worker as u64),

@@ -11,10 +11,9 @@ use super::ring::{Ring, RingOptions};
 use super::{Engine, EngineBuilder, EngineError, EngineInfo, IoError, Queued};
 use crate::workload::{Direction, IoOp};
 use io_uring::{cqueue, opcode, squeue, types};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 const NAME: &str = "uring";
@@ -48,12 +47,7 @@ impl EngineBuilder for UringBuilder {
     type Engine = UringEngine;
 
     fn build(&self, worker: usize, queue_depth: u32, max_io_bytes: u32) -> Result<UringEngine, EngineError> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(self.writes)
-            .custom_flags(libc::O_DIRECT)
-            .open(&self.path)
-            .map_err(|source| EngineError::Open { path: self.path.display().to_string(), source })?;
+        let file = super::open_direct(&self.path, self.writes)?;
         UringEngine::new(file, queue_depth, max_io_bytes, self.options, self.buffer_seed ^ worker as u64)
     }
 }
