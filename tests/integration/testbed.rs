@@ -333,7 +333,8 @@ fn spdk_engine_over_pcie_in_the_testbed() {
     }
     let bin = env!("CARGO_BIN_EXE_nvmebench");
     let trid = "trtype:PCIe traddr:0000:00:10.0";
-    let perf = std::env::var("SPDK_DIR").map(|d| format!("{d}/bin/spdk_nvme_perf")).unwrap_or_default();
+    let spdk_dir = std::env::var("SPDK_DIR").unwrap_or_default();
+    let perf = format!("{spdk_dir}/bin/spdk_nvme_perf");
     let mut plan: Vec<(&str, String)> = vec![
         ("devices", format!("{bin} devices")),
         ("no-allow", format!("{bin} run --engine spdk --trid '{trid}' --rw write --ios 10")),
@@ -351,8 +352,11 @@ fn spdk_engine_over_pcie_in_the_testbed() {
             ),
         ),
     ];
-    if Path::new(&perf).exists() {
-        plan.push(("perf", format!("{perf} -q 32 -o 4096 -w randread -t 2 -r '{trid}'")));
+    if !spdk_dir.is_empty() && Path::new(&perf).exists() {
+        plan.push((
+            "perf",
+            format!("LD_LIBRARY_PATH={spdk_dir}/lib {perf} -q 32 -o 4096 -w randread -t 2 -r '{trid}'"),
+        ));
     }
     let o = testbed(
         &["--iommu", "--hugepages", "256", "--bind", "vfio-pci", "--size", "512M", &guest_script(&plan)],

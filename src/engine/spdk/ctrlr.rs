@@ -182,7 +182,10 @@ fn parse_trid(text: &str) -> Result<spdk_sys::spdk_nvme_transport_id, SpdkError>
 unsafe fn trid_of(ctrlr: *mut spdk_sys::spdk_nvme_ctrlr) -> (String, String) {
     // SAFETY: the caller guarantees a live controller; the returned trid lives as long as it.
     let t = unsafe { &*spdk_sys::spdk_nvme_ctrlr_get_transport_id(ctrlr) };
-    (c_str(&t.trstring), c_str(&t.traddr))
+    // SPDK spells the local bus "PCIE"; users (and SPDK's own trids) write "PCIe".
+    let transport = c_str(&t.trstring);
+    let transport = if transport.eq_ignore_ascii_case("pcie") { "PCIe".to_string() } else { transport };
+    (transport, c_str(&t.traddr))
 }
 
 fn c_str(buf: &[c_char]) -> String {
