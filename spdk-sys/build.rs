@@ -41,6 +41,8 @@ const FUNCTIONS: &[&str] = &[
     "spdk_nvme_qpair_add_cmd_error_injection",
     "spdk_nvme_ns_cmd_write",
     "spdk_nvme_ns_cmd_write_zeroes",
+    "spdk_nvme_ctrlr_reset",
+    "spdk_nvme_ctrlr_reconnect_io_qpair",
     "nvmebench_shim_.*",
 ];
 

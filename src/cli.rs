@@ -96,6 +96,12 @@ pub struct CompareArgs {
     #[arg(long, value_name = "LIST", required = true)]
     pub engines: String,
 
+    /// Hand the PCIe function of --filename (/dev/nvmeXnY) to vfio-pci for the spdk runs and back
+    /// to its kernel driver for the others and at the end, also after an error or Ctrl-C, through
+    /// scripts/nvme-bind.sh. Refused when anything on the device is mounted or in use.
+    #[arg(long)]
+    pub rebind: bool,
+
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -336,9 +342,35 @@ pub struct SpdkArgs {
     #[arg(long, value_name = "OP:COUNT[:SCT:SC]", value_parser = parse_inject)]
     pub spdk_inject_error: Option<InjectError>,
 
+    /// Fault injection: reset every attached controller this long after the start (SPDK's
+    /// spdk_nvme_ctrlr_reset, with the workers paused around it). Commands in flight come back
+    /// aborted; with --on-error retry:N they are retried. The outcome is in the report.
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
+    pub spdk_reset_after: Option<Duration>,
+
     /// Completions reaped per poll at most (default: the queue depth).
     #[arg(long, value_name = "N", value_parser = parse_qd)]
     pub max_completions: Option<u32>,
+}
+
+impl SpdkArgs {
+    /// The first SPDK-only flag given, as typed, to refuse it with other engines.
+    pub fn first_given(&self) -> Option<&'static str> {
+        [
+            (!self.trids.is_empty(), "--trid"),
+            (self.mem_size.is_some(), "--mem-size"),
+            (self.shm_id.is_some(), "--shm-id"),
+            (self.no_huge, "--no-huge"),
+            (self.iova_mode.is_some(), "--iova-mode"),
+            (self.io_queue_size.is_some(), "--io-queue-size"),
+            (self.spdk_log.is_some(), "--spdk-log"),
+            (self.spdk_inject_error.is_some(), "--spdk-inject-error"),
+            (self.spdk_reset_after.is_some(), "--spdk-reset-after"),
+            (self.max_completions.is_some(), "--max-completions"),
+        ]
+        .into_iter()
+        .find_map(|(given, flag)| given.then_some(flag))
+    }
 }
 
 /// `--spdk-inject-error`: which commands fail, how many, with which status.

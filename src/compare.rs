@@ -7,15 +7,16 @@
 //! nothing. For an NVMe namespace, `uring-cmd` runs on the generic device (`/dev/ngXnY`) and the
 //! others on the block device (`/dev/nvmeXnY`), whichever of the two was given.
 //!
-//! What it does not do: hand a PCIe function between the kernel and vfio-pci (`--rebind`); the
-//! SPDK engine is not in this build.
+//! With `--rebind`, the namespace's PCIe function goes to vfio-pci for the SPDK runs and back to
+//! its kernel driver for the others and at the end, whatever happens ([`crate::rebind`]).
 
-use crate::cli::{CompareArgs, OutputFormat};
+use crate::cli::{CompareArgs, OutputFormat, RunArgs};
 use crate::config::{ConfigError, EngineSpec, RunConfig, format_core_list};
 use crate::coordinator::RunResult;
+use crate::rebind::{PcieNamespace, Rebind};
 use crate::report::{self, format_count, format_latency, live::LiveLine, rates};
 use crate::run::{
-    Outcome, SetupError, check_json_dir, clock_source, execute, install_signal_handlers, resolve, write_stdout,
+    Outcome, SetupError, SpdkRun, check_json_dir, clock_source, execute, install_signal_handlers, resolve, write_stdout,
 };
 use crate::stats::DirStats;
 use crate::target::{self, RemoveOnDrop, TargetKind};
@@ -23,6 +24,7 @@ use crate::units::format_size;
 use anyhow::Context;
 use serde_json::{Value, json};
 use std::fmt::Write;
+use std::path::Path;
 
 /// Engine names that start a new entry in an `--engines` list (anything else after a comma is an
 /// option of the engine before it, as in `uring:fixedbufs=0,regfile=0,aio`).
@@ -74,42 +76,81 @@ pub fn compare_command(args: &CompareArgs) -> anyhow::Result<Outcome> {
         .into());
     }
     let specs = split_engines(&args.engines).map_err(SetupError::from)?;
+    let engines =
+        specs.iter().map(|s| EngineSpec::parse(s)).collect::<Result<Vec<_>, _>>().map_err(SetupError::from)?;
+    let mut rebind = plan_rebind(args, &engines)?;
 
-    // Resolve and check every engine before anything is created or run.
-    let mut cfgs = Vec::with_capacity(specs.len());
-    for spec in &specs {
-        let engine = EngineSpec::parse(spec).map_err(SetupError::from)?;
-        let mut run = args.run.clone();
-        if let Some(path) = &args.run.filename {
-            let generic = matches!(engine, EngineSpec::UringCmd(_));
-            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            let is_ng = name.starts_with("ng");
-            if generic != is_ng && (name.starts_with("ng") || name.starts_with("nvme")) {
-                if let Some(sibling) = target::nvme_sibling(path) {
-                    run.filename = Some(sibling);
-                }
-            }
+    // Resolve and check every engine before anything is created or run. With --rebind the SPDK
+    // phases attach only once the function is theirs; everything that can be checked before is.
+    let mut phases = Vec::with_capacity(specs.len());
+    for (spec, engine) in specs.iter().zip(&engines) {
+        if let (EngineSpec::Spdk, Some(r)) = (engine, &rebind) {
+            let mut run = args.run.clone();
+            run.filename = None;
+            run.spdk.trids = vec![r.namespace().trid()];
+            phases.push(Phase::Deferred(Box::new(run)));
+            continue;
         }
+        let run = kernel_args(&args.run, engine, args.run.filename.as_deref());
         // The SPDK engine attaches its controllers here, so a missing target fails before any run.
-        cfgs.push(resolve(&run, spec)?);
+        let (cfg, spdk) = resolve(&run, spec)?;
+        phases.push(Phase::Ready(Box::new(cfg), spdk));
     }
     check_json_dir(args.run.json.as_deref())?;
     let signal = install_signal_handlers()?;
 
-    let first = &cfgs[0].0;
-    let _scratch =
-        first.scratch.then(|| RemoveOnDrop(first.target.as_ref().expect("scratch runs have a target").path.clone()));
-    if let Some(t) = first.target.as_ref().filter(|t| t.kind == TargetKind::NewFile) {
+    let first = phases.iter().find_map(|p| match p {
+        Phase::Ready(cfg, _) => Some(cfg),
+        Phase::Deferred(_) => None,
+    });
+    let _scratch = first
+        .filter(|c| c.scratch)
+        .map(|c| RemoveOnDrop(c.target.as_ref().expect("scratch runs have a target").path.clone()));
+    if let Some(t) = first.and_then(|c| c.target.as_ref()).filter(|t| t.kind == TargetKind::NewFile) {
         target::prepare_file(t).map_err(|e| SetupError::Config(e.into()))?;
     }
 
     let quiet = args.run.quiet || args.run.output == OutputFormat::Json;
-    let mut columns: Vec<Column> = Vec::with_capacity(cfgs.len());
+    let mut columns: Vec<Column> = Vec::with_capacity(phases.len());
     let mut stopped: Option<String> = None;
-    for (i, (spec, (cfg, spdk))) in specs.iter().zip(cfgs).enumerate() {
+    let mut rebind_log: Vec<String> = Vec::new();
+    // Where the kernel shows the namespace now (it may come back under another name after SPDK).
+    let mut kernel_path = args.run.filename.clone();
+    for (i, ((spec, engine), phase)) in specs.iter().zip(&engines).zip(phases).enumerate() {
         if !quiet {
             eprintln!("nvmebench: compare: {spec} ({} of {})", i + 1, specs.len());
         }
+        // Hand the function to whoever runs next, and resolve what could not be resolved before.
+        let resolved = match (phase, rebind.as_mut()) {
+            (Phase::Deferred(run), Some(r)) => r
+                .to_userspace()
+                .map_err(SetupError::from)
+                .inspect(|()| rebind_log.push(format!("{}: to vfio-pci for {spec}", r.namespace().bdf)))
+                .and_then(|()| resolve(&run, spec)),
+            (Phase::Ready(cfg, spdk), Some(r)) if *engine != EngineSpec::Spdk => match r.to_kernel() {
+                Ok(dev) if Some(&dev) != kernel_path.as_ref() => {
+                    rebind_log.push(format!(
+                        "{}: back on the kernel as {} for {spec}",
+                        r.namespace().bdf,
+                        dev.display()
+                    ));
+                    kernel_path = Some(dev);
+                    resolve(&kernel_args(&args.run, engine, kernel_path.as_deref()), spec)
+                }
+                Ok(_) => Ok((*cfg, spdk)),
+                Err(e) => Err(e.into()),
+            },
+            (Phase::Ready(cfg, spdk), _) => Ok((*cfg, spdk)),
+            (Phase::Deferred(_), None) => unreachable!("phases are deferred only with --rebind"),
+        };
+        let (cfg, spdk) = match resolved {
+            Ok(r) => r,
+            Err(e) if i == 0 => return Err(e.into()),
+            Err(e) => {
+                stopped = Some(format!("{spec} could not start: {e}"));
+                break;
+            }
+        };
         let live = LiveLine::new(quiet);
         let result = match execute(&cfg, spdk.as_ref(), signal.clone(), &live) {
             Ok(r) => r,
@@ -120,6 +161,10 @@ pub fn compare_command(args: &CompareArgs) -> anyhow::Result<Outcome> {
                 break;
             }
         };
+        // The SPDK session (and with it the controller) goes before any hand-back. Without the spdk
+        // feature there is never a session, hence the allow.
+        #[allow(clippy::drop_non_drop)]
+        drop(spdk);
         live.finish();
         let mut all = result.total.dir[0].clone();
         all += &result.total.dir[1];
@@ -130,15 +175,25 @@ pub fn compare_command(args: &CompareArgs) -> anyhow::Result<Outcome> {
             break;
         }
     }
+    // Always back to the kernel before the report, so that it can say so.
+    if let Some(r) = rebind.as_mut().filter(|r| r.lent()) {
+        match r.to_kernel() {
+            Ok(dev) => rebind_log.push(format!("{}: back on the kernel as {}", r.namespace().bdf, dev.display())),
+            Err(e) => {
+                rebind_log.push(format!("{}: {e}", r.namespace().bdf));
+                stopped.get_or_insert_with(|| e.to_string());
+            }
+        }
+    }
 
     let clock = clock_source();
-    let doc = render_json(&columns, &specs, stopped.as_deref(), clock);
+    let doc = render_json(&columns, &specs, stopped.as_deref(), &rebind_log, clock);
     if let Some(p) = &args.run.json {
         let text = serde_json::to_string_pretty(&doc).expect("a JSON value always serialises");
         std::fs::write(p, text + "\n").with_context(|| format!("cannot write {}", p.display()))?;
     }
     let out = match args.run.output {
-        OutputFormat::Text => render_text(&columns, args.run.qd, stopped.as_deref(), clock),
+        OutputFormat::Text => render_text(&columns, args.run.qd, stopped.as_deref(), &rebind_log, clock),
         OutputFormat::Json => serde_json::to_string_pretty(&doc).expect("a JSON value always serialises") + "\n",
     };
     write_stdout(&out)?;
@@ -150,6 +205,81 @@ pub fn compare_command(args: &CompareArgs) -> anyhow::Result<Outcome> {
         (None, true) => Outcome::IoErrors,
         (None, false) => Outcome::Clean,
     })
+}
+
+/// One engine's turn: resolved up front, or (an SPDK phase under --rebind) once the function is
+/// bound to vfio-pci.
+enum Phase {
+    Ready(Box<RunConfig>, Option<SpdkRun>),
+    Deferred(Box<RunArgs>),
+}
+
+/// The flags of a kernel engine's turn: `uring-cmd` on the generic device, the others on the block
+/// device, whichever of the two was given.
+fn kernel_args(run: &RunArgs, engine: &EngineSpec, path: Option<&Path>) -> RunArgs {
+    let mut run = run.clone();
+    if *engine != EngineSpec::Spdk {
+        run.spdk = Default::default();
+    }
+    if let Some(path) = path {
+        run.filename = Some(path.to_path_buf());
+        let generic = matches!(engine, EngineSpec::UringCmd(_));
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let is_ng = name.starts_with("ng");
+        if generic != is_ng && (name.starts_with("ng") || name.starts_with("nvme")) {
+            if let Some(sibling) = target::nvme_sibling(path) {
+                run.filename = Some(sibling);
+            }
+        }
+    }
+    run
+}
+
+/// Checks `--rebind` against the engine list and the target, before anything runs: the function
+/// it would hand over, or why not (one sentence each).
+fn plan_rebind(args: &CompareArgs, engines: &[EngineSpec]) -> Result<Option<Rebind>, SetupError> {
+    let has_spdk = engines.contains(&EngineSpec::Spdk);
+    if let Some(flag) = args.run.spdk.first_given().filter(|_| !has_spdk) {
+        return Err(ConfigError::Invalid {
+            option: "engines",
+            message: format!("{flag} is an option of the spdk engine, and the list has none; drop it or add spdk"),
+        }
+        .into());
+    }
+    let kernel_ns = args.run.filename.as_deref().and_then(|p| PcieNamespace::of_device(p, Path::new("/sys")).ok());
+    if !args.rebind {
+        if let (true, Some(ns), true) = (has_spdk, &kernel_ns, args.run.spdk.trids.is_empty()) {
+            return Err(ConfigError::Invalid {
+                option: "engines",
+                message: format!(
+                    "spdk cannot drive {} while the kernel's nvme driver owns {}; add --rebind to hand it to vfio-pci for the spdk runs and back, or bind it yourself (scripts/nvme-bind.sh bind {}) and give --trid",
+                    args.run.filename.as_deref().map(|p| p.display().to_string()).unwrap_or_default(),
+                    ns.bdf,
+                    ns.bdf
+                ),
+            }
+            .into());
+        }
+        return Ok(None);
+    }
+    let invalid = |message: String| SetupError::from(ConfigError::Invalid { option: "rebind", message });
+    if !has_spdk {
+        return Err(invalid(
+            "it hands the controller to the spdk engine, and --engines has none; drop --rebind or add spdk".into(),
+        ));
+    }
+    if !args.run.spdk.trids.is_empty() {
+        return Err(invalid("the spdk runs use the namespace of --filename; drop --trid".into()));
+    }
+    let Some(path) = args.run.filename.as_deref() else {
+        return Err(invalid("it needs the namespace's block device; add --filename /dev/nvmeXnY".into()));
+    };
+    let ns = PcieNamespace::of_device(path, Path::new("/sys"))?;
+    #[cfg(feature = "spdk")]
+    if !args.run.spdk.no_huge {
+        crate::engine::spdk::env::check_hugepages().map_err(|e| invalid(e.to_string()))?;
+    }
+    Ok(Some(Rebind::check(ns)?))
 }
 
 /// The figures of one column, as numbers (`None` where there were no I/Os).
@@ -183,7 +313,7 @@ fn ratio(v: Option<f64>, base: Option<f64>) -> Option<f64> {
     }
 }
 
-fn render_text(columns: &[Column], qd: u32, stopped: Option<&str>, clock: &str) -> String {
+fn render_text(columns: &[Column], qd: u32, stopped: Option<&str>, rebind: &[String], clock: &str) -> String {
     let mut out = String::new();
     let Some(first) = columns.first() else {
         return "nothing ran\n".into();
@@ -249,13 +379,16 @@ fn render_text(columns: &[Column], qd: u32, stopped: Option<&str>, clock: &str) 
         out,
         "CPU per I/O is the whole process's user+sys time (getrusage) over the run, ramp included, divided by the I/Os completed in it."
     );
+    for r in rebind {
+        let _ = writeln!(out, "rebind: {r}");
+    }
     if let Some(s) = stopped {
         let _ = writeln!(out, "stopped early: {s}");
     }
     out
 }
 
-fn render_json(columns: &[Column], specs: &[String], stopped: Option<&str>, clock: &str) -> Value {
+fn render_json(columns: &[Column], specs: &[String], stopped: Option<&str>, rebind: &[String], clock: &str) -> Value {
     let figs: Vec<Figures> = columns.iter().map(figures).collect();
     let base = figs.first();
     let summary: Vec<Value> = columns
@@ -295,6 +428,7 @@ fn render_json(columns: &[Column], specs: &[String], stopped: Option<&str>, cloc
         "engines": specs,
         "completed": columns.len(),
         "stopped_early": stopped,
+        "rebind": rebind,
         "summary": summary,
         "runs": runs,
     })

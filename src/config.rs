@@ -53,6 +53,8 @@ pub enum ConfigError {
     EngineTarget { engine: String, path: String, problem: String },
     #[error("--engine spdk needs a controller; add --trid 'trtype:PCIe traddr:0000:01:00.0' or a fabrics transport ID")]
     SpdkNeedsTrid,
+    #[error("{flag} is an option of the spdk engine, and this run uses {engine}; drop it or add --engine spdk")]
+    SpdkOnly { flag: &'static str, engine: String },
     #[error("{0}")]
     Engine(String),
     #[error("--engine '{spec}': {problem}")]
@@ -157,11 +159,12 @@ impl EngineSpec {
                         "coop_taskrun" => o.ring.coop_taskrun = toggle(k, v)?,
                         "submit_batch" => o.ring.submit_batch = count(k, v)?,
                         "reap_batch" => o.ring.reap_batch = count(k, v)?,
+                        "reap_max" => o.ring.reap_max = count(k, v)?,
                         _ => {
                             return Err(opt_err(format!(
                                 "unknown option '{k}'; the {name} engine takes poll, sqpoll, sqpoll_cpu=N, sqpoll_idle=DURATION, \
                                  fixedbufs, regfile, regring, single_issuer, defer_taskrun, coop_taskrun (each =0 or =1), \
-                                 submit_batch=N and reap_batch=N"
+                                 submit_batch=N, reap_batch=N and reap_max=N"
                             )));
                         }
                     }
@@ -405,6 +408,9 @@ impl RunConfig {
         let engine = EngineSpec::parse(engine_text)?;
         if engine == EngineSpec::Spdk && args.spdk.trids.is_empty() {
             return Err(ConfigError::SpdkNeedsTrid);
+        }
+        if let Some(flag) = args.spdk.first_given().filter(|_| engine != EngineSpec::Spdk) {
+            return Err(ConfigError::SpdkOnly { flag, engine: engine.name().into() });
         }
         let rw = args.rw;
         let cores = resolve_cores(args.cores.as_ref().map(|c| &c.0[..]), args.jobs)?;

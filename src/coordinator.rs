@@ -92,6 +92,9 @@ pub struct RunResult {
     /// The process's CPU time from the start gate to the last worker's end, and the I/Os completed
     /// in it (ramp included).
     pub cpu: CpuUsage,
+    /// Faults injected from outside the workers during the run (a controller reset) and what became
+    /// of them, one sentence each.
+    pub events: Vec<String>,
 }
 
 /// What verification found, over all workers.
@@ -360,6 +363,7 @@ pub fn run<B: EngineBuilder + 'static>(
         started_at,
         verify: merge_verifiers(verifiers),
         cpu,
+        events: Vec::new(),
     })
 }
 

@@ -1,7 +1,5 @@
 //! CPU time of the whole process (every thread, kernel threads of its io_uring rings included), for
 //! "CPU per I/O" figures: `getrusage(RUSAGE_SELF)` user and system time.
-//!
-//! The one `unsafe` outside the engines: the call is a plain syscall filling a local struct.
 
 use serde::Serialize;
 use std::time::Duration;
@@ -16,14 +14,11 @@ pub struct CpuTimes {
 impl CpuTimes {
     /// The process's CPU time so far; zero if the kernel refuses (it does not for RUSAGE_SELF).
     pub fn now() -> CpuTimes {
-        // SAFETY: an all-zero rusage is a valid value of the plain C struct.
-        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: getrusage writes one rusage into `ru`, a live local; RUSAGE_SELF is always valid.
-        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
-            return CpuTimes::default();
-        }
-        let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-        CpuTimes { user: tv(ru.ru_utime), system: tv(ru.ru_stime) }
+        use nix::sys::resource::{UsageWho, getrusage};
+        use nix::sys::time::TimeValLike;
+        let Ok(ru) = getrusage(UsageWho::RUSAGE_SELF) else { return CpuTimes::default() };
+        let tv = |t: nix::sys::time::TimeVal| Duration::from_micros(t.num_microseconds().max(0) as u64);
+        CpuTimes { user: tv(ru.user_time()), system: tv(ru.system_time()) }
     }
 
     /// What was used between `earlier` and `self`.

@@ -55,6 +55,8 @@ pub enum SetupError {
     JsonDir { path: String, dir: String },
     #[error("cannot install signal handlers: {0}")]
     Signals(std::io::Error),
+    #[error(transparent)]
+    Rebind(#[from] crate::rebind::RebindError),
 }
 
 /// Runs `nvmebench run` to completion and writes its reports.
@@ -126,13 +128,13 @@ pub fn check_json_dir(path: Option<&std::path::Path>) -> Result<(), SetupError> 
     Ok(())
 }
 
-/// Runs the workload of `cfg` through its engine: the one place that turns an engine spec into a
-/// builder (static dispatch: each arm instantiates the coordinator for its engine type).
 /// What the SPDK engine needs beyond the config: the attached controllers and the queue-pair knobs.
 #[cfg(feature = "spdk")]
 pub struct SpdkRun {
     pub session: crate::engine::spdk::SpdkSession,
     pub options: crate::engine::spdk::SpdkOptions,
+    /// `--spdk-reset-after`.
+    pub reset_after: Option<std::time::Duration>,
 }
 
 /// Without the `spdk` feature there is never an SPDK run.
@@ -156,7 +158,8 @@ pub fn resolve(args: &RunArgs, engine_text: &str) -> Result<(RunConfig, Option<S
             max_completions: args.spdk.max_completions.unwrap_or(0),
             inject: args.spdk.spdk_inject_error.map(|i| (i.write, i.count, i.sct, i.sc)),
         };
-        Ok((cfg, session.map(|session| SpdkRun { session, options })))
+        let reset_after = args.spdk.spdk_reset_after;
+        Ok((cfg, session.map(|session| SpdkRun { session, options, reset_after })))
     }
     #[cfg(not(feature = "spdk"))]
     {
@@ -164,7 +167,8 @@ pub fn resolve(args: &RunArgs, engine_text: &str) -> Result<(RunConfig, Option<S
     }
 }
 
-/// Runs the resolved job on its engine.
+/// Runs the workload of `cfg` through its engine: the one place that turns an engine spec into a
+/// builder (static dispatch: each arm instantiates the coordinator for its engine type).
 pub fn execute(
     cfg: &RunConfig,
     spdk: Option<&SpdkRun>,
@@ -198,7 +202,34 @@ pub fn execute(
                 options: s.options,
                 buffer_seed,
             };
-            execute_with(Arc::new(builder), cfg, signal, live)
+            let Some(after) = s.reset_after else { return execute_with(Arc::new(builder), cfg, signal, live) };
+            // The resetter waits for `after` or the end of the run, whichever comes first.
+            let (done_tx, done_rx) = crossbeam_channel::bounded::<()>(0);
+            let controllers = s.session.controllers.clone();
+            let resetter = std::thread::spawn(move || match done_rx.recv_timeout(after) {
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                    controllers.iter().map(|c| c.reset()).collect::<Vec<_>>()
+                }
+                _ => Vec::new(),
+            });
+            let result = execute_with(Arc::new(builder), cfg, signal, live);
+            drop(done_tx);
+            let outcomes = resetter.join().unwrap_or_default();
+            result.map(|mut r| {
+                r.events.extend(outcomes.iter().map(|o| match &o.error {
+                    None => format!(
+                        "controller {} reset {:.2} s into the run (--spdk-reset-after): back after {:.1} ms",
+                        o.trid,
+                        after.as_secs_f64(),
+                        o.duration_ns as f64 / 1e6
+                    ),
+                    Some(e) => format!("controller {} reset (--spdk-reset-after) failed: {e}", o.trid),
+                }));
+                if outcomes.is_empty() {
+                    r.events.push(format!("no controller reset: the run ended before --spdk-reset-after {after:?}"));
+                }
+                r
+            })
         }
         #[cfg(not(feature = "spdk"))]
         EngineSpec::Spdk => match spdk {

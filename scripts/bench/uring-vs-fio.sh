@@ -10,7 +10,7 @@ set -eu
 usage() {
   cat <<USAGE
 Usage: $0 [--filename PATH] [--ng /dev/ngXnY] [--bs SIZE] [--qd N] [--time SECONDS] [--core N]
-          [--size SIZE] [--rounds N]
+          [--size SIZE] [--rounds N] [--bin PATH]
 
   --filename PATH  file or block device to read (default: a scratch file of --size in /var/tmp,
                    removed afterwards); only reads are issued
@@ -18,6 +18,8 @@ Usage: $0 [--filename PATH] [--ng /dev/ngXnY] [--bs SIZE] [--qd N] [--time SECON
                    when that is /dev/nvmeXnY)
   --size SIZE      size of the scratch file (default 1g)
   --rounds N       repeat every pair N times, alternating which tool goes first (default 1)
+  --bin PATH       nvmebench binary to measure (default: build target/release/nvmebench with cargo;
+                   give it where cargo is absent, as in the testbed guest)
 
 CPU per I/O is the user+sys time of the whole process (getrusage of the child: every thread,
 io_uring's kernel threads included) divided by the I/Os it completed; each tool's own figure
@@ -26,7 +28,7 @@ Needs fio (apt-get install fio) and python3. Defaults: --bs 4k --qd 32 --time 5 
 USAGE
 }
 
-target="" ng="" bs=4k qd=32 time=5 core=0 size=1g rounds=1
+target="" ng="" bs=4k qd=32 time=5 core=0 size=1g rounds=1 bin=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --filename) target=$2; shift 2 ;;
@@ -37,6 +39,7 @@ while [ $# -gt 0 ]; do
     --core) core=$2; shift 2 ;;
     --size) size=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
+    --bin) bin=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "$0: unknown option '$1'; see --help" >&2; exit 2 ;;
   esac
@@ -45,8 +48,11 @@ done
 command -v fio >/dev/null || { echo "$0: fio is not installed; run 'apt-get install fio'" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "$0: python3 is not installed; run 'apt-get install python3'" >&2; exit 2; }
 here=$(cd "$(dirname "$0")/../.." && pwd)
-cargo build --release --quiet --manifest-path "$here/Cargo.toml"
-bin="$here/target/release/nvmebench"
+if [ -z "$bin" ]; then
+  cargo build --release --quiet --manifest-path "$here/Cargo.toml"
+  bin="$here/target/release/nvmebench"
+fi
+[ -x "$bin" ] || { echo "$0: --bin $bin is not an executable" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -94,8 +100,10 @@ def measured(cmd, out):
     return cpu, json.load(open(out))
 
 def run_fio(engine_args, filename, tag):
+    # O_DIRECT means nothing on the generic character device, and fio refuses direct=1 there.
+    direct = [] if "--ioengine=io_uring_cmd" in engine_args else ["--direct=1"]
     cmd = ["fio", "--name=bench", f"--filename={filename}", "--rw=randread", f"--bs={bs}",
-           f"--iodepth={qd}", "--numjobs=1", "--direct=1", "--time_based", f"--runtime={secs}",
+           f"--iodepth={qd}", "--numjobs=1"] + direct + ["--time_based", f"--runtime={secs}",
            f"--cpus_allowed={core}", "--norandommap", "--group_reporting",
            "--output-format=json"] + engine_args
     cpu, j = measured(cmd, f"{tmp}/fio-{tag}.json")

@@ -52,6 +52,9 @@ pub struct RingOptions {
     pub submit_batch: u32,
     /// Block until this many completions are ready (or all in flight, if fewer).
     pub reap_batch: u32,
+    /// Hand back at most this many completions per reap, so their replacements go out before the
+    /// rest are handled (fio's `iodepth_batch_complete_max`); see [`super::DEFAULT_REAP_MAX`].
+    pub reap_max: u32,
 }
 
 /// Default SQPOLL idle time, as in fio's `sqthread_poll` (which leaves the kernel's 1 s default).
@@ -70,6 +73,7 @@ impl Default for RingOptions {
             registered_ring: Toggle::Auto,
             submit_batch: 1,
             reap_batch: 1,
+            reap_max: super::DEFAULT_REAP_MAX,
         }
     }
 }
@@ -339,7 +343,7 @@ impl<S: squeue::EntryMarker, C: cqueue::EntryMarker> Ring<S, C> {
     #[inline]
     pub fn reap(&mut self, max: u32, mut each: impl FnMut(&C)) -> io::Result<u32> {
         let mut n = 0;
-        for cqe in self.ring.completion().take(max as usize) {
+        for cqe in self.ring.completion().take(max.min(self.opts.reap_max) as usize) {
             each(&cqe);
             n += 1;
         }
@@ -390,6 +394,7 @@ impl<S: squeue::EntryMarker, C: cqueue::EntryMarker> Ring<S, C> {
         out.push(("regring".into(), onoff(self.registered_ring)));
         out.push(("submit_batch".into(), self.opts.submit_batch.to_string()));
         out.push(("reap_batch".into(), self.opts.reap_batch.to_string()));
+        out.push(("reap_max".into(), self.opts.reap_max.to_string()));
     }
 }
 

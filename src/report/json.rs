@@ -53,6 +53,7 @@ pub fn render(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> Value {
             "started_at_unix_ns": unix_ns(r.started_at),
             "interrupted_by_signal": r.interrupted_by,
             "failure": r.failure.as_ref().map(|f| f.to_string()),
+            "events": r.events,
             "verify": r.verify.as_ref().map(|v| json!({
                 "units_checked": v.units_checked,
                 "mismatch_count": v.mismatch_count,

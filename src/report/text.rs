@@ -54,6 +54,9 @@ pub fn render(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> String {
     if let Some(f) = &r.failure {
         let _ = writeln!(out, "run failed: {f}; partial results");
     }
+    for e in &r.events {
+        let _ = writeln!(out, "event: {e}");
+    }
     out.push('\n');
 
     let mut header = format!(

@@ -77,6 +77,10 @@ fn each_bad_input_exits_2_with_one_sentence() {
         (&["--filename", f, "--rw", "randrw", "--bssplit", "4k/50:64k/50,3/100"], "--bssplit 3 is not a multiple of"),
         (&["--filename", f, "--seed=-1"], "--seed"),
         (&["--filename", f, "--jobs", "99999"], "is not a worker count"),
+        (&["--filename", f, "--spdk-reset-after", "1s"], "--spdk-reset-after is an option of the spdk engine"),
+        (&["--filename", f, "--spdk-reset-after", "0s"], "--spdk-reset-after"),
+        (&["--filename", f, "--trid", "trtype:PCIe traddr:0000:01:00.0"], "--trid is an option of the spdk engine"),
+        (&["--filename", f, "--engine", "uring:reap_max=0"], "reap_max=0"),
     ];
     for (args, expected) in cases {
         let mut full = vec!["run"];

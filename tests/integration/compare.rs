@@ -83,9 +83,18 @@ fn bad_engine_lists_run_nothing() {
         (vec!["--engines", "uring", "--engine", "aio"], "compare takes its engines from --engines LIST"),
         (vec!["--engines", "uring:sqpoll,defer_taskrun=1"], "do not go with sqpoll"),
         (vec!["--engines", "uring", "--json", "/nonexistent/x.json"], "does not exist"),
+        (vec!["--engines", "uring,aio", "--rebind"], "--engines has none; drop --rebind or add spdk"),
+        (vec!["--engines", "uring", "--mem-size", "64"], "--mem-size is an option of the spdk engine"),
     ];
-    if !cfg!(feature = "spdk") {
+    if cfg!(feature = "spdk") {
+        cases.push((vec!["--engines", "uring,spdk", "--rebind"], "is not one (give --filename /dev/nvmeXnY)"));
+        cases.push((
+            vec!["--engines", "uring,spdk", "--rebind", "--trid", "trtype:PCIe traddr:0000:00:10.0"],
+            "the spdk runs use the namespace of --filename; drop --trid",
+        ));
+    } else {
         cases.push((vec!["--engines", "uring,spdk"], "spdk: not compiled in; build with --features spdk"));
+        cases.push((vec!["--engines", "uring,spdk", "--rebind"], "spdk: not compiled in"));
     }
     for (args, expected) in cases {
         let mut full = vec!["compare", "--filename", fs, "--rw", "randwrite", "--time", "1"];

@@ -45,6 +45,13 @@ impl Drop for TcpTarget {
     }
 }
 
+/// `nvmebench run --engine spdk --trid TRID --cores 0` and the flags in `extra` (split on spaces).
+fn spdk_run(trid: &str, extra: &str) -> std::process::Output {
+    let mut args = vec!["run", "--engine", "spdk", "--trid", trid, "--cores", "0"];
+    args.extend(extra.split_whitespace());
+    nvmebench(&args)
+}
+
 fn json(o: &std::process::Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(o), stderr(o)))
 }
@@ -148,25 +155,7 @@ fn spdk_engine_over_nvmf_tcp() {
 #[test]
 fn injected_errors_are_counted_exactly() {
     let Some(t) = TcpTarget::start(4432) else { return };
-    let o = nvmebench(&[
-        "run",
-        "--engine",
-        "spdk",
-        "--trid",
-        &t.trid,
-        "--cores",
-        "0",
-        "--qd",
-        "8",
-        "--ios",
-        "2000",
-        "--on-error",
-        "continue",
-        "--spdk-inject-error",
-        "read:25:2:0x81",
-        "--output",
-        "json",
-    ]);
+    let o = spdk_run(&t.trid, "--qd 8 --ios 2000 --on-error continue --spdk-inject-error read:25:2:0x81 --output json");
     assert_eq!(o.status.code(), Some(1), "I/O errors exit 1: {}", stderr(&o));
     let j = json(&o);
     let e = &j["results"]["total"]["errors"];
@@ -212,28 +201,43 @@ fn retries_absorb_transient_errors() {
     let Some(t) = TcpTarget::start(4434) else { return };
     // The queue pair fails its next ten reads; retried (on the same queue pair) until the injection
     // is used up, every I/O succeeds and none counts as an error.
-    let o = nvmebench(&[
-        "run",
-        "--engine",
-        "spdk",
-        "--trid",
-        &t.trid,
-        "--cores",
-        "0",
-        "--qd",
-        "4",
-        "--ios",
-        "500",
-        "--on-error",
-        "retry:10",
-        "--spdk-inject-error",
-        "read:10",
-        "--output",
-        "json",
-    ]);
+    let o = spdk_run(&t.trid, "--qd 4 --ios 500 --on-error retry:10 --spdk-inject-error read:10 --output json");
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let j = json(&o);
     let e = &j["results"]["total"]["errors"];
     assert_eq!((e["total"].as_u64(), e["retried"].as_u64()), (Some(0), Some(10)), "{e}");
     assert_eq!(j["results"]["total"]["read"]["ios"], 500);
+}
+
+#[test]
+fn a_controller_reset_mid_run_is_survived_and_reported() {
+    let Some(t) = TcpTarget::start(4435) else { return };
+    let run = |policy: &str| {
+        let flags = "--qd 8 --rw randrw --allow-destroy --time 2 --spdk-reset-after 500ms --output json";
+        spdk_run(&t.trid, &format!("{flags} --on-error {policy}"))
+    };
+    // Retried, the commands the reset aborted succeed and the run goes on to its end.
+    let o = run("retry:3");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    let r = &j["results"];
+    let events = r["events"].as_array().expect("events are listed");
+    assert!(events.len() == 1 && events[0].as_str().unwrap().contains("back after"), "{events:?}");
+    assert_eq!(r["total"]["errors"]["total"], 0, "{}", r["total"]["errors"]);
+    let retried = r["total"]["errors"]["retried"].as_u64().unwrap();
+    assert!(retried <= 8, "only the commands in flight are aborted: {retried}");
+    assert!(r["elapsed_ns"].as_u64().unwrap() > 1_900_000_000, "the run went on after the reset");
+    assert!(r["total"]["read"]["ios"].as_u64().unwrap() > 0);
+
+    // Without retries the aborts are counted (NVMe status 0/0x08, aborted by SQ deletion) and the
+    // run ends with exit 1, after the reset and without hanging.
+    let o = run("continue");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let j = json(&o);
+    let e = &j["results"]["total"]["errors"];
+    let n = e["total"].as_u64().unwrap();
+    assert!((1..=8).contains(&n), "{e}");
+    let kinds = e["kinds"].as_array().unwrap();
+    assert_eq!(kinds.len(), 1, "{e}");
+    assert_eq!(kinds[0]["error"], serde_json::json!({"kind": "nvme", "sct": 0, "sc": 8}), "{e}");
 }

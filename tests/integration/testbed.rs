@@ -323,8 +323,10 @@ fn testbed_dry_run_describes_the_guest() {
 }
 
 /// The SPDK engine over PCIe: the emulated controller bound to vfio-pci behind the emulated IOMMU,
-/// `devices` finding it on the bus, writes (with and without the flag), random reads, and a verified
-/// mixed run — and SPDK's own perf on the same controller, so both drivers are known to work there.
+/// `devices` finding it on the bus, writes (with and without the flag), random reads, a verified
+/// mixed run, a controller reset mid-run, and SPDK's own perf on the same controller. Then, with the
+/// controller back on the kernel, `compare --rebind` across kernel engines and SPDK, and the
+/// controller coming back to nvme after Ctrl-C and after SIGKILL.
 #[cfg(feature = "spdk")]
 #[test]
 fn spdk_engine_over_pcie_in_the_testbed() {
@@ -358,6 +360,48 @@ fn spdk_engine_over_pcie_in_the_testbed() {
             format!("LD_LIBRARY_PATH={spdk_dir}/lib {perf} -q 32 -o 4096 -w randread -t 2 -r '{trid}'"),
         ));
     }
+    // A controller reset (CC.EN toggled, queue pairs re-created in place) under a mixed workload.
+    plan.push((
+        "reset",
+        format!(
+            "{bin} run --engine spdk --trid '{trid}' --rw randrw --qd 8 --time 4 --spdk-reset-after 1s --on-error retry:3 --allow-destroy --output json"
+        ),
+    ));
+    // Then `compare --rebind` from the kernel's side: the controller goes back to nvme first.
+    let bdf = "0000:00:10.0";
+    let drv = format!("basename \"$(readlink /sys/bus/pci/devices/{bdf}/driver)\"");
+    let wait_for = |driver: &str, secs: u32| {
+        format!("for i in $(seq {}); do [ \"$({drv})\" = {driver} ] && break; sleep 0.2; done", secs * 5)
+    };
+    let bind = script("scripts/nvme-bind.sh");
+    plan.push(("restore", format!("{bind} restore {bdf} && {} && ls /dev/nvme0n1", wait_for("nvme", 30))));
+    plan.push(("no-rebind", format!("{bin} compare --filename /dev/nvme0n1 --engines uring,spdk --time 1")));
+    plan.push((
+        "rebind",
+        format!(
+            "{bin} compare --rebind --filename /dev/nvme0n1 --engines uring,spdk,aio --time 2 --output json; echo \"driver=$({drv})\""
+        ),
+    ));
+    // Ctrl-C during the SPDK phase: partial results, exit 130, the driver back, no hugepage files.
+    plan.push((
+        "sigint",
+        format!(
+            "{bin} compare --rebind --filename /dev/nvme0n1 --engines spdk,uring --time 60 --output json & pid=$!; \
+             {}; sleep 5; kill -INT $pid; wait $pid; echo \"exit=$?\"; echo \"driver=$({drv})\"; \
+             echo \"hugepage files: $(ls /dev/hugepages | wc -l)\"",
+            wait_for("vfio-pci", 60)
+        ),
+    ));
+    // Killed outright (what a second Ctrl-C does): the guardian gives the controller back.
+    plan.push((
+        "sigkill",
+        format!(
+            "{bin} compare --rebind --filename /dev/nvme0n1 --engines spdk --time 60 --quiet >/dev/null 2>&1 & pid=$!; \
+             {}; sleep 5; kill -KILL $pid; wait $pid; echo \"exit=$?\"; {}; echo \"driver=$({drv})\"",
+            wait_for("vfio-pci", 60),
+            wait_for("nvme", 60)
+        ),
+    ));
     let o = testbed(
         &["--iommu", "--hugepages", "256", "--bind", "vfio-pci", "--size", "512M", &guest_script(&plan)],
         Stdio::piped(),
@@ -390,4 +434,38 @@ fn spdk_engine_over_pcie_in_the_testbed() {
         assert_eq!(*rc, 0, "{text}");
         assert!(text.contains("Total"), "{text}");
     }
+    let (rc, text) = step("reset");
+    assert_eq!(*rc, 0, "{text}");
+    let r = &first_json(text)["results"];
+    assert!(r["events"][0].as_str().is_some_and(|e| e.contains("back after")), "{r}");
+    assert_eq!(r["total"]["errors"]["total"], 0, "{}", r["total"]["errors"]);
+    assert!(r["elapsed_ns"].as_u64().unwrap() > 3_500_000_000, "the run went on after the reset: {r}");
+
+    let (rc, text) = step("restore");
+    assert_eq!(*rc, 0, "{text}");
+    let (rc, text) = step("no-rebind");
+    assert_eq!(*rc, 2, "{text}");
+    assert!(text.contains("while the kernel's nvme driver owns 0000:00:10.0; add --rebind"), "{text}");
+    let (rc, text) = step("rebind");
+    assert_eq!(*rc, 0, "{text}");
+    let j = first_json(text);
+    let engines: Vec<&str> = j["summary"].as_array().unwrap().iter().map(|c| c["engine"].as_str().unwrap()).collect();
+    assert_eq!(engines, ["uring", "spdk", "aio"], "{j}");
+    for c in j["summary"].as_array().unwrap() {
+        assert!(c["iops"].as_f64().unwrap() > 0.0 && c["errors"] == 0, "{c}");
+    }
+    let log: Vec<&str> = j["rebind"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+    assert!(log.len() >= 2 && log[0].contains("to vfio-pci for spdk"), "{log:?}");
+    assert!(log.last().unwrap().contains("back on the kernel as /dev/nvme"), "{log:?}");
+    assert!(text.contains("driver=nvme"), "{text}");
+
+    let (_, text) = step("sigint");
+    assert!(text.contains("exit=130"), "{text}");
+    assert!(text.contains("driver=nvme"), "{text}");
+    assert!(text.contains("hugepage files: 0"), "{text}");
+    let j = first_json(text);
+    assert!(j["stopped_early"].as_str().is_some_and(|s| s.contains("interrupted during spdk")), "{j}");
+    assert!(j["summary"][0]["iops"].as_f64().unwrap() > 0.0, "partial results of the spdk phase: {j}");
+    let (_, text) = step("sigkill");
+    assert!(text.contains("exit=137") && text.contains("driver=nvme"), "{text}");
 }

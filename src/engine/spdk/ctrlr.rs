@@ -6,6 +6,68 @@ use serde::Serialize;
 use std::ffi::{CString, c_char};
 use std::ptr::NonNull;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// How long a reset waits for every worker on the controller to step off its queue pair.
+const PARK_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How workers and a resetting thread take turns on one controller. SPDK's reset must run "while no
+/// other threads are actively using the NVMe device", and on PCIe it re-creates every I/O queue
+/// pair in place, so the workers park outside their queue pairs until it is done.
+#[derive(Debug, Default)]
+pub struct ResetGate {
+    /// A reset wants the controller: workers park at their next poll.
+    requested: AtomicBool,
+    /// Workers parked now.
+    parked: AtomicUsize,
+    /// Workers with a queue pair on this controller.
+    engines: AtomicUsize,
+    /// Resets done; a worker that sees it change reconnects its queue pair if SPDK left it
+    /// disconnected (fabrics).
+    generation: AtomicU64,
+}
+
+impl ResetGate {
+    pub fn join(&self) {
+        self.engines.fetch_add(1, Ordering::SeqCst);
+    }
+
+    pub fn leave(&self) {
+        self.engines.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Cheap enough for every poll: one relaxed load of a line that changes only around a reset.
+    #[inline]
+    pub fn wanted(&self) -> bool {
+        self.requested.load(Ordering::Relaxed)
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// Parks the calling worker until the reset is over.
+    #[cold]
+    pub fn park(&self) {
+        self.parked.fetch_add(1, Ordering::SeqCst);
+        while self.requested.load(Ordering::Acquire) {
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        self.parked.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// What became of one controller reset.
+#[derive(Clone, Debug, Serialize)]
+pub struct ResetOutcome {
+    pub trid: String,
+    /// Whether SPDK brought the controller back.
+    pub ok: bool,
+    pub duration_ns: u64,
+    /// Why not, when it failed.
+    pub error: Option<String>,
+}
 
 /// A transport ID as users type it for SPDK's perf (`trtype:TCP adrfam:IPv4 traddr:... subnqn:...`),
 /// with nvmebench's `ns:N` to pick one namespace (all active namespaces otherwise).
@@ -71,12 +133,14 @@ pub struct ControllerInfo {
 pub struct Controller {
     ptr: NonNull<spdk_sys::spdk_nvme_ctrlr>,
     pub info: ControllerInfo,
+    pub gate: ResetGate,
     _env: Arc<SpdkEnv>,
 }
 
 // SAFETY: the controller handle is only used for calls SPDK documents as safe from any thread:
 // allocating and freeing I/O queue pairs (serialised by the controller's own lock) and reading
-// namespace geometry. Each queue pair it hands out is used by exactly one thread (the worker that
+// namespace geometry, plus `reset`, which runs only while every worker is parked off its queue
+// pair (see ResetGate). Each queue pair it hands out is used by exactly one thread (the worker that
 // allocated it). Detach happens in Drop, after every worker (and so every qpair) is gone, because
 // workers hold an Arc to the controller.
 unsafe impl Send for Controller {}
@@ -118,6 +182,7 @@ impl Controller {
                 numa_node: (numa >= 0).then_some(numa),
                 namespaces: Vec::new(),
             },
+            gate: ResetGate::default(),
             _env: env,
         };
         c.info.namespaces = c.active_namespaces();
@@ -155,6 +220,33 @@ impl Controller {
 
     pub fn as_ptr(&self) -> *mut spdk_sys::spdk_nvme_ctrlr {
         self.ptr.as_ptr()
+    }
+
+    /// Resets the controller (SPDK's full reset: CC.EN toggled on PCIe, a new association on
+    /// fabrics) under a running workload: parks the workers, resets, lets them go. Commands in
+    /// flight come back aborted (and count as errors, or are retried with --on-error retry:N).
+    pub fn reset(&self) -> ResetOutcome {
+        let start = Instant::now();
+        let outcome = |ok: bool, error: Option<String>| ResetOutcome {
+            trid: self.info.trid.clone(),
+            ok,
+            duration_ns: start.elapsed().as_nanos() as u64,
+            error,
+        };
+        self.gate.requested.store(true, Ordering::SeqCst);
+        while self.gate.parked.load(Ordering::SeqCst) < self.gate.engines.load(Ordering::SeqCst) {
+            if start.elapsed() > PARK_TIMEOUT {
+                self.gate.requested.store(false, Ordering::SeqCst);
+                return outcome(false, Some(format!("the workers did not pause within {} s", PARK_TIMEOUT.as_secs())));
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        // SAFETY: a live controller, and no other thread touches it or its queue pairs: every worker
+        // with a queue pair on it is parked in ResetGate::park until `requested` clears.
+        let rc = unsafe { spdk_sys::spdk_nvme_ctrlr_reset(self.ptr.as_ptr()) };
+        self.gate.generation.fetch_add(1, Ordering::AcqRel);
+        self.gate.requested.store(false, Ordering::SeqCst);
+        if rc == 0 { outcome(true, None) } else { outcome(false, Some(format!("spdk_nvme_ctrlr_reset returned {rc}"))) }
     }
 }
 

@@ -83,7 +83,7 @@ impl SpdkEnv {
 }
 
 /// SPDK's EAL fails with pages of log when there are no hugepages; say it in one sentence instead.
-fn check_hugepages() -> Result<(), SpdkError> {
+pub fn check_hugepages() -> Result<(), SpdkError> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
     let free: u64 = meminfo
         .lines()

@@ -214,6 +214,8 @@ pub struct SpdkEngine {
     sector_shift: u32,
     entries: u32,
     max_completions: u32,
+    /// The controller's reset count when this queue pair was last known connected.
+    reset_generation: u64,
 }
 
 impl SpdkEngine {
@@ -270,7 +272,10 @@ impl SpdkEngine {
         let mut ring = Box::new(Ring { done: Vec::with_capacity(queue_depth as usize) });
         let ring_ptr: *mut Ring = &mut *ring;
         let ctx: Box<[SlotCtx]> = (0..queue_depth).map(|slot| SlotCtx { ring: ring_ptr, slot }).collect();
+        ns_ref.ctrlr.gate.join();
+        let reset_generation = ns_ref.ctrlr.gate.generation();
         Ok(SpdkEngine {
+            reset_generation,
             qpair,
             ns,
             ctx,
@@ -281,6 +286,31 @@ impl SpdkEngine {
             entries: opts.io_queue_size,
             max_completions: if options.max_completions == 0 { queue_depth } else { options.max_completions },
         })
+    }
+}
+
+impl SpdkEngine {
+    /// A failed queue pair after a reset of its controller: fabrics queue pairs come back
+    /// disconnected (their commands aborted), and only their own thread may reconnect them. Any
+    /// other failure ends the run.
+    #[cold]
+    fn reconnect_after_reset(&mut self, rc: i32) -> Result<(), EngineError> {
+        let generation = self.ns_ref.ctrlr.gate.generation();
+        if rc != -libc::ENXIO || generation == self.reset_generation {
+            return Err(runtime("processing completions", rc));
+        }
+        // SAFETY: the controller and this thread's qpair are live; the reset is over (generation
+        // moved on after spdk_nvme_ctrlr_reset returned).
+        let rc = unsafe { spdk_sys::spdk_nvme_ctrlr_reconnect_io_qpair(self.qpair.as_ptr()) };
+        match rc {
+            0 => {
+                self.reset_generation = generation;
+                Ok(())
+            }
+            // Still resetting (another reset came): try again at the next poll.
+            rc if rc == -libc::EAGAIN => Ok(()),
+            rc => Err(runtime("reconnecting the queue pair after a controller reset", rc)),
+        }
     }
 }
 
@@ -326,11 +356,14 @@ impl Engine for SpdkEngine {
     #[inline]
     fn poll<F: FnMut(u32, Result<(), IoError>)>(&mut self, max: u32, mut done: F) -> Result<u32, EngineError> {
         let limit = max.min(self.max_completions);
+        if self.ns_ref.ctrlr.gate.wanted() {
+            self.ns_ref.ctrlr.gate.park();
+        }
         // SAFETY: the qpair is live and used only by this thread; callbacks run before this returns
         // and touch only the ring, which no Rust reference aliases during the call.
         let rc = unsafe { spdk_sys::spdk_nvme_qpair_process_completions(self.qpair.as_ptr(), limit) };
         if rc < 0 {
-            return Err(runtime("processing completions", rc));
+            self.reconnect_after_reset(rc)?;
         }
         let n = self.ring.done.len() as u32;
         for &(slot, status) in &self.ring.done {
@@ -366,6 +399,7 @@ impl Drop for SpdkEngine {
         // outstanding; its callbacks may run during the call and only touch the ring, which is still
         // alive (fields drop after this). The buffers are freed only afterwards.
         unsafe { spdk_sys::spdk_nvme_ctrlr_free_io_qpair(self.qpair.as_ptr()) };
+        self.ns_ref.ctrlr.gate.leave();
     }
 }
 
