@@ -111,7 +111,7 @@ fn setup_scripts_doctor_and_uring_on_an_emulated_controller() {
     let hp = script("hugepages/setup.sh");
     let bind = script("scripts/nvme-bind.sh");
     let bdf = "0000:00:10.0";
-    let plan: Vec<(&str, String)> = vec![
+    let mut plan: Vec<(&str, String)> = vec![
         ("doctor-before", format!("{bin} doctor --device {bdf} --json")),
         ("reserve", format!("{hp} --mem 512M && {hp} --mem 512M")),
         ("stale-file", "touch /dev/hugepages/stale-from-crash && echo made".into()),
@@ -157,6 +157,26 @@ fn setup_scripts_doctor_and_uring_on_an_emulated_controller() {
             ),
         ),
     ];
+    // Every other kernel engine and mode writes and reads the namespace, verified (each read checks
+    // what the same run wrote); then one compare across all of them.
+    let kernel_engines = ["aio", "psync", "uring:poll", "uring-cmd", "uring-cmd:poll"];
+    for engine in kernel_engines {
+        let dev = if engine.starts_with("uring-cmd") { "/dev/ng0n1" } else { "/dev/nvme0n1" };
+        plan.push((
+            engine,
+            format!(
+                "{bin} run --engine {engine} --filename {dev} --rw randrw --size 16m --qd 8 --ios 600 --verify \
+                 --allow-destroy --confirm-serial nvmebench0 --quiet --output json"
+            ),
+        ));
+    }
+    plan.push((
+        "compare",
+        format!(
+            "{bin} compare --filename /dev/nvme0n1 --engines psync,aio,uring,uring:poll,uring-cmd,uring-cmd:poll \
+             --time 1 --quiet --output json"
+        ),
+    ));
     let o =
         testbed(&["--iommu", "--append", "nvme.poll_queues=2", "--size", "512M", &guest_script(&plan)], Stdio::piped());
     let out = stdout(&o);
@@ -236,6 +256,29 @@ fn setup_scripts_doctor_and_uring_on_an_emulated_controller() {
     let v = first_json(text);
     assert_eq!(v["results"]["total"]["read"]["ios"], 1000, "{text}");
     assert_eq!(v["results"]["total"]["read"]["io_bytes"], 1000 * 131072, "{text}");
+    for engine in kernel_engines {
+        let (rc, text) = step(engine);
+        assert_eq!(*rc, 0, "{engine}: {text}");
+        let v = first_json(text);
+        let name = engine.split(':').next().unwrap();
+        assert_eq!(v["engine"]["name"], name, "{text}");
+        let total = &v["results"]["total"];
+        assert!(total["read"]["ios"].as_u64().unwrap() > 0 && total["write"]["ios"].as_u64().unwrap() > 0, "{text}");
+        let verify = &v["results"]["verify"];
+        assert!(verify["units_checked"].as_u64().unwrap() > 0 && verify["mismatch_count"] == 0, "{engine}: {verify}");
+        if engine.ends_with(":poll") {
+            assert_eq!(v["engine"]["options"]["mode"], "poll", "{engine}: {}", v["engine"]);
+        }
+    }
+    let (rc, text) = step("compare");
+    assert_eq!(*rc, 0, "{text}");
+    let j = first_json(text);
+    let cols = j["summary"].as_array().unwrap();
+    assert_eq!(cols.len(), 6, "{j}");
+    for c in cols {
+        assert!(c["iops"].as_f64().unwrap() > 0.0 && c["errors"] == 0, "{c}");
+    }
+    assert_eq!(j["runs"][4]["run"]["config"]["target"]["path"], "/dev/ng0n1", "uring-cmd ran on the generic device");
 }
 
 /// One boot through the script's own set-up options: two controllers bound to uio_pci_generic
