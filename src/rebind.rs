@@ -126,6 +126,13 @@ impl Rebind {
     /// Checks everything a bind would (root, the function, its users, the IOMMU group) without
     /// changing anything, so that a refusal comes before the first engine runs.
     pub fn check(ns: PcieNamespace) -> Result<Rebind, RebindError> {
+        // The dry run itself needs no root; the binds later would fail half-way through the list.
+        if !nix::unistd::geteuid().is_root() {
+            return Err(RebindError::Script(format!(
+                "moving {} between drivers writes to sysfs and needs root; run nvmebench with sudo",
+                ns.bdf
+            )));
+        }
         script(&["bind", &ns.bdf, "--dry-run"])?;
         let sysfs = PathBuf::from("/sys");
         let original = std::fs::read_link(sysfs.join("bus/pci/devices").join(&ns.bdf).join("driver"))

@@ -495,3 +495,70 @@ fn bad_suite_input_is_refused_before_anything_is_written() {
         assert!(!d.exists(), "{args:?} wrote the results directory");
     }
 }
+
+/// SIGTERM in preconditioning and SIGINT in a measuring step: exit 128+N within a second, the
+/// finished steps and the summary kept, nothing half-written, and a rerun resumes.
+#[test]
+fn a_signal_in_preconditioning_or_a_step_ends_the_suite_cleanly() {
+    let _one_at_a_time = serial();
+    let dir = scratch_dir();
+    let d = dir.path().join("s");
+    let args = [
+        "suite",
+        "--quiet",
+        "8k-70-30",
+        "--precondition",
+        "--engine",
+        "null:lat=1ms",
+        "--size",
+        "64m",
+        "--fill",
+        "1",
+        "--qd",
+        "8",
+        "--time",
+        "1s",
+        "--max-rounds",
+        "5",
+        "--dir",
+        d.to_str().unwrap(),
+    ];
+    let signal_after = |sig: &str, ready: &dyn Fn() -> bool| {
+        let child = Command::new(env!("CARGO_BIN_EXE_nvmebench"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        while !ready() {
+            assert!(start.elapsed() < Duration::from_secs(60), "the suite never got there");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(Command::new("kill").args([sig, &child.id().to_string()]).status().unwrap().success());
+        let sent = Instant::now();
+        let o = child.wait_with_output().unwrap();
+        assert!(sent.elapsed() < Duration::from_secs(3), "took {:?} to stop", sent.elapsed());
+        o
+    };
+
+    // In preconditioning (round 1 of the fill/steady-state step): nothing recorded yet.
+    let o = signal_after("-TERM", &|| d.join("plan.json").exists() || d.exists());
+    assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
+    assert!(stderr(&o).contains("interrupted in step 1 (01-precondition)"), "{}", stderr(&o));
+    assert!(steps(&d).iter().all(|p| !p.ends_with("01-precondition.json")), "an interrupted step is not recorded");
+
+    // In the measuring step after it: preconditioning kept, the summary written.
+    let pre = d.join("01-precondition.json");
+    let o = signal_after("-INT", &|| pre.exists());
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(stderr(&o).contains("interrupted in step 2"), "{}", stderr(&o));
+    assert!(pre.exists() && d.join("summary.md").exists());
+    assert!(std::fs::read_dir(&d).unwrap().all(|e| !e.unwrap().file_name().to_string_lossy().contains(".tmp")));
+
+    // A rerun resumes after the finished preconditioning.
+    let o = nvmebench(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("01-precondition: done earlier, skipped"), "{}", stderr(&o));
+}
