@@ -429,11 +429,13 @@ pub struct SuiteArgs {
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
 
-    /// I/O engine, as for `run` (uring, uring-cmd, aio, psync, null, null:lat=DURATION).
+    /// I/O engine, as for `run` (uring, uring-cmd, aio, psync, null, null:lat=DURATION, or spdk
+    /// with --trid).
     #[arg(long, default_value = "uring", value_name = "ENGINE")]
     pub engine: String,
 
-    /// File or block device (without it: the null engine needs none, others refuse).
+    /// File or block device (without it: the null engine needs none, spdk takes --trid, others
+    /// refuse).
     #[arg(long, visible_alias = "target", value_name = "PATH")]
     pub filename: Option<PathBuf>,
 
@@ -513,6 +515,9 @@ pub struct SuiteArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+
+    #[command(flatten)]
+    pub spdk: SpdkArgs,
 }
 
 fn parse_working_set(text: &str) -> Result<f64, String> {

@@ -137,6 +137,19 @@ pub struct SpdkRun {
     pub reset_after: Option<std::time::Duration>,
 }
 
+#[cfg(feature = "spdk")]
+impl SpdkRun {
+    /// The attached `session` with the queue-pair knobs and fault injection of `a`.
+    pub fn new(session: crate::engine::spdk::SpdkSession, a: &crate::cli::SpdkArgs) -> SpdkRun {
+        let options = crate::engine::spdk::SpdkOptions {
+            io_queue_size: a.io_queue_size.unwrap_or(0),
+            max_completions: a.max_completions.unwrap_or(0),
+            inject: a.spdk_inject_error.map(|i| (i.write, i.count, i.sct, i.sc)),
+        };
+        SpdkRun { session, options, reset_after: a.spdk_reset_after }
+    }
+}
+
 /// Without the `spdk` feature there is never an SPDK run.
 #[cfg(not(feature = "spdk"))]
 pub enum SpdkRun {}
@@ -153,13 +166,7 @@ pub fn resolve(args: &RunArgs, engine_text: &str) -> Result<(RunConfig, Option<S
             Ok(t)
         };
         let cfg = RunConfig::resolve_with(args, engine_text, Some(&mut attach))?;
-        let options = crate::engine::spdk::SpdkOptions {
-            io_queue_size: args.spdk.io_queue_size.unwrap_or(0),
-            max_completions: args.spdk.max_completions.unwrap_or(0),
-            inject: args.spdk.spdk_inject_error.map(|i| (i.write, i.count, i.sct, i.sc)),
-        };
-        let reset_after = args.spdk.spdk_reset_after;
-        Ok((cfg, session.map(|session| SpdkRun { session, options, reset_after })))
+        Ok((cfg, session.map(|session| SpdkRun::new(session, &args.spdk))))
     }
     #[cfg(not(feature = "spdk"))]
     {

@@ -52,6 +52,8 @@ pub struct Bench {
     pub signal: Arc<AtomicUsize>,
     pub interval: Duration,
     pub seed: u64,
+    /// The attached controllers, for `--engine spdk`.
+    pub spdk: Option<crate::run::SpdkRun>,
 }
 
 /// One worker of a measurement.
@@ -198,7 +200,18 @@ pub fn measure(
         EngineSpec::Psync => {
             coordinator::run(Arc::new(PsyncBuilder { path: path(), writes, buffer_seed }), plan, clock, &mut observe)
         }
-        EngineSpec::Spdk => unreachable!("suite_command refuses the spdk engine before planning"),
+        #[cfg(feature = "spdk")]
+        EngineSpec::Spdk => {
+            let s = bench.spdk.as_ref().expect("suite_command attached the spdk session");
+            let builder = crate::engine::spdk::SpdkBuilder {
+                namespaces: s.session.namespaces.clone(),
+                options: s.options,
+                buffer_seed,
+            };
+            coordinator::run(Arc::new(builder), plan, clock, &mut observe)
+        }
+        #[cfg(not(feature = "spdk"))]
+        EngineSpec::Spdk => unreachable!("EngineSpec::parse refuses spdk without the feature"),
     }
     .map_err(|e| match e {
         coordinator::CoordinatorError::Interrupted => SuiteError::Interrupted,

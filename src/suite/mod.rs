@@ -81,12 +81,27 @@ pub fn suite_command(args: &SuiteArgs) -> anyhow::Result<u8> {
     let name = args.name.as_deref().expect("clap requires NAME without --list");
 
     let engine = EngineSpec::parse(&args.engine).map_err(|e| usage(e.to_string()))?;
-    if engine == EngineSpec::Spdk {
-        return Err(usage(
-            "suites do not drive the spdk engine yet; run the suite with --engine uring on the kernel's device, or use `run` with spdk".into(),
-        ));
+    let spdk = engine == EngineSpec::Spdk;
+    if let Some(flag) = args.spdk.first_given().filter(|_| !spdk) {
+        return Err(usage(format!(
+            "{flag} is an option of the spdk engine, and this suite uses {}; drop it or add --engine spdk",
+            args.engine
+        )));
     }
+    if spdk && args.filename.is_some() {
+        return Err(usage("--engine spdk takes its namespaces from --trid; drop --filename".into()));
+    }
+    if spdk && args.spdk.trids.is_empty() {
+        return Err(usage(crate::config::ConfigError::SpdkNeedsTrid.to_string()));
+    }
+    if args.spdk.spdk_reset_after.is_some() {
+        return Err(usage("--spdk-reset-after is a fault injection for `run`, not for suites; drop it".into()));
+    }
+    let cores = allowed_cores().map_err(usage)?;
+    // SPDK attaches once, here, after the flags are checked; every step uses that session.
+    let (attached, spdk_run) = attach_spdk(args, spdk, &cores)?;
     let target = match (&args.filename, engine.needs_target()) {
+        _ if spdk => attached.clone(),
         (None, true) => {
             return Err(usage(format!(
                 "--engine {} needs a target; add --filename FILE --size SIZE (suites use no scratch file)",
@@ -103,11 +118,10 @@ pub fn suite_command(args: &SuiteArgs) -> anyhow::Result<u8> {
         }
     };
     let (total, lbs) = target.as_ref().map_or((NULL_DEVICE_BYTES, 512), |t| (t.size_bytes, t.logical_block_bytes));
-    let plan = plan::build(args, name, &profiles, &engine, total, lbs)?;
+    let plan = plan::build(args, name, &profiles, &engine, total, lbs, attached.as_ref())?;
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from(format!("nvmebench-suite-{name}")));
     check_dir(&dir, &plan.fingerprint)?;
     let signal = crate::run::install_signal_handlers().map_err(|e| usage(e.to_string()))?;
-    let cores = allowed_cores().map_err(usage)?;
     if args.jobs > cores.len() {
         eprintln!(
             "nvmebench: note: up to {} workers per step on {} cores; workers share cores, so figures include their contention",
@@ -128,7 +142,7 @@ pub fn suite_command(args: &SuiteArgs) -> anyhow::Result<u8> {
     }
     let target = match &args.filename {
         Some(p) => Some(Target::inspect(p, None).map_err(|e| anyhow::anyhow!("{e}"))?),
-        None => None,
+        None => attached,
     };
     let bench = Bench {
         engine,
@@ -138,6 +152,7 @@ pub fn suite_command(args: &SuiteArgs) -> anyhow::Result<u8> {
         // Ten points per run for the report's plots over time, at most one a second.
         interval: (args.time / 10).clamp(Duration::from_millis(100), Duration::from_secs(1)),
         seed: args.seed.unwrap_or(crate::config::DEFAULT_SEED),
+        spdk: spdk_run,
     };
     let mut runner = Runner { args, bench: &bench, plan: &plan, target: target.as_ref(), dir: &dir, errors: false };
     let code = runner.run_all()?;
@@ -170,6 +185,30 @@ fn check_dir(dir: &Path, fingerprint: &str) -> Result<(), SuiteError> {
             "--dir {shown} is not empty and holds no suite results; pick a new or empty directory"
         ))),
     }
+}
+
+/// For `--engine spdk`: starts SPDK on the suite's cores and attaches the `--trid` controllers.
+#[cfg(feature = "spdk")]
+fn attach_spdk(
+    args: &SuiteArgs,
+    spdk: bool,
+    cores: &[usize],
+) -> Result<(Option<Target>, Option<crate::run::SpdkRun>), SuiteError> {
+    if !spdk {
+        return Ok((None, None));
+    }
+    let (session, t) = crate::run::spdk_attach(&args.spdk, cores).map_err(|e| SuiteError::Usage(e.to_string()))?;
+    Ok((Some(t), Some(crate::run::SpdkRun::new(session, &args.spdk))))
+}
+
+/// Without the feature `--engine spdk` is refused when parsed.
+#[cfg(not(feature = "spdk"))]
+fn attach_spdk(
+    _: &SuiteArgs,
+    _: bool,
+    _: &[usize],
+) -> Result<(Option<Target>, Option<crate::run::SpdkRun>), SuiteError> {
+    Ok((None, None))
 }
 
 fn allowed_cores() -> Result<Vec<usize>, String> {

@@ -12,7 +12,8 @@ use super::profile::{Profile, Stream, Threads};
 use super::steady::FILL_BS;
 use super::sweep::{self, Point};
 use crate::cli::{Cli, Command, SuiteArgs};
-use crate::config::{EngineSpec, RunConfig};
+use crate::config::{ConfigError, EngineSpec, RunConfig};
+use crate::target::Target;
 use clap::Parser;
 use std::time::Duration;
 
@@ -111,6 +112,8 @@ pub struct Plan {
 const DEFAULT_PRECONDITION: &str = "name = \"precondition\"\ndescription = \"4 KiB random writes\"\n[[step]]\nname = \"x\"\nrw = \"randwrite\"\nbs = \"4k\"\n";
 
 /// Builds the plan. Reads the target (sizes) but writes nothing.
+/// `attached` is the target of an engine that attaches it itself (SPDK's namespaces): every stream
+/// resolves against it instead of attaching again.
 pub fn build(
     args: &SuiteArgs,
     name: &str,
@@ -118,6 +121,7 @@ pub fn build(
     engine: &EngineSpec,
     total_bytes: u64,
     lbs: u64,
+    attached: Option<&Target>,
 ) -> Result<Plan, SuiteError> {
     let usage = SuiteError::Usage;
     let (names, precondition, sweep_text, curve) = match SUITES.iter().find(|s| s.name == name) {
@@ -171,7 +175,7 @@ pub fn build(
     let rounds_time = round_time * args.max_rounds;
     if precondition {
         let default = Profile::parse(DEFAULT_PRECONDITION, "built-in").expect("the default workload parses");
-        let streams = vec![resolve(args, engine, &default.steps[0].streams[0], capacity, "precondition")?];
+        let streams = vec![resolve(args, engine, attached, &default.steps[0].streams[0], capacity, "precondition")?];
         let fill = if args.fill > 0.0 {
             let s = Stream {
                 name: "fill".into(),
@@ -184,7 +188,7 @@ pub fn build(
                 region: (0.0, 1.0),
                 random_dist: None,
             };
-            Some(vec![resolve(args, engine, &s, capacity, "precondition (fill)")?])
+            Some(vec![resolve(args, engine, attached, &s, capacity, "precondition (fill)")?])
         } else {
             None
         };
@@ -200,7 +204,7 @@ pub fn build(
         let ws = whole(p.working_set_percent);
         if let (true, Some(pre)) = (precondition, &p.precondition) {
             let at = format!("profile {} precondition", p.name);
-            let streams = vec![resolve(args, engine, pre, capacity, &at)?];
+            let streams = vec![resolve(args, engine, attached, pre, capacity, &at)?];
             push(
                 format!("{}-precondition", p.name),
                 format!("{} precondition: {} to steady state", p.name, pre.rw),
@@ -214,7 +218,14 @@ pub fn build(
                 .streams
                 .iter()
                 .map(|st| {
-                    resolve(args, engine, st, ws, &format!("profile {} step {} stream {}", p.name, s.name, st.name))
+                    resolve(
+                        args,
+                        engine,
+                        attached,
+                        st,
+                        ws,
+                        &format!("profile {} step {} stream {}", p.name, s.name, st.name),
+                    )
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             let mut thread_counts = vec![args.jobs];
@@ -281,7 +292,14 @@ fn capacity_share(capacity: u64, percent: Option<f64>) -> u64 {
 }
 
 /// Resolves one stream exactly as `run` would resolve its flags, over `region` of `ws` bytes.
-fn resolve(args: &SuiteArgs, engine: &EngineSpec, s: &Stream, ws: u64, at: &str) -> Result<ResolvedStream, SuiteError> {
+fn resolve(
+    args: &SuiteArgs,
+    engine: &EngineSpec,
+    attached: Option<&Target>,
+    s: &Stream,
+    ws: u64,
+    at: &str,
+) -> Result<ResolvedStream, SuiteError> {
     let start = (ws as f64 * s.region.0) as u64 / 4096 * 4096;
     let end = if s.region.1 >= 1.0 { ws } else { (ws as f64 * s.region.1) as u64 / 4096 * 4096 };
     let mut argv: Vec<String> = ["nvmebench", "run", "--quiet", "--engine", &args.engine, "--rw", s.rw.name()]
@@ -311,13 +329,18 @@ fn resolve(args: &SuiteArgs, engine: &EngineSpec, s: &Stream, ws: u64, at: &str)
     if args.allow_destroy {
         argv.push("--allow-destroy".into());
     }
+    for t in &args.spdk.trids {
+        argv.extend(["--trid".to_string(), t.clone()]);
+    }
     let parsed = Cli::try_parse_from(&argv).map_err(|e| {
         let text = e.render().to_string();
         let first = text.lines().next().unwrap_or("invalid").trim_start_matches("error: ").to_string();
         SuiteError::Usage(format!("{at}: {first}"))
     })?;
     let Command::Run(run_args) = parsed.command else { unreachable!("the argument list starts with `run`") };
-    let cfg = RunConfig::resolve(&run_args).map_err(|e| SuiteError::Usage(format!("{at}: {e}")))?;
+    let mut attach = |_: &[usize]| attached.cloned().ok_or_else(|| ConfigError::Engine("nothing attached".into()));
+    let cfg = RunConfig::resolve_with(&run_args, &args.engine, Some(&mut attach))
+        .map_err(|e| SuiteError::Usage(format!("{at}: {e}")))?;
     debug_assert_eq!(&cfg.engine, engine);
     Ok(ResolvedStream { name: s.name.clone(), cfg, threads: s.threads, qd: s.qd })
 }

@@ -241,3 +241,39 @@ fn a_controller_reset_mid_run_is_survived_and_reported() {
     assert_eq!(kinds.len(), 1, "{e}");
     assert_eq!(kinds[0]["error"], serde_json::json!({"kind": "nvme", "sct": 0, "sc": 8}), "{e}");
 }
+
+/// A suite through SPDK: one session for every step, longer than the target's 10 s keep-alive
+/// timeout (so the admin queue must be polled), and the suite's refusals for spdk.
+#[test]
+fn a_suite_runs_through_spdk_past_the_keep_alive_timeout() {
+    let Some(t) = TcpTarget::start(4436) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("q");
+    let ds = d.to_str().unwrap();
+    let suite = |extra: &[&str]| {
+        let mut args = vec!["suite", "quick", "--engine", "spdk", "--time", "1s", "--dir", ds];
+        args.extend_from_slice(extra);
+        nvmebench(&args)
+    };
+    for (extra, expected) in [
+        (vec![], "--engine spdk needs a controller; add --trid"),
+        (vec!["--trid", &t.trid], "add --allow-destroy"),
+        (vec!["--trid", &t.trid, "--filename", "/dev/null"], "takes its namespaces from --trid; drop --filename"),
+        (vec!["--trid", &t.trid, "--spdk-reset-after", "1s"], "not for suites"),
+    ] {
+        let o = suite(&extra);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(expected), "{extra:?}: {}", stderr(&o));
+        assert!(!d.exists(), "{extra:?}: nothing is written");
+    }
+    let started = std::time::Instant::now();
+    let o = suite(&["--trid", &t.trid, "--allow-destroy"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(started.elapsed().as_secs() > 10, "the suite outlasts the keep-alive timeout");
+    let step: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("08-8k-70-30-8k-70-30.json")).unwrap()).unwrap();
+    assert_eq!(step["engine"]["name"], "spdk");
+    assert_eq!(step["config"]["target"]["kind"], "spdk_namespace");
+    assert_eq!(step["results"]["total"]["errors"]["total"], 0);
+    assert!(step["results"]["total"]["read"]["ios"].as_u64().unwrap() > 0);
+}

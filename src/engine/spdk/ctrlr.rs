@@ -139,8 +139,8 @@ pub struct Controller {
 
 // SAFETY: the controller handle is only used for calls SPDK documents as safe from any thread:
 // allocating and freeing I/O queue pairs (serialised by the controller's own lock) and reading
-// namespace geometry, plus `reset`, which runs only while every worker is parked off its queue
-// pair (see ResetGate). Each queue pair it hands out is used by exactly one thread (the worker that
+// namespace geometry, processing admin completions (thread safe by SPDK's documentation), plus
+// `reset`, which runs only while every worker is parked off its queue pair (see ResetGate). Each queue pair it hands out is used by exactly one thread (the worker that
 // allocated it). Detach happens in Drop, after every worker (and so every qpair) is gone, because
 // workers hold an Arc to the controller.
 unsafe impl Send for Controller {}
@@ -220,6 +220,17 @@ impl Controller {
 
     pub fn as_ptr(&self) -> *mut spdk_sys::spdk_nvme_ctrlr {
         self.ptr.as_ptr()
+    }
+
+    /// Processes admin completions; SPDK sends the keep-alives fabrics controllers need from here
+    /// (without them a target drops the association after its keep-alive timeout, 10 s by default).
+    /// Skipped while a reset owns the controller.
+    pub fn poll_admin(&self) {
+        if self.gate.wanted() {
+            return;
+        }
+        // SAFETY: a live controller; SPDK documents this call as thread safe while it is attached.
+        unsafe { spdk_sys::spdk_nvme_ctrlr_process_admin_completions(self.ptr.as_ptr()) };
     }
 
     /// Resets the controller (SPDK's full reset: CC.EN toggled on PCIe, a new association on

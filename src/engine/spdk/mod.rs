@@ -63,11 +63,60 @@ pub struct NsRef {
     pub sectors: u64,
 }
 
+/// How often the admin queues are polled: well inside any keep-alive timeout (SPDK sends a
+/// keep-alive at half of it, from the admin poll).
+const ADMIN_POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// The environment and every attached controller, for the length of a run.
 pub struct SpdkSession {
     pub env: Arc<SpdkEnv>,
     pub controllers: Vec<Arc<Controller>>,
     pub namespaces: Vec<NsRef>,
+    admin: Option<AdminPoller>,
+}
+
+/// A thread that polls every controller's admin queue (keep-alives, asynchronous events) while the
+/// session lives, as SPDK perf does from its main core; workers never touch the admin queue.
+struct AdminPoller {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl AdminPoller {
+    fn start(controllers: Vec<Arc<Controller>>) -> AdminPoller {
+        use std::sync::atomic::Ordering;
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("nvmebench-admin".into())
+            .spawn(move || {
+                while !flag.load(Ordering::Acquire) {
+                    for c in &controllers {
+                        c.poll_admin();
+                    }
+                    std::thread::park_timeout(ADMIN_POLL_INTERVAL);
+                }
+            })
+            .ok();
+        AdminPoller { stop, thread }
+    }
+}
+
+impl Drop for AdminPoller {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Release);
+        if let Some(t) = self.thread.take() {
+            t.thread().unpark();
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for SpdkSession {
+    fn drop(&mut self) {
+        // The poller holds controller references: stop it before they are detached.
+        self.admin.take();
+    }
 }
 
 impl SpdkSession {
@@ -118,7 +167,8 @@ impl SpdkSession {
                 sizes: sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", "),
             });
         }
-        Ok(SpdkSession { env, controllers, namespaces })
+        let admin = Some(AdminPoller::start(controllers.clone()));
+        Ok(SpdkSession { env, controllers, namespaces, admin })
     }
 
     /// The capacity every worker can use: the smallest selected namespace.
