@@ -94,6 +94,52 @@ fn legend(c: RGBColor) -> impl Fn((i32, i32)) -> PathElement<(i32, i32)> {
     move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(3))
 }
 
+/// One labelled line per series in the palette's colours, with a dot on each point if `markers`.
+fn draw_lines<'a, DB, X, Y>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    lines: &[Series],
+    markers: bool,
+    plot: &'static str,
+) -> Result<(), PlotError>
+where
+    DB: DrawingBackend + 'a,
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    for (i, s) in lines.iter().enumerate() {
+        let c = color(i);
+        chart
+            .draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2)))
+            .map_err(err(plot))?
+            .label(s.label.as_str())
+            .legend(legend(c));
+        if markers {
+            chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 3, c.filled()))).map_err(err(plot))?;
+        }
+    }
+    Ok(())
+}
+
+/// The legend box, in the house style, at `at`.
+fn draw_legend<'a, DB, CT>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    at: SeriesLabelPosition,
+    plot: &'static str,
+) -> Result<(), PlotError>
+where
+    DB: DrawingBackend + 'a,
+    CT: CoordTranslate,
+{
+    chart
+        .configure_series_labels()
+        .position(at)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.4))
+        .label_font((FONT, 14))
+        .draw()
+        .map_err(err(plot))
+}
+
 /// An axis label for a latency: the unit that keeps it short, without trailing zeros (`100µs`, `2.5ms`).
 pub fn tick_latency(ns: f64) -> String {
     let (v, unit) = match ns {
@@ -171,22 +217,8 @@ pub fn percentiles(series: &[(String, &DirStats)]) -> Result<String, PlotError> 
             .y_label_formatter(&|y| tick_latency(*y))
             .draw()
             .map_err(err(P))?;
-        for (i, s) in lines.iter().enumerate() {
-            let c = color(i);
-            chart
-                .draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2)))
-                .map_err(err(P))?
-                .label(s.label.as_str())
-                .legend(legend(c));
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.4))
-            .label_font((FONT, 14))
-            .draw()
-            .map_err(err(P))
+        draw_lines(&mut chart, &lines, false, P)?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, P)
     })
 }
 
@@ -248,22 +280,8 @@ pub fn histogram(series: &[(String, &DirStats)]) -> Result<String, PlotError> {
             .y_label_formatter(&|y| format!("{y:.0}%"))
             .draw()
             .map_err(err(P))?;
-        for (i, s) in lines.iter().enumerate() {
-            let c = color(i);
-            chart
-                .draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2)))
-                .map_err(err(P))?
-                .label(s.label.as_str())
-                .legend(legend(c));
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.4))
-            .label_font((FONT, 14))
-            .draw()
-            .map_err(err(P))
+        draw_lines(&mut chart, &lines, false, P)?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight, P)
     })
 }
 
@@ -309,25 +327,8 @@ pub fn time_series(title: &str, y_desc: &str, unit: Unit, series: &[Series]) -> 
                     .y_label_formatter(&|y| unit.format(*y))
                     .draw()
                     .map_err(err(P))?;
-                for (i, s) in series.iter().enumerate() {
-                    let c = color(i);
-                    chart
-                        .draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2)))
-                        .map_err(err(P))?
-                        .label(s.label.as_str())
-                        .legend(legend(c));
-                    if markers {
-                        chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 3, c.filled()))).map_err(err(P))?;
-                    }
-                }
-                chart
-                    .configure_series_labels()
-                    .position(SeriesLabelPosition::UpperRight)
-                    .background_style(WHITE.mix(0.85))
-                    .border_style(BLACK.mix(0.4))
-                    .label_font((FONT, 14))
-                    .draw()
-                    .map_err(err(P))
+                draw_lines(&mut chart, series, markers, P)?;
+                draw_legend(&mut chart, SeriesLabelPosition::UpperRight, P)
             }};
         }
         if log {
@@ -397,14 +398,7 @@ pub fn iorate(curves: &[IorateCurve]) -> Result<String, PlotError> {
                 chart.draw_series(std::iter::once(Text::new(text, (stop.iops, y), style))).map_err(err(P))?;
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.4))
-            .label_font((FONT, 14))
-            .draw()
-            .map_err(err(P))
+        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, P)
     })
 }
 
@@ -551,14 +545,11 @@ pub fn steady_state(s: &SteadyState) -> Result<String, PlotError> {
         chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, c.filled()))).map_err(err(P))?;
         // Rounds usually settle from one side: put the legend in the corner the first rounds left empty.
         let falling = s.rounds.first() > s.rounds.last();
-        chart
-            .configure_series_labels()
-            .position(if falling { SeriesLabelPosition::UpperRight } else { SeriesLabelPosition::LowerRight })
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.4))
-            .label_font((FONT, 14))
-            .draw()
-            .map_err(err(P))
+        draw_legend(
+            &mut chart,
+            if falling { SeriesLabelPosition::UpperRight } else { SeriesLabelPosition::LowerRight },
+            P,
+        )
     })
 }
 
