@@ -53,7 +53,7 @@ impl EngineBuilder for UringBuilder {
 }
 
 /// Registers every slot buffer with `ring`; `None` (and a note) when the kernel refuses.
-pub(crate) fn register_slot_buffers<S: squeue::EntryMarker, C: cqueue::EntryMarker>(
+fn register_slot_buffers<S: squeue::EntryMarker, C: cqueue::EntryMarker>(
     ring: &Ring<S, C>,
     bufs: &mut SlotBuffers,
 ) -> Option<String> {
@@ -72,6 +72,59 @@ pub(crate) fn register_slot_buffers<S: squeue::EntryMarker, C: cqueue::EntryMark
     }
 }
 
+/// What a worker's ring has registered with the kernel: the target's fd and the slot buffers (or,
+/// when the kernel refused the buffers, why not). Shared by the uring and uring-cmd engines.
+pub(crate) struct Registered {
+    pub fixed_buffers: bool,
+    pub fixed_buffers_fallback: Option<String>,
+    pub registered_file: bool,
+}
+
+impl Registered {
+    /// Registers `file` (as the fixed file 0) and the slot buffers, as `options` ask. `engine` and
+    /// `what` name them in the one error that ends the set-up: a refused fd registration.
+    pub(crate) fn new<S: squeue::EntryMarker, C: cqueue::EntryMarker>(
+        ring: &Ring<S, C>,
+        file: &File,
+        bufs: &mut SlotBuffers,
+        options: &UringOptions,
+        engine: &'static str,
+        what: &'static str,
+    ) -> Result<Registered, EngineError> {
+        if options.registered_file {
+            ring.ring.submitter().register_files(&[file.as_raw_fd()]).map_err(|source| EngineError::Setup {
+                engine,
+                what,
+                source,
+            })?;
+        }
+        let fixed_buffers_fallback = options.fixed_buffers.then(|| register_slot_buffers(ring, bufs)).flatten();
+        Ok(Registered {
+            fixed_buffers: options.fixed_buffers && fixed_buffers_fallback.is_none(),
+            fixed_buffers_fallback,
+            registered_file: options.registered_file,
+        })
+    }
+
+    /// The report's knobs: the ring's, then these registrations, then `extra`, then any notes.
+    pub(crate) fn describe<S: squeue::EntryMarker, C: cqueue::EntryMarker>(
+        &self,
+        ring: &Ring<S, C>,
+        extra: impl IntoIterator<Item = (String, String)>,
+    ) -> Vec<(String, String)> {
+        let onoff = |b: bool| if b { "1" } else { "0" }.to_string();
+        let mut options = Vec::new();
+        ring.describe(&mut options);
+        options.push(("fixedbufs".into(), onoff(self.fixed_buffers)));
+        options.push(("regfile".into(), onoff(self.registered_file)));
+        options.extend(extra);
+        for note in self.fixed_buffers_fallback.iter().chain(&ring.active.notes) {
+            options.push(("note".into(), note.clone()));
+        }
+        options
+    }
+}
+
 /// One worker's ring.
 pub struct UringEngine {
     // Field order is drop order: the ring (and with it the kernel's references to the buffers and the
@@ -81,9 +134,7 @@ pub struct UringEngine {
     file: File,
     /// Expected length per slot, to detect short transfers.
     lens: Vec<u32>,
-    fixed_buffers: bool,
-    fixed_buffers_fallback: Option<String>,
-    registered_file: bool,
+    registered: Registered,
 }
 
 impl UringEngine {
@@ -97,34 +148,8 @@ impl UringEngine {
         let entries = queue_depth.next_power_of_two();
         let ring = Ring::new(NAME, entries, &options.ring)?;
         let mut bufs = SlotBuffers::new(queue_depth as usize, max_io_bytes as usize, seed);
-        let registered_file = options.registered_file;
-        if registered_file {
-            ring.ring.submitter().register_files(&[file.as_raw_fd()]).map_err(|source| EngineError::Setup {
-                engine: NAME,
-                what: "registering the file",
-                source,
-            })?;
-        }
-        let mut fixed_buffers = false;
-        let mut fixed_buffers_fallback = None;
-        if options.fixed_buffers {
-            fixed_buffers_fallback = register_slot_buffers(&ring, &mut bufs);
-            fixed_buffers = fixed_buffers_fallback.is_none();
-        }
-        Ok(UringEngine {
-            ring,
-            bufs,
-            file,
-            lens: vec![0; queue_depth as usize],
-            fixed_buffers,
-            fixed_buffers_fallback,
-            registered_file,
-        })
-    }
-
-    /// Why fixed buffers are off although they were asked for, if they are.
-    pub fn fallback_note(&self) -> Option<&str> {
-        self.fixed_buffers_fallback.as_deref()
+        let registered = Registered::new(&ring, &file, &mut bufs, &options, NAME, "registering the file")?;
+        Ok(UringEngine { ring, bufs, file, lens: vec![0; queue_depth as usize], registered })
     }
 
     fn entry(&mut self, slot: u32, op: &IoOp) -> squeue::Entry {
@@ -132,7 +157,7 @@ impl UringEngine {
         let fd = self.file.as_raw_fd();
         // The buffer index is the slot: slots are < queue depth <= 65536 entries (io_uring's limit).
         let idx = slot as u16;
-        let e = match (op.dir, self.fixed_buffers, self.registered_file) {
+        let e = match (op.dir, self.registered.fixed_buffers, self.registered.registered_file) {
             (Direction::Read, true, true) => {
                 opcode::ReadFixed::new(types::Fixed(0), ptr, op.len, idx).offset(op.offset).build()
             }
@@ -208,15 +233,7 @@ impl Engine for UringEngine {
     }
 
     fn info(&self) -> EngineInfo {
-        let onoff = |b: bool| if b { "1" } else { "0" }.to_string();
-        let mut options = Vec::new();
-        self.ring.describe(&mut options);
-        options.push(("fixedbufs".to_string(), onoff(self.fixed_buffers)));
-        options.push(("regfile".to_string(), onoff(self.registered_file)));
-        for note in self.fixed_buffers_fallback.iter().chain(&self.ring.active.notes) {
-            options.push(("note".to_string(), note.clone()));
-        }
-        EngineInfo { name: NAME.into(), options }
+        EngineInfo { name: NAME.into(), options: self.registered.describe(&self.ring, []) }
     }
 }
 

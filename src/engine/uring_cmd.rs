@@ -12,7 +12,7 @@
 
 use super::buf::SlotBuffers;
 use super::ring::{Ring, RingOptions};
-use super::uring::{UringOptions, register_slot_buffers};
+use super::uring::{Registered, UringOptions};
 use super::{Engine, EngineBuilder, EngineError, EngineInfo, IoError, Queued};
 use crate::workload::{Direction, IoOp};
 use io_uring::{cqueue, opcode, squeue, types};
@@ -218,27 +218,8 @@ impl EngineBuilder for UringCmdBuilder {
         let entries = queue_depth.next_power_of_two();
         let ring = Ring::new(NAME, entries, &self.options.ring)?;
         let mut bufs = SlotBuffers::new(queue_depth as usize, max_io_bytes as usize, self.buffer_seed ^ worker as u64);
-        if self.options.registered_file {
-            ring.ring.submitter().register_files(&[file.as_raw_fd()]).map_err(|source| EngineError::Setup {
-                engine: NAME,
-                what: "registering the device",
-                source,
-            })?;
-        }
-        let mut fixed_buffers_fallback = None;
-        if self.options.fixed_buffers {
-            fixed_buffers_fallback = register_slot_buffers(&ring, &mut bufs);
-        }
-        Ok(UringCmdEngine {
-            ring,
-            bufs,
-            file,
-            ns,
-            lba_shift: ns.format.lba_bytes.trailing_zeros(),
-            fixed_buffers: self.options.fixed_buffers && fixed_buffers_fallback.is_none(),
-            fixed_buffers_fallback,
-            registered_file: self.options.registered_file,
-        })
+        let registered = Registered::new(&ring, &file, &mut bufs, &self.options, NAME, "registering the device")?;
+        Ok(UringCmdEngine { ring, bufs, file, ns, lba_shift: ns.format.lba_bytes.trailing_zeros(), registered })
     }
 }
 
@@ -250,9 +231,7 @@ pub struct UringCmdEngine {
     file: File,
     ns: Namespace,
     lba_shift: u32,
-    fixed_buffers: bool,
-    fixed_buffers_fallback: Option<String>,
-    registered_file: bool,
+    registered: Registered,
 }
 
 impl UringCmdEngine {
@@ -269,13 +248,13 @@ impl UringCmdEngine {
             addr,
             op.len,
         );
-        let b = if self.registered_file {
+        let b = if self.registered.registered_file {
             opcode::UringCmd80::new(types::Fixed(0), NVME_URING_CMD_IO)
         } else {
             opcode::UringCmd80::new(types::Fd(self.file.as_raw_fd()), NVME_URING_CMD_IO)
         };
         // The slot is the fixed buffer index: slots are < queue depth <= 65536.
-        let b = if self.fixed_buffers { b.buf_index(Some(slot as u16)) } else { b };
+        let b = if self.registered.fixed_buffers { b.buf_index(Some(slot as u16)) } else { b };
         b.cmd(cmd.to_sqe_cmd()).build().user_data(u64::from(slot))
     }
 }
@@ -320,17 +299,11 @@ impl Engine for UringCmdEngine {
     }
 
     fn info(&self) -> EngineInfo {
-        let onoff = |b: bool| if b { "1" } else { "0" }.to_string();
-        let mut options = Vec::new();
-        self.ring.describe(&mut options);
-        options.push(("fixedbufs".into(), onoff(self.fixed_buffers)));
-        options.push(("regfile".into(), onoff(self.registered_file)));
-        options.push(("nsid".into(), self.ns.nsid.to_string()));
-        options.push(("lba_bytes".into(), self.ns.format.lba_bytes.to_string()));
-        for note in self.fixed_buffers_fallback.iter().chain(&self.ring.active.notes) {
-            options.push(("note".into(), note.clone()));
-        }
-        EngineInfo { name: NAME.into(), options }
+        let ns = [
+            ("nsid".to_string(), self.ns.nsid.to_string()),
+            ("lba_bytes".to_string(), self.ns.format.lba_bytes.to_string()),
+        ];
+        EngineInfo { name: NAME.into(), options: self.registered.describe(&self.ring, ns) }
     }
 }
 
