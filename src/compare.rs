@@ -128,16 +128,18 @@ pub fn compare_command(args: &CompareArgs) -> anyhow::Result<Outcome> {
                 .inspect(|()| rebind_log.push(format!("{}: to vfio-pci for {spec}", r.namespace().bdf)))
                 .and_then(|()| resolve(&run, spec)),
             (Phase::Ready(cfg, spdk), Some(r)) if *engine != EngineSpec::Spdk => match r.to_kernel() {
-                Ok(dev) if Some(&dev) != kernel_path.as_ref() => {
-                    rebind_log.push(format!(
-                        "{}: back on the kernel as {} for {spec}",
-                        r.namespace().bdf,
-                        dev.display()
-                    ));
-                    kernel_path = Some(dev);
-                    resolve(&kernel_args(&args.run, engine, kernel_path.as_deref()), spec)
+                Ok((dev, moved)) => {
+                    if moved {
+                        let bdf = &r.namespace().bdf;
+                        rebind_log.push(format!("{bdf}: back on the kernel as {} for {spec}", dev.display()));
+                    }
+                    if Some(&dev) == kernel_path.as_ref() {
+                        Ok((*cfg, spdk))
+                    } else {
+                        kernel_path = Some(dev);
+                        resolve(&kernel_args(&args.run, engine, kernel_path.as_deref()), spec)
+                    }
                 }
-                Ok(_) => Ok((*cfg, spdk)),
                 Err(e) => Err(e.into()),
             },
             (Phase::Ready(cfg, spdk), _) => Ok((*cfg, spdk)),
@@ -178,7 +180,10 @@ pub fn compare_command(args: &CompareArgs) -> anyhow::Result<Outcome> {
     // Always back to the kernel before the report, so that it can say so.
     if let Some(r) = rebind.as_mut().filter(|r| r.lent()) {
         match r.to_kernel() {
-            Ok(dev) => rebind_log.push(format!("{}: back on the kernel as {}", r.namespace().bdf, dev.display())),
+            Ok((dev, true)) => {
+                rebind_log.push(format!("{}: back on the kernel as {}", r.namespace().bdf, dev.display()))
+            }
+            Ok((_, false)) => {}
             Err(e) => {
                 rebind_log.push(format!("{}: {e}", r.namespace().bdf));
                 stopped.get_or_insert_with(|| e.to_string());

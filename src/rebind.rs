@@ -165,8 +165,10 @@ impl Rebind {
     }
 
     /// Gives the function back to its kernel driver and waits for the namespace's block device;
-    /// returns its path (the kernel may number the controller differently than before).
-    pub fn to_kernel(&mut self) -> Result<PathBuf, RebindError> {
+    /// returns its path (the kernel may number the controller differently than before) and whether
+    /// the function moved just now.
+    pub fn to_kernel(&mut self) -> Result<(PathBuf, bool), RebindError> {
+        let moved = self.bound;
         if self.bound {
             script(&["restore", &self.ns.bdf])?;
             self.bound = false;
@@ -175,7 +177,7 @@ impl Rebind {
         let start = Instant::now();
         loop {
             if let Some(dev) = self.ns.block_device(&self.sysfs) {
-                return Ok(dev);
+                return Ok((dev, moved));
             }
             if start.elapsed() > REAPPEAR_TIMEOUT {
                 return Err(RebindError::NoBlockDevice {
