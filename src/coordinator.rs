@@ -444,13 +444,14 @@ fn panicked_unfinished(handles: &mut [Option<JoinHandle<()>>], finished: &[bool]
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::IoError;
     use crate::engine::fake::{FakeBuilder, Script, SeenOps, Step};
     use crate::engine::null::{NullBuilder, NullOptions};
+    use crate::io::Direction;
+    use crate::io::IoError;
     use crate::worker::{ErrorPolicy, StopReason};
     use crate::workload::bssplit::BsSplit;
     use crate::workload::dist::RandomDist;
-    use crate::workload::{Direction, RwMode, WorkloadSpec};
+    use crate::workload::{RwMode, WorkloadSpec};
     use std::sync::Mutex;
 
     fn spec(rw: RwMode, read_percent: u32) -> Arc<WorkloadSpec> {

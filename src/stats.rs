@@ -5,8 +5,8 @@
 //! allocates. Values beyond the top are clamped to it and counted in `clamped`, not dropped. Exact
 //! min, max and sum are kept beside the histogram because its buckets round them.
 
-use crate::engine::IoError;
-use crate::workload::Direction;
+use crate::io::Direction;
+use crate::io::IoError;
 use hdrhistogram::Histogram;
 use std::ops::AddAssign;
 

@@ -9,7 +9,7 @@
 //! or corrupted unit (header fine, payload not), or foreign data (no header at all). This module is
 //! pure computation; the worker decides when to call it.
 
-use crate::workload::{Direction, IoOp};
+use crate::io::{Direction, IoOp};
 use serde::Serialize;
 
 /// "NVMB": marks a unit written by nvmebench.

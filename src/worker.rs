@@ -7,11 +7,12 @@
 //! the coordinator only once per interval, swapping its full statistics for an emptied set.
 //! What the worker does not do: decide what to issue (the generator does) or print anything.
 
-use crate::engine::{Engine, EngineBuilder, EngineError, EngineInfo, IoError, Queued};
+use crate::engine::{Engine, EngineBuilder, EngineError, EngineInfo, Queued};
+use crate::io::{Direction, IoError, IoOp};
 use crate::stats::Stats;
 use crate::verify::{GenTable, Verifier};
 use crate::workload::rate::Pacer;
-use crate::workload::{Direction, Generator, IoOp, WorkloadSpec};
+use crate::workload::{Generator, WorkloadSpec};
 use crossbeam_channel::{Receiver, Sender};
 use serde::Serialize;
 use std::sync::Arc;

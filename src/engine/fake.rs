@@ -5,8 +5,9 @@
 //! I/O takes 300 µs, that one fails with EIO, the queue is Busy on the 5th call" and gets exactly that
 //! in the histograms, whatever the machine is doing.
 
-use super::{Engine, EngineBuilder, EngineError, EngineInfo, IoError, Queued};
-use crate::workload::IoOp;
+use super::{Engine, EngineBuilder, EngineError, EngineInfo, Queued};
+use crate::io::IoError;
+use crate::io::IoOp;
 use std::sync::{Arc, Mutex};
 
 /// The scripted fate of one I/O, applied in queue order.

@@ -20,7 +20,7 @@ pub mod uring_cmd;
 #[cfg(test)]
 pub mod fake;
 
-use crate::workload::IoOp;
+use crate::io::{IoError, IoOp};
 use serde::Serialize;
 use std::fmt;
 use std::io;
@@ -52,28 +52,6 @@ pub enum Queued {
     Ok,
     /// The queue is full for now; try again after reaping completions.
     Busy,
-}
-
-/// Why one I/O failed. Small and `Copy`, so counting errors never allocates.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum IoError {
-    /// The kernel returned this errno.
-    Errno { errno: i32 },
-    /// Fewer bytes moved than asked for.
-    ShortTransfer { expected: u32, done: u32 },
-    /// The NVMe controller completed the command with this status code type and code.
-    Nvme { sct: u8, sc: u8 },
-}
-
-impl fmt::Display for IoError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            IoError::Errno { errno } => write!(f, "{} (errno {errno})", io::Error::from_raw_os_error(errno)),
-            IoError::ShortTransfer { expected, done } => write!(f, "short transfer: {done} of {expected} bytes"),
-            IoError::Nvme { sct, sc } => write!(f, "NVMe status type {sct:#x} code {sc:#04x}"),
-        }
-    }
 }
 
 /// A failure of the engine itself (not of one I/O): set-up, or a queue that stopped working.

@@ -5,8 +5,9 @@
 //! submission, which makes a device model with a known answer for worker and coordinator tests.
 
 use super::buf::SlotBuffers;
-use super::{Engine, EngineBuilder, EngineError, EngineInfo, IoError, Queued};
-use crate::workload::IoOp;
+use super::{Engine, EngineBuilder, EngineError, EngineInfo, Queued};
+use crate::io::IoError;
+use crate::io::IoOp;
 use std::collections::VecDeque;
 use std::time::Duration;
 
@@ -122,7 +123,7 @@ impl Engine for NullEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::Direction;
+    use crate::io::Direction;
 
     const OP: IoOp = IoOp { dir: Direction::Read, offset: 0, len: 4096 };
 

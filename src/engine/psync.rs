@@ -8,8 +8,9 @@
 
 use super::buf::SlotBuffers;
 use super::uring::judge;
-use super::{Engine, EngineBuilder, EngineError, EngineInfo, IoError, Queued};
-use crate::workload::{Direction, IoOp};
+use super::{Engine, EngineBuilder, EngineError, EngineInfo, Queued};
+use crate::io::IoError;
+use crate::io::{Direction, IoOp};
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;

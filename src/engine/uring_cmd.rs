@@ -13,8 +13,9 @@
 use super::buf::SlotBuffers;
 use super::ring::{Ring, RingOptions};
 use super::uring::{Registered, UringOptions};
-use super::{Engine, EngineBuilder, EngineError, EngineInfo, IoError, Queued};
-use crate::workload::{Direction, IoOp};
+use super::{Engine, EngineBuilder, EngineError, EngineInfo, Queued};
+use crate::io::IoError;
+use crate::io::{Direction, IoOp};
 use io_uring::{cqueue, opcode, squeue, types};
 use std::fs::{File, OpenOptions};
 use std::io;

@@ -3,10 +3,10 @@
 use super::{format_count, format_latency, percentile_key, rates};
 use crate::config::{RunConfig, format_core_list};
 use crate::coordinator::RunResult;
+use crate::io::Direction;
 use crate::stats::{DirStats, ErrorCounts};
 use crate::units::format_size;
 use crate::verify::{Mismatch, MismatchKind};
-use crate::workload::Direction;
 use std::fmt::Write;
 
 /// Renders the whole text report.

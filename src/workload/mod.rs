@@ -8,41 +8,13 @@ pub mod bssplit;
 pub mod dist;
 pub mod rate;
 
+use crate::io::{Direction, IoOp};
 use bssplit::BsSplit;
 use dist::{IndexSampler, RandomDist};
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
 use std::fmt;
-
-/// The direction of one I/O.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
-    Read = 0,
-    Write = 1,
-}
-
-impl Direction {
-    pub const ALL: [Direction; 2] = [Direction::Read, Direction::Write];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Direction::Read => "read",
-            Direction::Write => "write",
-        }
-    }
-}
-
-/// One I/O to issue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct IoOp {
-    pub dir: Direction,
-    /// Byte offset into the target.
-    pub offset: u64,
-    /// Length in bytes.
-    pub len: u32,
-}
 
 /// fio's `rw`: the access pattern and which directions it mixes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -14,8 +14,9 @@ pub mod ctrlr;
 pub mod dma;
 pub mod env;
 
-use super::{Engine, EngineBuilder, EngineError, EngineInfo, IoError, Queued};
-use crate::workload::{Direction, IoOp};
+use super::{Engine, EngineBuilder, EngineError, EngineInfo, Queued};
+use crate::io::IoError;
+use crate::io::{Direction, IoOp};
 use ctrlr::{Controller, ControllerInfo, TridSpec};
 use dma::DmaBuf;
 use env::{EnvOptions, SpdkEnv};
