@@ -13,10 +13,11 @@
 use crate::cli::{CompareArgs, OutputFormat, RunArgs};
 use crate::config::{ConfigError, EngineSpec, RunConfig, format_core_list};
 use crate::coordinator::RunResult;
+use crate::launch::SpdkRun;
 use crate::rebind::{PcieNamespace, Rebind};
 use crate::report::{self, format_count, format_latency, live::LiveLine, rates};
 use crate::run::{
-    Outcome, SetupError, SpdkRun, check_json_dir, clock_source, execute, install_signal_handlers, resolve, write_stdout,
+    Outcome, SetupError, check_json_dir, clock_source, execute, install_signal_handlers, resolve, write_stdout,
 };
 use crate::stats::DirStats;
 use crate::target::{self, RemoveOnDrop, TargetKind};

@@ -13,6 +13,7 @@ pub mod devices;
 pub mod doctor;
 pub mod engine;
 pub mod io;
+pub mod launch;
 pub mod rebind;
 pub mod report;
 pub mod report_cmd;

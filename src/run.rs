@@ -4,14 +4,9 @@
 //! side effects (nothing is written before every check has passed) and the signal handlers.
 
 use crate::cli::{OutputFormat, RunArgs};
-use crate::config::{ConfigError, EngineSpec, RunConfig};
+use crate::config::{ConfigError, RunConfig};
 use crate::coordinator::{self, RunPlan, RunResult};
-use crate::engine::EngineBuilder;
-use crate::engine::aio::AioBuilder;
-use crate::engine::null::NullBuilder;
-use crate::engine::psync::PsyncBuilder;
-use crate::engine::uring::UringBuilder;
-use crate::engine::uring_cmd::UringCmdBuilder;
+use crate::launch::{self, EngineTarget, SpdkRun};
 use crate::report::{self, live::LiveLine};
 use crate::target::{self, RemoveOnDrop, TargetKind};
 use crate::worker::{VerifyPlan, WorkerPlan};
@@ -128,15 +123,6 @@ pub fn check_json_dir(path: Option<&std::path::Path>) -> Result<(), SetupError> 
     Ok(())
 }
 
-/// What the SPDK engine needs beyond the config: the attached controllers and the queue-pair knobs.
-#[cfg(feature = "spdk")]
-pub struct SpdkRun {
-    pub session: crate::engine::spdk::SpdkSession,
-    pub options: crate::engine::spdk::SpdkOptions,
-    /// `--spdk-reset-after`.
-    pub reset_after: Option<std::time::Duration>,
-}
-
 #[cfg(feature = "spdk")]
 impl SpdkRun {
     /// The attached `session` with the queue-pair knobs and fault injection of `a`.
@@ -149,10 +135,6 @@ impl SpdkRun {
         SpdkRun { session, options, reset_after: a.spdk_reset_after }
     }
 }
-
-/// Without the `spdk` feature there is never an SPDK run.
-#[cfg(not(feature = "spdk"))]
-pub enum SpdkRun {}
 
 /// Resolves the flags for `engine_text`; for the SPDK engine this starts SPDK and attaches the
 /// controllers (after every other check), which the run then uses.
@@ -174,81 +156,60 @@ pub fn resolve(args: &RunArgs, engine_text: &str) -> Result<(RunConfig, Option<S
     }
 }
 
-/// Runs the workload of `cfg` through its engine: the one place that turns an engine spec into a
-/// builder (static dispatch: each arm instantiates the coordinator for its engine type).
+/// Runs the workload of `cfg` through its engine (with `--spdk-reset-after`, resetting the
+/// controllers mid-run from a thread of its own).
 pub fn execute(
     cfg: &RunConfig,
     spdk: Option<&SpdkRun>,
     signal: Arc<AtomicUsize>,
     live: &LiveLine,
 ) -> Result<RunResult, SetupError> {
-    let target = || cfg.target.as_ref().expect("every engine but null has a target");
-    let path = || target().path.clone();
-    let writes = cfg.workload.writes();
-    let buffer_seed = cfg.workload.seed;
-    match &cfg.engine {
-        EngineSpec::Null(o) => execute_with(Arc::new(NullBuilder { options: *o }), cfg, signal, live),
-        EngineSpec::Uring(o) => {
-            execute_with(Arc::new(UringBuilder { path: path(), writes, options: *o, buffer_seed }), cfg, signal, live)
-        }
-        EngineSpec::UringCmd(o) => execute_with(
-            Arc::new(UringCmdBuilder { path: path(), writes, options: *o, buffer_seed }),
-            cfg,
-            signal,
-            live,
-        ),
-        EngineSpec::Aio => execute_with(Arc::new(AioBuilder { path: path(), writes, buffer_seed }), cfg, signal, live),
-        EngineSpec::Psync => {
-            execute_with(Arc::new(PsyncBuilder { path: path(), writes, buffer_seed }), cfg, signal, live)
-        }
-        #[cfg(feature = "spdk")]
-        EngineSpec::Spdk => {
-            let s = spdk.expect("resolve attached the spdk session");
-            let builder = crate::engine::spdk::SpdkBuilder {
-                namespaces: s.session.namespaces.clone(),
-                options: s.options,
-                buffer_seed,
-            };
-            let Some(after) = s.reset_after else { return execute_with(Arc::new(builder), cfg, signal, live) };
-            // The resetter waits for `after` or the end of the run, whichever comes first.
-            let (done_tx, done_rx) = crossbeam_channel::bounded::<()>(0);
-            let controllers = s.session.controllers.clone();
-            let resetter = std::thread::spawn(move || match done_rx.recv_timeout(after) {
-                Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
-                    controllers.iter().map(|c| c.reset()).collect::<Vec<_>>()
-                }
-                _ => Vec::new(),
-            });
-            let result = execute_with(Arc::new(builder), cfg, signal, live);
-            drop(done_tx);
-            let outcomes = resetter.join().unwrap_or_default();
-            result.map(|mut r| {
-                r.events.extend(outcomes.iter().map(|o| match &o.error {
-                    None => format!(
-                        "controller {} reset {:.2} s into the run (--spdk-reset-after): back after {:.1} ms",
-                        o.trid,
-                        after.as_secs_f64(),
-                        o.duration_ns as f64 / 1e6
-                    ),
-                    Some(e) => format!("controller {} reset (--spdk-reset-after) failed: {e}", o.trid),
-                }));
-                if outcomes.is_empty() {
-                    r.events.push(format!("no controller reset: the run ended before --spdk-reset-after {after:?}"));
-                }
-                r
-            })
-        }
-        #[cfg(not(feature = "spdk"))]
-        EngineSpec::Spdk => match spdk {
-            Some(never) => match *never {},
-            None => unreachable!("EngineSpec::parse refuses spdk without the feature"),
-        },
+    #[cfg(feature = "spdk")]
+    if let Some((s, after)) = spdk.and_then(|s| s.reset_after.map(|a| (s, a))) {
+        return execute_with_reset(cfg, s, after, signal, live);
     }
+    execute_with(cfg, spdk, signal, live)
 }
 
-fn execute_with<B: EngineBuilder + 'static>(
-    builder: Arc<B>,
+/// Runs with a resetter that resets every controller `after` into the run, or does nothing when
+/// the run ends first; the outcome becomes one event line per controller.
+#[cfg(feature = "spdk")]
+fn execute_with_reset(
     cfg: &RunConfig,
+    s: &SpdkRun,
+    after: std::time::Duration,
+    signal: Arc<AtomicUsize>,
+    live: &LiveLine,
+) -> Result<RunResult, SetupError> {
+    let (done_tx, done_rx) = crossbeam_channel::bounded::<()>(0);
+    let controllers = s.session.controllers.clone();
+    let resetter = std::thread::spawn(move || match done_rx.recv_timeout(after) {
+        Err(crossbeam_channel::RecvTimeoutError::Timeout) => controllers.iter().map(|c| c.reset()).collect::<Vec<_>>(),
+        _ => Vec::new(),
+    });
+    let result = execute_with(cfg, Some(s), signal, live);
+    drop(done_tx);
+    let outcomes = resetter.join().unwrap_or_default();
+    result.map(|mut r| {
+        r.events.extend(outcomes.iter().map(|o| match &o.error {
+            None => format!(
+                "controller {} reset {:.2} s into the run (--spdk-reset-after): back after {:.1} ms",
+                o.trid,
+                after.as_secs_f64(),
+                o.duration_ns as f64 / 1e6
+            ),
+            Some(e) => format!("controller {} reset (--spdk-reset-after) failed: {e}", o.trid),
+        }));
+        if outcomes.is_empty() {
+            r.events.push(format!("no controller reset: the run ended before --spdk-reset-after {after:?}"));
+        }
+        r
+    })
+}
+
+fn execute_with(
+    cfg: &RunConfig,
+    spdk: Option<&SpdkRun>,
     signal: Arc<AtomicUsize>,
     live: &LiveLine,
 ) -> Result<RunResult, SetupError> {
@@ -280,7 +241,13 @@ fn execute_with<B: EngineBuilder + 'static>(
         })
         .collect();
     let plan = RunPlan { workers, interval: cfg.interval, signal, start_at: cfg.start_at };
-    Ok(coordinator::run(builder, plan, quanta::Clock::new(), |p| live.update(p))?)
+    let on = EngineTarget {
+        path: cfg.target.as_ref().map(|t| t.path.as_path()),
+        writes: cfg.workload.writes(),
+        buffer_seed: cfg.workload.seed,
+        spdk,
+    };
+    Ok(launch::run_engine(&cfg.engine, on, plan, |p| live.update(p))?)
 }
 
 /// SIGINT and SIGTERM stop the run and still write the report; a second one exits at once.

@@ -10,11 +10,7 @@
 use super::SuiteError;
 use crate::config::{EngineSpec, RunConfig};
 use crate::coordinator::{self, IntervalPoint, RunPlan, RunResult};
-use crate::engine::aio::AioBuilder;
-use crate::engine::null::NullBuilder;
-use crate::engine::psync::PsyncBuilder;
-use crate::engine::uring::UringBuilder;
-use crate::engine::uring_cmd::UringCmdBuilder;
+use crate::launch::{self, EngineTarget};
 use crate::report;
 use crate::stats::{DirStats, Stats};
 use crate::worker::WorkerPlan;
@@ -53,7 +49,7 @@ pub struct Bench {
     pub interval: Duration,
     pub seed: u64,
     /// The attached controllers, for `--engine spdk`.
-    pub spdk: Option<crate::run::SpdkRun>,
+    pub spdk: Option<crate::launch::SpdkRun>,
 }
 
 /// One worker of a measurement.
@@ -180,40 +176,13 @@ pub fn measure(
         })
         .collect();
     let plan = RunPlan { workers, interval: bench.interval, signal: bench.signal.clone(), start_at: None };
-    let clock = quanta::Clock::new();
-    let path = || bench.target_path.clone().expect("every engine but null has a target");
-    let writes = streams.iter().any(|s| s.cfg.workload.writes());
-    let buffer_seed = bench.seed;
-    let result = match &bench.engine {
-        EngineSpec::Null(o) => coordinator::run(Arc::new(NullBuilder { options: *o }), plan, clock, &mut observe),
-        EngineSpec::Uring(o) => {
-            let builder = UringBuilder { path: path(), writes, options: *o, buffer_seed };
-            coordinator::run(Arc::new(builder), plan, clock, &mut observe)
-        }
-        EngineSpec::UringCmd(o) => {
-            let builder = UringCmdBuilder { path: path(), writes, options: *o, buffer_seed };
-            coordinator::run(Arc::new(builder), plan, clock, &mut observe)
-        }
-        EngineSpec::Aio => {
-            coordinator::run(Arc::new(AioBuilder { path: path(), writes, buffer_seed }), plan, clock, &mut observe)
-        }
-        EngineSpec::Psync => {
-            coordinator::run(Arc::new(PsyncBuilder { path: path(), writes, buffer_seed }), plan, clock, &mut observe)
-        }
-        #[cfg(feature = "spdk")]
-        EngineSpec::Spdk => {
-            let s = bench.spdk.as_ref().expect("suite_command attached the spdk session");
-            let builder = crate::engine::spdk::SpdkBuilder {
-                namespaces: s.session.namespaces.clone(),
-                options: s.options,
-                buffer_seed,
-            };
-            coordinator::run(Arc::new(builder), plan, clock, &mut observe)
-        }
-        #[cfg(not(feature = "spdk"))]
-        EngineSpec::Spdk => unreachable!("EngineSpec::parse refuses spdk without the feature"),
-    }
-    .map_err(|e| match e {
+    let on = EngineTarget {
+        path: bench.target_path.as_deref(),
+        writes: streams.iter().any(|s| s.cfg.workload.writes()),
+        buffer_seed: bench.seed,
+        spdk: bench.spdk.as_ref(),
+    };
+    let result = launch::run_engine(&bench.engine, on, plan, &mut observe).map_err(|e| match e {
         coordinator::CoordinatorError::Interrupted => SuiteError::Interrupted,
         e => SuiteError::Run(e.to_string()),
     })?;

@@ -193,12 +193,12 @@ fn attach_spdk(
     args: &SuiteArgs,
     spdk: bool,
     cores: &[usize],
-) -> Result<(Option<Target>, Option<crate::run::SpdkRun>), SuiteError> {
+) -> Result<(Option<Target>, Option<crate::launch::SpdkRun>), SuiteError> {
     if !spdk {
         return Ok((None, None));
     }
     let (session, t) = crate::run::spdk_attach(&args.spdk, cores).map_err(|e| SuiteError::Usage(e.to_string()))?;
-    Ok((Some(t), Some(crate::run::SpdkRun::new(session, &args.spdk))))
+    Ok((Some(t), Some(crate::launch::SpdkRun::new(session, &args.spdk))))
 }
 
 /// Without the feature `--engine spdk` is refused when parsed.
@@ -207,7 +207,7 @@ fn attach_spdk(
     _: &SuiteArgs,
     _: bool,
     _: &[usize],
-) -> Result<(Option<Target>, Option<crate::run::SpdkRun>), SuiteError> {
+) -> Result<(Option<Target>, Option<crate::launch::SpdkRun>), SuiteError> {
     Ok((None, None))
 }
 
