@@ -3,9 +3,11 @@
 //! Each value is parsed into its unit here (so a typo is reported against the option that holds it);
 //! whether the values make sense together and for the target is decided in `config`.
 
+use crate::options::{OnError, OutputFormat, SmallBlocks};
 use crate::units::{self, SizeOrPercent};
 use crate::workload::RwMode;
 use crate::workload::dist::RandomDist;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
@@ -132,39 +134,6 @@ fn parse_hugemem(text: &str) -> Result<u64, String> {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OutputFormat {
-    Text,
-    Json,
-}
-
-/// `--on-error`: stop, continue, or retry each failed I/O up to N times.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OnError {
-    /// Stop the run at the first I/O error.
-    Stop,
-    /// Count errors and keep going.
-    Continue,
-    /// Retry a failed I/O up to N times; one that still fails is counted and the run goes on.
-    Retry(u32),
-}
-
-fn parse_on_error(text: &str) -> Result<OnError, String> {
-    match text {
-        "stop" => Ok(OnError::Stop),
-        "continue" => Ok(OnError::Continue),
-        _ => text
-            .strip_prefix("retry:")
-            .and_then(|n| n.parse::<u32>().ok())
-            .filter(|n| (1..=1000).contains(n))
-            .map(OnError::Retry)
-            .ok_or_else(|| {
-                format!("'{text}' is not an error policy; use stop, continue or retry:N (N from 1 to 1000)")
-            }),
-    }
-}
-
 #[derive(Clone, Debug, Args)]
 pub struct RunArgs {
     /// I/O engine: `uring` (default; options such as `uring:poll`, `uring:sqpoll_cpu=1`), `uring-cmd`
@@ -251,7 +220,7 @@ pub struct RunArgs {
     pub percentiles: Percentiles,
 
     /// Output on stdout.
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(long, default_value = "text", value_parser = PossibleValuesParser::new(OutputFormat::NAMES).map(|s| OutputFormat::parse(&s).expect("a listed name")))]
     pub output: OutputFormat,
 
     /// Also write the full JSON result (with histograms) to this file.
@@ -259,7 +228,7 @@ pub struct RunArgs {
     pub json: Option<PathBuf>,
 
     /// What an I/O error does: stop, continue, or retry:N (retry each failed I/O up to N times).
-    #[arg(long, default_value = "stop", value_name = "POLICY", value_parser = parse_on_error)]
+    #[arg(long, default_value = "stop", value_name = "POLICY", value_parser = OnError::parse)]
     pub on_error: OnError,
 
     /// Confirms writing to a device that holds a filesystem, swap, LVM, RAID or partition-table
@@ -505,8 +474,8 @@ pub struct SuiteArgs {
     pub max_rounds: u32,
 
     /// Block sizes below the device's logical block size: round them up, or reject the profile.
-    #[arg(long, value_enum, default_value = "round")]
-    pub small_bs: crate::suite::profile::SmallBlocks,
+    #[arg(long, default_value = "round", value_parser = PossibleValuesParser::new(SmallBlocks::NAMES).map(|s| SmallBlocks::parse(&s).expect("a listed name")))]
+    pub small_bs: SmallBlocks,
 
     /// Allow writes to a block device and purging (discard) of the target.
     #[arg(long)]
@@ -535,13 +504,9 @@ fn parse_fill(text: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("'{text}' is not a fill count; use a number of passes from 0 to 16, like 2"))
 }
 
+/// At least one round; the suite asks for a whole steady-state window (its methodology).
 fn parse_rounds(text: &str) -> Result<u32, String> {
-    whole_in(text, steady_window(), 1000, "a round count")
-}
-
-/// The smallest `--max-rounds`: one steady-state window.
-fn steady_window() -> u32 {
-    crate::suite::steady::WINDOW as u32
+    whole_in(text, 1, 1000, "a round count")
 }
 
 /// A core list as given (`0-3,8`), in the order given.

@@ -10,10 +10,11 @@
 //! With `--rebind`, the namespace's PCIe function goes to vfio-pci for the SPDK runs and back to
 //! its kernel driver for the others and at the end, whatever happens ([`crate::rebind`]).
 
-use crate::cli::{CompareArgs, OutputFormat, RunArgs};
+use crate::cli::{CompareArgs, RunArgs};
 use crate::config::{ConfigError, EngineSpec, RunConfig, format_core_list};
 use crate::coordinator::RunResult;
 use crate::launch::SpdkRun;
+use crate::options::OutputFormat;
 use crate::rebind::{PcieNamespace, Rebind};
 use crate::report::{self, format_count, format_latency, live::LiveLine, rates};
 use crate::run::{

@@ -4,15 +4,15 @@
 //! fail later for a reason the user could have been told up front. It reads the target (sysfs, mount
 //! tables) but writes nothing: creating a missing file happens only after resolution succeeds.
 
-use crate::cli::{OnError, OutputFormat, RunArgs};
+use crate::cli::RunArgs;
 use crate::engine::null::NullOptions;
 use crate::engine::ring::Toggle;
 use crate::engine::uring::UringOptions;
 use crate::engine::uring_cmd;
+use crate::options::{OnError, OutputFormat};
 use crate::target::{PollSupport, Target, TargetError, TargetKind};
 use crate::units::{self, SizeOrPercent, format_size};
 use crate::verify::GenTable;
-use crate::worker::ErrorPolicy;
 use crate::workload::bssplit::BsSplit;
 use crate::workload::{RwMode, WorkloadSpec};
 use serde::{Serialize, Serializer};
@@ -367,7 +367,7 @@ pub struct RunConfig {
     #[serde(serialize_with = "secs")]
     pub interval: Duration,
     pub percentiles: Vec<f64>,
-    pub on_error: ErrorPolicy,
+    pub on_error: OnError,
     #[serde(skip)]
     pub output: OutputFormat,
     #[serde(skip)]
@@ -561,11 +561,7 @@ impl RunConfig {
             rate_iops: args.rate_iops,
             interval: args.interval,
             percentiles: args.percentiles.0.clone(),
-            on_error: match args.on_error {
-                OnError::Stop => ErrorPolicy::Stop,
-                OnError::Continue => ErrorPolicy::Continue,
-                OnError::Retry(n) => ErrorPolicy::Retry(n),
-            },
+            on_error: args.on_error,
             output: args.output,
             json_path: args.json.clone(),
             allow_destroy: args.allow_destroy,

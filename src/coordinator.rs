@@ -448,7 +448,8 @@ mod tests {
     use crate::engine::null::{NullBuilder, NullOptions};
     use crate::io::Direction;
     use crate::io::IoError;
-    use crate::worker::{ErrorPolicy, StopReason};
+    use crate::options::OnError;
+    use crate::worker::StopReason;
     use crate::workload::bssplit::BsSplit;
     use crate::workload::dist::RandomDist;
     use crate::workload::{RwMode, WorkloadSpec};
@@ -482,7 +483,7 @@ mod tests {
                     io_limit: None,
                     rate_iops: None,
                     interval: Duration::from_millis(100),
-                    on_error: ErrorPolicy::Stop,
+                    on_error: OnError::Stop,
                     drain_timeout: Duration::from_secs(5),
                     verify: None,
                 })
@@ -558,7 +559,7 @@ mod tests {
         let (b, clock, _) = fake(Script { steps, default_latency_ns: 100, busy_calls: vec![] });
         let mut p = plan(1, 2, spec(RwMode::RandRead, 100));
         p.workers[0].io_limit = Some(300);
-        p.workers[0].on_error = ErrorPolicy::Continue;
+        p.workers[0].on_error = OnError::Continue;
         let r = run(b, p, clock, |_| {}).unwrap();
         assert_eq!(r.total.read().ios, 200);
         assert_eq!(r.total.errors.kinds(), vec![(IoError::Nvme { sct: 0, sc: 0x81 }, 100)]);

@@ -14,6 +14,7 @@ pub mod doctor;
 pub mod engine;
 pub mod io;
 pub mod launch;
+pub mod options;
 pub mod rebind;
 pub mod report;
 pub mod report_cmd;

@@ -3,10 +3,11 @@
 //! This is the glue between a resolved `RunConfig`, the engines and the reports; it owns the order of
 //! side effects (nothing is written before every check has passed) and the signal handlers.
 
-use crate::cli::{OutputFormat, RunArgs};
+use crate::cli::RunArgs;
 use crate::config::{ConfigError, RunConfig};
 use crate::coordinator::{self, RunPlan, RunResult};
 use crate::launch::{self, EngineTarget, SpdkRun};
+use crate::options::OutputFormat;
 use crate::report::{self, live::LiveLine};
 use crate::target::{self, RemoveOnDrop, TargetKind};
 use crate::worker::{VerifyPlan, WorkerPlan};

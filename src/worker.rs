@@ -9,6 +9,7 @@
 
 use crate::engine::{Engine, EngineBuilder, EngineError, EngineInfo, Queued};
 use crate::io::{Direction, IoError, IoOp};
+use crate::options::OnError;
 use crate::stats::Stats;
 use crate::verify::{GenTable, Verifier};
 use crate::workload::rate::Pacer;
@@ -18,18 +19,6 @@ use serde::Serialize;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::time::Duration;
-
-/// What to do when an I/O fails.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ErrorPolicy {
-    /// Stop the whole run at the first error (fio's default).
-    Stop,
-    /// Count the error and keep going.
-    Continue,
-    /// Retry a failed I/O up to this many times, then count it and keep going.
-    Retry(u32),
-}
 
 /// Everything one worker needs to know, decided before it starts.
 #[derive(Clone, Debug)]
@@ -47,7 +36,7 @@ pub struct WorkerPlan {
     /// This worker's share of `--rate-iops`.
     pub rate_iops: Option<f64>,
     pub interval: Duration,
-    pub on_error: ErrorPolicy,
+    pub on_error: OnError,
     /// How long to wait for I/Os still in flight after the stop.
     pub drain_timeout: Duration,
     /// Data verification (`--verify`): this worker's slice and its known state.
@@ -326,9 +315,9 @@ impl<'c, E: Engine> Loop<'c, E> {
         let interval_ns = plan.interval.as_nanos().max(1) as u64;
         let ramp_ns = plan.ramp.as_nanos() as u64;
         let drain_ns = plan.drain_timeout.as_nanos() as u64;
-        let stop_on_error = plan.on_error == ErrorPolicy::Stop;
+        let stop_on_error = plan.on_error == OnError::Stop;
         let max_retries = match plan.on_error {
-            ErrorPolicy::Retry(n) => n,
+            OnError::Retry(n) => n,
             _ => 0,
         };
 

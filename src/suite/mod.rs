@@ -80,6 +80,13 @@ pub fn suite_command(args: &SuiteArgs) -> anyhow::Result<u8> {
     }
     let name = args.name.as_deref().expect("clap requires NAME without --list");
 
+    if (args.max_rounds as usize) < steady::WINDOW {
+        return Err(usage(format!(
+            "--max-rounds {} is less than one steady-state window; use a whole number from {} to 1000",
+            args.max_rounds,
+            steady::WINDOW
+        )));
+    }
     let engine = EngineSpec::parse(&args.engine).map_err(|e| usage(e.to_string()))?;
     let spdk = engine == EngineSpec::Spdk;
     if let Some(flag) = args.spdk.first_given().filter(|_| !spdk) {

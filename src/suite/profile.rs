@@ -31,6 +31,7 @@
 //!   random_dist = "uniform"                  # as run's --random-dist
 //! ```
 
+use crate::options::SmallBlocks;
 use crate::units::{self, format_size};
 use crate::workload::RwMode;
 use crate::workload::bssplit::{BsEntry, BsSplit};
@@ -48,16 +49,6 @@ pub const BUILT_IN: [(&str, &str); 8] = [
     ("vdi.toml", include_str!("../../profiles/vdi.toml")),
     ("working-set-25.toml", include_str!("../../profiles/working-set-25.toml")),
 ];
-
-/// What to do with block sizes below (or not a multiple of) the device's logical block size.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SmallBlocks {
-    /// Round each up to the next multiple of the logical block size, merging the weights.
-    Round,
-    /// Refuse the profile.
-    Reject,
-}
 
 /// A thread count: absolute, or a share of the suite's `--jobs` (at least one).
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]

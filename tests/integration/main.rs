@@ -6,6 +6,7 @@ mod compare;
 mod devices;
 mod fuzz;
 mod kernel_engines;
+mod layers;
 mod null;
 mod report;
 #[cfg(feature = "spdk")]
