@@ -1,17 +1,19 @@
-//! Runs the workers of one job: start gate, interval reports, histogram merging, stop conditions and
-//! signals.
+//! Runs the workers of one job: start gate, thread placement, interval reports, histogram merging,
+//! stop conditions and signals.
 //!
 //! The coordinator spawns one thread per worker, waits until every worker has pinned itself and built
-//! its engine, then opens the gate for all at once. Each interval every worker sends its statistics on
-//! a bounded channel and the coordinator hands back an emptied set (double buffering), merges the
-//! reports into per-worker totals and into a per-interval series, and tells an observer (the live
-//! line) how the last interval went. It never formats or prints: that is the caller's business.
+//! its engine, moves every other thread of the process off the workers' cores, then opens the gate
+//! for all at once with a common epoch. Each interval every worker sends its statistics on a bounded
+//! channel and the coordinator hands back an emptied set (double buffering), merges the reports into
+//! per-worker totals and, by their place on the common timeline, into a per-interval series, and tells
+//! an observer (the live line) how the last interval went. It never formats or prints: that is the
+//! caller's business.
 
-use crate::cpu::{CpuTimes, CpuUsage};
+use crate::cpu::{self, CpuTimes, CpuUsage, Placement};
 use crate::engine::{EngineBuilder, EngineInfo};
-use crate::stats::{DirStats, Stats};
+use crate::stats::Stats;
 use crate::verify::{GenTable, Mismatch, Verifier};
-use crate::worker::{self, Links, Phase, Report, Shared, WorkerError, WorkerPlan, WorkerSummary};
+use crate::worker::{self, IntervalReport, Links, Phase, Report, Shared, WorkerError, WorkerPlan, WorkerSummary};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -30,6 +32,7 @@ const STUCK_GRACE: Duration = Duration::from_secs(10);
 pub struct DirPoint {
     pub ios: u64,
     pub bytes: u64,
+    /// The sum of each worker's I/Os divided by that worker's measured span.
     pub iops: f64,
     pub bw_bytes: f64,
     pub mean_ns: f64,
@@ -37,25 +40,19 @@ pub struct DirPoint {
     pub max_ns: u64,
 }
 
-impl DirPoint {
-    fn from(d: &DirStats, secs: f64) -> DirPoint {
-        DirPoint {
-            ios: d.ios,
-            bytes: d.bytes,
-            iops: d.ios as f64 / secs,
-            bw_bytes: d.bytes as f64 / secs,
-            mean_ns: d.mean_ns(),
-            p99_ns: d.percentile_ns(99.0),
-            max_ns: d.max_ns,
-        }
-    }
-}
-
 /// One interval of the run, summed over workers.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct IntervalPoint {
-    /// End of the interval, in seconds since the measurement started (negative during the ramp).
+    /// End of the interval, in seconds since the measurement started (negative during the ramp):
+    /// the boundary, or for a final partial interval the moment the run ended.
     pub t_s: f64,
+    /// The longest span a worker measured this interval over, in seconds.
+    pub span_s: f64,
+    /// The run ended inside this interval: it is shorter than the others (its rates divide by its
+    /// own span, so they stay comparable).
+    pub partial: bool,
+    /// Workers whose reports are in it.
+    pub workers: usize,
     #[serde(skip)]
     pub ramp: bool,
     pub read: DirPoint,
@@ -92,6 +89,8 @@ pub struct RunResult {
     /// The process's CPU time from the start gate to the last worker's end, and the I/Os completed
     /// in it (ramp included).
     pub cpu: CpuUsage,
+    /// Where the threads ran: `None` when workers were not pinned (tests).
+    pub placement: Option<Placement>,
     /// Faults injected from outside the workers during the run (a controller reset) and what became
     /// of them, one sentence each.
     pub events: Vec<String>,
@@ -106,7 +105,7 @@ pub struct VerifyResult {
     pub mismatches: Vec<Mismatch>,
     /// Reads of the verify pass that failed outright.
     pub read_errors: u64,
-    /// Time spent stamping and checking data, summed over workers.
+    /// Time spent stamping and checking data during the measurement, summed over workers.
     pub cost_ns: u64,
     /// What every unit should now hold, for `--verify-state`.
     pub table: GenTable,
@@ -115,6 +114,11 @@ pub struct VerifyResult {
 impl RunResult {
     pub fn error_count(&self) -> u64 {
         self.total.errors.total()
+    }
+
+    /// The workers' own CPU time over their measured windows, summed.
+    pub fn worker_cpu_ns(&self) -> u64 {
+        self.workers.iter().filter_map(|w| w.summary.as_ref()).map(|s| s.thread_cpu_ns).sum()
     }
 }
 
@@ -140,15 +144,22 @@ pub struct RunPlan {
     pub start_at: Option<SystemTime>,
 }
 
-struct Channels {
+/// The worker threads and the channels to them.
+struct Crew {
+    handles: Vec<Option<JoinHandle<()>>>,
     reports: Receiver<Report>,
     spares: Vec<Sender<Box<Stats>>>,
+    shared: Arc<Shared>,
 }
 
-/// Aggregates one interval across workers until every running worker has reported it.
-struct Pending {
-    stats: Box<Stats>,
-    reported: usize,
+impl Crew {
+    /// Stops the workers before the start and waits for them.
+    fn call_off(&mut self) {
+        self.shared.abort();
+        for h in self.handles.iter_mut().filter_map(Option::take) {
+            let _ = h.join();
+        }
+    }
 }
 
 /// Runs the job and returns its results. `observe` sees each completed interval (the live line).
@@ -156,215 +167,330 @@ pub fn run<B: EngineBuilder + 'static>(
     builder: Arc<B>,
     plan: RunPlan,
     clock: quanta::Clock,
-    mut observe: impl FnMut(&IntervalPoint),
+    observe: impl FnMut(&IntervalPoint),
 ) -> Result<RunResult, CoordinatorError> {
+    let mut crew = spawn(builder, &plan, &clock)?;
+    let (info, tids) = match await_ready(&mut crew, &plan) {
+        Ok(r) => r,
+        Err(e) => {
+            crew.call_off();
+            return Err(e);
+        }
+    };
+    let cores: Vec<usize> = plan.workers.iter().filter_map(|w| w.core).collect();
+    let placement = (cores.len() == plan.workers.len()).then(|| cpu::keep_others_off(&tids, &cores));
+    if let Some(at) = plan.start_at {
+        if wait_until(at, &plan.signal).is_err() {
+            crew.call_off();
+            return Err(CoordinatorError::Interrupted);
+        }
+    }
+    let cpu_start = CpuTimes::now();
+    crew.shared.open_gate(clock.raw());
+    let started_at = SystemTime::now();
+    let mut collector = Collector::new(&plan, observe);
+    collector.collect(&mut crew, &plan);
+    let cpu_used = CpuTimes::now().since(cpu_start);
+    Ok(collector.finish(&plan, info, started_at, cpu_used, placement))
+}
+
+/// Spawns one thread per worker.
+fn spawn<B: EngineBuilder + 'static>(
+    builder: Arc<B>,
+    plan: &RunPlan,
+    clock: &quanta::Clock,
+) -> Result<Crew, CoordinatorError> {
     let n = plan.workers.len();
     let shared = Arc::new(Shared::default());
-    let (report_tx, report_rx) = bounded(n * 4 + 4);
-    let mut handles: Vec<Option<JoinHandle<()>>> = Vec::with_capacity(n);
-    let mut spares = Vec::with_capacity(n);
+    let (report_tx, reports) = bounded(n * 4 + 4);
+    let mut crew = Crew { handles: Vec::with_capacity(n), reports, spares: Vec::with_capacity(n), shared };
     for wp in &plan.workers {
         let (spare_tx, spare_rx) = bounded(2);
-        spares.push(spare_tx);
+        crew.spares.push(spare_tx);
         let links = Links { reports: report_tx.clone(), spares: spare_rx };
         let worker = wp.index;
-        let (b, s, wp, c) = (builder.clone(), shared.clone(), wp.clone(), clock.clone());
+        let (b, s, wp, c) = (builder.clone(), crew.shared.clone(), wp.clone(), clock.clone());
         let spawned = std::thread::Builder::new()
             .name(format!("nvmebench-w{worker}"))
             .spawn(move || worker::run(&*b, &wp, &s, &links, &c));
         match spawned {
-            Ok(h) => handles.push(Some(h)),
+            Ok(h) => crew.handles.push(Some(h)),
             Err(source) => {
-                shared.abort();
-                join_all(&mut handles);
+                crew.call_off();
                 return Err(CoordinatorError::Spawn { worker, source });
             }
         }
     }
-    drop(report_tx);
-    let ch = Channels { reports: report_rx, spares };
+    Ok(crew)
+}
 
-    // Start gate: every worker pinned and its engine built, or none starts.
+/// The start gate's condition: every worker pinned and its engine built, or none starts. Returns
+/// the engine's description and the workers' thread ids.
+fn await_ready(crew: &mut Crew, plan: &RunPlan) -> Result<(EngineInfo, Vec<i32>), CoordinatorError> {
+    let n = plan.workers.len();
     let mut info = None;
-    let mut ready = 0;
-    while ready < n {
-        match ch.reports.recv_timeout(TICK) {
-            Ok(Report::Ready { info: i, .. }) => {
+    let mut tids = Vec::with_capacity(n);
+    while tids.len() < n {
+        match crew.reports.recv_timeout(TICK) {
+            Ok(Report::Ready { info: i, tid, .. }) => {
                 info.get_or_insert(i);
-                ready += 1;
+                tids.push(tid);
             }
-            Ok(Report::Failed { error, .. }) => {
-                shared.abort();
-                join_all(&mut handles);
-                return Err(CoordinatorError::Setup(error));
-            }
+            Ok(Report::Failed { error, .. }) => return Err(CoordinatorError::Setup(error)),
             Ok(_) => unreachable!("workers report intervals only after the gate opens"),
             Err(RecvTimeoutError::Timeout) => {
-                if let Some(error) = panicked(&mut handles) {
-                    shared.abort();
-                    join_all(&mut handles);
+                if let Some((_, error)) = panicked(&mut crew.handles, &vec![false; n]) {
                     return Err(CoordinatorError::Setup(error));
                 }
                 if plan.signal.load(Ordering::Relaxed) != 0 {
-                    shared.abort();
-                    join_all(&mut handles);
                     return Err(CoordinatorError::Interrupted);
                 }
             }
             Err(RecvTimeoutError::Disconnected) => break,
         }
     }
-    if let Some(at) = plan.start_at {
-        if wait_until(at, &plan.signal).is_err() {
-            shared.abort();
-            join_all(&mut handles);
-            return Err(CoordinatorError::Interrupted);
+    Ok((info.unwrap_or_default(), tids))
+}
+
+/// One interval, merged over the workers that reported it so far.
+#[derive(Default)]
+struct Pending {
+    stats: Box<Stats>,
+    workers: usize,
+    /// Per direction, the sum of each worker's I/Os and bytes divided by its own span.
+    iops: [f64; 2],
+    bw: [f64; 2],
+    span_ns: u64,
+    end_ns: u64,
+    /// A worker's last report with a span shorter than an interval is in it.
+    partial: bool,
+}
+
+/// The coordinator's side of a running job: what workers reported, merged as it comes.
+struct Collector<F> {
+    observe: F,
+    interval_ns: u64,
+    ramp_ns: u64,
+    totals: Vec<Stats>,
+    summaries: Vec<Option<WorkerSummary>>,
+    finished: Vec<bool>,
+    /// Per worker, the highest interval index reported in each phase.
+    reached: Vec<[Option<u64>; 2]>,
+    pending: BTreeMap<(u8, u64), Pending>,
+    intervals: Vec<IntervalPoint>,
+    ramp_ios: u64,
+    failure: Option<WorkerError>,
+    interrupted_by: Option<i32>,
+    verifiers: Vec<Verifier>,
+    planned_end: Option<Duration>,
+    /// Workers that did not stop in time were given up on: their threads are not joined.
+    gave_up: bool,
+}
+
+impl<F: FnMut(&IntervalPoint)> Collector<F> {
+    fn new(plan: &RunPlan, observe: F) -> Self {
+        let n = plan.workers.len();
+        Collector {
+            observe,
+            interval_ns: plan.interval.as_nanos().max(1) as u64,
+            ramp_ns: plan.workers.iter().map(|w| w.ramp).max().unwrap_or_default().as_nanos() as u64,
+            totals: (0..n).map(|_| Stats::default()).collect(),
+            summaries: vec![None; n],
+            finished: vec![false; n],
+            reached: vec![[None; 2]; n],
+            pending: BTreeMap::new(),
+            intervals: Vec::new(),
+            ramp_ios: 0,
+            failure: None,
+            interrupted_by: None,
+            verifiers: Vec::new(),
+            planned_end: plan
+                .workers
+                .iter()
+                .map(|w| w.ramp + w.runtime.unwrap_or(Duration::MAX / 4) + w.drain_timeout)
+                .max(),
+            gave_up: false,
         }
     }
-    let cpu_start = CpuTimes::now();
-    shared.open_gate();
-    let started = Instant::now();
-    let started_at = SystemTime::now();
-    let mut ramp_ios = 0u64;
-    let planned_end =
-        plan.workers.iter().map(|w| w.ramp + w.runtime.unwrap_or(Duration::MAX / 4) + w.drain_timeout).max();
 
-    let interval_s = plan.interval.as_secs_f64();
-    let mut totals: Vec<Stats> = (0..n).map(|_| Stats::default()).collect();
-    let mut summaries: Vec<Option<WorkerSummary>> = vec![None; n];
-    let mut seq = vec![[0u64; 2]; n];
-    let mut running = n;
-    let mut pending: BTreeMap<(u8, u64), Pending> = BTreeMap::new();
-    let mut intervals = Vec::new();
-    let mut failure = None;
-    let mut interrupted_by = None;
-    let mut finished = vec![false; n];
-    let mut verifiers = Vec::new();
-
-    let mut finalize =
-        |pending: &mut BTreeMap<(u8, u64), Pending>, running: usize, all: bool, intervals: &mut Vec<IntervalPoint>| {
-            let ready: Vec<(u8, u64)> =
-                pending.iter().filter(|(_, p)| all || p.reported >= running).map(|(k, _)| *k).collect();
-            for key in ready {
-                let p = pending.remove(&key).expect("key was just listed");
-                if all && p.reported < running {
-                    continue;
-                }
-                let ramp = key.0 == 0;
-                let point = IntervalPoint {
-                    // Rounded to the microsecond so that 0.3 prints as 0.3.
-                    t_s: if ramp { -1.0 } else { ((key.1 + 1) as f64 * interval_s * 1e6).round() / 1e6 },
-                    ramp,
-                    read: DirPoint::from(p.stats.read(), interval_s),
-                    write: DirPoint::from(p.stats.write(), interval_s),
-                    errors: p.stats.errors.total(),
-                };
-                observe(&point);
-                if !ramp {
-                    intervals.push(point);
-                }
-            }
-        };
-
-    while running > 0 {
-        match ch.reports.recv_timeout(TICK) {
-            Ok(Report::Interval { worker, phase, mut stats }) => {
-                let p = phase_key(phase);
-                let key = (p, seq[worker][p as usize]);
-                seq[worker][p as usize] += 1;
-                if phase == Phase::Measure {
-                    totals[worker] += &stats;
-                } else {
-                    ramp_ios += stats.ios() + stats.errors.total();
-                }
-                let entry = pending.entry(key).or_insert_with(|| Pending { stats: Box::default(), reported: 0 });
-                *entry.stats += &stats;
-                entry.reported += 1;
-                stats.reset();
-                let _ = ch.spares[worker].try_send(stats);
-                finalize(&mut pending, running, false, &mut intervals);
-            }
-            Ok(Report::Done { worker, stats, summary, verify }) => {
-                if let Some(v) = verify {
-                    verifiers.push(*v);
-                }
-                totals[worker] += &stats;
-                summaries[worker] = Some(summary);
-                finished[worker] = true;
-                running -= 1;
-                finalize(&mut pending, running, false, &mut intervals);
-            }
-            Ok(Report::Failed { worker, error, partial }) => {
-                if let Some((stats, summary)) = partial {
-                    totals[worker] += &stats;
-                    summaries[worker] = Some(summary);
-                }
-                shared.request_stop();
-                failure.get_or_insert(error);
-                finished[worker] = true;
-                running -= 1;
-            }
-            Ok(Report::Ready { .. }) => {}
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => break,
-        }
-        let sig = plan.signal.load(Ordering::Relaxed);
-        if sig != 0 && interrupted_by.is_none() {
-            interrupted_by = Some(sig as i32);
-            shared.request_stop();
-        }
-        if let Some(error) = panicked_unfinished(&mut handles, &finished) {
-            shared.request_stop();
-            failure.get_or_insert(error.1);
-            finished[error.0] = true;
-            running -= 1;
-        }
-        if planned_end.is_some_and(|e| started.elapsed() > e + STUCK_GRACE) {
-            shared.request_stop();
-            let stuck: Vec<usize> = (0..n).filter(|&w| !finished[w]).collect();
-            failure.get_or_insert(WorkerError::Panicked {
-                worker: stuck[0],
-                message: format!("did not stop within {STUCK_GRACE:?} of the planned end; the device may be hung"),
-            });
-            // Stuck threads are abandoned, not joined: the process ends with the report.
-            running = 0;
-        }
+    fn running(&self) -> usize {
+        self.finished.iter().filter(|f| !**f).count()
     }
-    finalize(&mut pending, running, true, &mut intervals);
-    for (i, h) in handles.iter_mut().enumerate() {
-        if finished[i] {
-            if let Some(h) = h.take() {
+
+    /// Receives reports until every worker has finished (or is given up on).
+    fn collect(&mut self, crew: &mut Crew, plan: &RunPlan) {
+        let started = Instant::now();
+        while self.running() > 0 {
+            match crew.reports.recv_timeout(TICK) {
+                Ok(Report::Interval(r)) => {
+                    let worker = r.worker;
+                    let stats = self.on_interval(r);
+                    let _ = crew.spares[worker].try_send(stats);
+                }
+                Ok(Report::Done { worker, summary, verify }) => {
+                    self.verifiers.extend(verify.map(|v| *v));
+                    self.summaries[worker] = Some(summary);
+                    self.finished[worker] = true;
+                }
+                Ok(Report::Failed { worker, error, partial }) => {
+                    if let Some((stats, summary)) = partial {
+                        self.totals[worker] += &stats;
+                        self.summaries[worker] = Some(summary);
+                    }
+                    crew.shared.request_stop();
+                    self.failure.get_or_insert(error);
+                    self.finished[worker] = true;
+                }
+                Ok(Report::Ready { .. }) | Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            self.watch(crew, plan, started);
+            self.finalize(false);
+        }
+        self.finalize(true);
+        if !self.gave_up {
+            for h in crew.handles.iter_mut().filter_map(Option::take) {
                 let _ = h.join();
             }
         }
     }
-    let cpu_used = CpuTimes::now().since(cpu_start);
 
-    let mut total = Stats::default();
-    for t in &totals {
-        total += t;
+    /// Merges one worker's interval; returns its statistics, emptied, for the worker to reuse.
+    fn on_interval(&mut self, r: IntervalReport) -> Box<Stats> {
+        let IntervalReport { worker, phase, index, from_ns, to_ns, last, mut stats } = r;
+        let p = phase as usize;
+        if phase == Phase::Measure {
+            self.totals[worker] += &stats;
+        } else {
+            self.ramp_ios += stats.ios() + stats.errors.total();
+        }
+        self.reached[worker][p] = Some(self.reached[worker][p].map_or(index, |r| r.max(index)));
+        let span = to_ns.saturating_sub(from_ns);
+        let e = self.pending.entry((p as u8, index)).or_default();
+        *e.stats += &stats;
+        e.workers += 1;
+        if span > 0 {
+            for (d, s) in stats.dir.iter().enumerate() {
+                e.iops[d] += s.ios as f64 * 1e9 / span as f64;
+                e.bw[d] += s.bytes as f64 * 1e9 / span as f64;
+            }
+        }
+        e.span_ns = e.span_ns.max(span);
+        e.end_ns = e.end_ns.max(to_ns);
+        e.partial |= last && span < self.interval_ns;
+        stats.reset();
+        stats
     }
-    let elapsed_ns = summaries.iter().flatten().map(|s| s.measured_ns).max().unwrap_or(0);
-    let workers = totals
-        .into_iter()
-        .zip(summaries)
-        .enumerate()
-        .map(|(i, (stats, summary))| WorkerResult { index: i, core: plan.workers[i].core, stats, summary })
-        .collect();
-    let cpu = CpuUsage::new(cpu_used, ramp_ios + total.ios() + total.errors.total());
-    Ok(RunResult {
-        engine: info.unwrap_or_default(),
-        workers,
-        total,
-        elapsed_ns,
-        intervals,
-        interrupted_by,
-        failure,
-        started_at,
-        verify: merge_verifiers(verifiers),
-        cpu,
-        events: Vec::new(),
-    })
+
+    /// Whether every running worker has moved past interval `index` of `phase`.
+    fn complete(&self, phase: u8, index: u64) -> bool {
+        (0..self.finished.len()).all(|w| {
+            self.finished[w]
+                || self.reached[w][phase as usize].is_some_and(|r| r >= index)
+                || (phase == Phase::Ramp as u8 && self.reached[w][Phase::Measure as usize].is_some())
+        })
+    }
+
+    /// Turns every interval that all running workers have passed into a point (with `all`, every
+    /// interval left).
+    fn finalize(&mut self, all: bool) {
+        let ready: Vec<(u8, u64)> = self.pending.keys().copied().filter(|&(p, i)| all || self.complete(p, i)).collect();
+        for key in ready {
+            let e = self.pending.remove(&key).expect("key was just listed");
+            let ramp = key.0 == Phase::Ramp as u8;
+            let end_s = if e.partial {
+                e.end_ns.saturating_sub(self.ramp_ns) as f64 / 1e9
+            } else {
+                (key.1 + 1) as f64 * self.interval_ns as f64 / 1e9
+            };
+            let dir = |d: usize| DirPoint {
+                ios: e.stats.dir[d].ios,
+                bytes: e.stats.dir[d].bytes,
+                iops: e.iops[d],
+                bw_bytes: e.bw[d],
+                mean_ns: e.stats.dir[d].mean_ns(),
+                p99_ns: e.stats.dir[d].percentile_ns(99.0),
+                max_ns: e.stats.dir[d].max_ns,
+            };
+            let point = IntervalPoint {
+                // Rounded to the microsecond so that 0.3 prints as 0.3.
+                t_s: if ramp { -1.0 } else { (end_s * 1e6).round() / 1e6 },
+                span_s: e.span_ns as f64 / 1e9,
+                partial: e.partial,
+                workers: e.workers,
+                ramp,
+                read: dir(0),
+                write: dir(1),
+                errors: e.stats.errors.total(),
+            };
+            (self.observe)(&point);
+            if !ramp {
+                self.intervals.push(point);
+            }
+        }
+    }
+
+    /// Looks at signals, dead workers and workers that do not stop.
+    fn watch(&mut self, crew: &mut Crew, plan: &RunPlan, started: Instant) {
+        let sig = plan.signal.load(Ordering::Relaxed);
+        if sig != 0 && self.interrupted_by.is_none() {
+            self.interrupted_by = Some(sig as i32);
+            crew.shared.request_stop();
+        }
+        if let Some((worker, error)) = panicked(&mut crew.handles, &self.finished) {
+            crew.shared.request_stop();
+            self.failure.get_or_insert(error);
+            self.finished[worker] = true;
+        }
+        if self.planned_end.is_some_and(|e| started.elapsed() > e + STUCK_GRACE) {
+            crew.shared.request_stop();
+            let stuck = (0..self.finished.len()).find(|&w| !self.finished[w]).unwrap_or(0);
+            self.failure.get_or_insert(WorkerError::Panicked {
+                worker: stuck,
+                message: format!("did not stop within {STUCK_GRACE:?} of the planned end; the device may be hung"),
+            });
+            // Stuck threads are abandoned, not joined: the process ends with the report.
+            self.finished.iter_mut().for_each(|f| *f = true);
+            self.gave_up = true;
+        }
+    }
+
+    fn finish(
+        self,
+        plan: &RunPlan,
+        engine: EngineInfo,
+        started_at: SystemTime,
+        cpu_used: CpuTimes,
+        placement: Option<Placement>,
+    ) -> RunResult {
+        let mut total = Stats::default();
+        for t in &self.totals {
+            total += t;
+        }
+        let elapsed_ns = self.summaries.iter().flatten().map(|s| s.measured_ns).max().unwrap_or(0);
+        let cpu = CpuUsage::new(cpu_used, self.ramp_ios + total.ios() + total.errors.total());
+        let workers = self
+            .totals
+            .into_iter()
+            .zip(self.summaries)
+            .enumerate()
+            .map(|(i, (stats, summary))| WorkerResult { index: i, core: plan.workers[i].core, stats, summary })
+            .collect();
+        RunResult {
+            engine,
+            workers,
+            total,
+            elapsed_ns,
+            intervals: self.intervals,
+            interrupted_by: self.interrupted_by,
+            failure: self.failure,
+            started_at,
+            verify: merge_verifiers(self.verifiers),
+            cpu,
+            placement,
+            events: Vec::new(),
+        }
+    }
 }
 
 fn merge_verifiers(vs: Vec<Verifier>) -> Option<VerifyResult> {
@@ -398,19 +524,6 @@ fn wait_until(at: SystemTime, signal: &AtomicUsize) -> Result<(), ()> {
     }
 }
 
-fn phase_key(p: Phase) -> u8 {
-    match p {
-        Phase::Ramp => 0,
-        Phase::Measure => 1,
-    }
-}
-
-fn join_all(handles: &mut [Option<JoinHandle<()>>]) {
-    for h in handles.iter_mut().filter_map(Option::take) {
-        let _ = h.join();
-    }
-}
-
 fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
     p.downcast_ref::<&str>()
         .map(|s| s.to_string())
@@ -418,14 +531,8 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
         .unwrap_or_else(|| "unknown panic".into())
 }
 
-/// A worker thread that ended by panicking (before the gate).
-fn panicked(handles: &mut [Option<JoinHandle<()>>]) -> Option<WorkerError> {
-    let all_unfinished = vec![false; handles.len()];
-    panicked_unfinished(handles, &all_unfinished).map(|(_, e)| e)
-}
-
 /// A worker thread that ended without its final report: it panicked.
-fn panicked_unfinished(handles: &mut [Option<JoinHandle<()>>], finished: &[bool]) -> Option<(usize, WorkerError)> {
+fn panicked(handles: &mut [Option<JoinHandle<()>>], finished: &[bool]) -> Option<(usize, WorkerError)> {
     for (worker, slot) in handles.iter_mut().enumerate() {
         if finished[worker] || !slot.as_ref().is_some_and(|h| h.is_finished()) {
             continue;
@@ -503,7 +610,7 @@ mod tests {
     #[test]
     fn scripted_latencies_land_exactly_in_the_histogram() {
         let steps = (0..1000).map(|i| Step { latency_ns: 1000 + (i % 10) * 100, result: Ok(()) }).collect();
-        let (b, clock, _) = fake(Script { steps, default_latency_ns: 5000, busy_calls: vec![] });
+        let (b, clock, _) = fake(Script { steps, default_latency_ns: 5000, busy_calls: vec![], ..Script::default() });
         let mut p = plan(1, 1, spec(RwMode::RandRead, 100));
         p.workers[0].io_limit = Some(1000);
         let r = run(b, p, clock, |_| {}).unwrap();
@@ -520,7 +627,8 @@ mod tests {
 
     #[test]
     fn busy_queue_is_retried_with_the_same_op() {
-        let (b, clock, seen) = fake(Script { steps: vec![], default_latency_ns: 10, busy_calls: vec![0, 3, 4] });
+        let (b, clock, seen) =
+            fake(Script { steps: vec![], default_latency_ns: 10, busy_calls: vec![0, 3, 4], ..Script::default() });
         let mut p = plan(1, 4, spec(RwMode::RandRead, 100));
         p.workers[0].io_limit = Some(100);
         let r = run(b, p, clock, |_| {}).unwrap();
@@ -536,7 +644,7 @@ mod tests {
     fn errors_stop_the_run_under_the_stop_policy() {
         let mut steps: Vec<Step> = (0..50).map(|_| Step { latency_ns: 100, result: Ok(()) }).collect();
         steps[20].result = Err(IoError::Errno { errno: libc::EIO });
-        let (b, clock, _) = fake(Script { steps, default_latency_ns: 100, busy_calls: vec![] });
+        let (b, clock, _) = fake(Script { steps, default_latency_ns: 100, busy_calls: vec![], ..Script::default() });
         let mut p = plan(1, 1, spec(RwMode::RandWrite, 0));
         p.workers[0].io_limit = Some(1000);
         let r = run(b, p, clock, |_| {}).unwrap();
@@ -556,7 +664,7 @@ mod tests {
                 result: if i % 3 == 0 { Err(IoError::Nvme { sct: 0, sc: 0x81 }) } else { Ok(()) },
             })
             .collect();
-        let (b, clock, _) = fake(Script { steps, default_latency_ns: 100, busy_calls: vec![] });
+        let (b, clock, _) = fake(Script { steps, default_latency_ns: 100, busy_calls: vec![], ..Script::default() });
         let mut p = plan(1, 2, spec(RwMode::RandRead, 100));
         p.workers[0].io_limit = Some(300);
         p.workers[0].on_error = OnError::Continue;
@@ -567,27 +675,31 @@ mod tests {
 
     #[test]
     fn runtime_and_intervals_follow_the_clock() {
-        let (b, clock, _) = fake(Script { steps: vec![], default_latency_ns: 1_000_000, busy_calls: vec![] });
+        let (b, clock, _) =
+            fake(Script { steps: vec![], default_latency_ns: 1_000_000, busy_calls: vec![], ..Script::default() });
         let mut p = plan(1, 4, spec(RwMode::RandRead, 100));
         p.workers[0].runtime = Some(Duration::from_secs(1));
         let mut seen = Vec::new();
         let r = run(b, p, clock, |pt| seen.push(*pt)).unwrap();
         // 4 slots each completing every 1 ms for 1 s: 4000 I/Os. An interval holds what was reaped
-        // before its end: the first misses the completions at 100 ms (reaped just after the report),
-        // the final report carries those at 1 s.
+        // before its end: the first misses the completions at 100 ms (reaped just after the cut),
+        // the last (cut by the stop, not by a boundary) also holds those at 1 s. Every measured I/O
+        // is in exactly one interval.
         assert_eq!(r.total.read().ios, 4000);
         assert_eq!(r.workers[0].summary.as_ref().unwrap().stop_reason, StopReason::Time);
         let times: Vec<f64> = r.intervals.iter().map(|i| i.t_s).collect();
         assert_eq!(times, vec![0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]);
         let ios: Vec<u64> = r.intervals.iter().map(|i| i.read.ios).collect();
-        assert_eq!(ios, vec![396, 400, 400, 400, 400, 400, 400, 400, 400, 400]);
+        assert_eq!(ios, vec![396, 400, 400, 400, 400, 400, 400, 400, 400, 404]);
+        assert!(r.intervals.iter().all(|i| !i.partial && i.span_s == 0.1 && i.workers == 1));
         assert!(r.intervals.iter().all(|i| i.read.p99_ns == 1_000_000 && i.read.iops == i.read.ios as f64 * 10.0));
         assert_eq!(seen.len(), 10);
     }
 
     #[test]
     fn ramp_is_not_counted() {
-        let (b, clock, _) = fake(Script { steps: vec![], default_latency_ns: 1_000_000, busy_calls: vec![] });
+        let (b, clock, _) =
+            fake(Script { steps: vec![], default_latency_ns: 1_000_000, busy_calls: vec![], ..Script::default() });
         let mut p = plan(1, 1, spec(RwMode::RandRead, 100));
         p.workers[0].ramp = Duration::from_millis(500);
         p.workers[0].runtime = Some(Duration::from_millis(200));
@@ -601,7 +713,8 @@ mod tests {
     fn paced_runs_measure_from_the_intended_time() {
         // 1000 IOPS on a device that takes 3 ms: with one slot, I/Os fall ever further behind their
         // schedule, and latency must grow with it instead of staying at 3 ms.
-        let (b, clock, _) = fake(Script { steps: vec![], default_latency_ns: 3_000_000, busy_calls: vec![] });
+        let (b, clock, _) =
+            fake(Script { steps: vec![], default_latency_ns: 3_000_000, busy_calls: vec![], ..Script::default() });
         let mut p = plan(1, 1, spec(RwMode::RandRead, 100));
         p.workers[0].rate_iops = Some(1000.0);
         p.workers[0].io_limit = Some(100);
@@ -689,5 +802,106 @@ mod tests {
         let p = plan(3, 4, spec(RwMode::RandRead, 100));
         let e = run(Arc::new(FailingBuilder), p, quanta::Clock::new(), |_| {}).unwrap_err();
         assert!(e.to_string().starts_with("worker 1: null: test set-up failed"), "{e}");
+    }
+
+    #[test]
+    fn each_io_is_stamped_on_its_own_at_issue() {
+        // Four I/Os queued in one pass, 100 ns apart (the engine takes 100 ns per queue call), all
+        // submitted together and completing together 1 µs after the submit: each latency counts from
+        // its own hand-over, so the four differ by 100 ns.
+        let script = Script { default_latency_ns: 1_000, queue_cost_ns: 100, ..Script::default() };
+        let (b, clock, _) = fake(script);
+        let mut p = plan(1, 4, spec(RwMode::RandRead, 100));
+        p.workers[0].io_limit = Some(4);
+        let r = run(b, p, clock, |_| {}).unwrap();
+        let d = r.total.read();
+        assert_eq!(d.ios, 4);
+        // Stamps at 0, 100, 200, 300 (read before each queue call); submitted at 400; done at 1400.
+        assert_eq!((d.min_ns, d.max_ns), (1_100, 1_400));
+        assert_eq!(d.sum_ns, 1_400 + 1_300 + 1_200 + 1_100);
+    }
+
+    #[test]
+    fn each_io_is_stamped_on_its_own_at_completion() {
+        // Four I/Os issued at the same moment complete together, and one poll reaps them all;
+        // handling each completion takes 50 ns, and each is stamped when it is handled.
+        let script = Script { default_latency_ns: 1_000, reap_cost_ns: 50, ..Script::default() };
+        let (b, clock, _) = fake(script);
+        let mut p = plan(1, 4, spec(RwMode::RandRead, 100));
+        p.workers[0].io_limit = Some(4);
+        let r = run(b, p, clock, |_| {}).unwrap();
+        let d = r.total.read();
+        assert_eq!(d.ios, 4);
+        assert_eq!((d.min_ns, d.max_ns), (1_050, 1_200));
+        assert_eq!(d.sum_ns, 1_050 + 1_100 + 1_150 + 1_200);
+    }
+
+    #[test]
+    fn a_final_partial_interval_is_marked_and_divides_by_its_own_span() {
+        let script = Script { default_latency_ns: 1_000_000, ..Script::default() };
+        let (b, clock, _) = fake(script);
+        let mut p = plan(1, 4, spec(RwMode::RandRead, 100));
+        p.workers[0].runtime = Some(Duration::from_millis(1050));
+        let r = run(b, p, clock, |_| {}).unwrap();
+        let last = r.intervals.last().unwrap();
+        assert_eq!(r.intervals.len(), 11);
+        assert!(r.intervals[..10].iter().all(|i| !i.partial));
+        assert!(last.partial);
+        assert_eq!((last.t_s, last.span_s), (1.05, 0.05));
+        // 4 I/Os per ms over 50 ms, plus the 4 completing at 1.05 s: the rate is over 50 ms, not 100.
+        assert_eq!(last.read.ios, 204);
+        assert_eq!(last.read.iops, 204.0 / 0.05);
+        let sum: u64 = r.intervals.iter().map(|i| i.read.ios).sum();
+        assert_eq!(sum, r.total.read().ios);
+    }
+
+    /// One worker's interval report, `ios` reads completed in `(from_ms, to_ms]`.
+    fn report(worker: usize, index: u64, from_ms: u64, to_ms: u64, ios: u64, last: bool) -> IntervalReport {
+        let mut stats = Box::<Stats>::default();
+        stats.dir[0].record(1_000, ios, ios * 4096);
+        IntervalReport {
+            worker,
+            phase: Phase::Measure,
+            index,
+            from_ns: from_ms * 1_000_000,
+            to_ns: to_ms * 1_000_000,
+            last,
+            stats,
+        }
+    }
+
+    #[test]
+    fn intervals_are_aligned_by_time_with_a_slow_worker() {
+        // Worker 0 cuts at every 100 ms boundary. Worker 1 is slow: its loop passes take 250 ms, so it
+        // first sees a boundary at 250 ms (having crossed 100 and 200) and reports once, as interval 1;
+        // its next pass, at 500 ms, closes interval 4.
+        let mut points = Vec::new();
+        let p = plan(2, 1, spec(RwMode::RandRead, 100));
+        let mut c = Collector::new(&p, |pt: &IntervalPoint| points.push(*pt));
+        c.on_interval(report(0, 0, 0, 100, 1000, false));
+        c.on_interval(report(0, 1, 100, 200, 1000, false));
+        c.finalize(false);
+        assert!(c.intervals.is_empty(), "nothing is final until the slow worker has passed it");
+        c.on_interval(report(1, 1, 0, 250, 500, false));
+        c.finalize(false);
+        assert_eq!(c.intervals.len(), 2);
+        // Interval 0 has worker 0 alone; interval 1 adds the slow worker at its own rate (500 over
+        // 250 ms), not over a nominal 100 ms.
+        assert_eq!((c.intervals[0].t_s, c.intervals[0].workers, c.intervals[0].read.iops), (0.1, 1, 10_000.0));
+        assert_eq!((c.intervals[1].t_s, c.intervals[1].workers, c.intervals[1].read.iops), (0.2, 2, 12_000.0));
+        c.on_interval(report(0, 2, 200, 300, 1000, false));
+        c.on_interval(report(0, 3, 300, 400, 1000, false));
+        c.on_interval(report(0, 4, 400, 500, 1000, false));
+        c.on_interval(report(1, 4, 250, 500, 500, false));
+        c.on_interval(report(0, 5, 500, 550, 500, true));
+        c.on_interval(report(1, 5, 500, 550, 0, true));
+        c.finalize(true);
+        let t: Vec<f64> = c.intervals.iter().map(|i| i.t_s).collect();
+        assert_eq!(t, vec![0.1, 0.2, 0.3, 0.4, 0.5, 0.55]);
+        assert_eq!(c.intervals[4].read.iops, 10_000.0 + 2_000.0);
+        assert!(c.intervals[5].partial && !c.intervals[4].partial);
+        assert_eq!(c.intervals[5].read.iops, 10_000.0);
+        drop(c);
+        assert_eq!(points.len(), 6);
     }
 }

@@ -1,5 +1,6 @@
-//! CPU time of the whole process (every thread, kernel threads of its io_uring rings included), for
-//! "CPU per I/O" figures: `getrusage(RUSAGE_SELF)` user and system time.
+//! CPU time, for "CPU per I/O" figures: of the whole process (every thread, kernel threads of its
+//! io_uring rings included: `getrusage(RUSAGE_SELF)`), and of one thread
+//! (`CLOCK_THREAD_CPUTIME_ID`), which workers read when their measurement starts and ends.
 
 use serde::Serialize;
 use std::time::Duration;
@@ -27,6 +28,15 @@ impl CpuTimes {
     }
 }
 
+/// The calling thread's CPU time so far, in nanoseconds (user and system); zero if the kernel
+/// refuses (it does not for the calling thread).
+pub fn thread_cpu_ns() -> u64 {
+    use nix::time::{ClockId, clock_gettime};
+    clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID)
+        .map(|t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
+        .unwrap_or(0)
+}
+
 /// CPU used by a run, and the I/Os it completed in that time.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct CpuUsage {
@@ -45,6 +55,85 @@ impl CpuUsage {
     pub fn ns_per_io(&self) -> Option<f64> {
         (self.ios > 0).then(|| (self.user_ns + self.sys_ns) as f64 / self.ios as f64)
     }
+}
+
+/// The cores this process may run on, as they were the first time anyone asked (before SPDK's
+/// environment pinned the main thread to its main core). Sorted; empty only if the kernel refuses
+/// to say.
+pub fn allowed_cores() -> &'static [usize] {
+    static ALLOWED: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
+    ALLOWED.get_or_init(|| {
+        let mut cores: Vec<usize> =
+            core_affinity::get_core_ids().unwrap_or_default().into_iter().map(|c| c.id).collect();
+        cores.sort_unstable();
+        cores
+    })
+}
+
+/// Where the threads of a run ended up: the workers on their cores, every other thread of the
+/// process (the coordinator, SPDK's admin poller, DPDK's threads, progress) on the cores left.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Placement {
+    /// The cores the other threads were given: the allowed cores minus the workers', or all of
+    /// them when the workers take every core.
+    pub housekeeping_cores: Vec<usize>,
+    /// False when no core was free of workers, so other threads share the workers' cores.
+    pub workers_alone: bool,
+    /// Every thread of the process after the move, as `/proc/self/task` shows it.
+    pub threads: Vec<ThreadPlacement>,
+}
+
+/// One thread and the cores it may run on.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ThreadPlacement {
+    pub tid: i32,
+    pub name: String,
+    /// `Cpus_allowed_list`, as the kernel writes it (`0-3,8`).
+    pub cpus: String,
+    pub worker: bool,
+}
+
+/// Moves every thread of the process that is not in `worker_tids` off `worker_cores` (SPDK perf's
+/// `spdk_unaffinitize_thread`, made stricter: not just unpinned, kept away from the workers), and
+/// reports where every thread now may run. Threads started later inherit the mask of the thread
+/// that starts them, which is the coordinator's, so they stay off too.
+pub fn keep_others_off(worker_tids: &[i32], worker_cores: &[usize]) -> Placement {
+    use nix::sched::{CpuSet, sched_setaffinity};
+    use nix::unistd::Pid;
+    let allowed = allowed_cores();
+    let free: Vec<usize> = allowed.iter().copied().filter(|c| !worker_cores.contains(c)).collect();
+    let workers_alone = !free.is_empty();
+    let housekeeping = if workers_alone { free } else { allowed.to_vec() };
+    let mut set = CpuSet::new();
+    for &c in &housekeeping {
+        // A core number beyond CpuSet's capacity cannot be pinned to; it is skipped.
+        let _ = set.set(c);
+    }
+    let tids = task_ids();
+    for &tid in tids.iter().filter(|t| !worker_tids.contains(t)) {
+        // A thread that ended meanwhile cannot be moved, and needs not be.
+        let _ = sched_setaffinity(Pid::from_raw(tid), &set);
+    }
+    let threads = tids
+        .into_iter()
+        .filter_map(|tid| {
+            let dir = format!("/proc/self/task/{tid}");
+            let name = std::fs::read_to_string(format!("{dir}/comm")).ok()?.trim().to_string();
+            let status = std::fs::read_to_string(format!("{dir}/status")).ok()?;
+            let cpus = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?.trim().to_string();
+            Some(ThreadPlacement { tid, name, cpus, worker: worker_tids.contains(&tid) })
+        })
+        .collect();
+    Placement { housekeeping_cores: housekeeping, workers_alone, threads }
+}
+
+/// The kernel ids of this process's threads.
+fn task_ids() -> Vec<i32> {
+    let mut ids: Vec<i32> = std::fs::read_dir("/proc/self/task")
+        .map(|d| d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect())
+        .unwrap_or_default();
+    ids.sort_unstable();
+    ids
 }
 
 #[cfg(test)]
@@ -72,5 +161,50 @@ mod tests {
         let u = CpuUsage::new(used, 10);
         assert!(u.ns_per_io().unwrap() >= 2e6);
         assert_eq!(CpuUsage::default().ns_per_io(), None);
+    }
+
+    #[test]
+    fn thread_cpu_time_counts_this_thread_only() {
+        let t0 = thread_cpu_ns();
+        let mut x = 1u64;
+        while thread_cpu_ns() - t0 < 5_000_000 {
+            x = std::hint::black_box(x.wrapping_mul(3).wrapping_add(1));
+        }
+        // Another thread sleeping for 50 ms is charged (almost) nothing.
+        let idle = std::thread::spawn(|| {
+            let t = thread_cpu_ns();
+            std::thread::sleep(Duration::from_millis(50));
+            thread_cpu_ns() - t
+        });
+        assert!(idle.join().unwrap() < 5_000_000);
+    }
+
+    #[test]
+    fn other_threads_leave_the_worker_cores_when_a_core_is_free() {
+        let allowed = allowed_cores().to_vec();
+        if allowed.len() < 2 {
+            eprintln!("skipped: one core only, no core to keep free of workers");
+            return;
+        }
+        // A "worker" on the first core and a helper thread that must move off it.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+        let helper = std::thread::spawn(move || {
+            tx.send(nix::unistd::gettid().as_raw()).unwrap();
+            let _ = stop_rx.recv();
+        });
+        let helper_tid = rx.recv().unwrap();
+        let me = nix::unistd::gettid().as_raw();
+        let p = keep_others_off(&[me], &allowed[..1]);
+        assert!(p.workers_alone);
+        assert_eq!(p.housekeeping_cores, allowed[1..].to_vec());
+        let helper_cpus = &p.threads.iter().find(|t| t.tid == helper_tid).expect("the helper is listed").cpus;
+        let listed = crate::units::parse_core_list(helper_cpus).unwrap();
+        assert!(!listed.contains(&allowed[0]), "helper still allowed on the worker core: {helper_cpus}");
+        assert!(p.threads.iter().any(|t| t.tid == me && t.worker));
+        stop_tx.send(()).unwrap();
+        helper.join().unwrap();
+        // Other tests run in this process: give every thread all cores back.
+        let _ = keep_others_off(&[], &[]);
     }
 }

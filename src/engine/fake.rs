@@ -25,6 +25,12 @@ pub struct Script {
     pub default_latency_ns: u64,
     /// `queue` calls (0-based, counted per engine) that answer Busy.
     pub busy_calls: Vec<u64>,
+    /// Time each `queue` call takes (the clock moves on by this much), so that I/Os queued in one
+    /// pass are handed over at different times.
+    pub queue_cost_ns: u64,
+    /// Time the handling of each completion takes before the worker sees it, so that completions
+    /// reaped by one poll are handled at different times.
+    pub reap_cost_ns: u64,
 }
 
 /// Every op queued, per worker, for tests to inspect.
@@ -69,6 +75,7 @@ pub struct FakeEngine {
 
 impl Engine for FakeEngine {
     fn queue(&mut self, slot: u32, op: &IoOp) -> Result<Queued, EngineError> {
+        self.mock.increment(self.script.queue_cost_ns);
         let call = self.calls;
         self.calls += 1;
         if self.script.busy_calls.contains(&call) {
@@ -104,7 +111,8 @@ impl Engine for FakeEngine {
         let mut i = 0;
         while i < self.in_flight.len() && n < max {
             if self.in_flight[i].1 <= now {
-                let (slot, _, result) = self.in_flight.swap_remove(i);
+                let (slot, _, result) = self.in_flight.remove(i);
+                self.mock.increment(self.script.reap_cost_ns);
                 done(slot, result);
                 n += 1;
             } else {

@@ -1,0 +1,486 @@
+//! The worker's loop, as a handful of named steps: watch for the stop, cut an interval at a
+//! boundary, refill free slots, reap completions, re-queue retries, check reads, kick the engine.
+//!
+//! Everything here runs per I/O or per pass, so nothing here allocates, locks or formats; the
+//! channel is touched only at interval boundaries. Time is nanoseconds since the run's epoch (the
+//! moment the coordinator opened the gate), read from the shared clock (the TSC where invariant):
+//! once per pass for decisions (stop, boundaries, pacing), and once per I/O for its stamps — its
+//! issue time just before it is handed to the engine (`Engine::queue`), its completion time in its
+//! own completion callback. No I/O's latency comes from another I/O's stamp.
+
+use super::{FailedIo, IntervalReport, Links, Phase, Report, Shared, StopReason, WorkerPlan, WorkerSummary};
+use crate::cpu::thread_cpu_ns;
+use crate::engine::{Engine, EngineError, EngineInfo, Queued};
+use crate::io::{Direction, IoOp};
+use crate::options::OnError;
+use crate::stats::Stats;
+use crate::verify::{GenTable, Verifier};
+use crate::workload::Generator;
+use crate::workload::rate::Pacer;
+
+/// The plan's limits, in nanoseconds of the run's timeline.
+struct Limits {
+    interval_ns: u64,
+    ramp_ns: u64,
+    runtime_ns: Option<u64>,
+    drain_ns: u64,
+    /// This worker's share of `--ios`.
+    io_limit: Option<u64>,
+    stop_on_error: bool,
+    max_retries: u32,
+    qd: u32,
+    verify_pass: bool,
+}
+
+/// The loop's state, built before the start gate.
+pub(super) struct Loop<'c, E: Engine> {
+    engine: E,
+    generator: Generator,
+    clock: &'c quanta::Clock,
+    /// Raw clock reading of time zero (the gate's opening).
+    epoch: u64,
+    limits: Limits,
+    /// Issue time (ns) and operation of each slot.
+    slots: Vec<(u64, IoOp)>,
+    free: Vec<u32>,
+    stats: Box<Stats>,
+    spare: Option<Box<Stats>>,
+    pacer: Option<Pacer>,
+    verifier: Option<Verifier>,
+    /// Retries so far of each slot's I/O, and slots whose failed I/O waits to be queued again.
+    tries: Vec<u32>,
+    retry: Vec<u32>,
+    /// An operation the engine or the verifier could not take yet; it goes out first next time.
+    pending: Option<IoOp>,
+    measuring: bool,
+    measure_start: u64,
+    deadline: Option<u64>,
+    /// The next interval boundary, and where the current interval began.
+    next_cut: u64,
+    cut_from: u64,
+    issued_measured: u64,
+    in_flight: u32,
+    to_submit: bool,
+    stop: Option<(StopReason, u64)>,
+    first_error: Option<FailedIo>,
+    last_completion: u64,
+    /// The thread's CPU time when measuring began.
+    cpu_at_start: u64,
+    /// The index of the last measured interval sent.
+    last_index: Option<u64>,
+}
+
+impl<'c, E: Engine> Loop<'c, E> {
+    pub(super) fn new(engine: E, plan: &WorkerPlan, clock: &'c quanta::Clock) -> Self {
+        let qd = plan.queue_depth as usize;
+        let idle = IoOp { dir: Direction::Read, offset: 0, len: 0 };
+        // Verified workers own disjoint slices, so no unit is written by two workers at once.
+        let generator = Generator::with_slices(&plan.spec, plan.index, plan.workers, plan.verify.is_some());
+        let verifier = plan.verify.as_ref().map(|v| {
+            let (start, end) = generator.range();
+            let mut table = GenTable::new(start, end - start, v.unit);
+            if let Some(known) = &v.known {
+                table.absorb(known);
+            }
+            Verifier::new(table, v.seed, qd)
+        });
+        let limits = Limits {
+            interval_ns: plan.interval.as_nanos().max(1) as u64,
+            ramp_ns: plan.ramp.as_nanos() as u64,
+            runtime_ns: plan.runtime.map(|r| r.as_nanos() as u64),
+            drain_ns: plan.drain_timeout.as_nanos() as u64,
+            io_limit: plan.io_limit,
+            stop_on_error: plan.on_error == OnError::Stop,
+            max_retries: match plan.on_error {
+                OnError::Retry(n) => n,
+                _ => 0,
+            },
+            qd: plan.queue_depth,
+            verify_pass: plan.verify.as_ref().is_some_and(|v| v.pass),
+        };
+        Loop {
+            engine,
+            generator,
+            verifier,
+            clock,
+            epoch: 0,
+            limits,
+            slots: vec![(0, idle); qd],
+            free: (0..plan.queue_depth).rev().collect(),
+            stats: Box::default(),
+            spare: Some(Box::default()),
+            pacer: plan.rate_iops.map(|r| Pacer::new(r, 0)),
+            tries: vec![0; qd],
+            retry: Vec::with_capacity(qd),
+            pending: None,
+            measuring: false,
+            measure_start: 0,
+            deadline: None,
+            next_cut: 0,
+            cut_from: 0,
+            issued_measured: 0,
+            in_flight: 0,
+            to_submit: false,
+            stop: None,
+            first_error: None,
+            last_completion: 0,
+            cpu_at_start: 0,
+            last_index: None,
+        }
+    }
+
+    pub(super) fn engine_info(&self) -> EngineInfo {
+        self.engine.info()
+    }
+
+    pub(super) fn take_verifier(&mut self) -> Option<Verifier> {
+        self.verifier.take()
+    }
+
+    #[inline]
+    fn now_ns(&self) -> u64 {
+        self.clock.delta_as_nanos(self.epoch, self.clock.raw())
+    }
+
+    /// Runs from the gate to the end: the closed (or paced) loop, the drain, the final interval and,
+    /// with `--verify`, the re-read of everything written.
+    pub(super) fn run(
+        &mut self,
+        plan: &WorkerPlan,
+        shared: &Shared,
+        links: &Links,
+        epoch: u64,
+    ) -> Result<WorkerSummary, EngineError> {
+        self.epoch = epoch;
+        if self.limits.ramp_ns == 0 {
+            self.begin_measuring(0);
+        } else {
+            self.next_cut = self.limits.interval_ns.min(self.limits.ramp_ns);
+        }
+        loop {
+            let now = self.now_ns();
+            if self.stop.is_none() {
+                self.watch_stop(now, shared);
+            }
+            match self.stop {
+                None => {
+                    if now >= self.next_cut {
+                        self.cut_interval(now, links, plan.index);
+                    }
+                    self.refill(now)?;
+                }
+                Some(_) if self.in_flight == 0 => break,
+                Some((_, at)) => {
+                    if now.saturating_sub(at) > self.limits.drain_ns {
+                        // The device did not answer in time; the caller leaks the engine (see `run`).
+                        return Ok(self.finish(links, plan.index, u64::from(self.in_flight)));
+                    }
+                }
+            }
+            let (reaped, error_seen) = self.reap()?;
+            self.requeue_retries()?;
+            self.check_reads();
+            if error_seen && self.limits.stop_on_error {
+                shared.request_stop();
+            }
+            self.kick(reaped)?;
+        }
+        let summary = self.finish(links, plan.index, 0);
+        if self.limits.verify_pass {
+            self.verify_pass()?;
+        }
+        Ok(summary)
+    }
+
+    /// Decides whether to stop issuing: asked to (a signal, an error elsewhere), out of time, or out
+    /// of I/Os.
+    #[inline]
+    fn watch_stop(&mut self, now: u64, shared: &Shared) {
+        let reason = if shared.stop_requested() {
+            if self.first_error.is_some() && self.limits.stop_on_error {
+                StopReason::Error
+            } else {
+                StopReason::Requested
+            }
+        } else if self.deadline.is_some_and(|d| now >= d) {
+            StopReason::Time
+        } else if self.measuring && self.limits.io_limit.is_some_and(|l| self.issued_measured >= l) {
+            StopReason::IoLimit
+        } else {
+            return;
+        };
+        self.stop = Some((reason, now));
+    }
+
+    /// At a boundary: hands the interval to the coordinator and sets the next boundary. Boundaries
+    /// are on the common timeline (`interval` apart during the ramp, then `ramp + k * interval`), so
+    /// every worker's interval k covers the same span of real time.
+    #[inline(never)]
+    fn cut_interval(&mut self, now: u64, links: &Links, worker: usize) {
+        let (interval, ramp) = (self.limits.interval_ns, self.limits.ramp_ns);
+        if self.measuring {
+            let crossed = (now - ramp) / interval;
+            self.last_index = Some(crossed - 1);
+            self.send(links, worker, Phase::Measure, crossed - 1, now, false);
+            self.next_cut = ramp + (crossed + 1) * interval;
+        } else if now >= ramp {
+            self.send(links, worker, Phase::Ramp, ramp.div_ceil(interval), now, false);
+            self.begin_measuring(now);
+        } else {
+            self.send(links, worker, Phase::Ramp, now / interval, now, false);
+            self.next_cut = ((now / interval + 1) * interval).min(ramp);
+        }
+    }
+
+    fn begin_measuring(&mut self, now: u64) {
+        self.measuring = true;
+        self.measure_start = now;
+        self.cut_from = now;
+        self.issued_measured = 0;
+        self.deadline = self.limits.runtime_ns.map(|r| now + r);
+        self.next_cut = self.limits.ramp_ns + self.limits.interval_ns;
+        if let Some(p) = &mut self.pacer {
+            p.restart(now);
+        }
+        self.cpu_at_start = thread_cpu_ns();
+    }
+
+    /// Hands the statistics of `(cut_from, now]` to the coordinator and carries on with an emptied
+    /// set.
+    ///
+    /// The coordinator hands each set back as soon as it has merged it, so an emptied one is
+    /// normally waiting; blocking for it happens only when the coordinator is a whole interval
+    /// behind, and is preferred to a series whose intervals silently change length.
+    fn send(&mut self, links: &Links, worker: usize, phase: Phase, index: u64, now: u64, last: bool) {
+        let spare = match self.spare.take() {
+            Some(s) => Some(s),
+            None => links.spares.recv().ok(),
+        };
+        match spare {
+            Some(spare) => {
+                let stats = std::mem::replace(&mut self.stats, spare);
+                let report = IntervalReport { worker, phase, index, from_ns: self.cut_from, to_ns: now, last, stats };
+                let _ = links.reports.send(Report::Interval(report));
+            }
+            // The coordinator is gone; nobody will read these numbers.
+            None => self.stats.reset(),
+        }
+        self.cut_from = now;
+    }
+
+    /// Fills every free slot: one generator call, one clock read and one queue call per I/O.
+    #[inline]
+    fn refill(&mut self, now: u64) -> Result<(), EngineError> {
+        let mut staged = 0u32;
+        while let Some(&slot) = self.free.last() {
+            if self.measuring && self.limits.io_limit.is_some_and(|l| self.issued_measured >= l) {
+                break;
+            }
+            let due = match &self.pacer {
+                Some(p) if p.due_ns() > now => break,
+                Some(p) => Some(p.due_ns()),
+                None => None,
+            };
+            let op = self.pending.take().unwrap_or_else(|| self.generator.next_op());
+            if let Some(v) = &mut self.verifier {
+                // Never two overlapping I/Os in flight: the op waits for the other's end.
+                if v.overlaps(&op) {
+                    self.pending = Some(op);
+                    break;
+                }
+                let t = self.clock.raw();
+                v.prepare(slot, &op, self.engine.slot_buf(slot));
+                v.cost_ns += self.clock.delta_as_nanos(t, self.clock.raw());
+            }
+            // This I/O's own issue stamp, just before the engine takes it; a paced I/O counts from
+            // when it was due (no coordinated omission).
+            let issued = match due {
+                Some(d) => d,
+                None => self.now_ns(),
+            };
+            match self.engine.queue(slot, &op)? {
+                Queued::Ok => {
+                    self.free.pop();
+                    self.slots[slot as usize] = (issued, op);
+                    staged += 1;
+                    self.issued_measured += u64::from(self.measuring);
+                    if let Some(p) = &mut self.pacer {
+                        p.advance();
+                    }
+                }
+                Queued::Busy => {
+                    if let Some(v) = &mut self.verifier {
+                        v.cancel(slot);
+                    }
+                    self.pending = Some(op);
+                    break;
+                }
+            }
+        }
+        // Submitted after the reap, together with a wait when nothing is ready: one syscall per
+        // round trip instead of two (fio's submit-and-getevents).
+        self.in_flight += staged;
+        self.to_submit |= staged > 0;
+        Ok(())
+    }
+
+    /// Reaps what has completed, stamping each completion as it is handled. Returns how many were
+    /// reaped and whether an I/O failed for good.
+    #[inline]
+    fn reap(&mut self) -> Result<(u32, bool), EngineError> {
+        let (clock, epoch, max_retries) = (self.clock, self.epoch, self.limits.max_retries);
+        let Loop { slots, free, stats, verifier, tries, retry, first_error, last_completion, .. } = self;
+        let mut error_seen = false;
+        let reaped = self.engine.poll(self.limits.qd, |slot, result| {
+            let t = clock.delta_as_nanos(epoch, clock.raw());
+            *last_completion = t;
+            let (start, op) = slots[slot as usize];
+            if let Some(v) = verifier.as_mut() {
+                v.complete(slot, &op, result.is_ok());
+            }
+            match result {
+                Ok(()) => stats.dir[op.dir as usize].record(t.saturating_sub(start), 1, u64::from(op.len)),
+                // Retried with its original issue time, so the retries count in its latency.
+                Err(_) if tries[slot as usize] < max_retries => {
+                    tries[slot as usize] += 1;
+                    stats.errors.retried += 1;
+                    retry.push(slot);
+                    return;
+                }
+                Err(e) => {
+                    stats.errors.count(op.dir, e, 1);
+                    if first_error.is_none() {
+                        *first_error = Some(FailedIo { error: e, dir: op.dir, offset: op.offset, len: op.len });
+                    }
+                    error_seen = true;
+                }
+            }
+            tries[slot as usize] = 0;
+            free.push(slot);
+        })?;
+        self.in_flight -= reaped;
+        Ok((reaped, error_seen))
+    }
+
+    /// Queues the failed I/Os that have retries left again, with their original issue time.
+    #[inline]
+    fn requeue_retries(&mut self) -> Result<(), EngineError> {
+        while let Some(&slot) = self.retry.last() {
+            let op = self.slots[slot as usize].1;
+            if let Some(v) = &mut self.verifier {
+                v.prepare(slot, &op, self.engine.slot_buf(slot));
+            }
+            if self.engine.queue(slot, &op)? == Queued::Busy {
+                if let Some(v) = &mut self.verifier {
+                    v.cancel(slot);
+                }
+                break;
+            }
+            self.retry.pop();
+            self.in_flight += 1;
+            self.to_submit = true;
+        }
+        Ok(())
+    }
+
+    /// Sends what was queued; when nothing completed, waits (interrupt-driven engines) or lets the
+    /// kernel post completions without blocking (a paced worker must issue its next I/O on time).
+    #[inline]
+    fn kick(&mut self, reaped: u32) -> Result<(), EngineError> {
+        if reaped == 0 && self.in_flight > 0 {
+            if self.pacer.is_none() { self.engine.wait()? } else { self.engine.progress()? }
+        } else if self.to_submit {
+            self.engine.submit()?;
+        }
+        self.to_submit = false;
+        Ok(())
+    }
+
+    /// Sends the last interval (the rest of the run, up to the last completion) and sums up.
+    fn finish(&mut self, links: &Links, worker: usize, lost: u64) -> WorkerSummary {
+        let (reason, stopped_at) = self.stop.unwrap_or((StopReason::Requested, self.last_completion));
+        let end = self.last_completion.max(stopped_at).max(self.cut_from);
+        let (phase, index) = if self.measuring {
+            // The interval the run ends in (an end on a boundary belongs to the interval before).
+            let ends_in = end.saturating_sub(self.limits.ramp_ns).div_ceil(self.limits.interval_ns).saturating_sub(1);
+            (Phase::Measure, self.last_index.map_or(ends_in, |l| ends_in.max(l + 1)))
+        } else {
+            // Stopped during the ramp: nothing was measured; the rest is ramp.
+            (Phase::Ramp, u64::MAX)
+        };
+        if end > self.cut_from || self.stats.ios() + self.stats.errors.total() > 0 {
+            self.send(links, worker, phase, index, end, true);
+        }
+        self.summary(reason, end, lost)
+    }
+
+    fn summary(&self, reason: StopReason, end: u64, lost: u64) -> WorkerSummary {
+        WorkerSummary {
+            measured_ns: if self.measuring { end.saturating_sub(self.measure_start) } else { 0 },
+            thread_cpu_ns: if self.measuring { thread_cpu_ns().saturating_sub(self.cpu_at_start) } else { 0 },
+            stop_reason: reason,
+            lost_in_flight: lost,
+            first_error: self.first_error,
+        }
+    }
+
+    /// What was measured until an engine failure: the statistics not yet sent, and a summary.
+    pub(super) fn partial(&mut self) -> (Box<Stats>, WorkerSummary) {
+        let summary = self.summary(StopReason::Error, self.last_completion, 0);
+        (std::mem::take(&mut self.stats), WorkerSummary { first_error: None, ..summary })
+    }
+
+    /// Checks the reads that completed in the last poll against what their blocks must hold.
+    fn check_reads(&mut self) {
+        let Some(v) = self.verifier.as_mut().filter(|v| v.pending() > 0) else { return };
+        let t = self.clock.raw();
+        for i in 0..v.pending() {
+            let slot = v.pending_slot(i);
+            let op = self.slots[slot as usize].1;
+            v.check_read(&op, self.engine.slot_buf(slot));
+        }
+        v.clear_pending();
+        v.cost_ns += self.clock.delta_as_nanos(t, self.clock.raw());
+    }
+
+    /// Re-reads every unit this worker's slice is known to hold and checks it, a queue depth at a
+    /// time. Runs after the measurement: its time is in no figure.
+    fn verify_pass(&mut self) -> Result<(), EngineError> {
+        let qd = self.limits.qd;
+        let Some(v) = self.verifier.as_mut() else { return Ok(()) };
+        let unit = v.table.unit_bytes() as u32;
+        let todo: Vec<u64> = v.table.written().map(|(off, _)| off).collect();
+        let mut next = 0;
+        let mut in_flight = 0u32;
+        let mut free: Vec<u32> = (0..qd).collect();
+        while next < todo.len() || in_flight > 0 {
+            while next < todo.len() {
+                let Some(&slot) = free.last() else { break };
+                let op = IoOp { dir: Direction::Read, offset: todo[next], len: unit };
+                if self.engine.queue(slot, &op)? == Queued::Busy {
+                    break;
+                }
+                free.pop();
+                self.slots[slot as usize].1 = op;
+                next += 1;
+                in_flight += 1;
+            }
+            self.engine.submit()?;
+            let slots = &self.slots;
+            let v = self.verifier.as_mut().expect("checked above");
+            let mut failed = 0u64;
+            let reaped = self.engine.poll(qd, |slot, result| {
+                v.complete(slot, &slots[slot as usize].1, result.is_ok());
+                failed += u64::from(result.is_err());
+                free.push(slot);
+            })?;
+            v.read_errors += failed;
+            in_flight -= reaped;
+            self.check_reads();
+            if reaped == 0 && in_flight > 0 {
+                self.engine.wait()?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,254 @@
+//! One pinned, polled, closed-loop worker, generic over its engine.
+//!
+//! The worker pins itself, then builds its engine, generator, slots and statistics (so they are
+//! first touched on its own NUMA node), says it is ready and waits at the start gate. The loop
+//! itself is in [`hot`]: it keeps every slot busy (a completed slot is refilled at once, each batch
+//! goes out with one `submit`), stamps every I/O on its own (issue time just before the I/O is
+//! handed to the engine, completion time in its own completion handling), never allocates, locks
+//! or formats, and talks to the coordinator only at interval boundaries on the run's common
+//! timeline, swapping its full statistics for an emptied set.
+//! What the worker does not do: decide what to issue (the generator does) or print anything.
+
+mod hot;
+
+use crate::engine::{EngineBuilder, EngineError, EngineInfo};
+use crate::io::{Direction, IoError};
+use crate::options::OnError;
+use crate::stats::Stats;
+use crate::verify::{GenTable, Verifier};
+use crate::workload::WorkloadSpec;
+use crossbeam_channel::{Receiver, Sender};
+use serde::Serialize;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Everything one worker needs to know, decided before it starts.
+#[derive(Clone, Debug)]
+pub struct WorkerPlan {
+    pub index: usize,
+    pub workers: usize,
+    /// The core to pin to; `None` leaves the thread unpinned (tests).
+    pub core: Option<usize>,
+    pub queue_depth: u32,
+    pub spec: Arc<WorkloadSpec>,
+    pub ramp: Duration,
+    pub runtime: Option<Duration>,
+    /// This worker's share of `--ios`.
+    pub io_limit: Option<u64>,
+    /// This worker's share of `--rate-iops`.
+    pub rate_iops: Option<f64>,
+    pub interval: Duration,
+    pub on_error: OnError,
+    /// How long to wait for I/Os still in flight after the stop.
+    pub drain_timeout: Duration,
+    /// Data verification (`--verify`): this worker's slice and its known state.
+    pub verify: Option<VerifyPlan>,
+}
+
+/// What a worker needs to verify data.
+#[derive(Clone, Debug)]
+pub struct VerifyPlan {
+    /// Bytes per header-carrying unit (a logical block or the alignment).
+    pub unit: u64,
+    pub seed: u64,
+    /// Generations known from an earlier run (`--verify-state`), for the whole range.
+    pub known: Option<Arc<GenTable>>,
+    /// Re-read everything written, after the run.
+    pub pass: bool,
+}
+
+/// The start gate, the stop flag and the run's epoch, shared by the coordinator and all workers.
+#[derive(Debug)]
+pub struct Shared {
+    gate: AtomicU8,
+    stop: AtomicBool,
+    /// The clock's raw reading when the gate opened: time zero of every worker, so that interval
+    /// boundaries (and the stop) fall at the same moment for all of them.
+    epoch: AtomicU64,
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        Shared { gate: AtomicU8::new(GATE_CLOSED), stop: AtomicBool::new(false), epoch: AtomicU64::new(0) }
+    }
+}
+
+const GATE_CLOSED: u8 = 0;
+const GATE_OPEN: u8 = 1;
+const GATE_ABORT: u8 = 2;
+
+impl Shared {
+    /// Opens the gate with `epoch` (a raw clock reading) as everyone's time zero.
+    pub fn open_gate(&self, epoch: u64) {
+        self.epoch.store(epoch, Ordering::Relaxed);
+        self.gate.store(GATE_OPEN, Ordering::Release);
+    }
+
+    pub fn abort(&self) {
+        self.gate.store(GATE_ABORT, Ordering::Release);
+        self.stop.store(true, Ordering::Release);
+    }
+
+    pub fn request_stop(&self) {
+        self.stop.store(true, Ordering::Release);
+    }
+
+    pub fn stop_requested(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+}
+
+/// Whether an interval's numbers count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Ramp,
+    Measure,
+}
+
+/// Why a worker stopped issuing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    Time,
+    IoLimit,
+    Error,
+    Requested,
+}
+
+/// A worker's closing facts.
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkerSummary {
+    /// From the end of the ramp to the last completion.
+    pub measured_ns: u64,
+    /// CPU time of the worker's own thread over the measured window (CLOCK_THREAD_CPUTIME_ID at
+    /// the end of the ramp and at the end); kernel threads working for it (SQPOLL) are not in it.
+    pub thread_cpu_ns: u64,
+    pub stop_reason: StopReason,
+    /// I/Os still in flight when the drain timed out (their buffers are leaked, not reused).
+    pub lost_in_flight: u64,
+    /// The first failed I/O, for the error line.
+    pub first_error: Option<FailedIo>,
+}
+
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct FailedIo {
+    pub error: IoError,
+    pub dir: Direction,
+    pub offset: u64,
+    pub len: u32,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    #[error("worker {worker} could not be pinned to core {core}")]
+    Pin { worker: usize, core: usize },
+    #[error("worker {worker}: {source}")]
+    Engine { worker: usize, source: EngineError },
+    #[error("worker {worker} panicked: {message}")]
+    Panicked { worker: usize, message: String },
+}
+
+/// One interval of one worker: what completed in `(from_ns, to_ns]` on the run's timeline.
+#[derive(Debug)]
+pub struct IntervalReport {
+    pub worker: usize,
+    pub phase: Phase,
+    /// Which interval of the phase this is, from the boundaries on the common timeline: during the
+    /// ramp the boundaries crossed so far; measuring, the last boundary crossed (0 for the one at
+    /// ramp + interval). A worker that crossed several boundaries in one pass reports once, under
+    /// the last; the final report of a worker is indexed by the interval it ends in.
+    pub index: u64,
+    /// Nanoseconds since the gate opened.
+    pub from_ns: u64,
+    pub to_ns: u64,
+    /// The worker's last report: it covers the rest of its run, up to its last completion.
+    pub last: bool,
+    pub stats: Box<Stats>,
+}
+
+/// What workers tell the coordinator.
+#[derive(Debug)]
+pub enum Report {
+    Ready {
+        worker: usize,
+        info: EngineInfo,
+        /// The worker thread's kernel id, so that the coordinator can tell it from other threads.
+        tid: i32,
+    },
+    Interval(IntervalReport),
+    /// Sent after the worker's last interval: everything it measured was in the intervals.
+    Done {
+        worker: usize,
+        summary: WorkerSummary,
+        verify: Option<Box<Verifier>>,
+    },
+    /// The worker stopped on an error; after the start, what it measured until then comes along.
+    Failed {
+        worker: usize,
+        error: WorkerError,
+        partial: Option<(Box<Stats>, WorkerSummary)>,
+    },
+}
+
+/// The channels a worker talks on.
+pub struct Links {
+    pub reports: Sender<Report>,
+    /// Emptied statistics handed back by the coordinator.
+    pub spares: Receiver<Box<Stats>>,
+}
+
+/// Runs one worker to completion on the calling thread. Every outcome, failure included, ends in a
+/// report on `links.reports`.
+pub fn run<B: EngineBuilder>(builder: &B, plan: &WorkerPlan, shared: &Shared, links: &Links, clock: &quanta::Clock) {
+    let worker = plan.index;
+    let fail = |error: WorkerError| {
+        shared.abort();
+        let _ = links.reports.send(Report::Failed { worker, error, partial: None });
+    };
+    if let Some(core) = plan.core {
+        if !core_affinity::set_for_current(core_affinity::CoreId { id: core }) {
+            return fail(WorkerError::Pin { worker, core });
+        }
+    }
+    let engine = match builder.build(worker, plan.queue_depth, plan.spec.max_bs()) {
+        Ok(e) => e,
+        Err(source) => return fail(WorkerError::Engine { worker, source }),
+    };
+    let mut state = hot::Loop::new(engine, plan, clock);
+    let tid = nix::unistd::gettid().as_raw();
+    if links.reports.send(Report::Ready { worker, info: state.engine_info(), tid }).is_err() {
+        return;
+    }
+    let Some(epoch) = wait_for_gate(shared) else { return };
+    match state.run(plan, shared, links, epoch) {
+        Ok(summary) => {
+            let verify = state.take_verifier().map(Box::new);
+            if summary.lost_in_flight > 0 {
+                // I/Os that never completed may still land in the engine's buffers: leak the engine
+                // and its memory rather than free what a device could write into.
+                std::mem::forget(state);
+            }
+            let _ = links.reports.send(Report::Done { worker, summary, verify });
+        }
+        Err(source) => {
+            shared.request_stop();
+            let partial = Some(state.partial());
+            // The engine failed with I/Os possibly still owned by the device: never free its memory.
+            std::mem::forget(state);
+            let _ =
+                links.reports.send(Report::Failed { worker, error: WorkerError::Engine { worker, source }, partial });
+        }
+    }
+}
+
+/// Waits at the start gate; the run's epoch once it opens, `None` when the run was called off.
+fn wait_for_gate(shared: &Shared) -> Option<u64> {
+    loop {
+        match shared.gate.load(Ordering::Acquire) {
+            GATE_OPEN => return Some(shared.epoch.load(Ordering::Relaxed)),
+            GATE_ABORT => return None,
+            _ => std::thread::sleep(Duration::from_micros(50)),
+        }
+    }
+}
