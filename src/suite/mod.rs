@@ -7,7 +7,8 @@
 //! module owns the order of side effects: the whole plan is resolved and checked before the results
 //! directory or the target file is created, and a step's file appears (whole, by rename) only when
 //! the step finished, so a rerun skips exactly the finished steps. It does not render reports: step
-//! files use the shapes `report::load` documents, and `nvmebench report DIR` draws them.
+//! files are `report::doc` documents (the shapes of `schema/result.schema.json`), and `nvmebench
+//! report DIR` draws them.
 
 pub mod curve;
 pub mod exec;

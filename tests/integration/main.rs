@@ -8,6 +8,7 @@ mod fuzz;
 mod kernel_engines;
 mod null;
 mod report;
+mod schema;
 #[cfg(feature = "spdk")]
 mod spdk;
 mod suite;

@@ -1,6 +1,6 @@
 //! The null engine through the real binary: text and JSON reports, exact I/O counts, pacing, signals.
 
-use crate::common::{json, nvmebench, scratch_dir, stderr, stdout};
+use crate::common::{json, nvmebench, read_result, scratch_dir, stderr, stdout};
 use nvmebench::report::json::decode_histogram;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -55,7 +55,7 @@ fn json_file_matches_stdout_format() {
     let path = dir.path().join("out.json");
     let o = nvmebench(&["run", "--engine", "null", "--ios", "1000", "--json", path.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let j = read_result(&path);
     assert_eq!(j["results"]["total"]["read"]["ios"], 1000);
     assert!(stdout(&o).contains("total"));
 }
