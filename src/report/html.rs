@@ -370,10 +370,11 @@ fn run_section(h: &mut String, r: &RunDoc) {
     for (k, v) in kv {
         let _ = writeln!(h, "<tr><td>{}</td><td>{}</td></tr>", escape(k), escape(&v));
     }
-    h.push_str("</table>\n<details><summary>full config</summary>\n<table class=\"kv\">\n");
+    h.push_str("</table>\n");
+    let Some(config) = &d.config else { return };
+    h.push_str("<details><summary>full config</summary>\n<table class=\"kv\">\n");
     let mut flat = Vec::new();
-    let config = serde_json::to_value(&d.config).expect("a config always serialises");
-    flatten("", &config, &mut flat);
+    flatten("", &serde_json::to_value(config).expect("a config always serialises"), &mut flat);
     for (k, v) in flat {
         let _ = writeln!(h, "<tr><td>{}</td><td>{}</td></tr>", escape(&k), escape(&v));
     }
