@@ -16,6 +16,7 @@ use crate::coordinator::RunResult;
 use crate::launch::SpdkRun;
 use crate::options::OutputFormat;
 use crate::rebind::{PcieNamespace, Rebind};
+use crate::report::doc::{CompareDocument, CompareLatency, CompareRatios, CompareRun, CompareSummary, Tool};
 use crate::report::{self, format_count, format_latency, live::LiveLine, rates};
 use crate::run::{
     Outcome, SetupError, check_json_dir, clock_source, execute, install_signal_handlers, resolve, write_stdout,
@@ -24,7 +25,6 @@ use crate::stats::DirStats;
 use crate::target::{self, RemoveOnDrop, TargetKind};
 use crate::units::format_size;
 use anyhow::Context;
-use serde_json::{Value, json};
 use std::fmt::Write;
 use std::path::Path;
 
@@ -196,12 +196,12 @@ pub fn compare_command(args: &CompareArgs) -> anyhow::Result<Outcome> {
     let clock = clock_source();
     let doc = render_json(&columns, &specs, stopped.as_deref(), &rebind_log, clock);
     if let Some(p) = &args.run.json {
-        let text = serde_json::to_string_pretty(&doc).expect("a JSON value always serialises");
+        let text = serde_json::to_string_pretty(&doc).expect("a result document always serialises");
         std::fs::write(p, text + "\n").with_context(|| format!("cannot write {}", p.display()))?;
     }
     let out = match args.run.output {
         OutputFormat::Text => render_text(&columns, args.run.qd, stopped.as_deref(), &rebind_log, clock),
-        OutputFormat::Json => serde_json::to_string_pretty(&doc).expect("a JSON value always serialises") + "\n",
+        OutputFormat::Json => serde_json::to_string_pretty(&doc).expect("a result document always serialises") + "\n",
     };
     write_stdout(&out)?;
 
@@ -395,50 +395,57 @@ fn render_text(columns: &[Column], qd: u32, stopped: Option<&str>, rebind: &[Str
     out
 }
 
-fn render_json(columns: &[Column], specs: &[String], stopped: Option<&str>, rebind: &[String], clock: &str) -> Value {
+fn render_json(
+    columns: &[Column],
+    specs: &[String],
+    stopped: Option<&str>,
+    rebind: &[String],
+    clock: &str,
+) -> CompareDocument {
     let figs: Vec<Figures> = columns.iter().map(figures).collect();
     let base = figs.first();
-    let summary: Vec<Value> = columns
+    let summary = columns
         .iter()
         .zip(&figs)
-        .map(|(c, f)| {
-            let pct: serde_json::Map<String, Value> = TABLE_PERCENTILES
-                .iter()
-                .zip(&f.percentiles_ns)
-                .map(|((p, _), v)| (report::percentile_key(*p), json!(v)))
-                .collect();
-            json!({
-                "engine": c.spec,
-                "queue_depth": c.cfg.queue_depth,
-                "iops": f.iops,
-                "bw_bytes": f.mb_s * 1e6,
-                "lat_ns": { "mean": f.mean_ns, "percentiles": pct, "max": f.max_ns },
-                "cpu_ns_per_io": f.cpu_ns_per_io,
-                "errors": c.result.error_count(),
-                "ratio_to_first": {
-                    "iops": base.and_then(|b| ratio(Some(f.iops), Some(b.iops))),
-                    "lat_mean": base.and_then(|b| ratio(f.mean_ns, b.mean_ns)),
-                    "lat_p99": base.and_then(|b| ratio(f.percentiles_ns[1], b.percentiles_ns[1])),
-                    "cpu_per_io": base.and_then(|b| ratio(f.cpu_ns_per_io, b.cpu_ns_per_io)),
-                },
-            })
+        .map(|(c, f)| CompareSummary {
+            engine: c.spec.clone(),
+            queue_depth: c.cfg.queue_depth,
+            iops: f.iops,
+            bw_bytes: f.mb_s * 1e6,
+            lat_ns: CompareLatency {
+                mean: f.mean_ns,
+                percentiles: TABLE_PERCENTILES
+                    .iter()
+                    .zip(&f.percentiles_ns)
+                    .map(|((p, _), v)| (report::percentile_key(*p), *v))
+                    .collect(),
+                max: f.max_ns,
+            },
+            cpu_ns_per_io: f.cpu_ns_per_io,
+            errors: c.result.error_count(),
+            ratio_to_first: CompareRatios {
+                iops: base.and_then(|b| ratio(Some(f.iops), Some(b.iops))),
+                lat_mean: base.and_then(|b| ratio(f.mean_ns, b.mean_ns)),
+                lat_p99: base.and_then(|b| ratio(f.percentiles_ns[1], b.percentiles_ns[1])),
+                cpu_per_io: base.and_then(|b| ratio(f.cpu_ns_per_io, b.cpu_ns_per_io)),
+            },
         })
         .collect();
-    let runs: Vec<Value> = columns
+    let runs = columns
         .iter()
-        .map(|c| json!({ "engine_spec": c.spec, "run": report::json::render(&c.cfg, &c.result, clock) }))
+        .map(|c| CompareRun { engine_spec: c.spec.clone(), run: report::json::document(&c.cfg, &c.result, clock) })
         .collect();
-    json!({
-        "schema_version": report::json::SCHEMA_VERSION,
-        "tool": { "name": "nvmebench", "version": env!("CARGO_PKG_VERSION") },
-        "command": "compare",
-        "engines": specs,
-        "completed": columns.len(),
-        "stopped_early": stopped,
-        "rebind": rebind,
-        "summary": summary,
-        "runs": runs,
-    })
+    CompareDocument {
+        schema_version: report::json::SCHEMA_VERSION,
+        tool: Tool::this(),
+        command: "compare".into(),
+        engines: specs.to_vec(),
+        completed: columns.len(),
+        stopped_early: stopped.map(str::to_string),
+        rebind: rebind.to_vec(),
+        summary,
+        runs,
+    }
 }
 
 #[cfg(test)]

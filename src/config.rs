@@ -289,8 +289,7 @@ pub const VERIFY_TABLE_MAX_BYTES: u64 = 8 << 30;
 fn resolve_verify(
     args: &RunArgs,
     engine: &EngineSpec,
-    bs_read: &BsSplit,
-    bs_write: &BsSplit,
+    (bs_read, bs_write, writes): (&BsSplit, &BsSplit, bool),
     align: u64,
     lbs: u64,
     offset: u64,
@@ -339,6 +338,14 @@ fn resolve_verify(
         }
         known = Some(std::sync::Arc::new(t));
         seed = Some(s);
+    }
+    if !writes && known.is_none() {
+        // Nothing written in this run and nothing known from an earlier one: every read would be
+        // checked against nothing, and "0 block checks" is not verification.
+        return Err(invalid(
+            "verify",
+            "a read-only workload has nothing to check its reads against; pass --verify-state FILE saved by the run that wrote the data, or use a workload that writes".into(),
+        ));
     }
     Ok((Some(VerifyConfig { unit, state_path: args.verify_state.clone(), known }), seed))
 }
@@ -509,7 +516,9 @@ impl RunConfig {
             return Err(ConfigError::WorkingSetTooSmall { size, bs: u64::from(max_bs) });
         }
 
-        let (verify, state_seed) = resolve_verify(args, &engine, &bs_read, &bs_write, align, lbs, offset, size)?;
+        let writes = read_percent < 100;
+        let (verify, state_seed) =
+            resolve_verify(args, &engine, (&bs_read, &bs_write, writes), align, lbs, offset, size)?;
         let workload = WorkloadSpec {
             rw,
             read_percent,

@@ -44,7 +44,7 @@ pub struct DirPoint {
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct IntervalPoint {
     /// End of the interval, in seconds since the measurement started (negative during the ramp):
-    /// the boundary, or for a final partial interval the moment the run ended.
+    /// the boundary, or for the final interval the moment the run ended.
     pub t_s: f64,
     /// The longest span a worker measured this interval over, in seconds.
     pub span_s: f64,
@@ -264,6 +264,8 @@ struct Pending {
     end_ns: u64,
     /// A worker's last report with a span shorter than an interval is in it.
     partial: bool,
+    /// A worker's last report is in it: the interval ends when the run did, not on a boundary.
+    last: bool,
 }
 
 /// The coordinator's side of a running job: what workers reported, merged as it comes.
@@ -378,6 +380,7 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
         e.span_ns = e.span_ns.max(span);
         e.end_ns = e.end_ns.max(to_ns);
         e.partial |= last && span < self.interval_ns;
+        e.last |= last;
         stats.reset();
         stats
     }
@@ -398,7 +401,7 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
         for key in ready {
             let e = self.pending.remove(&key).expect("key was just listed");
             let ramp = key.0 == Phase::Ramp as u8;
-            let end_s = if e.partial {
+            let end_s = if e.last {
                 e.end_ns.saturating_sub(self.ramp_ns) as f64 / 1e9
             } else {
                 (key.1 + 1) as f64 * self.interval_ns as f64 / 1e9

@@ -4,6 +4,7 @@
 //! The page is well-formed XML as well as HTML (every element closed, all text escaped), so tests can
 //! parse it strictly and a browser needs nothing beyond the file. It reads loaded results only.
 
+use super::doc::{BsSplitDoc, RandomDist, Rw};
 use super::load::{ResultSet, RunDoc};
 use super::plot::{self, PlotError, Series, Unit};
 use super::table::{SummaryRow, summary_rows};
@@ -185,8 +186,8 @@ fn direction_series(runs: &[RunDoc]) -> Vec<(String, &crate::stats::DirStats)> {
             ["read", "write"]
                 .into_iter()
                 .enumerate()
-                .filter(|(i, _)| r.dirs[*i].stats.ios > 0)
-                .map(move |(i, name)| (format!("{} {name}", r.label), &r.dirs[i].stats))
+                .filter(|(i, _)| r.dirs[*i].ios > 0)
+                .map(move |(i, name)| (format!("{} {name}", r.label), &r.dirs[i]))
         })
         .collect()
 }
@@ -217,16 +218,16 @@ fn summary_table(h: &mut String, rows: &[SummaryRow]) {
 }
 
 fn time_section(h: &mut String, runs: &[RunDoc]) -> Result<(), PlotError> {
-    type Pick = fn(&super::load::DirInterval) -> f64;
+    type Pick = fn(&super::doc::DirInterval) -> f64;
     let make = |pick: Pick| -> Vec<Series> {
         let mut out = Vec::new();
         for r in runs {
             for (i, name) in ["read", "write"].into_iter().enumerate() {
-                if r.dirs[i].stats.ios == 0 || r.intervals.is_empty() {
+                if r.dirs[i].ios == 0 || r.doc.intervals.is_empty() {
                     continue;
                 }
                 let points =
-                    r.intervals.iter().map(|p| (p.t_s, pick(if i == 0 { &p.read } else { &p.write }))).collect();
+                    r.doc.intervals.iter().map(|p| (p.t_s, pick(if i == 0 { &p.read } else { &p.write }))).collect();
                 out.push(Series { label: format!("{} {name}", r.label), points });
             }
         }
@@ -273,17 +274,17 @@ fn text(v: &Value) -> Option<String> {
     }
 }
 
-fn describe_bs(v: &Value) -> Option<String> {
-    let entries = v["entries"].as_array()?;
-    let parts: Vec<String> = entries
+fn describe_bs(bs: &BsSplitDoc) -> String {
+    let one = bs.entries.len() == 1;
+    let parts: Vec<String> = bs
+        .entries
         .iter()
-        .filter_map(|e| {
-            let b = format_size(e["bytes"].as_u64()?);
-            let p = e["percent"].as_f64()?;
-            Some(if entries.len() == 1 { b } else { format!("{b}/{p}") })
+        .map(|e| {
+            let b = format_size(u64::from(e.bytes));
+            if one { b } else { format!("{b}/{}", e.percent) }
         })
         .collect();
-    Some(parts.join(":"))
+    parts.join(":")
 }
 
 /// `YYYY-MM-DD HH:MM:SS UTC` for a UNIX time (Howard Hinnant's civil-from-days).
@@ -304,8 +305,6 @@ pub fn utc(unix_s: u64) -> String {
 
 fn run_section(h: &mut String, r: &RunDoc) {
     let d = &r.doc;
-    let c = &d["config"];
-    let w = &c["workload"];
     let mut kv: Vec<(&str, String)> = Vec::new();
     let mut add = |k: &'static str, v: Option<String>| {
         if let Some(v) = v.filter(|v| !v.is_empty()) {
@@ -313,74 +312,69 @@ fn run_section(h: &mut String, r: &RunDoc) {
         }
     };
     add("source", Some(r.source.clone()));
-    let engine_opts: Vec<String> = d["engine"]["options"]
-        .as_object()
-        .map(|o| o.iter().map(|(k, v)| format!("{k}={}", text(v).unwrap_or_default())).collect())
-        .unwrap_or_default();
-    add(
-        "engine",
-        text(&d["engine"]["name"])
-            .map(|n| if engine_opts.is_empty() { n } else { format!("{n} ({})", engine_opts.join(", ")) }),
-    );
-    let rw = text(&w["rw"]);
-    let mix = w["read_percent"].as_u64().filter(|_| rw.as_deref().is_some_and(|m| m.ends_with("rw")));
-    add("pattern", rw.map(|m| mix.map_or(m.clone(), |p| format!("{m}, {p}% reads"))));
-    add(
-        "block size",
-        describe_bs(&w["bs_read"]).map(|r| match describe_bs(&w["bs_write"]) {
-            Some(wr) if wr != r => format!("{r} read, {wr} write"),
-            _ => r,
-        }),
-    );
-    add("queue depth", text(&c["queue_depth"]));
-    add(
-        "workers",
-        c["cores"].as_array().map(|a| {
-            let cores: Vec<String> = a.iter().filter_map(text).collect();
-            format!("{} on cores {}", a.len(), cores.join(","))
-        }),
-    );
-    add("distribution", text(&w["random_dist"]["kind"]));
-    add("measured", Some(format!("{:.3} s", r.elapsed_ns as f64 / 1e9)));
-    add("runtime / ramp", c["runtime"].as_f64().map(|t| format!("{t} s / {} s", c["ramp"].as_f64().unwrap_or(0.0))));
-    add("I/O limit", text(&c["ios"]));
-    add("rate limit (IOPS)", text(&c["rate_iops"]));
-    add("start at (UNIX s)", text(&c["start_at_unix_s"]));
-    let t = &c["target"];
-    add("target", text(&t["path"]).map(|p| format!("{p} ({})", text(&t["kind"]).unwrap_or_default())));
-    add("target size", t["size_bytes"].as_u64().map(format_size));
-    add("logical block", t["logical_block_bytes"].as_u64().map(|b| format!("{b} bytes")));
-    add("device", text(&t["device"]));
-    for key in ["model", "serial", "firmware"] {
-        add(key, text(&t[key]));
+    let engine_opts: Vec<String> = d.engine.options.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let name = d.engine.name.clone();
+    add("engine", Some(if engine_opts.is_empty() { name } else { format!("{name} ({})", engine_opts.join(", ")) }));
+    if let Some(c) = &d.config {
+        let w = &c.workload;
+        let rw = w.rw.name();
+        let mix = matches!(w.rw, Rw::Rw | Rw::RandRw);
+        add("pattern", Some(if mix { format!("{rw}, {}% reads", w.read_percent) } else { rw.to_string() }));
+        let (br, bw) = (describe_bs(&w.bs_read), describe_bs(&w.bs_write));
+        add("block size", Some(if br == bw { br } else { format!("{br} read, {bw} write") }));
+        add("queue depth", Some(c.queue_depth.to_string()));
+        let cores: Vec<String> = c.cores.iter().map(usize::to_string).collect();
+        add("workers", Some(format!("{} on cores {}", cores.len(), cores.join(","))));
+        let dist = match w.random_dist {
+            RandomDist::Uniform => "uniform",
+            RandomDist::Zipf { .. } => "zipf",
+            RandomDist::Pareto { .. } => "pareto",
+            RandomDist::Normal { .. } => "normal",
+        };
+        add("distribution", Some(dist.into()));
+        add("measured", Some(format!("{:.3} s", r.elapsed_ns as f64 / 1e9)));
+        add("runtime / ramp", c.runtime.map(|t| format!("{t} s / {} s", c.ramp)));
+        add("I/O limit", c.ios.map(|n| n.to_string()));
+        add("rate limit (IOPS)", c.rate_iops.map(|n| n.to_string()));
+        add("start at (UNIX s)", c.start_at_unix_s.map(|t| t.to_string()));
+        if let Some(t) = &c.target {
+            add("target", Some(format!("{} ({})", t.path, t.kind.name())));
+            add("target size", Some(format_size(t.size_bytes)));
+            add("logical block", Some(format!("{} bytes", t.logical_block_bytes)));
+            add("device", t.device.clone());
+        }
+    } else {
+        add("measured", Some(format!("{:.3} s", r.elapsed_ns as f64 / 1e9)));
     }
-    let host = &d["host"];
-    add("host", text(&host["hostname"]));
-    add("kernel", text(&host["kernel"]));
+    let host = &d.host;
+    add("host", host.hostname.clone());
+    add("kernel", host.kernel.clone());
     add(
         "cpu",
-        text(&host["cpu"]).map(|c| match host["cpus_online"].as_u64() {
+        host.cpu.clone().map(|c| match host.cpus_online {
             Some(n) => format!("{c} ({n} CPUs online)"),
             None => c,
         }),
     );
-    add("clock", text(&d["clock"]["source"]));
-    add("started", d["started_at_unix_s"].as_u64().map(utc));
-    add("tool", text(&d["tool"]["version"]).map(|v| format!("nvmebench {v}")));
-    add("interrupted by signal", text(&d["results"]["interrupted_by_signal"]));
-    add("failure", text(&d["results"]["failure"]));
-    if let Some(inputs) = d["merged"]["inputs"].as_array() {
-        let hosts: Vec<String> = inputs.iter().filter_map(|i| text(&i["host"]["hostname"])).collect();
-        add("merged from", Some(format!("{} inputs ({})", inputs.len(), hosts.join(", "))));
-        add("merge rule", text(&d["merged"]["rule"]));
+    add("clock", Some(d.clock.source.clone()));
+    add("started", d.started_at_unix_s.map(utc));
+    add("tool", d.tool.as_ref().map(|t| format!("nvmebench {}", t.version)));
+    add("interrupted by signal", d.results.interrupted_by_signal.map(|s| s.to_string()));
+    add("failure", d.results.failure.clone());
+    if let Some(m) = &d.merged {
+        let hosts: Vec<String> = m.inputs.iter().filter_map(|i| i.host.hostname.clone()).collect();
+        add("merged from", Some(format!("{} inputs ({})", m.inputs.len(), hosts.join(", "))));
+        add("merge rule", Some(m.rule.clone()));
     }
     let _ = writeln!(h, "<h3>{}</h3>\n<table class=\"kv\">", escape(&r.label));
     for (k, v) in kv {
         let _ = writeln!(h, "<tr><td>{}</td><td>{}</td></tr>", escape(k), escape(&v));
     }
-    h.push_str("</table>\n<details><summary>full config</summary>\n<table class=\"kv\">\n");
+    h.push_str("</table>\n");
+    let Some(config) = &d.config else { return };
+    h.push_str("<details><summary>full config</summary>\n<table class=\"kv\">\n");
     let mut flat = Vec::new();
-    flatten("", c, &mut flat);
+    flatten("", &serde_json::to_value(config).expect("a config always serialises"), &mut flat);
     for (k, v) in flat {
         let _ = writeln!(h, "<tr><td>{}</td><td>{}</td></tr>", escape(&k), escape(&v));
     }

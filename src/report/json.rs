@@ -2,118 +2,202 @@
 //! histogram whole (HdrHistogram V2 deflate, base64), so runs, workers and hosts can be merged exactly
 //! later instead of averaging percentiles.
 //!
-//! Field names follow fio's where fio has one (`iops`, `bw_bytes`, `lat_ns`, `percentiles`).
-//! [`SCHEMA_VERSION`] changes whenever a field changes meaning or disappears.
+//! This module builds the typed document (`report::doc::RunDocument`) from a run's results; the
+//! shape itself, and its schema, live in `doc`. Field names follow fio's where fio has one (`iops`,
+//! `bw_bytes`, `lat_ns`, `percentiles`). [`SCHEMA_VERSION`] changes whenever a field changes meaning
+//! or disappears.
 
+use super::doc::{
+    self, ConfigDoc, CpuDoc, DirDoc, DirInterval, DirPair, EngineDoc, ErrorKindCount, ErrorsDoc, HistogramInfo, Host,
+    Interval, LatencyDoc, NsSum, Results, RunDocument, TimestampsDoc, Tool, VerifyDoc, WorkerCpuDoc, WorkerDoc,
+};
 use super::{percentile_key, rates};
 use crate::config::RunConfig;
-use crate::coordinator::RunResult;
+use crate::coordinator::{DirPoint, RunResult};
 use crate::stats::{DirStats, ErrorCounts, HIST_HIGHEST_NS, HIST_LOWEST_NS, HIST_SIGFIGS, new_histogram};
 use base64::Engine as _;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 
-pub const SCHEMA_VERSION: u32 = 1;
-pub const HIST_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
+pub use super::doc::{HIST_ENCODING, SCHEMA_VERSION};
 
 /// The whole JSON document of one run.
 pub fn render(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> Value {
-    let workers: Vec<Value> = r
+    serde_json::to_value(document(cfg, r, clock_source)).expect("a result document always serialises")
+}
+
+/// The typed document of one run, as [`render`] writes it.
+pub fn document(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> RunDocument {
+    let workers = r
         .workers
         .iter()
         .map(|w| {
             let elapsed = w.summary.as_ref().map_or(0, |s| s.measured_ns);
-            let mut o = dir_pair(&w.stats.dir[0], &w.stats.dir[1], &w.stats.errors, elapsed, &cfg.percentiles);
-            o.insert("worker".into(), json!(w.index));
-            o.insert("core".into(), json!(w.core));
-            o.insert("elapsed_ns".into(), json!(elapsed));
-            o.insert("summary".into(), json!(w.summary));
-            Value::Object(o)
+            let pair = dir_pair(&w.stats.dir[0], &w.stats.dir[1], &w.stats.errors, elapsed, &cfg.percentiles);
+            WorkerDoc {
+                worker: w.index,
+                core: w.core,
+                elapsed_ns: elapsed,
+                summary: w.summary.as_ref().map(recast),
+                read: pair.read,
+                write: pair.write,
+                errors: pair.errors,
+                input: None,
+            }
         })
         .collect();
-    let total = dir_pair(&r.total.dir[0], &r.total.dir[1], &r.total.errors, r.elapsed_ns, &cfg.percentiles);
-    let options: Map<String, Value> = r.engine.options.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
-    json!({
-        "schema_version": SCHEMA_VERSION,
-        "tool": { "name": "nvmebench", "version": env!("CARGO_PKG_VERSION") },
-        "started_at_unix_s": unix_ns(r.started_at) / 1_000_000_000,
-        "host": host(),
-        "clock": { "source": clock_source },
-        "engine": { "name": r.engine.name, "options": options },
-        "config": cfg,
-        "histogram": {
-            "lowest_ns": HIST_LOWEST_NS,
-            "highest_ns": HIST_HIGHEST_NS,
-            "significant_digits": HIST_SIGFIGS,
-            "encoding": HIST_ENCODING,
+    let started_ns = unix_ns(r.started_at);
+    RunDocument {
+        schema_version: SCHEMA_VERSION,
+        tool: Some(Tool::this()),
+        started_at_unix_s: Some(started_ns / 1_000_000_000),
+        host: host(),
+        clock: doc::Clock { source: clock_source.into() },
+        engine: EngineDoc { name: r.engine.name.clone(), options: r.engine.options.iter().cloned().collect() },
+        config: Some(config(cfg)),
+        histogram: histogram_info(),
+        results: Results {
+            elapsed_ns: r.elapsed_ns,
+            started_at_unix_ns: Some(started_ns),
+            interrupted_by_signal: r.interrupted_by,
+            failure: r.failure.as_ref().map(|f| f.to_string()),
+            events: r.events.clone(),
+            verify: r.verify.as_ref().map(|v| VerifyDoc {
+                units_checked: v.units_checked,
+                mismatch_count: v.mismatch_count,
+                read_errors: v.read_errors,
+                cost_ns: v.cost_ns,
+                unit_bytes: v.table.unit_bytes(),
+                mismatches: v.mismatches.iter().map(recast).collect(),
+            }),
+            cpu: Some(CpuDoc {
+                user_ns: r.cpu.user_ns,
+                sys_ns: r.cpu.sys_ns,
+                ios: r.cpu.ios,
+                ns_per_io: r.cpu.ns_per_io(),
+            }),
+            worker_cpu: Some(worker_cpu(r)),
+            timestamps: Some(timestamps()),
+            placement: r.placement.as_ref().map(recast),
+            total: dir_pair(&r.total.dir[0], &r.total.dir[1], &r.total.errors, r.elapsed_ns, &cfg.percentiles),
+            workers,
         },
-        "results": {
-            "elapsed_ns": r.elapsed_ns,
-            "started_at_unix_ns": unix_ns(r.started_at),
-            "interrupted_by_signal": r.interrupted_by,
-            "failure": r.failure.as_ref().map(|f| f.to_string()),
-            "events": r.events,
-            "verify": r.verify.as_ref().map(|v| json!({
-                "units_checked": v.units_checked,
-                "mismatch_count": v.mismatch_count,
-                "read_errors": v.read_errors,
-                "cost_ns": v.cost_ns,
-                "unit_bytes": v.table.unit_bytes(),
-                "mismatches": v.mismatches,
-            })),
-            "cpu": {
-                "user_ns": r.cpu.user_ns,
-                "sys_ns": r.cpu.sys_ns,
-                "ios": r.cpu.ios,
-                "ns_per_io": r.cpu.ns_per_io(),
-            },
-            "total": Value::Object(total),
-            "workers": workers,
-        },
-        "intervals": r.intervals,
-    })
+        intervals: r
+            .intervals
+            .iter()
+            .map(|p| Interval {
+                t_s: p.t_s,
+                span_s: Some(p.span_s),
+                partial: p.partial,
+                workers: Some(p.workers),
+                read: interval_dir(&p.read),
+                write: interval_dir(&p.write),
+                errors: p.errors,
+            })
+            .collect(),
+        label: None,
+        streams: None,
+        suite_step: None,
+        merged: None,
+    }
 }
 
-fn dir_pair(
-    read: &DirStats,
-    write: &DirStats,
-    errors: &ErrorCounts,
-    elapsed_ns: u64,
-    pcts: &[f64],
-) -> Map<String, Value> {
-    let mut o = Map::new();
-    o.insert("read".into(), dir(read, elapsed_ns, pcts));
-    o.insert("write".into(), dir(write, elapsed_ns, pcts));
-    let kinds: Vec<Value> = errors.kinds().iter().map(|(k, n)| json!({ "error": k, "count": n })).collect();
-    o.insert(
-        "errors".into(),
-        json!({ "total": errors.total(), "read": errors.by_dir[0], "write": errors.by_dir[1], "kinds": kinds, "other": errors.other, "retried": errors.retried }),
-    );
-    o
+/// The workers' own CPU time over their measured windows.
+pub fn worker_cpu(r: &RunResult) -> WorkerCpuDoc {
+    let thread_ns = r.worker_cpu_ns();
+    let ios = r.total.ios() + r.total.errors.total();
+    let measured: u64 = r.workers.iter().filter_map(|w| w.summary.as_ref()).map(|s| s.measured_ns).max().unwrap_or(0);
+    WorkerCpuDoc {
+        thread_ns,
+        ios,
+        ns_per_io: (ios > 0).then(|| thread_ns as f64 / ios as f64),
+        cores_busy: if measured > 0 { thread_ns as f64 / measured as f64 } else { 0.0 },
+    }
 }
 
-/// One direction's JSON: counters, rates over `elapsed_ns`, latency summary, `pcts` and the whole histogram.
-pub(crate) fn dir(d: &DirStats, elapsed_ns: u64, pcts: &[f64]) -> Value {
+/// How the worker loop stamps I/Os (see `worker::hot`).
+pub fn timestamps() -> TimestampsDoc {
+    TimestampsDoc {
+        mode: "per_io".into(),
+        issue: "each I/O, just before it is handed to the engine (queued; a paced I/O counts from when it was due)"
+            .into(),
+        completion: "each I/O, in its own completion callback".into(),
+    }
+}
+
+/// The resolved config as the document holds it: `RunConfig`'s own serialisation, typed.
+pub fn config(cfg: &RunConfig) -> ConfigDoc {
+    recast(cfg)
+}
+
+/// The histogram settings of this nvmebench.
+pub fn histogram_info() -> HistogramInfo {
+    HistogramInfo {
+        lowest_ns: HIST_LOWEST_NS,
+        highest_ns: HIST_HIGHEST_NS,
+        significant_digits: u64::from(HIST_SIGFIGS),
+        encoding: HIST_ENCODING.into(),
+    }
+}
+
+/// Converts a crate type into the document type that mirrors its serialisation.
+///
+/// # Panics
+/// When the two have drifted apart; `tests::a_rendered_run_reads_back` renders every mirrored type.
+fn recast<T: Serialize, U: DeserializeOwned>(v: &T) -> U {
+    serde_json::from_value(serde_json::to_value(v).expect("crate types serialise to JSON"))
+        .expect("the document types in report::doc mirror the serialisation of the crate's types")
+}
+
+fn interval_dir(p: &DirPoint) -> DirInterval {
+    DirInterval {
+        ios: p.ios,
+        bytes: p.bytes,
+        iops: p.iops,
+        bw_bytes: p.bw_bytes,
+        mean_ns: p.mean_ns,
+        p99_ns: p.p99_ns,
+        max_ns: p.max_ns,
+    }
+}
+
+fn dir_pair(read: &DirStats, write: &DirStats, errors: &ErrorCounts, elapsed_ns: u64, pcts: &[f64]) -> DirPair {
+    DirPair { read: dir(read, elapsed_ns, pcts), write: dir(write, elapsed_ns, pcts), errors: errors_doc(errors) }
+}
+
+fn errors_doc(errors: &ErrorCounts) -> ErrorsDoc {
+    ErrorsDoc {
+        total: errors.total(),
+        read: errors.by_dir[0],
+        write: errors.by_dir[1],
+        kinds: errors.kinds().iter().map(|(k, n)| ErrorKindCount { error: recast(k), count: *n }).collect(),
+        other: errors.other,
+        retried: errors.retried,
+    }
+}
+
+/// One direction: counters, rates over `elapsed_ns`, latency summary, `pcts` and the whole histogram.
+pub(crate) fn dir(d: &DirStats, elapsed_ns: u64, pcts: &[f64]) -> DirDoc {
     let (iops, bw) = rates(d, elapsed_ns);
-    let percentiles: Map<String, Value> =
-        pcts.iter().map(|p| (percentile_key(*p), json!(d.percentile_ns(*p)))).collect();
-    json!({
-        "ios": d.ios,
-        "io_bytes": d.bytes,
-        "iops": iops,
-        "bw_bytes": bw,
-        "lat_ns": {
-            "min": if d.ios == 0 { 0 } else { d.min_ns },
-            "mean": d.mean_ns(),
-            "max": d.max_ns,
-            "stddev": d.stddev_ns(),
-            "sum": d.sum_ns.to_string(),
-            "clamped": d.clamped,
-            "percentiles": percentiles,
+    DirDoc {
+        ios: d.ios,
+        io_bytes: d.bytes,
+        iops,
+        bw_bytes: bw,
+        lat_ns: LatencyDoc {
+            min: if d.ios == 0 { 0 } else { d.min_ns },
+            mean: d.mean_ns(),
+            max: d.max_ns,
+            stddev: d.stddev_ns(),
+            sum: NsSum(d.sum_ns),
+            clamped: d.clamped,
+            percentiles: pcts.iter().map(|p| (percentile_key(*p), d.percentile_ns(*p))).collect(),
         },
-        "hist": encode_histogram(&d.hist),
-    })
+        hist: encode_histogram(&d.hist),
+    }
 }
 
 /// Serialises a histogram as HdrHistogram V2 deflate, base64 (the form HdrHistogram's own tools read).
@@ -139,7 +223,7 @@ fn unix_ns(t: std::time::SystemTime) -> u64 {
     t.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
 }
 
-fn host() -> Value {
+fn host() -> Host {
     let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string()).ok();
     let cpu = std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|s| {
         s.lines()
@@ -147,12 +231,81 @@ fn host() -> Value {
             .and_then(|l| l.split_once(':'))
             .map(|(_, v)| v.trim().to_string())
     });
-    json!({
-        "hostname": read("/proc/sys/kernel/hostname"),
-        "kernel": read("/proc/sys/kernel/osrelease"),
-        "cpu": cpu,
-        "cpus_online": std::thread::available_parallelism().map(|n| n.get()).ok(),
-    })
+    Host {
+        hostname: read("/proc/sys/kernel/hostname"),
+        kernel: read("/proc/sys/kernel/osrelease"),
+        cpu,
+        cpus_online: std::thread::available_parallelism().map(|n| n.get() as u64).ok(),
+    }
+}
+
+/// A run document around `read` and `write` totals, with a fixed config, for tests of readers.
+#[cfg(test)]
+pub(crate) fn sample_document(read: &DirStats, write: &DirStats, elapsed_ns: u64, hostname: &str) -> RunDocument {
+    use super::doc::{BsEntryDoc, BsSplitDoc, OnError, RandomDist, Rw, WorkloadDoc};
+    let pcts = [50.0, 99.0, 99.99];
+    let bs = BsSplitDoc { entries: vec![BsEntryDoc { bytes: 4096, percent: 100.0 }] };
+    let config = ConfigDoc {
+        engine: "null".into(),
+        target: None,
+        scratch: false,
+        workload: WorkloadDoc {
+            rw: Rw::RandRw,
+            read_percent: 75,
+            bs_read: bs.clone(),
+            bs_write: bs,
+            align_bytes: 4096,
+            range_start: 0,
+            range_bytes: 1 << 30,
+            random_dist: RandomDist::Uniform,
+            seed: 1,
+        },
+        cores: vec![0],
+        queue_depth: 1,
+        runtime: Some(1.0),
+        ramp: 0.0,
+        ios: None,
+        rate_iops: None,
+        interval: 1.0,
+        percentiles: pcts.to_vec(),
+        on_error: OnError::Stop,
+        allow_destroy: false,
+        drain_timeout: 5.0,
+        start_at_unix_s: None,
+    };
+    RunDocument {
+        schema_version: SCHEMA_VERSION,
+        tool: Some(Tool::this()),
+        started_at_unix_s: Some(1_700_000_000),
+        host: Host { hostname: Some(hostname.into()), ..Host::default() },
+        clock: doc::Clock { source: "tsc".into() },
+        engine: EngineDoc { name: "null".into(), options: Default::default() },
+        config: Some(config),
+        histogram: histogram_info(),
+        results: Results {
+            elapsed_ns,
+            started_at_unix_ns: Some(1_700_000_000_000_000_000),
+            interrupted_by_signal: None,
+            failure: None,
+            events: vec![],
+            verify: None,
+            cpu: None,
+            worker_cpu: None,
+            timestamps: Some(timestamps()),
+            placement: None,
+            total: DirPair {
+                read: dir(read, elapsed_ns, &pcts),
+                write: dir(write, elapsed_ns, &pcts),
+                errors: ErrorsDoc::default(),
+            },
+            workers: vec![],
+        },
+        intervals: vec![],
+        label: None,
+        streams: None,
+        suite_step: None,
+        merged: None,
+    }
 }
 
 #[cfg(test)]
@@ -168,5 +321,123 @@ mod tests {
         let back = decode_histogram(&encode_histogram(&d.hist)).unwrap();
         assert_eq!(back, d.hist);
         assert!(decode_histogram("not base64!").is_err());
+    }
+
+    /// Every crate type the document mirrors, in each of its forms, renders and reads back: the
+    /// document types and the crate's serialisation have not drifted apart.
+    #[test]
+    fn a_rendered_run_reads_back() {
+        use crate::coordinator::{IntervalPoint, VerifyResult, WorkerResult};
+        use crate::cpu::CpuUsage;
+        use crate::engine::EngineInfo;
+        use crate::io::Direction;
+        use crate::io::IoError;
+        use crate::stats::Stats;
+        use crate::verify::{GenTable, Mismatch, MismatchKind};
+        use crate::worker::{FailedIo, StopReason, WorkerSummary};
+        use clap::Parser;
+        let run_cfg = |extra: &[&str]| {
+            let mut v = vec!["nvmebench", "run", "--engine", "null", "--cores", "0"];
+            v.extend_from_slice(extra);
+            match crate::cli::Cli::try_parse_from(v).unwrap().command {
+                crate::cli::Command::Run(r) => RunConfig::resolve(&r).unwrap(),
+                _ => unreachable!("parsed a run command"),
+            }
+        };
+        let errors = [
+            IoError::Errno { errno: 5 },
+            IoError::ShortTransfer { expected: 4096, done: 512 },
+            IoError::Nvme { sct: 2, sc: 0x81 },
+        ];
+        let mut stats = Stats::default();
+        stats.dir[0].record(1_000, 10, 40_960);
+        stats.dir[1].record(2_000, 5, 20_480);
+        for (i, e) in errors.iter().enumerate() {
+            stats.errors.count(if i == 0 { Direction::Read } else { Direction::Write }, *e, 1);
+        }
+        let stops = [StopReason::Time, StopReason::IoLimit, StopReason::Error, StopReason::Requested];
+        let workers = stops
+            .iter()
+            .enumerate()
+            .map(|(i, &stop_reason)| WorkerResult {
+                index: i,
+                core: Some(i),
+                stats: stats.clone(),
+                summary: Some(WorkerSummary {
+                    measured_ns: 1_000_000,
+                    thread_cpu_ns: 900_000,
+                    stop_reason,
+                    lost_in_flight: 0,
+                    first_error: errors.get(i).map(|&error| FailedIo {
+                        error,
+                        dir: Direction::Write,
+                        offset: 4096,
+                        len: 512,
+                    }),
+                }),
+            })
+            .collect();
+        let kinds = [
+            MismatchKind::Foreign,
+            MismatchKind::Misdirected { found_offset: 8192 },
+            MismatchKind::LostWrite { found_generation: 1 },
+            MismatchKind::FutureGeneration { found_generation: 9 },
+            MismatchKind::Stale { found_seed: 7 },
+            MismatchKind::Payload { first: 32, last: 100, bytes: 68 },
+        ];
+        let point = IntervalPoint {
+            t_s: 1.0,
+            span_s: 1.0,
+            partial: false,
+            workers: 1,
+            ramp: false,
+            read: Default::default(),
+            write: Default::default(),
+            errors: 3,
+        };
+        let result = RunResult {
+            engine: EngineInfo { name: "null".into(), options: vec![("lat".into(), "0ns".into())] },
+            workers,
+            total: stats,
+            elapsed_ns: 1_000_000,
+            intervals: vec![point],
+            interrupted_by: Some(2),
+            failure: None,
+            started_at: std::time::SystemTime::now(),
+            verify: Some(VerifyResult {
+                units_checked: 6,
+                mismatch_count: 6,
+                mismatches: kinds.iter().map(|&kind| Mismatch { offset: 4096, expected_generation: 3, kind }).collect(),
+                read_errors: 0,
+                cost_ns: 10,
+                table: GenTable::new(0, 1 << 20, 4096),
+            }),
+            cpu: CpuUsage { user_ns: 10, sys_ns: 20, ios: 15 },
+            placement: Some(crate::cpu::Placement {
+                housekeeping_cores: vec![1],
+                workers_alone: true,
+                threads: vec![crate::cpu::ThreadPlacement {
+                    tid: 7,
+                    name: "nvmebench-w0".into(),
+                    cpus: "0".into(),
+                    worker: true,
+                }],
+            }),
+            events: vec!["controller reset at 0.5 s: done in 3 ms".into()],
+        };
+        for extra in [
+            &["--rw", "randrw", "--bssplit", "4k/50:64k/50", "--random-dist", "zipf:1.2"][..],
+            &["--rw", "read", "--on-error", "retry:3", "--random-dist", "pareto:0.8", "--ios", "100"],
+            &["--rw", "write", "--on-error", "continue", "--random-dist", "normal:10", "--rate-iops", "1000"],
+        ] {
+            let cfg = run_cfg(extra);
+            let written = render(&cfg, &result, "tsc");
+            // The typed config says everything `RunConfig` serialises, and nothing else.
+            assert_eq!(written["config"], serde_json::to_value(&cfg).unwrap(), "{extra:?}");
+            let back: RunDocument = serde_json::from_value(written.clone()).unwrap();
+            assert_eq!(serde_json::to_value(&back).unwrap(), written);
+            assert_eq!(back.results.total.errors.kinds.len(), 3);
+            assert_eq!(back.results.verify.as_ref().unwrap().mismatches.len(), kinds.len());
+        }
     }
 }

@@ -1,14 +1,18 @@
 //! Reading result documents back: one run (what `nvmebench run --json` writes), a collection of runs
 //! and suite results (`runs`, `iorate`, `sweeps`, `steady_state`), or a directory of such files.
 //!
-//! This module checks every document up front (schema version, histogram bounds and encoding, that
-//! each histogram holds as many I/Os as its counter says) and turns problems into one sentence that
+//! Documents are deserialised into the types of `report::doc` (published as
+//! `schema/result.schema.json`). This module checks every document up front (schema version first,
+//! then the shape, then what a type cannot say: histogram bounds and encoding, that each histogram
+//! holds as many I/Os as its counter says, matrix sizes) and turns problems into one sentence that
 //! names the file, the field and the fix. It does not render or merge; `html`, `table` and `merge`
 //! do, from what it returns.
 //!
 //! # The collection shape
 //!
-//! Any JSON object with at least one of these keys is a collection; every key is optional:
+//! A document with `results` is a run, one with `command: "compare"` a comparison (its runs are
+//! labelled by engine). Any other JSON object with at least one of these keys is a collection
+//! (`doc::Collection`); every key is optional:
 //!
 //! ```json
 //! {
@@ -37,14 +41,15 @@
 //! window (default 5, as in SNIA's PTS). A run document may carry a `label`; without one it is
 //! named after its file.
 
+use super::doc::{Collection, CompareDocument, DirDoc, HistogramInfo, RunDocument};
+pub use super::doc::{DirInterval, Interval, IorateCurve, IoratePoint, IorateStop, SteadyState, Sweep};
 use super::json::{HIST_ENCODING, SCHEMA_VERSION, decode_histogram};
 use crate::stats::{DirStats, HIST_HIGHEST_NS, HIST_LOWEST_NS, HIST_SIGFIGS};
-use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-/// Default number of rounds in a steady-state measurement window (SNIA PTS).
-pub const DEFAULT_STEADY_WINDOW: usize = 5;
+pub use super::doc::DEFAULT_STEADY_WINDOW;
 
 /// A problem with a result file; every variant is a bad input (exit status 2).
 #[derive(Debug, thiserror::Error)]
@@ -73,44 +78,6 @@ pub enum ResultsError {
     NoRuns,
 }
 
-/// One direction of a run's total, as read back.
-#[derive(Clone, Debug)]
-pub struct DirResult {
-    pub stats: DirStats,
-    /// The direction's JSON as written, for fields this module does not interpret.
-    pub raw: Value,
-}
-
-/// One point of a run's interval series: what the report plots over time.
-#[derive(Clone, Copy, Debug, Default, Deserialize)]
-pub struct DirInterval {
-    #[serde(default)]
-    pub ios: u64,
-    #[serde(default)]
-    pub bytes: u64,
-    #[serde(default)]
-    pub iops: f64,
-    #[serde(default)]
-    pub bw_bytes: f64,
-    #[serde(default)]
-    pub mean_ns: f64,
-    #[serde(default)]
-    pub p99_ns: u64,
-    #[serde(default)]
-    pub max_ns: u64,
-}
-
-#[derive(Clone, Copy, Debug, Deserialize)]
-pub struct Interval {
-    pub t_s: f64,
-    #[serde(default)]
-    pub read: DirInterval,
-    #[serde(default)]
-    pub write: DirInterval,
-    #[serde(default)]
-    pub errors: u64,
-}
-
 /// One run, checked and with its total histograms decoded.
 #[derive(Clone, Debug)]
 pub struct RunDoc {
@@ -119,82 +86,21 @@ pub struct RunDoc {
     /// The file it came from (and `[i]` inside a collection).
     pub source: String,
     pub elapsed_ns: u64,
-    /// Read and write totals.
-    pub dirs: [DirResult; 2],
-    pub intervals: Vec<Interval>,
+    /// Read and write totals, rebuilt exactly from the document.
+    pub dirs: [DirStats; 2],
     /// The whole document as read.
-    pub doc: Value,
+    pub doc: RunDocument,
 }
 
 impl RunDoc {
     pub fn errors_total(&self) -> u64 {
-        self.doc["results"]["total"]["errors"]["total"].as_u64().unwrap_or(0)
+        self.doc.results.total.errors.total
     }
 
     /// The percentiles the run was asked to report (the default set when the document has none).
     pub fn percentiles(&self) -> Vec<f64> {
-        self.doc["config"]["percentiles"]
-            .as_array()
-            .map(|a| a.iter().filter_map(Value::as_f64).collect())
-            .unwrap_or_else(|| vec![50.0, 90.0, 99.0, 99.9, 99.99, 99.999])
+        self.doc.config.as_ref().map_or_else(|| vec![50.0, 90.0, 99.0, 99.9, 99.99, 99.999], |c| c.percentiles.clone())
     }
-}
-
-/// One point of an iorate curve: offered rate, achieved rate, latency there.
-#[derive(Clone, Copy, Debug, Deserialize)]
-pub struct IoratePoint {
-    pub target_iops: Option<f64>,
-    pub iops: f64,
-    pub mean_ns: f64,
-    pub p99_ns: f64,
-}
-
-#[derive(Clone, Debug, Deserialize)]
-pub struct IorateStop {
-    pub iops: f64,
-    #[serde(default)]
-    pub rule: String,
-}
-
-/// IOPS against latency as the offered rate rises.
-#[derive(Clone, Debug, Deserialize)]
-pub struct IorateCurve {
-    #[serde(default)]
-    pub label: String,
-    pub points: Vec<IoratePoint>,
-    pub stop: Option<IorateStop>,
-}
-
-/// A threads × queue-depth sweep.
-#[derive(Clone, Debug, Deserialize)]
-pub struct Sweep {
-    #[serde(default)]
-    pub label: String,
-    pub threads: Vec<u64>,
-    pub queue_depths: Vec<u64>,
-    /// `iops[t][q]`: one row per entry of `threads`.
-    pub iops: Vec<Vec<f64>>,
-    pub p99_ns: Option<Vec<Vec<f64>>>,
-}
-
-/// Rounds of a steady-state test.
-#[derive(Clone, Debug, Deserialize)]
-pub struct SteadyState {
-    #[serde(default)]
-    pub label: String,
-    #[serde(default = "default_metric")]
-    pub metric: String,
-    pub rounds: Vec<f64>,
-    #[serde(default = "default_window")]
-    pub window: usize,
-}
-
-fn default_metric() -> String {
-    "IOPS".into()
-}
-
-fn default_window() -> usize {
-    DEFAULT_STEADY_WINDOW
 }
 
 /// Everything read from the inputs, in the order given (files in a directory by name).
@@ -255,7 +161,20 @@ fn load_file(path: &Path, set: &mut ResultSet) -> Result<(), ResultsError> {
     let stem = path.file_stem().map_or_else(|| name.clone(), |s| s.to_string_lossy().into_owned());
     set.files.push(path.to_path_buf());
     if doc.get("results").is_some() {
-        set.runs.push(parse_run(doc, &name, stem)?);
+        set.runs.push(parse_run(doc, &name, "", stem)?);
+        return Ok(());
+    }
+    if doc.get("command").and_then(Value::as_str) == Some("compare") {
+        check_schema(&doc, &name)?;
+        for (i, r) in doc["runs"].as_array().into_iter().flatten().enumerate() {
+            check_schema(&r["run"], &format!("{name} runs[{i}].run"))?;
+        }
+        let compare: CompareDocument = typed(doc, &name, "")?;
+        for (i, r) in compare.runs.into_iter().enumerate() {
+            let source = format!("{name} runs[{i}]");
+            let fallback = r.engine_spec.clone();
+            set.runs.push(checked_run(r.run, &source, &format!("runs[{i}].run."), fallback)?);
+        }
         return Ok(());
     }
     let keys = ["runs", "iorate", "sweeps", "steady_state"];
@@ -263,17 +182,16 @@ fn load_file(path: &Path, set: &mut ResultSet) -> Result<(), ResultsError> {
         return Err(ResultsError::NotResult { path: name });
     }
     check_schema(&doc, &name)?;
-    let field = |f: &str, problem: String| ResultsError::Field { path: name.clone(), field: f.into(), problem };
-    if let Some(runs) = doc.get("runs") {
-        let runs = runs.as_array().ok_or_else(|| field("runs", "is not a list".into()))?;
-        for (i, r) in runs.iter().enumerate() {
-            let source = format!("{name} runs[{i}]");
-            let run = parse_run(r.clone(), &source, format!("{stem}[{i}]"))?;
-            set.runs.push(run);
-        }
+    for (i, r) in doc["runs"].as_array().into_iter().flatten().enumerate() {
+        check_schema(r, &format!("{name} runs[{i}]"))?;
     }
-    if let Some(v) = doc.get("iorate") {
-        let curves: Vec<IorateCurve> = serde_json::from_value(v.clone()).map_err(|e| field("iorate", e.to_string()))?;
+    let collection: Collection = typed(doc, &name, "")?;
+    let field = |f: &str, problem: String| ResultsError::Field { path: name.clone(), field: f.into(), problem };
+    for (i, r) in collection.runs.into_iter().flatten().enumerate() {
+        let run = checked_run(r, &format!("{name} runs[{i}]"), &format!("runs[{i}]."), format!("{stem}[{i}]"))?;
+        set.runs.push(run);
+    }
+    if let Some(curves) = collection.iorate {
         for (i, c) in curves.iter().enumerate() {
             let f = format!("iorate[{i}]");
             if c.points.is_empty() {
@@ -294,8 +212,7 @@ fn load_file(path: &Path, set: &mut ResultSet) -> Result<(), ResultsError> {
             c
         }));
     }
-    if let Some(v) = doc.get("sweeps") {
-        let sweeps: Vec<Sweep> = serde_json::from_value(v.clone()).map_err(|e| field("sweeps", e.to_string()))?;
+    if let Some(sweeps) = collection.sweeps {
         for (i, s) in sweeps.iter().enumerate() {
             let f = format!("sweeps[{i}]");
             if s.threads.is_empty() || s.queue_depths.is_empty() {
@@ -325,9 +242,7 @@ fn load_file(path: &Path, set: &mut ResultSet) -> Result<(), ResultsError> {
             s
         }));
     }
-    if let Some(v) = doc.get("steady_state") {
-        let ss: Vec<SteadyState> =
-            serde_json::from_value(v.clone()).map_err(|e| field("steady_state", e.to_string()))?;
+    if let Some(ss) = collection.steady_state {
         for (i, s) in ss.iter().enumerate() {
             let f = format!("steady_state[{i}]");
             if s.rounds.is_empty() {
@@ -348,6 +263,23 @@ fn load_file(path: &Path, set: &mut ResultSet) -> Result<(), ResultsError> {
         }));
     }
     Ok(())
+}
+
+/// Deserialises `v` as a `T`; a mismatch becomes a field error naming where (`prefix` + path).
+fn typed<T: DeserializeOwned>(v: Value, source: &str, prefix: &str) -> Result<T, ResultsError> {
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let at = e.path().to_string();
+        let at = if at == "." { String::new() } else { at };
+        let inner = e.into_inner().to_string();
+        let (field, problem) = match inner.strip_prefix("missing field `").and_then(|r| r.split_once('`')) {
+            Some((name, _)) if at.is_empty() => (name.to_string(), "is missing".to_string()),
+            Some((name, _)) => (format!("{at}.{name}"), "is missing".to_string()),
+            None => (at, inner),
+        };
+        let field = format!("{prefix}{field}");
+        let field = if field.is_empty() { "the document".into() } else { field.trim_end_matches('.').to_string() };
+        ResultsError::Field { path: source.into(), field, problem }
+    })
 }
 
 fn check_schema(doc: &Value, path: &str) -> Result<(), ResultsError> {
@@ -376,59 +308,60 @@ fn describe_histogram(lo: u64, hi: u64, digits: u64, enc: &str) -> String {
     format!("{lo}..{hi} ns at {digits} significant digits, {enc}")
 }
 
-fn parse_run(doc: Value, source: &str, fallback_label: String) -> Result<RunDoc, ResultsError> {
-    let field =
-        |f: &str, problem: &str| ResultsError::Field { path: source.into(), field: f.into(), problem: problem.into() };
+/// Reads one run document: its schema version first (a newer one may have another shape), then
+/// the whole shape, then what a type cannot say.
+fn parse_run(doc: Value, source: &str, prefix: &str, fallback_label: String) -> Result<RunDoc, ResultsError> {
     if doc.get("schema_version").is_none() {
-        return Err(field("schema_version", "is missing"));
+        let field = format!("{prefix}schema_version");
+        return Err(ResultsError::Field { path: source.into(), field, problem: "is missing".into() });
     }
     check_schema(&doc, source)?;
-    let h = &doc["histogram"];
-    let (lo, hi, digits, enc) = (
-        h["lowest_ns"].as_u64().ok_or_else(|| field("histogram.lowest_ns", "is missing"))?,
-        h["highest_ns"].as_u64().ok_or_else(|| field("histogram.highest_ns", "is missing"))?,
-        h["significant_digits"].as_u64().ok_or_else(|| field("histogram.significant_digits", "is missing"))?,
-        h["encoding"].as_str().ok_or_else(|| field("histogram.encoding", "is missing"))?,
-    );
-    let found = describe_histogram(lo, hi, digits, enc);
+    checked_run(typed(doc, source, prefix)?, source, prefix, fallback_label)
+}
+
+/// Checks what the type does not: the histogram settings, and that every total histogram decodes
+/// and holds as many I/Os as its counter says.
+fn checked_run(doc: RunDocument, source: &str, prefix: &str, fallback_label: String) -> Result<RunDoc, ResultsError> {
+    let HistogramInfo { lowest_ns, highest_ns, significant_digits, encoding } = &doc.histogram;
+    let found = describe_histogram(*lowest_ns, *highest_ns, *significant_digits, encoding);
     if found != expected_histogram() {
         return Err(ResultsError::Histogram { path: source.into(), found, expected: expected_histogram() });
     }
-    let results = &doc["results"];
-    let elapsed_ns = results["elapsed_ns"].as_u64().ok_or_else(|| field("results.elapsed_ns", "is missing"))?;
-    let dir = |name: &str| -> Result<DirResult, ResultsError> {
-        let d = &results["total"][name];
-        let f = |x: &str| format!("results.total.{name}.{x}");
-        Ok(DirResult { stats: parse_dir(d, &|x, p| field(&f(x), p))?, raw: d.clone() })
+    let dir = |name: &str, d: &DirDoc| {
+        let err = |x: &str, p: &str| ResultsError::Field {
+            path: source.into(),
+            field: format!("{prefix}results.total.{name}.{x}"),
+            problem: p.into(),
+        };
+        parse_dir(d, &err)
     };
-    let dirs = [dir("read")?, dir("write")?];
-    let intervals = match doc.get("intervals") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(v) => serde_json::from_value(v.clone()).map_err(|e| field("intervals", &e.to_string()))?,
-    };
-    let label = doc["label"].as_str().map_or(fallback_label, str::to_string);
-    Ok(RunDoc { label, source: source.into(), elapsed_ns, dirs, intervals, doc })
+    let dirs = [dir("read", &doc.results.total.read)?, dir("write", &doc.results.total.write)?];
+    let label = doc.label.clone().unwrap_or(fallback_label);
+    Ok(RunDoc { label, source: source.into(), elapsed_ns: doc.results.elapsed_ns, dirs, doc })
 }
 
-/// Rebuilds one direction's exact statistics from its JSON (`ios`, `io_bytes`, `lat_ns`, `hist`).
-pub(crate) fn parse_dir(d: &Value, err: &dyn Fn(&str, &str) -> ResultsError) -> Result<DirStats, ResultsError> {
-    let num = |v: &Value, name: &str| v.as_u64().ok_or_else(|| err(name, "is missing or not a whole number"));
-    let ios = num(&d["ios"], "ios")?;
-    let bytes = num(&d["io_bytes"], "io_bytes")?;
-    let lat = &d["lat_ns"];
-    let min = num(&lat["min"], "lat_ns.min")?;
-    let max = num(&lat["max"], "lat_ns.max")?;
-    let clamped = lat["clamped"].as_u64().unwrap_or(0);
-    let sum_ns: u128 = match &lat["sum"] {
-        Value::String(s) => s.parse().map_err(|_| err("lat_ns.sum", "is not a whole number"))?,
-        v => u128::from(num(v, "lat_ns.sum")?),
-    };
-    let hist_text = d["hist"].as_str().ok_or_else(|| err("hist", "is missing"))?;
-    let hist = decode_histogram(hist_text).map_err(|e| err("hist", &e))?;
-    if hist.len() != ios {
-        return Err(err("hist", &format!("holds {} I/Os but ios says {ios}", hist.len())));
+/// Rebuilds one direction's exact statistics from its document (`ios`, `io_bytes`, `lat_ns`, `hist`).
+pub(crate) fn parse_dir(d: &DirDoc, err: &dyn Fn(&str, &str) -> ResultsError) -> Result<DirStats, ResultsError> {
+    let hist = decode_histogram(&d.hist).map_err(|e| err("hist", &e))?;
+    if hist.len() != d.ios {
+        return Err(err("hist", &format!("holds {} I/Os but ios says {}", hist.len(), d.ios)));
     }
-    Ok(DirStats { ios, bytes, min_ns: if ios == 0 { u64::MAX } else { min }, max_ns: max, sum_ns, clamped, hist })
+    let lat = &d.lat_ns;
+    Ok(DirStats {
+        ios: d.ios,
+        bytes: d.io_bytes,
+        min_ns: if d.ios == 0 { u64::MAX } else { lat.min },
+        max_ns: lat.max,
+        sum_ns: lat.sum.0,
+        clamped: lat.clamped,
+        hist,
+    })
+}
+
+/// A document made in a test, checked as `load` checks it and labelled `label`.
+#[cfg(test)]
+pub(crate) fn checked_sample(doc: RunDocument, label: &str) -> RunDoc {
+    checked_run(doc, label, "", label.into()).expect("a sample document is well-formed")
 }
 
 fn dedup_labels(runs: &mut [RunDoc]) {
@@ -526,17 +459,9 @@ mod tests {
     #[test]
     fn labels_are_made_unique() {
         let mut set = ResultSet::default();
-        let doc = serde_json::json!({});
-        let dir = DirResult { stats: DirStats::default(), raw: doc.clone() };
+        let none = DirStats::default();
         for _ in 0..3 {
-            set.runs.push(RunDoc {
-                label: "a".into(),
-                source: "a.json".into(),
-                elapsed_ns: 1,
-                dirs: [dir.clone(), dir.clone()],
-                intervals: vec![],
-                doc: doc.clone(),
-            });
+            set.runs.push(checked_sample(crate::report::json::sample_document(&none, &none, 1, "h"), "a"));
         }
         dedup_labels(&mut set.runs);
         let labels: Vec<&str> = set.runs.iter().map(|r| r.label.as_str()).collect();

@@ -14,10 +14,13 @@
 //! same interval; their p99 becomes the largest input's p99, an upper bound, because intervals keep
 //! no histograms. Inputs whose histogram settings or schema differ are refused (see `load`).
 
-use super::json::{self, HIST_ENCODING, SCHEMA_VERSION};
-use super::load::{Interval, ResultsError, RunDoc};
-use crate::stats::{DirStats, HIST_HIGHEST_NS, HIST_LOWEST_NS, HIST_SIGFIGS};
-use serde_json::{Map, Value, json};
+use super::doc::{
+    Clock, DirInterval, DirPair, EngineDoc, ErrorKindCount, ErrorsDoc, Host, Interval, Merged, MergedInput, Results,
+    RunDocument, Tool,
+};
+use super::json::{self, SCHEMA_VERSION};
+use super::load::{ResultsError, RunDoc};
+use crate::stats::DirStats;
 
 /// The sentence `merged.rule` carries in every merged document.
 pub const ELAPSED_RULE: &str = "inputs ran at the same time: elapsed is the longest input's; histograms and counters are summed exactly; interval p99 is the largest input's (an upper bound)";
@@ -25,172 +28,181 @@ pub const ELAPSED_RULE: &str = "inputs ran at the same time: elapsed is the long
 /// Merges `runs` into one run document.
 ///
 /// # Errors
-/// [`ResultsError::NoRuns`] when `runs` is empty; a field error when an input's worker or interval
-/// section does not parse.
-pub fn merge(runs: &[RunDoc]) -> Result<Value, ResultsError> {
+/// [`ResultsError::NoRuns`] when `runs` is empty.
+pub fn merge(runs: &[RunDoc]) -> Result<RunDocument, ResultsError> {
     let first = runs.first().ok_or(ResultsError::NoRuns)?;
     let elapsed_ns = runs.iter().map(|r| r.elapsed_ns).max().unwrap_or(0);
     let mut pcts: Vec<f64> = runs.iter().flat_map(RunDoc::percentiles).collect();
     pcts.sort_by(f64::total_cmp);
     pcts.dedup();
 
-    let mut total = Map::new();
-    for (i, name) in ["read", "write"].into_iter().enumerate() {
+    let sum = |i: usize| {
         let mut sum = DirStats::default();
         for r in runs {
-            sum += &r.dirs[i].stats;
+            sum += &r.dirs[i];
         }
-        total.insert(name.into(), json::dir(&sum, elapsed_ns, &pcts));
-    }
-    total.insert("errors".into(), merge_errors(runs.iter().map(|r| &r.doc["results"]["total"]["errors"])));
-
-    let mut workers = Vec::new();
-    for (input, r) in runs.iter().enumerate() {
-        for w in r.doc["results"]["workers"].as_array().into_iter().flatten() {
-            let mut w = w.clone();
-            if let Some(o) = w.as_object_mut() {
-                o.insert("input".into(), json!(input));
-            }
-            workers.push(w);
-        }
-    }
-
-    let same = |f: &dyn Fn(&RunDoc) -> &Value| -> Option<Value> {
-        let v = f(first);
-        runs.iter().all(|r| f(r) == v).then(|| v.clone())
+        json::dir(&sum, elapsed_ns, &pcts)
     };
-    let host = same(&|r| &r.doc["host"]).unwrap_or_else(|| merged_host(runs));
-    let engine = same(&|r| &r.doc["engine"]).unwrap_or_else(|| {
-        let mut names: Vec<&str> = runs.iter().filter_map(|r| r.doc["engine"]["name"].as_str()).collect();
-        names.dedup();
-        json!({ "name": names.join("+"), "options": {} })
-    });
-    let clock = same(&|r| &r.doc["clock"]).unwrap_or_else(|| json!({ "source": "mixed" }));
-    let mut config = first.doc["config"].clone();
-    if let Some(o) = config.as_object_mut() {
-        o.insert("percentiles".into(), json!(pcts));
-    }
-    let inputs: Vec<Value> = runs
+    let total =
+        DirPair { read: sum(0), write: sum(1), errors: merge_errors(runs.iter().map(|r| &r.doc.results.total.errors)) };
+
+    let workers = runs
         .iter()
-        .map(|r| {
-            json!({
-                "source": r.source,
-                "label": r.label,
-                "host": r.doc["host"],
-                "engine": r.doc["engine"],
-                "config": r.doc["config"],
-                "started_at_unix_s": r.doc["started_at_unix_s"],
-                "elapsed_ns": r.elapsed_ns,
-                "ios": r.dirs[0].stats.ios + r.dirs[1].stats.ios,
+        .enumerate()
+        .flat_map(|(input, r)| {
+            r.doc.results.workers.iter().map(move |w| {
+                let mut w = w.clone();
+                w.input = Some(input);
+                w
             })
         })
         .collect();
-    let started = runs.iter().filter_map(|r| r.doc["started_at_unix_s"].as_u64()).min();
-    let first_of = |key: &str| runs.iter().map(|r| &r.doc["results"][key]).find(|v| !v.is_null()).cloned();
-    Ok(json!({
-        "schema_version": SCHEMA_VERSION,
-        "tool": { "name": "nvmebench", "version": env!("CARGO_PKG_VERSION") },
-        "started_at_unix_s": started,
-        "host": host,
-        "clock": clock,
-        "engine": engine,
-        "config": config,
-        "histogram": {
-            "lowest_ns": HIST_LOWEST_NS,
-            "highest_ns": HIST_HIGHEST_NS,
-            "significant_digits": HIST_SIGFIGS,
-            "encoding": HIST_ENCODING,
-        },
-        "results": {
-            "elapsed_ns": elapsed_ns,
-            "interrupted_by_signal": first_of("interrupted_by_signal"),
-            "failure": first_of("failure"),
-            "total": Value::Object(total),
-            "workers": workers,
-        },
-        "intervals": merge_intervals(runs),
-        "merged": { "rule": ELAPSED_RULE, "inputs": inputs },
-    }))
-}
 
-fn merged_host(runs: &[RunDoc]) -> Value {
-    let mut names: Vec<String> =
-        runs.iter().map(|r| r.doc["host"]["hostname"].as_str().unwrap_or("?").to_string()).collect();
-    names.sort();
-    names.dedup();
-    let common = |k: &str| {
-        let v = &runs[0].doc["host"][k];
-        if runs.iter().all(|r| &r.doc["host"][k] == v) { v.clone() } else { Value::Null }
+    let all_same = |f: &dyn Fn(&RunDocument) -> bool| runs.iter().all(|r| f(&r.doc));
+    let host = if all_same(&|d| d.host == first.doc.host) { first.doc.host.clone() } else { merged_host(runs) };
+    let engine = if all_same(&|d| d.engine == first.doc.engine) {
+        first.doc.engine.clone()
+    } else {
+        let mut names: Vec<&str> = runs.iter().map(|r| r.doc.engine.name.as_str()).collect();
+        names.dedup();
+        EngineDoc { name: names.join("+"), options: Default::default() }
     };
-    let cpus: u64 = runs.iter().filter_map(|r| r.doc["host"]["cpus_online"].as_u64()).sum();
-    json!({
-        "hostname": names.join(", "),
-        "kernel": common("kernel"),
-        "cpu": common("cpu"),
-        "cpus_online": cpus,
+    let clock = if all_same(&|d| d.clock == first.doc.clock) {
+        first.doc.clock.clone()
+    } else {
+        Clock { source: "mixed".into() }
+    };
+    let config = first.doc.config.clone().map(|mut c| {
+        c.percentiles = pcts.clone();
+        c
+    });
+    let inputs = runs
+        .iter()
+        .map(|r| MergedInput {
+            source: r.source.clone(),
+            label: r.label.clone(),
+            host: r.doc.host.clone(),
+            engine: r.doc.engine.clone(),
+            config: r.doc.config.clone(),
+            started_at_unix_s: r.doc.started_at_unix_s,
+            elapsed_ns: r.elapsed_ns,
+            ios: r.dirs[0].ios + r.dirs[1].ios,
+        })
+        .collect();
+    Ok(RunDocument {
+        schema_version: SCHEMA_VERSION,
+        tool: Some(Tool::this()),
+        started_at_unix_s: runs.iter().filter_map(|r| r.doc.started_at_unix_s).min(),
+        host,
+        clock,
+        engine,
+        config,
+        histogram: json::histogram_info(),
+        results: Results {
+            elapsed_ns,
+            started_at_unix_ns: runs.iter().filter_map(|r| r.doc.results.started_at_unix_ns).min(),
+            interrupted_by_signal: runs.iter().find_map(|r| r.doc.results.interrupted_by_signal),
+            failure: runs.iter().find_map(|r| r.doc.results.failure.clone()),
+            events: runs.iter().flat_map(|r| r.doc.results.events.iter().cloned()).collect(),
+            // Verification and CPU time belong to one process's run; a merge has neither.
+            verify: None,
+            cpu: None,
+            worker_cpu: None,
+            timestamps: runs[0].doc.results.timestamps.clone(),
+            placement: None,
+            total,
+            workers,
+        },
+        intervals: merge_intervals(runs),
+        label: None,
+        streams: None,
+        suite_step: None,
+        merged: Some(Merged { rule: ELAPSED_RULE.into(), inputs }),
     })
 }
 
+fn merged_host(runs: &[RunDoc]) -> Host {
+    let mut names: Vec<String> =
+        runs.iter().map(|r| r.doc.host.hostname.clone().unwrap_or_else(|| "?".into())).collect();
+    names.sort();
+    names.dedup();
+    let common = |f: fn(&Host) -> &Option<String>| {
+        let v = f(&runs[0].doc.host);
+        if runs.iter().all(|r| f(&r.doc.host) == v) { v.clone() } else { None }
+    };
+    Host {
+        hostname: Some(names.join(", ")),
+        kernel: common(|h| &h.kernel),
+        cpu: common(|h| &h.cpu),
+        cpus_online: Some(runs.iter().filter_map(|r| r.doc.host.cpus_online).sum()),
+    }
+}
+
 /// Sums error counts; kinds are added up by equal description.
-fn merge_errors<'a>(errors: impl Iterator<Item = &'a Value>) -> Value {
-    let (mut total, mut read, mut write, mut other) = (0u64, 0u64, 0u64, 0u64);
-    let mut kinds: Vec<(Value, u64)> = Vec::new();
+fn merge_errors<'a>(errors: impl Iterator<Item = &'a ErrorsDoc>) -> ErrorsDoc {
+    let mut out = ErrorsDoc::default();
     for e in errors {
-        let n = |k: &str| e[k].as_u64().unwrap_or(0);
-        total += n("total");
-        read += n("read");
-        write += n("write");
-        other += n("other");
-        for k in e["kinds"].as_array().into_iter().flatten() {
-            let count = k["count"].as_u64().unwrap_or(0);
-            match kinds.iter_mut().find(|(v, _)| *v == k["error"]) {
-                Some((_, c)) => *c += count,
-                None => kinds.push((k["error"].clone(), count)),
+        out.total += e.total;
+        out.read += e.read;
+        out.write += e.write;
+        out.other += e.other;
+        out.retried += e.retried;
+        for k in &e.kinds {
+            match out.kinds.iter_mut().find(|o| o.error == k.error) {
+                Some(o) => o.count += k.count,
+                None => out.kinds.push(ErrorKindCount { error: k.error, count: k.count }),
             }
         }
     }
-    kinds.sort_by_key(|k| std::cmp::Reverse(k.1));
-    let kinds: Vec<Value> = kinds.into_iter().map(|(e, c)| json!({ "error": e, "count": c })).collect();
-    json!({ "total": total, "read": read, "write": write, "kinds": kinds, "other": other })
+    out.kinds.sort_by_key(|k| std::cmp::Reverse(k.count));
+    out
 }
 
-fn merge_intervals(runs: &[RunDoc]) -> Vec<Value> {
-    let interval = |r: &RunDoc| r.doc["config"]["interval"].as_f64();
+fn merge_intervals(runs: &[RunDoc]) -> Vec<Interval> {
+    let interval = |r: &RunDoc| r.doc.config.as_ref().map(|c| c.interval);
     if runs.iter().any(|r| interval(r) != interval(&runs[0])) {
         return Vec::new();
     }
-    let len = runs.iter().map(|r| r.intervals.len()).max().unwrap_or(0);
+    let len = runs.iter().map(|r| r.doc.intervals.len()).max().unwrap_or(0);
+    // Documents before schema 2 carry no span: their rates were over the nominal interval.
     let secs = interval(&runs[0]).unwrap_or(1.0);
     (0..len)
         .map(|i| {
-            let points: Vec<&Interval> = runs.iter().filter_map(|r| r.intervals.get(i)).collect();
-            let t_s = points[0].t_s;
-            let dir = |pick: fn(&Interval) -> &super::load::DirInterval| {
+            let points: Vec<&Interval> = runs.iter().filter_map(|r| r.doc.intervals.get(i)).collect();
+            let dir = |pick: fn(&Interval) -> &DirInterval| {
                 let (mut ios, mut bytes, mut sum, mut p99, mut max) = (0u64, 0u64, 0f64, 0u64, 0u64);
+                let (mut iops, mut bw) = (0f64, 0f64);
                 for p in &points {
                     let d = pick(p);
+                    // Each input's rate is over its own measured span; the fleet's is their sum.
+                    let span = p.span_s.unwrap_or(secs);
+                    iops += if p.span_s.is_some() { d.iops } else { d.ios as f64 / span };
+                    bw += if p.span_s.is_some() { d.bw_bytes } else { d.bytes as f64 / span };
                     ios += d.ios;
                     bytes += d.bytes;
                     sum += d.mean_ns * d.ios as f64;
                     p99 = p99.max(d.p99_ns);
                     max = max.max(d.max_ns);
                 }
-                json!({
-                    "ios": ios,
-                    "bytes": bytes,
-                    "iops": ios as f64 / secs,
-                    "bw_bytes": bytes as f64 / secs,
-                    "mean_ns": if ios == 0 { 0.0 } else { sum / ios as f64 },
-                    "p99_ns": p99,
-                    "max_ns": max,
-                })
+                DirInterval {
+                    ios,
+                    bytes,
+                    iops,
+                    bw_bytes: bw,
+                    mean_ns: if ios == 0 { 0.0 } else { sum / ios as f64 },
+                    p99_ns: p99,
+                    max_ns: max,
+                }
             };
-            json!({
-                "t_s": t_s,
-                "read": dir(|p| &p.read),
-                "write": dir(|p| &p.write),
-                "errors": points.iter().map(|p| p.errors).sum::<u64>(),
-            })
+            Interval {
+                t_s: points[0].t_s,
+                span_s: points.iter().filter_map(|p| p.span_s).reduce(f64::max),
+                partial: points.iter().any(|p| p.partial),
+                workers: points.iter().map(|p| p.workers).sum(),
+                read: dir(|p| &p.read),
+                write: dir(|p| &p.write),
+                errors: points.iter().map(|p| p.errors).sum(),
+            }
         })
         .collect()
 }
@@ -198,34 +210,14 @@ fn merge_intervals(runs: &[RunDoc]) -> Vec<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::load::parse_dir;
+    use crate::report::doc::IoErrorDoc;
+    use crate::report::json::sample_document;
+    use crate::report::load::checked_sample;
     use proptest::prelude::*;
 
     /// A run document as `run --json` shapes it, around `stats` (read, write) and `elapsed_ns`.
     fn doc(read: &DirStats, write: &DirStats, elapsed_ns: u64, host: &str) -> RunDoc {
-        let pcts = [50.0, 99.0, 99.99];
-        let v = json!({
-            "schema_version": SCHEMA_VERSION,
-            "host": { "hostname": host },
-            "engine": { "name": "null", "options": {} },
-            "config": { "percentiles": pcts, "interval": 1.0 },
-            "histogram": { "lowest_ns": HIST_LOWEST_NS, "highest_ns": HIST_HIGHEST_NS, "significant_digits": HIST_SIGFIGS, "encoding": HIST_ENCODING },
-            "results": {
-                "elapsed_ns": elapsed_ns,
-                "total": {
-                    "read": json::dir(read, elapsed_ns, &pcts),
-                    "write": json::dir(write, elapsed_ns, &pcts),
-                    "errors": { "total": 0, "read": 0, "write": 0, "kinds": [], "other": 0 },
-                },
-                "workers": [],
-            },
-        });
-        let err = |f: &str, p: &str| ResultsError::Field { path: "t".into(), field: f.into(), problem: p.into() };
-        let dirs = ["read", "write"].map(|d| super::super::load::DirResult {
-            stats: parse_dir(&v["results"]["total"][d], &err).unwrap(),
-            raw: v["results"]["total"][d].clone(),
-        });
-        RunDoc { label: host.into(), source: host.into(), elapsed_ns, dirs, intervals: vec![], doc: v }
+        checked_sample(sample_document(read, write, elapsed_ns, host), host)
     }
 
     proptest! {
@@ -252,9 +244,10 @@ mod tests {
             let whole_doc = doc(&whole[0], &whole[1], elapsed, "h0");
             let docs: Vec<RunDoc> =
                 split.iter().enumerate().map(|(i, s)| doc(&s[0], &s[1], elapsed, &format!("h{i}"))).collect();
-            let merged = merge(&docs).unwrap();
-            prop_assert_eq!(&merged["results"]["total"], &whole_doc.doc["results"]["total"]);
-            prop_assert_eq!(&merged["results"]["elapsed_ns"], &json!(elapsed));
+            let merged = serde_json::to_value(merge(&docs).unwrap()).unwrap();
+            let whole = serde_json::to_value(&whole_doc.doc).unwrap();
+            prop_assert_eq!(&merged["results"]["total"], &whole["results"]["total"]);
+            prop_assert_eq!(&merged["results"]["elapsed_ns"], &serde_json::json!(elapsed));
         }
     }
 
@@ -266,28 +259,38 @@ mod tests {
         b.record(3000, 3000, 4096 * 3000);
         let none = DirStats::default();
         let m = merge(&[doc(&a, &none, 1_000_000_000, "a"), doc(&b, &none, 2_000_000_000, "b")]).unwrap();
-        let r = &m["results"]["total"]["read"];
-        assert_eq!(m["results"]["elapsed_ns"], 2_000_000_000u64);
-        assert_eq!(r["ios"], 4000);
-        assert_eq!(r["iops"], 2000.0);
-        assert_eq!(r["lat_ns"]["mean"], 2500.0);
-        assert_eq!(r["lat_ns"]["min"], 1000);
-        assert_eq!(m["host"]["hostname"], "a, b");
-        assert_eq!(m["merged"]["inputs"].as_array().unwrap().len(), 2);
+        let r = &m.results.total.read;
+        assert_eq!(m.results.elapsed_ns, 2_000_000_000);
+        assert_eq!(r.ios, 4000);
+        assert_eq!(r.iops, 2000.0);
+        assert_eq!(r.lat_ns.mean, 2500.0);
+        assert_eq!(r.lat_ns.min, 1000);
+        assert_eq!(m.host.hostname.as_deref(), Some("a, b"));
+        assert_eq!(m.merged.as_ref().unwrap().inputs.len(), 2);
         assert!(merge(&[]).is_err());
     }
 
     #[test]
     fn errors_add_up_by_kind() {
-        let e1 = json!({ "total": 3, "read": 3, "write": 0, "other": 0,
-            "kinds": [{ "error": { "kind": "errno", "errno": 5 }, "count": 3 }] });
-        let e2 = json!({ "total": 2, "read": 1, "write": 1, "other": 1,
-            "kinds": [{ "error": { "kind": "errno", "errno": 5 }, "count": 1 }, { "error": { "kind": "short" }, "count": 1 }] });
+        let eio = IoErrorDoc::Errno { errno: 5 };
+        let short = IoErrorDoc::ShortTransfer { expected: 4096, done: 512 };
+        let e1 = ErrorsDoc {
+            total: 3,
+            read: 3,
+            kinds: vec![ErrorKindCount { error: eio, count: 3 }],
+            retried: 2,
+            ..Default::default()
+        };
+        let e2 = ErrorsDoc {
+            total: 2,
+            read: 1,
+            write: 1,
+            other: 1,
+            kinds: vec![ErrorKindCount { error: eio, count: 1 }, ErrorKindCount { error: short, count: 1 }],
+            ..Default::default()
+        };
         let m = merge_errors([&e1, &e2].into_iter());
-        assert_eq!(m["total"], 5);
-        assert_eq!(m["read"], 4);
-        assert_eq!(m["other"], 1);
-        assert_eq!(m["kinds"][0]["count"], 4);
-        assert_eq!(m["kinds"][1]["error"]["kind"], "short");
+        assert_eq!((m.total, m.read, m.write, m.other, m.retried), (5, 4, 1, 1, 2));
+        assert_eq!(m.kinds, [ErrorKindCount { error: eio, count: 4 }, ErrorKindCount { error: short, count: 1 }]);
     }
 }

@@ -28,12 +28,12 @@ pub struct SummaryRow {
 pub fn summary_rows(runs: &[RunDoc]) -> Vec<SummaryRow> {
     let mut rows = Vec::new();
     for r in runs {
-        let with_io: Vec<usize> = (0..2).filter(|&i| r.dirs[i].stats.ios > 0).collect();
+        let with_io: Vec<usize> = (0..2).filter(|&i| r.dirs[i].ios > 0).collect();
         let dirs = if with_io.is_empty() { vec![0] } else { with_io };
         for i in dirs {
-            let d = &r.dirs[i].stats;
+            let d = &r.dirs[i];
             let (iops, bw) = rates(d, r.elapsed_ns);
-            let errors = r.doc["results"]["total"]["errors"][["read", "write"][i]].as_u64().unwrap_or(0);
+            let errors = [r.doc.results.total.errors.read, r.doc.results.total.errors.write][i];
             rows.push(SummaryRow {
                 run: r.label.clone(),
                 direction: ["read", "write"][i],

@@ -88,16 +88,8 @@ pub fn render(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> String {
         row(&mut out, "total", d, &r.total.dir[d as usize], r.elapsed_ns, &cfg.percentiles);
     }
     let _ = writeln!(out, "{}", errors_line(&r.total.errors));
-    if let Some(per_io) = r.cpu.ns_per_io() {
-        let _ = writeln!(
-            out,
-            "cpu: {:.3} s user + {:.3} s sys for {} I/Os (ramp included) = {} per I/O, whole process",
-            r.cpu.user_ns as f64 / 1e9,
-            r.cpu.sys_ns as f64 / 1e9,
-            r.cpu.ios,
-            format_latency(per_io)
-        );
-    }
+    out.push_str(&cpu_lines(r));
+    out.push_str(&placement_line(r));
     for wr in &r.workers {
         if let Some(s) = &wr.summary {
             if s.lost_in_flight > 0 {
@@ -124,7 +116,7 @@ pub fn render(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> String {
         let ios = r.total.ios().max(1);
         let _ = writeln!(
             out,
-            "verify: {} block checks, {} failed on {} blocks{}; verification cost {:.0} ns per I/O (not in the figures above)",
+            "verify: {} block checks, {} failed on {} blocks{}; stamping and checking took {:.0} ns per I/O inside the measured window, so the figures above include it (the re-read after the run is not in them)",
             v.units_checked,
             v.mismatch_count,
             v.mismatches.len(),
@@ -165,6 +157,64 @@ pub fn describe_mismatch(m: &Mismatch) -> String {
         }
     };
     format!("offset {} (expected generation {}): {what}", m.offset, m.expected_generation)
+}
+
+/// CPU per I/O, measured two ways: the workers' own threads over their measured windows (what an
+/// I/O costs the loop), and the whole process from the gate to the end (ramp, drain, coordinator
+/// and helper threads included).
+fn cpu_lines(r: &RunResult) -> String {
+    let mut out = String::new();
+    let ios = r.total.ios() + r.total.errors.total();
+    let thread_ns = r.worker_cpu_ns();
+    if ios > 0 && thread_ns > 0 {
+        let per_worker: Vec<String> = r
+            .workers
+            .iter()
+            .filter_map(|w| {
+                let s = w.summary.as_ref()?;
+                let busy = if s.measured_ns > 0 { 100.0 * s.thread_cpu_ns as f64 / s.measured_ns as f64 } else { 0.0 };
+                Some(format!("w{} {:.3} s ({busy:.0}% busy)", w.index, s.thread_cpu_ns as f64 / 1e9))
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "cpu: workers {:.3} s over the measured window for {ios} I/Os = {} per I/O [{}]",
+            thread_ns as f64 / 1e9,
+            format_latency(thread_ns as f64 / ios as f64),
+            per_worker.join(", ")
+        );
+    }
+    if let Some(per_io) = r.cpu.ns_per_io() {
+        let _ = writeln!(
+            out,
+            "cpu: process {:.3} s user + {:.3} s sys from start to end for {} I/Os (ramp included) = {} per I/O",
+            r.cpu.user_ns as f64 / 1e9,
+            r.cpu.sys_ns as f64 / 1e9,
+            r.cpu.ios,
+            format_latency(per_io)
+        );
+    }
+    out
+}
+
+/// Where the threads ran, in one line: whether the workers had their cores to themselves.
+fn placement_line(r: &RunResult) -> String {
+    let Some(p) = &r.placement else { return String::new() };
+    let others: Vec<String> = p.threads.iter().filter(|t| !t.worker).map(|t| t.name.clone()).collect();
+    let cores = format_core_list(&p.housekeeping_cores);
+    if p.workers_alone {
+        format!(
+            "threads: workers alone on their cores; {} other threads ({}) on cores {cores}\n",
+            others.len(),
+            others.join(", ")
+        )
+    } else {
+        format!(
+            "threads: no core is free of workers, so {} other threads ({}) share the workers' cores {cores}; their work can delay a worker\n",
+            others.len(),
+            others.join(", ")
+        )
+    }
 }
 
 fn row(out: &mut String, who: &str, d: Direction, s: &DirStats, elapsed_ns: u64, percentiles: &[f64]) {

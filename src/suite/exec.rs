@@ -12,10 +12,10 @@ use crate::config::{EngineSpec, RunConfig};
 use crate::coordinator::{self, IntervalPoint, RunPlan, RunResult};
 use crate::launch::{self, EngineTarget};
 use crate::report;
+use crate::report::doc::{RunDocument, Rw, StreamDir, StreamDoc};
 use crate::stats::{DirStats, Stats};
 use crate::worker::WorkerPlan;
-use crate::workload::WorkloadSpec;
-use serde_json::{Value, json};
+use crate::workload::{RwMode, WorkloadSpec};
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
@@ -189,18 +189,18 @@ pub fn measure(
     Ok(Measurement { result, stream_workers, threads: threads_of, qds })
 }
 
-/// The measurement's JSON: `run --json`'s document (config of the first stream, whole histograms),
-/// with a `label`, and `streams` giving each stream's workload, threads, queue depth and what it
-/// did (per direction I/Os and bytes, so the mix can be checked).
-pub fn document(label: &str, streams: &[ResolvedStream], m: &Measurement, timing: Timing) -> Value {
+/// The measurement's document: `run --json`'s (config of the first stream, whole histograms), with a
+/// `label`, and `streams` giving each stream's workload, threads, queue depth and what it did (per
+/// direction I/Os and bytes, so the mix can be checked).
+pub fn document(label: &str, streams: &[ResolvedStream], m: &Measurement, timing: Timing) -> RunDocument {
     let mut cfg = streams[0].cfg.clone();
     cfg.cores = m.result.workers.iter().filter_map(|w| w.core).collect();
     cfg.queue_depth = m.qds[0];
     cfg.runtime = timing.runtime;
     cfg.ramp = timing.ramp;
     cfg.ios = timing.ios;
-    let mut doc = report::json::render(&cfg, &m.result, crate::run::clock_source());
-    let per_stream: Vec<Value> = streams
+    let mut doc = report::json::document(&cfg, &m.result, crate::run::clock_source());
+    let per_stream = streams
         .iter()
         .enumerate()
         .map(|(i, s)| {
@@ -209,24 +209,38 @@ pub fn document(label: &str, streams: &[ResolvedStream], m: &Measurement, timing
                 st += &m.result.workers[w].stats;
             }
             let w = &s.cfg.workload;
-            let dir = |d: &DirStats| {
-                json!({ "ios": d.ios, "io_bytes": d.bytes, "mean_ns": d.mean_ns(), "p99_ns": d.percentile_ns(99.0) })
+            let dir = |d: &DirStats| StreamDir {
+                ios: d.ios,
+                io_bytes: d.bytes,
+                mean_ns: d.mean_ns(),
+                p99_ns: d.percentile_ns(99.0),
             };
-            json!({
-                "name": s.name,
-                "rw": w.rw,
-                "read_percent": w.read_percent,
-                "bssplit": format!("{},{}", w.bs_read.to_fio(), w.bs_write.to_fio()),
-                "range_start": w.range_start,
-                "range_bytes": w.range_bytes,
-                "threads": m.threads[i],
-                "qd": m.qds[i],
-                "read": dir(st.read()),
-                "write": dir(st.write()),
-            })
+            StreamDoc {
+                name: s.name.clone(),
+                rw: doc_rw(w.rw),
+                read_percent: w.read_percent,
+                bssplit: format!("{},{}", w.bs_read.to_fio(), w.bs_write.to_fio()),
+                range_start: w.range_start,
+                range_bytes: w.range_bytes,
+                threads: m.threads[i],
+                qd: m.qds[i],
+                read: dir(st.read()),
+                write: dir(st.write()),
+            }
         })
         .collect();
-    doc["label"] = json!(label);
-    doc["streams"] = json!(per_stream);
+    doc.label = Some(label.into());
+    doc.streams = Some(per_stream);
     doc
+}
+
+fn doc_rw(rw: RwMode) -> Rw {
+    match rw {
+        RwMode::Read => Rw::Read,
+        RwMode::Write => Rw::Write,
+        RwMode::RandRead => Rw::RandRead,
+        RwMode::RandWrite => Rw::RandWrite,
+        RwMode::Rw => Rw::Rw,
+        RwMode::RandRw => Rw::RandRw,
+    }
 }

@@ -7,7 +7,8 @@
 //! module owns the order of side effects: the whole plan is resolved and checked before the results
 //! directory or the target file is created, and a step's file appears (whole, by rename) only when
 //! the step finished, so a rerun skips exactly the finished steps. It does not render reports: step
-//! files use the shapes `report::load` documents, and `nvmebench report DIR` draws them.
+//! files are `report::doc` documents (the shapes of `schema/result.schema.json`), and `nvmebench
+//! report DIR` draws them.
 
 pub mod curve;
 pub mod exec;
@@ -18,6 +19,10 @@ pub mod sweep;
 
 use crate::cli::SuiteArgs;
 use crate::config::{EngineSpec, NULL_DEVICE_BYTES};
+use crate::report::doc::{
+    Collection, Fill, IorateCurve, IoratePoint, IorateStop, RunDocument, Steady, SteadyState, SuiteStep, Sweep,
+    SweepMark, SweepPoint,
+};
 use crate::report::json::SCHEMA_VERSION;
 use crate::report::progress::StepProgress;
 use crate::report::{format_count, format_latency};
@@ -25,7 +30,6 @@ use crate::target::{self, Target, TargetKind};
 use exec::{Bench, Measurement, ResolvedStream, Timing};
 use plan::{Plan, PlannedStep, StepKind};
 use profile::Profile;
-use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -276,11 +280,26 @@ impl Runner<'_> {
             };
             progress.end_step();
             match outcome? {
-                Ok((mut doc, summary)) => {
-                    doc["schema_version"] = json!(SCHEMA_VERSION);
-                    doc["suite_step"] =
-                        json!({ "suite": self.plan.name, "id": step.id, "label": step.label, "summary": summary });
-                    let text = serde_json::to_string_pretty(&doc).expect("a JSON value always serialises") + "\n";
+                Ok((doc, summary)) => {
+                    let info = SuiteStep {
+                        suite: self.plan.name.clone(),
+                        id: step.id.clone(),
+                        label: step.label.clone(),
+                        summary: summary.clone(),
+                    };
+                    let text = match doc {
+                        StepDoc::Run(mut d) => {
+                            d.suite_step = Some(info);
+                            serde_json::to_string_pretty(&d)
+                        }
+                        StepDoc::Collection(mut c) => {
+                            c.schema_version = Some(SCHEMA_VERSION);
+                            c.suite_step = Some(info);
+                            serde_json::to_string_pretty(&c)
+                        }
+                    }
+                    .expect("a result document always serialises")
+                        + "\n";
                     write_atomic(&path, &text)?;
                     println!("{}: {summary}", step.label);
                 }
@@ -347,7 +366,7 @@ impl Runner<'_> {
             Ok(m) => m,
             Err(c) => return Ok(Err(c)),
         };
-        let doc = exec::document(&step.label, &step.streams, &m, t);
+        let doc = StepDoc::Run(Box::new(exec::document(&step.label, &step.streams, &m, t)));
         let d = m.combined();
         let summary = format!(
             "{} IOPS, mean {}, p99 {}, max {}",
@@ -384,17 +403,39 @@ impl Runner<'_> {
         let table = sweep::table(&step.label, &measured);
         println!("{table}");
         let at = |i: Option<usize>| {
-            i.map(|i| json!({ "threads": measured[i].threads, "qd": measured[i].qd, "iops": measured[i].iops, "mean_ns": measured[i].mean_ns }))
+            i.map(|i| SweepMark {
+                threads: measured[i].threads,
+                qd: measured[i].qd,
+                iops: measured[i].iops,
+                mean_ns: measured[i].mean_ns,
+            })
         };
         let (peak, knee) = (sweep::peak(&measured), sweep::knee(&measured));
-        let mut doc = json!({
-            "label": step.label,
-            "sweep_points": measured,
-            "peak": at(peak),
-            "knee": at(knee),
-            "knee_rule": format!("first point, by threads x queue depth, whose mean latency rose more than its IOPS over the point before, and by at least {:.0}%", sweep::KNEE_MIN_RISE * 100.0),
-            "point_runs": runs,
-        });
+        let mut doc = Collection {
+            label: Some(step.label.clone()),
+            sweep_points: Some(
+                measured
+                    .iter()
+                    .map(|m| SweepPoint {
+                        threads: m.threads,
+                        qd: m.qd,
+                        iops: m.iops,
+                        mean_ns: m.mean_ns,
+                        max_ns: m.max_ns,
+                        stddev_ns: m.stddev_ns,
+                        p99_ns: m.p99_ns,
+                    })
+                    .collect(),
+            ),
+            peak: Some(at(peak)),
+            knee: Some(at(knee)),
+            knee_rule: Some(format!(
+                "first point, by threads x queue depth, whose mean latency rose more than its IOPS over the point before, and by at least {:.0}%",
+                sweep::KNEE_MIN_RISE * 100.0
+            )),
+            point_runs: Some(runs),
+            ..Collection::default()
+        };
         if let Some((ts, qs)) = sweep::grid(&measured) {
             let cell = |t: usize, q: u32, f: fn(&sweep::Measured) -> f64| {
                 measured.iter().find(|m| m.threads == t && m.qd == q).map_or(0.0, f)
@@ -402,12 +443,12 @@ impl Runner<'_> {
             let matrix = |f: fn(&sweep::Measured) -> f64| -> Vec<Vec<f64>> {
                 ts.iter().map(|&t| qs.iter().map(|&q| cell(t, q, f)).collect()).collect()
             };
-            doc["sweeps"] = json!([{
-                "label": step.label,
-                "threads": ts,
-                "queue_depths": qs,
-                "iops": matrix(|m| m.iops),
-                "p99_ns": matrix(|m| m.p99_ns),
+            doc.sweeps = Some(vec![Sweep {
+                label: step.label.clone(),
+                threads: ts.iter().map(|&t| t as u64).collect(),
+                queue_depths: qs.iter().map(|&q| u64::from(q)).collect(),
+                iops: matrix(|m| m.iops),
+                p99_ns: Some(matrix(|m| m.p99_ns)),
             }]);
         }
         let mark =
@@ -419,7 +460,7 @@ impl Runner<'_> {
             mark(peak),
             mark(knee)
         );
-        Ok(Ok((doc, summary)))
+        Ok(Ok((StepDoc::Collection(Box::new(doc)), summary)))
     }
 
     fn curve_step(&mut self, step: &PlannedStep, progress: &mut StepProgress) -> StepOutcome {
@@ -435,7 +476,7 @@ impl Runner<'_> {
         let max_doc = exec::document(&format!("{} max", step.label), &step.streams, &max, t);
         let mut points = Vec::new();
         let mut runs = Vec::new();
-        let mut stop = Value::Null;
+        let mut stop = None;
         for (i, pct) in curve::CURVE_PERCENTS.iter().enumerate() {
             progress.round(i as u32 + 2, Some(total_rounds));
             let f = f64::from(*pct) / 100.0;
@@ -446,10 +487,16 @@ impl Runner<'_> {
             };
             let d = m.combined();
             let (mean, p99) = (d.mean_ns(), d.percentile_ns(99.0) as f64);
-            points.push(json!({ "percent": pct, "target_iops": max_iops * f, "iops": m.iops(), "mean_ns": mean, "p99_ns": p99 }));
+            points.push(IoratePoint {
+                percent: Some(*pct),
+                target_iops: Some(max_iops * f),
+                iops: m.iops(),
+                mean_ns: mean,
+                p99_ns: p99,
+            });
             runs.push(exec::document(&format!("{} {pct}%", step.label), &step.streams, &m, t));
             if let Some(rule) = self.plan.stop.filter(|r| r.passed(mean, p99)) {
-                stop = json!({ "iops": m.iops(), "rule": rule.describe() });
+                stop = Some(IorateStop { iops: m.iops(), rule: rule.describe() });
                 break;
             }
         }
@@ -466,35 +513,32 @@ impl Runner<'_> {
         for p in &points {
             table.push_str(&format!(
                 "{:>5}% {:>10} {:>10} {:>10} {:>10}\n",
-                p["percent"].as_u64().unwrap_or(0),
-                format_count(p["target_iops"].as_f64().unwrap_or(0.0)),
-                format_count(p["iops"].as_f64().unwrap_or(0.0)),
-                format_latency(p["mean_ns"].as_f64().unwrap_or(0.0)),
-                format_latency(p["p99_ns"].as_f64().unwrap_or(0.0))
+                p.percent.unwrap_or(0),
+                format_count(p.target_iops.unwrap_or(0.0)),
+                format_count(p.iops),
+                format_latency(p.mean_ns),
+                format_latency(p.p99_ns)
             ));
         }
-        if !stop.is_null() {
-            table.push_str(&format!("stopped: {}\n", stop["rule"].as_str().unwrap_or("")));
+        if let Some(stop) = &stop {
+            table.push_str(&format!("stopped: {}\n", stop.rule));
         }
         println!("{table}");
         let summary = format!(
             "max {} IOPS, {} paced steps{}",
             format_count(max_iops),
             points.len(),
-            if stop.is_null() {
-                String::new()
-            } else {
-                format!(", stopped at {}", stop["rule"].as_str().unwrap_or(""))
-            }
+            stop.as_ref().map_or(String::new(), |s| format!(", stopped at {}", s.rule))
         );
-        let doc = json!({
-            "label": step.label,
-            "iorate": [{ "label": step.label, "points": points, "stop": stop }],
-            "max_iops": max_iops,
-            "max_run": max_doc,
-            "point_runs": runs,
-        });
-        Ok(Ok((doc, summary)))
+        let doc = Collection {
+            label: Some(step.label.clone()),
+            iorate: Some(vec![IorateCurve { label: step.label.clone(), points, stop }]),
+            max_iops: Some(max_iops),
+            max_run: Some(Box::new(max_doc)),
+            point_runs: Some(runs),
+            ..Collection::default()
+        };
+        Ok(Ok((StepDoc::Collection(Box::new(doc)), summary)))
     }
 
     fn precondition_step(
@@ -504,11 +548,11 @@ impl Runner<'_> {
         fill: Option<&[ResolvedStream]>,
         progress: &mut StepProgress,
     ) -> StepOutcome {
-        let mut doc = json!({ "label": step.label });
+        let mut doc = Collection { label: Some(step.label.clone()), ..Collection::default() };
         if purge {
             let p = steady::purge(self.target, 0, self.plan.capacity_bytes, self.args.allow_destroy);
             eprintln!("nvmebench: purge {p}");
-            doc["purge"] = json!(p);
+            doc.purge = Some(p);
         }
         if let Some(fill) = fill {
             let bytes = (self.args.fill * self.plan.capacity_bytes as f64) as u64;
@@ -522,8 +566,12 @@ impl Runner<'_> {
                 Ok(m) => m,
                 Err(c) => return Ok(Err(c)),
             };
-            doc["fill"] = json!({ "passes": self.args.fill, "bytes": ios * steady::FILL_BS, "seconds": m.result.elapsed_ns as f64 / 1e9 });
-            doc["fill_run"] = exec::document(&format!("{} fill", step.label), fill, &m, t);
+            doc.fill = Some(Fill {
+                passes: self.args.fill,
+                bytes: ios * steady::FILL_BS,
+                seconds: m.result.elapsed_ns as f64 / 1e9,
+            });
+            doc.fill_run = Some(Box::new(exec::document(&format!("{} fill", step.label), fill, &m, t)));
         }
         let round_time = self.args.round_time.unwrap_or(self.args.time);
         let t = Timing { ramp: Duration::ZERO, runtime: Some(round_time), ios: None };
@@ -557,16 +605,33 @@ impl Runner<'_> {
                 break;
             }
         }
-        doc["steady_state"] =
-            json!([{ "label": step.label, "metric": "IOPS", "rounds": rounds, "window": steady::WINDOW }]);
-        doc["steady"] = match reached {
-            Some((r, v)) => json!({
-                "reached": true, "round": r, "window_first_round": v.first + 1, "average": v.average,
-                "range_fraction": v.range_fraction, "slope_fraction": v.slope_fraction,
-            }),
-            None => json!({ "reached": false, "rounds": rounds.len() }),
-        };
-        doc["round_runs"] = json!(runs);
+        doc.steady_state = Some(vec![SteadyState {
+            label: step.label.clone(),
+            metric: "IOPS".into(),
+            rounds: rounds.clone(),
+            window: steady::WINDOW,
+        }]);
+        doc.steady = Some(match reached {
+            Some((r, v)) => Steady {
+                reached: true,
+                round: Some(r),
+                window_first_round: Some(v.first + 1),
+                average: Some(v.average),
+                range_fraction: Some(v.range_fraction),
+                slope_fraction: Some(v.slope_fraction),
+                rounds: None,
+            },
+            None => Steady {
+                reached: false,
+                round: None,
+                window_first_round: None,
+                average: None,
+                range_fraction: None,
+                slope_fraction: None,
+                rounds: Some(rounds.len()),
+            },
+        });
+        doc.round_runs = Some(runs);
         let summary = match reached {
             Some((r, v)) => format!(
                 "steady state at round {r} ({} IOPS average over rounds {}-{r})",
@@ -575,7 +640,7 @@ impl Runner<'_> {
             ),
             None => format!("no steady state in {} rounds (--max-rounds {})", rounds.len(), self.args.max_rounds),
         };
-        Ok(Ok((doc, summary)))
+        Ok(Ok((StepDoc::Collection(Box::new(doc)), summary)))
     }
 
     /// Rewrites the summary from every finished step's file.
@@ -585,8 +650,8 @@ impl Runner<'_> {
             let path = self.dir.join(format!("{}.json", step.id));
             let line = std::fs::read_to_string(&path)
                 .ok()
-                .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-                .and_then(|d| d["suite_step"]["summary"].as_str().map(str::to_string))
+                .and_then(|t| serde_json::from_str::<StepSummary>(&t).ok())
+                .map(|d| d.suite_step.summary)
                 .unwrap_or_else(|| "not run yet".into());
             s.push_str(&format!("| {} | {} |\n", step.label, line));
         }
@@ -595,4 +660,17 @@ impl Runner<'_> {
 }
 
 /// A step's document and one-line summary, or why it was cut short.
-type StepOutcome = anyhow::Result<Result<(Value, String), Cut>>;
+type StepOutcome = anyhow::Result<Result<(StepDoc, String), Cut>>;
+
+/// What a finished step writes: a run (a profile measured once), or a collection with the step's
+/// extras (sweeps, curves, preconditioning).
+enum StepDoc {
+    Run(Box<RunDocument>),
+    Collection(Box<Collection>),
+}
+
+/// The part of any step file the summary table reads.
+#[derive(serde::Deserialize)]
+struct StepSummary {
+    suite_step: SuiteStep,
+}

@@ -237,7 +237,9 @@ impl<'c, E: Engine> Loop<'c, E> {
         self.measure_start = now;
         self.cut_from = now;
         self.issued_measured = 0;
-        self.deadline = self.limits.runtime_ns.map(|r| now + r);
+        // On the common timeline, like the interval boundaries: every worker stops at the same
+        // moment, and the last interval ends on a boundary.
+        self.deadline = self.limits.runtime_ns.map(|r| self.limits.ramp_ns + r);
         self.next_cut = self.limits.ramp_ns + self.limits.interval_ns;
         if let Some(p) = &mut self.pacer {
             p.restart(now);

@@ -48,7 +48,46 @@ pub fn uring_available() -> bool {
     !disabled
 }
 
-/// The parsed JSON report on stdout.
+/// The parsed JSON on stdout; a result document (one with a `schema_version`, unlike `devices` or
+/// `doctor` output) is checked against the schema.
 pub fn json(o: &Output) -> serde_json::Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", stdout(o)))
+    let doc: serde_json::Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", stdout(o)));
+    if doc.get("schema_version").is_some() {
+        assert_conforms(&doc, "stdout");
+    }
+    doc
+}
+
+/// The committed result schema, compiled once.
+fn result_schema() -> &'static jsonschema::Validator {
+    static SCHEMA: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/result.schema.json");
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let schema: serde_json::Value = serde_json::from_str(&text).expect("the schema is JSON");
+        jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("{path} is not a valid JSON Schema: {e}"))
+    })
+}
+
+/// Why `doc` does not conform to `schema/result.schema.json`, one line per violation (empty when
+/// it conforms).
+pub fn schema_violations(doc: &serde_json::Value) -> Vec<String> {
+    let short = |e: String| if e.chars().count() > 300 { e.chars().take(300).collect::<String>() + "..." } else { e };
+    result_schema().iter_errors(doc).map(|e| format!("{}: {}", e.instance_path(), short(e.to_string()))).collect()
+}
+
+/// Panics unless `doc` (read from `what`) conforms to `schema/result.schema.json`.
+pub fn assert_conforms(doc: &serde_json::Value, what: &str) {
+    let v = schema_violations(doc);
+    assert!(v.is_empty(), "{what} does not conform to schema/result.schema.json:\n{}", v.join("\n"));
+}
+
+/// Reads a result document the binary wrote, checking it against the schema.
+pub fn read_result(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()));
+    assert_conforms(&doc, &path.display().to_string());
+    doc
 }

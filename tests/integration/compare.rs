@@ -1,6 +1,6 @@
 //! `nvmebench compare`: one workload through several engines, one table, every run in the JSON.
 
-use crate::common::{json, make_file, nvmebench, scratch_dir, stderr, stdout, uring_available};
+use crate::common::{json, make_file, nvmebench, read_result, scratch_dir, stderr, stdout, uring_available};
 
 #[test]
 fn kernel_engines_side_by_side() {
@@ -32,7 +32,7 @@ fn kernel_engines_side_by_side() {
     let header = text.lines().find(|l| l.trim_start().starts_with("psync")).unwrap();
     assert!(header.contains("uring:fixedbufs=0,regfile=0"), "{header}");
 
-    let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let j = read_result(&out);
     assert_eq!(j["command"], "compare");
     let runs = j["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 4);

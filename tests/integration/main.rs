@@ -9,6 +9,7 @@ mod kernel_engines;
 mod layers;
 mod null;
 mod report;
+mod schema;
 #[cfg(feature = "spdk")]
 mod spdk;
 mod suite;

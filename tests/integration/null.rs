@@ -1,6 +1,6 @@
 //! The null engine through the real binary: text and JSON reports, exact I/O counts, pacing, signals.
 
-use crate::common::{json, nvmebench, scratch_dir, stderr, stdout};
+use crate::common::{json, nvmebench, read_result, scratch_dir, stderr, stdout};
 use nvmebench::report::json::decode_histogram;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -24,7 +24,7 @@ fn json_report_carries_whole_histograms() {
         nvmebench(&["run", "--engine", "null", "--jobs", "2", "--ios", "200001", "--rw", "randrw", "--output", "json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let j = json(&o);
-    assert_eq!(j["schema_version"], 1);
+    assert_eq!(j["schema_version"], 2);
     assert_eq!(j["engine"]["name"], "null");
     assert_eq!(j["config"]["queue_depth"], 32);
     let total = &j["results"]["total"];
@@ -55,7 +55,7 @@ fn json_file_matches_stdout_format() {
     let path = dir.path().join("out.json");
     let o = nvmebench(&["run", "--engine", "null", "--ios", "1000", "--json", path.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let j = read_result(&path);
     assert_eq!(j["results"]["total"]["read"]["ios"], 1000);
     assert!(stdout(&o).contains("total"));
 }
@@ -142,4 +142,41 @@ fn a_closed_pipe_is_not_an_error() {
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+}
+
+#[test]
+fn only_workers_run_on_worker_cores_while_a_run_goes_on() {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores < 2 {
+        eprintln!("skipped: one core only, no core to keep free of workers");
+        return;
+    }
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_nvmebench"))
+        .args(["run", "--engine", "null", "--cores", "0", "--time", "3", "--output", "json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // What the kernel says while the run goes on: the worker on core 0, every other thread off it.
+    let mut seen = Vec::new();
+    for e in std::fs::read_dir(format!("/proc/{}/task", child.id())).unwrap() {
+        let dir = e.unwrap().path();
+        let name = std::fs::read_to_string(dir.join("comm")).unwrap().trim().to_string();
+        let status = std::fs::read_to_string(dir.join("status")).unwrap();
+        let cpus = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).unwrap().trim().to_string();
+        seen.push((name, cpus));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(seen.iter().any(|(n, c)| n == "nvmebench-w0" && c == "0"), "{seen:?}");
+    for (name, cpus) in seen.iter().filter(|(n, _)| !n.starts_with("nvmebench-w")) {
+        let list = nvmebench::units::parse_core_list(cpus).unwrap();
+        assert!(!list.contains(&0), "{name} may run on the worker's core 0: {cpus}");
+    }
+    // The report says the same.
+    let j = json(&o);
+    let p = &j["results"]["placement"];
+    assert_eq!(p["workers_alone"], true, "{p}");
+    assert!(!p["housekeeping_cores"].as_array().unwrap().contains(&serde_json::json!(0)), "{p}");
 }

@@ -3,7 +3,7 @@
 //! it without console errors; CSV and Markdown agree with the runs; merging concurrent processes
 //! started together adds up; bad inputs get one sentence and exit status 2.
 
-use crate::common::{nvmebench, scratch_dir, stderr, stdout};
+use crate::common::{nvmebench, read_result, scratch_dir, stderr, stdout};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -19,7 +19,7 @@ fn null_run(dir: &Path, name: &str, extra: &[&str]) -> (PathBuf, Value) {
     args.extend_from_slice(extra);
     let o = nvmebench(&args);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let v = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let v = read_result(&path);
     (path, v)
 }
 
@@ -281,7 +281,7 @@ fn processes_started_together_merge_into_one_result() {
     for (path, child) in children {
         let o = child.wait_with_output().unwrap();
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-        let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let v = read_result(&path);
         let started = v["results"]["started_at_unix_ns"].as_u64().unwrap() as f64 / 1e9;
         assert!(started >= start_at - 0.001, "started {started} before --start-at {start_at}");
         assert!(started - start_at < 0.5, "started {:.3} s after --start-at", started - start_at);
@@ -294,7 +294,7 @@ fn processes_started_together_merge_into_one_result() {
     args.extend(["-o", total.to_str().unwrap()]);
     let o = nvmebench(&args);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let m: Value = serde_json::from_str(&std::fs::read_to_string(&total).unwrap()).unwrap();
+    let m = read_result(&total);
     let t = &m["results"]["total"];
     let merged_ios = t["read"]["ios"].as_u64().unwrap() + t["write"]["ios"].as_u64().unwrap();
     assert_eq!(merged_ios, ios.iter().sum::<u64>(), "the merged I/O count is the sum");
@@ -302,8 +302,7 @@ fn processes_started_together_merge_into_one_result() {
         let h = nvmebench::report::json::decode_histogram(t[d]["hist"].as_str().unwrap()).unwrap();
         assert_eq!(h.len(), t[d]["ios"].as_u64().unwrap());
     }
-    let inputs: Vec<Value> =
-        paths.iter().map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()).collect();
+    let inputs: Vec<Value> = paths.iter().map(|p| read_result(p)).collect();
     let longest = inputs.iter().map(|v| v["results"]["elapsed_ns"].as_u64().unwrap()).max().unwrap();
     assert_eq!(m["results"]["elapsed_ns"].as_u64().unwrap(), longest);
     assert_eq!(m["results"]["workers"].as_array().unwrap().len(), 3);

@@ -3,7 +3,7 @@
 //! turns the feature on when an installed SPDK is found and says "skipped: SPDK not installed"
 //! otherwise. Needs root (hugepages).
 
-use crate::common::{nvmebench, stderr, stdout};
+use crate::common::{nvmebench, read_result, stderr, stdout};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -270,8 +270,7 @@ fn a_suite_runs_through_spdk_past_the_keep_alive_timeout() {
     let o = suite(&["--trid", &t.trid, "--allow-destroy"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(started.elapsed().as_secs() > 10, "the suite outlasts the keep-alive timeout");
-    let step: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(d.join("08-8k-70-30-8k-70-30.json")).unwrap()).unwrap();
+    let step: serde_json::Value = read_result(&d.join("08-8k-70-30-8k-70-30.json"));
     assert_eq!(step["engine"]["name"], "spdk");
     assert_eq!(step["config"]["target"]["kind"], "spdk_namespace");
     assert_eq!(step["results"]["total"]["errors"]["total"], 0);

@@ -2,7 +2,7 @@
 //! curves track their targets and stop, preconditioning reaches steady state, suites resume after
 //! being killed, and bad input is refused before anything is written.
 
-use crate::common::{nvmebench, scratch_dir, stderr, stdout, uring_available};
+use crate::common::{nvmebench, read_result, scratch_dir, stderr, stdout, uring_available};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -17,8 +17,7 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 }
 
 fn read(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap()
+    read_result(path)
 }
 
 /// The step files of a results directory, by name.

@@ -1,0 +1,945 @@
+//! The result documents as types: what `run --json` writes ([`RunDocument`]), what `compare` writes
+//! ([`CompareDocument`]), and the collections suites write and `report` draws ([`Collection`]).
+//!
+//! Writers (`json`, `merge`, `compare`, `suite`) build these structs and serialise them; readers
+//! (`load`, and through it `report`, `merge` and the suites) deserialise them, so the shape lives in
+//! one place. `schema/result.schema.json` is generated from [`ResultDocument`] (see [`schema`]) and a
+//! test keeps it in step. Fields that older documents of the same `schema_version` may lack are
+//! `Option` or `#[serde(default)]`, so those still read. This module only describes; the checks that
+//! need more than a type (histogram bounds, matrix sizes) are `load`'s.
+//!
+//! The types mirror the serialisation of the crate's own types (`RunConfig`, `WorkerSummary`,
+//! `IoError`, `Mismatch`) without importing them: a test renders a run and reads it back, so a
+//! change on either side that the other does not follow fails there.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The version of the document's shape, in every document.
+///
+/// 2: intervals are cut on the run's common timeline and their rates divide by measured spans (a
+/// final partial interval is included and marked); per-worker thread CPU, timestamps and thread
+/// placement were added.
+pub const SCHEMA_VERSION: u32 = 2;
+pub const HIST_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
+/// Default number of rounds in a steady-state measurement window (SNIA PTS).
+pub const DEFAULT_STEADY_WINDOW: usize = 5;
+
+/// Any document nvmebench writes: the root of the published schema.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ResultDocument {
+    Run(Box<RunDocument>),
+    Compare(Box<CompareDocument>),
+    Collection(Box<Collection>),
+}
+
+/// One run: `run --json`, a suite's run step, an entry of `runs`, and `merge`'s output.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct RunDocument {
+    /// Changes whenever a field changes meaning or disappears.
+    pub schema_version: u32,
+    /// Absent only in hand-made documents.
+    pub tool: Option<Tool>,
+    /// When the start gate opened; `null` in a merge of inputs without it.
+    pub started_at_unix_s: Option<u64>,
+    #[serde(default)]
+    pub host: Host,
+    #[serde(default)]
+    pub clock: Clock,
+    #[serde(default)]
+    pub engine: EngineDoc,
+    pub config: Option<ConfigDoc>,
+    pub histogram: HistogramInfo,
+    pub results: Results,
+    /// One point per interval (`config.interval`), negative `t_s` during the ramp.
+    #[serde(default)]
+    pub intervals: Vec<Interval>,
+    /// What reports call the run; without one it is named after its file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// A suite measurement's streams.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<Vec<StreamDoc>>,
+    /// Which suite step wrote the document.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite_step: Option<SuiteStep>,
+    /// How `merge` made the document, and from what.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<Merged>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+impl Tool {
+    /// This nvmebench.
+    pub fn this() -> Tool {
+        Tool { name: "nvmebench".into(), version: env!("CARGO_PKG_VERSION").into() }
+    }
+}
+
+/// The machine that ran the workers (in a merge: the hosts' names, joined, and what they share).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Host {
+    pub hostname: Option<String>,
+    pub kernel: Option<String>,
+    /// The CPU model.
+    pub cpu: Option<String>,
+    pub cpus_online: Option<u64>,
+}
+
+/// How latencies were timed: `tsc` or `monotonic` (`mixed` in a merge of both).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Clock {
+    #[serde(default)]
+    pub source: String,
+}
+
+/// The engine and the knobs in effect.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EngineDoc {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub options: BTreeMap<String, String>,
+}
+
+/// The resolved run configuration (`RunConfig`); times in seconds, sizes in bytes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ConfigDoc {
+    /// The engine's name (its options are in `engine.options`).
+    pub engine: String,
+    /// `null` only for the null engine without a target.
+    pub target: Option<TargetDoc>,
+    /// The target is a scratch file of nvmebench's own, removed after the run.
+    #[serde(default)]
+    pub scratch: bool,
+    pub workload: WorkloadDoc,
+    /// One worker per entry, pinned to that core.
+    pub cores: Vec<usize>,
+    pub queue_depth: u32,
+    pub runtime: Option<f64>,
+    pub ramp: f64,
+    pub ios: Option<u64>,
+    pub rate_iops: Option<f64>,
+    pub interval: f64,
+    pub percentiles: Vec<f64>,
+    pub on_error: OnError,
+    #[serde(default)]
+    pub allow_destroy: bool,
+    pub drain_timeout: f64,
+    pub start_at_unix_s: Option<f64>,
+}
+
+/// fio's `continue_on_error` in nvmebench's words: `"stop"`, `"continue"` or `{"retry": N}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OnError {
+    Stop,
+    Continue,
+    Retry(u32),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TargetDoc {
+    /// A path, or SPDK transport IDs.
+    pub path: String,
+    pub kind: TargetKind,
+    pub size_bytes: u64,
+    pub logical_block_bytes: u64,
+    /// `MAJ:MIN` of the block device (or of the device holding the file).
+    pub device: Option<String>,
+    /// The block device of the same NVMe namespace: `/dev/nvmeXnY` for `/dev/ngXnY` and back.
+    pub nvme_sibling: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    File,
+    NewFile,
+    BlockDevice,
+    SpdkNamespace,
+    NvmeGeneric,
+}
+
+impl TargetKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            TargetKind::File => "file",
+            TargetKind::NewFile => "new_file",
+            TargetKind::BlockDevice => "block_device",
+            TargetKind::SpdkNamespace => "spdk_namespace",
+            TargetKind::NvmeGeneric => "nvme_generic",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WorkloadDoc {
+    pub rw: Rw,
+    /// Percentage of reads.
+    pub read_percent: u32,
+    pub bs_read: BsSplitDoc,
+    pub bs_write: BsSplitDoc,
+    pub align_bytes: u64,
+    pub range_start: u64,
+    pub range_bytes: u64,
+    pub random_dist: RandomDist,
+    pub seed: u64,
+}
+
+/// fio's `rw`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Rw {
+    Read,
+    Write,
+    RandRead,
+    RandWrite,
+    Rw,
+    RandRw,
+}
+
+impl Rw {
+    pub fn name(self) -> &'static str {
+        match self {
+            Rw::Read => "read",
+            Rw::Write => "write",
+            Rw::RandRead => "randread",
+            Rw::RandWrite => "randwrite",
+            Rw::Rw => "rw",
+            Rw::RandRw => "randrw",
+        }
+    }
+}
+
+/// A block-size mix (fio's `bssplit`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BsSplitDoc {
+    pub entries: Vec<BsEntryDoc>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BsEntryDoc {
+    pub bytes: u32,
+    /// Share of I/Os in percent.
+    pub percent: f64,
+}
+
+/// fio's `random_distribution`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum RandomDist {
+    Uniform,
+    Zipf { theta: f64 },
+    Pareto { h: f64 },
+    Normal { sigma_percent: f64 },
+}
+
+/// The histogram settings every `hist` was recorded with; documents with other settings are refused.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct HistogramInfo {
+    pub lowest_ns: u64,
+    pub highest_ns: u64,
+    pub significant_digits: u64,
+    /// `hdrhistogram-v2-deflate-base64`.
+    pub encoding: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Results {
+    /// The longest worker's measured time.
+    pub elapsed_ns: u64,
+    /// When the start gate opened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at_unix_ns: Option<u64>,
+    /// The signal that cut the run short.
+    #[serde(default)]
+    pub interrupted_by_signal: Option<i32>,
+    /// A worker that failed after the start, in one sentence; the results are partial.
+    #[serde(default)]
+    pub failure: Option<String>,
+    /// Faults injected from outside the workers (a controller reset) and what became of them.
+    #[serde(default)]
+    pub events: Vec<String>,
+    /// Data verification, with `--verify`.
+    #[serde(default)]
+    pub verify: Option<VerifyDoc>,
+    /// The process's CPU time over the run (absent in a merge).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuDoc>,
+    /// The workers' own CPU time over their measured windows (absent in a merge and before
+    /// schema 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_cpu: Option<WorkerCpuDoc>,
+    /// How each I/O was timed (absent before schema 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamps: Option<TimestampsDoc>,
+    /// Where the threads ran (absent in a merge, before schema 2, and when workers were not pinned).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<PlacementDoc>,
+    pub total: DirPair,
+    #[serde(default)]
+    pub workers: Vec<WorkerDoc>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct VerifyDoc {
+    pub units_checked: u64,
+    pub mismatch_count: u64,
+    pub read_errors: u64,
+    pub cost_ns: u64,
+    pub unit_bytes: u64,
+    /// The first mismatches in detail.
+    pub mismatches: Vec<Mismatch>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Mismatch {
+    /// Byte offset of the unit on the target.
+    pub offset: u64,
+    pub expected_generation: u32,
+    #[serde(flatten)]
+    pub kind: MismatchKind,
+}
+
+/// How a unit failed its check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum MismatchKind {
+    Foreign,
+    Misdirected { found_offset: u64 },
+    LostWrite { found_generation: u32 },
+    FutureGeneration { found_generation: u32 },
+    Stale { found_seed: u64 },
+    Payload { first: u32, last: u32, bytes: u32 },
+}
+
+/// The workers' threads' CPU time over their measured windows, and the I/Os they measured.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WorkerCpuDoc {
+    /// Summed over workers (`CLOCK_THREAD_CPUTIME_ID`, from the end of the ramp to the end).
+    pub thread_ns: u64,
+    /// Measured I/Os, errors included.
+    pub ios: u64,
+    /// `null` without I/O.
+    pub ns_per_io: Option<f64>,
+    /// Thread CPU time over measured time, summed over workers (1.0 = one core busy throughout).
+    pub cores_busy: f64,
+}
+
+/// Where each I/O's two stamps are read, and with which clock.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TimestampsDoc {
+    /// `per_io`: every I/O has its own issue and completion stamp.
+    pub mode: String,
+    /// When the issue stamp is read.
+    pub issue: String,
+    /// When the completion stamp is read.
+    pub completion: String,
+}
+
+/// Where the run's threads could run: workers on their cores, every other thread on the rest.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PlacementDoc {
+    /// The cores the coordinator and helper threads were given.
+    pub housekeeping_cores: Vec<usize>,
+    /// False when no core was free of workers: other threads shared the workers' cores.
+    pub workers_alone: bool,
+    pub threads: Vec<ThreadDoc>,
+}
+
+/// One thread of the process and the cores it could run on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ThreadDoc {
+    pub tid: i32,
+    pub name: String,
+    /// `Cpus_allowed_list` as the kernel writes it.
+    pub cpus: String,
+    pub worker: bool,
+}
+
+/// User and system CPU time of the whole process from the start gate to the last worker's end
+/// (the ramp, the drain and every helper thread included), and the I/Os completed in it (ramp
+/// included).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CpuDoc {
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    pub ios: u64,
+    /// `null` without I/O.
+    pub ns_per_io: Option<f64>,
+}
+
+/// Reads, writes and errors: a run's total or one worker's.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct DirPair {
+    pub read: DirDoc,
+    pub write: DirDoc,
+    #[serde(default)]
+    pub errors: ErrorsDoc,
+}
+
+/// One direction: counters, rates over the elapsed time, latency summary and the whole histogram.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct DirDoc {
+    pub ios: u64,
+    pub io_bytes: u64,
+    #[serde(default)]
+    pub iops: f64,
+    #[serde(default)]
+    pub bw_bytes: f64,
+    pub lat_ns: LatencyDoc,
+    /// HdrHistogram V2 deflate, base64, with the bounds of `histogram`.
+    pub hist: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct LatencyDoc {
+    /// 0 without I/O.
+    pub min: u64,
+    #[serde(default)]
+    pub mean: f64,
+    pub max: u64,
+    #[serde(default)]
+    pub stddev: f64,
+    pub sum: NsSum,
+    /// Latencies above the histogram's highest value, recorded as that value.
+    #[serde(default)]
+    pub clamped: u64,
+    /// `config.percentiles`, keyed as fio does (`"99.0"`, `"99.99"`).
+    #[serde(default)]
+    pub percentiles: BTreeMap<String, u64>,
+}
+
+/// A sum of latencies in nanoseconds, which can exceed 2^64: written as a decimal string (JSON
+/// readers lose whole numbers above 2^53); a plain number is read too.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NsSum(pub u128);
+
+impl Serialize for NsSum {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for NsSum {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<NsSum, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Either {
+            Number(u64),
+            Text(String),
+        }
+        match Either::deserialize(d)? {
+            Either::Number(n) => Ok(NsSum(u128::from(n))),
+            Either::Text(t) => t
+                .parse()
+                .map(NsSum)
+                .map_err(|_| serde::de::Error::custom(format!("'{t}' is not a whole number of nanoseconds"))),
+        }
+    }
+}
+
+impl JsonSchema for NsSum {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "NsSum".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A sum of nanoseconds as a decimal string (it may exceed 2^64); a whole number is read too.",
+            "anyOf": [
+                { "type": "string", "pattern": "^[0-9]+$" },
+                { "type": "integer", "minimum": 0 }
+            ]
+        })
+    }
+}
+
+/// I/O errors, per direction and by kind.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ErrorsDoc {
+    #[serde(default)]
+    pub total: u64,
+    #[serde(default)]
+    pub read: u64,
+    #[serde(default)]
+    pub write: u64,
+    /// Most frequent first.
+    #[serde(default)]
+    pub kinds: Vec<ErrorKindCount>,
+    /// Errors of kinds beyond the first sixteen.
+    #[serde(default)]
+    pub other: u64,
+    /// Failed I/Os that were retried (`--on-error retry:N`); not counted as errors.
+    #[serde(default)]
+    pub retried: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ErrorKindCount {
+    pub error: IoErrorDoc,
+    pub count: u64,
+}
+
+/// Why one I/O failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum IoErrorDoc {
+    /// The kernel returned this errno.
+    Errno { errno: i32 },
+    /// Fewer bytes moved than asked for.
+    ShortTransfer { expected: u32, done: u32 },
+    /// The NVMe controller's status code type and code.
+    Nvme { sct: u8, sc: u8 },
+}
+
+/// One worker's results.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct WorkerDoc {
+    pub worker: usize,
+    pub core: Option<usize>,
+    #[serde(default)]
+    pub elapsed_ns: u64,
+    pub summary: Option<WorkerSummaryDoc>,
+    pub read: DirDoc,
+    pub write: DirDoc,
+    #[serde(default)]
+    pub errors: ErrorsDoc,
+    /// In a merge: the index of the input the worker came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<usize>,
+}
+
+/// A worker's closing facts.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WorkerSummaryDoc {
+    /// From the end of the ramp to the last completion.
+    pub measured_ns: u64,
+    /// CPU time of the worker's thread over its measured window (0 before schema 2).
+    #[serde(default)]
+    pub thread_cpu_ns: u64,
+    pub stop_reason: StopReason,
+    /// I/Os still in flight when the drain timed out.
+    pub lost_in_flight: u64,
+    pub first_error: Option<FailedIoDoc>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    Time,
+    IoLimit,
+    Error,
+    Requested,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FailedIoDoc {
+    pub error: IoErrorDoc,
+    pub dir: DirName,
+    pub offset: u64,
+    pub len: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DirName {
+    Read,
+    Write,
+}
+
+/// One direction of one interval, summed over workers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DirInterval {
+    #[serde(default)]
+    pub ios: u64,
+    #[serde(default)]
+    pub bytes: u64,
+    #[serde(default)]
+    pub iops: f64,
+    #[serde(default)]
+    pub bw_bytes: f64,
+    #[serde(default)]
+    pub mean_ns: f64,
+    #[serde(default)]
+    pub p99_ns: u64,
+    #[serde(default)]
+    pub max_ns: u64,
+}
+
+/// One interval of the run: what completed between two boundaries of the run's common timeline,
+/// over all workers. Rates are each worker's count divided by the span that worker measured it
+/// over, summed.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Interval {
+    /// End of the interval, in seconds since the measurement started: the boundary, or for the
+    /// final partial interval the moment the run ended.
+    pub t_s: f64,
+    /// The longest span a worker measured this interval over, in seconds (absent before schema 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span_s: Option<f64>,
+    /// The run ended inside this interval, so it is shorter than the others.
+    #[serde(default)]
+    pub partial: bool,
+    /// Workers whose reports are in it (absent before schema 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers: Option<usize>,
+    #[serde(default)]
+    pub read: DirInterval,
+    #[serde(default)]
+    pub write: DirInterval,
+    #[serde(default)]
+    pub errors: u64,
+}
+
+/// One stream of a suite measurement and what it did.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct StreamDoc {
+    pub name: String,
+    pub rw: Rw,
+    pub read_percent: u32,
+    /// fio's `bssplit`, reads then writes.
+    pub bssplit: String,
+    pub range_start: u64,
+    pub range_bytes: u64,
+    pub threads: usize,
+    pub qd: u32,
+    pub read: StreamDir,
+    pub write: StreamDir,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct StreamDir {
+    pub ios: u64,
+    pub io_bytes: u64,
+    pub mean_ns: f64,
+    pub p99_ns: u64,
+}
+
+/// The suite step a document records.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct SuiteStep {
+    pub suite: String,
+    pub id: String,
+    pub label: String,
+    /// The step's one-line result.
+    pub summary: String,
+}
+
+/// How a merged document was made.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Merged {
+    /// The rule for time and for what is exact.
+    pub rule: String,
+    pub inputs: Vec<MergedInput>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct MergedInput {
+    pub source: String,
+    pub label: String,
+    pub host: Host,
+    pub engine: EngineDoc,
+    pub config: Option<ConfigDoc>,
+    pub started_at_unix_s: Option<u64>,
+    pub elapsed_ns: u64,
+    pub ios: u64,
+}
+
+/// Runs and suite curves: what a suite step writes (its step's extras included) and what `report`
+/// draws. Every key is optional; a document with none of `runs`, `iorate`, `sweeps` and
+/// `steady_state` is not a collection.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[schemars(extend("anyOf" = [
+    { "required": ["runs"] }, { "required": ["iorate"] }, { "required": ["sweeps"] }, { "required": ["steady_state"] }
+]))]
+pub struct Collection {
+    /// Absent in hand-made collections.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema_version: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs: Option<Vec<RunDocument>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iorate: Option<Vec<IorateCurve>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweeps: Option<Vec<Sweep>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<Vec<SteadyState>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite_step: Option<SuiteStep>,
+    /// A sweep step: every point measured, in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep_points: Option<Vec<SweepPoint>>,
+    /// A sweep step: the point with the most IOPS (`null` without points).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak: Option<Option<SweepMark>>,
+    /// A sweep step: where latency starts to rise faster than IOPS (`null` when it never does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knee: Option<Option<SweepMark>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knee_rule: Option<String>,
+    /// A sweep or curve step: the run document of every point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub point_runs: Option<Vec<RunDocument>>,
+    /// A curve step: the unpaced run's IOPS, which the paced points are percentages of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_iops: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_run: Option<Box<RunDocument>>,
+    /// A preconditioning step: what the purge did, in one sentence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub purge: Option<String>,
+    /// A preconditioning step: the workload-independent fill.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill: Option<Fill>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill_run: Option<Box<RunDocument>>,
+    /// A preconditioning step: whether and where steady state was reached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<Steady>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_runs: Option<Vec<RunDocument>>,
+}
+
+/// One point of an iorate curve: offered rate, achieved rate, latency there.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct IoratePoint {
+    /// The offered rate as a percentage of the unpaced run's (suites write it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percent: Option<u32>,
+    pub target_iops: Option<f64>,
+    pub iops: f64,
+    pub mean_ns: f64,
+    pub p99_ns: f64,
+}
+
+/// Where a curve stopped, and by which rule.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct IorateStop {
+    pub iops: f64,
+    #[serde(default)]
+    pub rule: String,
+}
+
+/// IOPS against latency as the offered rate rises.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct IorateCurve {
+    #[serde(default)]
+    pub label: String,
+    pub points: Vec<IoratePoint>,
+    #[serde(default)]
+    pub stop: Option<IorateStop>,
+}
+
+/// A threads × queue-depth sweep.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Sweep {
+    #[serde(default)]
+    pub label: String,
+    pub threads: Vec<u64>,
+    pub queue_depths: Vec<u64>,
+    /// `iops[t][q]`: one row per entry of `threads`, one column per entry of `queue_depths`.
+    pub iops: Vec<Vec<f64>>,
+    /// Shaped as `iops`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_ns: Option<Vec<Vec<f64>>>,
+}
+
+/// Rounds of a steady-state test.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SteadyState {
+    #[serde(default)]
+    pub label: String,
+    #[serde(default = "default_metric")]
+    pub metric: String,
+    /// One value per round, first round first.
+    pub rounds: Vec<f64>,
+    /// How many of the last rounds form the measurement window (SNIA PTS: 5).
+    #[serde(default = "default_window")]
+    pub window: usize,
+}
+
+fn default_metric() -> String {
+    "IOPS".into()
+}
+
+fn default_window() -> usize {
+    DEFAULT_STEADY_WINDOW
+}
+
+/// One point of a sweep step.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SweepPoint {
+    pub threads: usize,
+    pub qd: u32,
+    pub iops: f64,
+    pub mean_ns: f64,
+    pub max_ns: f64,
+    pub stddev_ns: f64,
+    pub p99_ns: f64,
+}
+
+/// A marked point of a sweep (peak, knee).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SweepMark {
+    pub threads: usize,
+    pub qd: u32,
+    pub iops: f64,
+    pub mean_ns: f64,
+}
+
+/// Workload-independent preconditioning: passes over the working set.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Fill {
+    pub passes: f64,
+    pub bytes: u64,
+    pub seconds: f64,
+}
+
+/// The steady-state outcome of a preconditioning step.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Steady {
+    pub reached: bool,
+    /// The round that made the window steady (1-based).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_first_round: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub average: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range_fraction: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slope_fraction: Option<f64>,
+    /// Without steady state: how many rounds ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<usize>,
+}
+
+/// What `compare` writes: a summary per engine and every run's whole document.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct CompareDocument {
+    pub schema_version: u32,
+    pub tool: Tool,
+    /// Always `compare`.
+    pub command: String,
+    /// The engines asked for, in order.
+    pub engines: Vec<String>,
+    /// How many of them ran.
+    pub completed: usize,
+    /// Why the comparison stopped before the last engine.
+    pub stopped_early: Option<String>,
+    /// What `--rebind` moved, one sentence each.
+    pub rebind: Vec<String>,
+    pub summary: Vec<CompareSummary>,
+    pub runs: Vec<CompareRun>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct CompareSummary {
+    /// The engine as given (with its options).
+    pub engine: String,
+    pub queue_depth: u32,
+    pub iops: f64,
+    pub bw_bytes: f64,
+    pub lat_ns: CompareLatency,
+    pub cpu_ns_per_io: Option<f64>,
+    pub errors: u64,
+    pub ratio_to_first: CompareRatios,
+}
+
+/// Latency over both directions; `null` without I/O.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct CompareLatency {
+    pub mean: Option<f64>,
+    pub percentiles: BTreeMap<String, Option<f64>>,
+    pub max: Option<f64>,
+}
+
+/// Each figure over the first engine's; `null` where either has none.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct CompareRatios {
+    pub iops: Option<f64>,
+    pub lat_mean: Option<f64>,
+    pub lat_p99: Option<f64>,
+    pub cpu_per_io: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct CompareRun {
+    pub engine_spec: String,
+    pub run: RunDocument,
+}
+
+/// The JSON Schema of every result document, as committed in `schema/result.schema.json`.
+pub fn schema() -> serde_json::Value {
+    let mut s = schemars::schema_for!(ResultDocument);
+    // The kinds are told apart the way `load` tells them apart (a run has `results`, a comparison
+    // says `command: compare`), rather than by `anyOf`, so a validator names the field at fault
+    // instead of reporting that no kind matched.
+    s.remove("anyOf");
+    let def = |name: &str| serde_json::json!({ "$ref": format!("#/$defs/{name}") });
+    s.insert("type".into(), "object".into());
+    s.insert("if".into(), serde_json::json!({ "required": ["results"] }));
+    s.insert("then".into(), def("RunDocument"));
+    s.insert(
+        "else".into(),
+        serde_json::json!({
+            "if": { "required": ["command"], "properties": { "command": { "const": "compare" } } },
+            "then": def("CompareDocument"),
+            "else": def("Collection"),
+        }),
+    );
+    s.insert("title".into(), "nvmebench result document".into());
+    s.insert(
+        "description".into(),
+        format!(
+            "What nvmebench writes (schema_version {}): one run (`run --json`, `merge`, a suite's run step), a comparison (`compare --json`), or a collection of runs and suite curves (suite steps). Generated from src/report/doc.rs.",
+            SCHEMA_VERSION
+        )
+        .into(),
+    );
+    s.to_value()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The committed schema is the one these types generate. After changing a type, regenerate it
+    /// with `UPDATE_SCHEMA=1 cargo test committed_schema`.
+    #[test]
+    fn committed_schema_is_current() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/result.schema.json");
+        let generated = serde_json::to_string_pretty(&schema()).expect("a schema serialises") + "\n";
+        if std::env::var_os("UPDATE_SCHEMA").is_some() {
+            std::fs::write(path, &generated).expect("schema/ is writable");
+        }
+        let committed = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            committed == generated,
+            "{path} is not what src/report/doc.rs generates; regenerate it with `UPDATE_SCHEMA=1 cargo test committed_schema` and commit it"
+        );
+    }
+
+    #[test]
+    fn sums_are_written_as_text_and_read_either_way() {
+        let big = NsSum(u128::from(u64::MAX) * 3);
+        let text = serde_json::to_value(big).unwrap();
+        assert_eq!(text, serde_json::json!("55340232221128654845"));
+        assert_eq!(serde_json::from_value::<NsSum>(text).unwrap(), big);
+        assert_eq!(serde_json::from_value::<NsSum>(serde_json::json!(42)).unwrap(), NsSum(42));
+        let e = serde_json::from_value::<NsSum>(serde_json::json!("4.2")).unwrap_err().to_string();
+        assert!(e.contains("'4.2' is not a whole number of nanoseconds"), "{e}");
+    }
+}
