@@ -4,9 +4,10 @@
 //! main thread, before the workers exist. Each worker then builds its own [`SpdkEngine`] on its pinned
 //! core: one I/O queue pair on its namespace (namespaces are dealt round-robin over workers, like
 //! SPDK perf's default placement) and DMA buffers on the controller's NUMA node. Commands carry the
-//! address of a per-slot context as their callback argument; the `extern "C"` trampoline records
-//! `(slot, status)` in a preallocated ring, which `poll` hands to the worker after
-//! `spdk_nvme_qpair_process_completions` returns. Doorbells are delayed to the next poll (perf's
+//! address of a per-slot context as their callback argument; the `extern "C"` trampoline hands each
+//! completion to the worker's handler there and then, inside `spdk_nvme_qpair_process_completions`,
+//! so that each completion is stamped when it is handled (as SPDK perf reads the TSC in its
+//! `task_complete`), not when the whole batch has been processed. Doorbells are delayed to the next poll (perf's
 //! `delay_cmd_submit`), so a batch costs one MMIO write on PCIe. This module and `spdk-sys` are the
 //! only places that touch SPDK.
 
@@ -223,24 +224,53 @@ struct SlotCtx {
     slot: u32,
 }
 
-/// Completions recorded by the trampoline during one `process_completions` call.
+/// The worker's completion handler while `poll` runs, type-erased because the trampoline cannot
+/// be generic.
+type Handler = dyn FnMut(u32, Result<(), IoError>);
+
+/// What the trampoline reaches through a slot's context.
 struct Ring {
-    done: Vec<(u32, u16)>,
+    /// The handler of the `poll` in progress; `None` outside `poll`. Its lifetime is erased: `poll`
+    /// sets it and clears it before returning, so it never outlives the closure it points to.
+    handler: Option<NonNull<Handler>>,
+    /// Completions handled during this `poll`.
+    reaped: u32,
+    /// Completions that arrived outside `poll` (SPDK aborting queued commands), handed over on the
+    /// next one.
+    late: Vec<(u32, u16)>,
+    /// A panic of the handler, caught so it does not unwind through C, resumed after it.
+    panic: Option<Box<dyn std::any::Any + Send>>,
 }
 
 /// Runs on the worker's thread inside `spdk_nvme_qpair_process_completions`.
 ///
-/// Nothing here can panic: a push into a vector whose capacity (the queue depth) bounds the number of
-/// commands in flight, and two loads. So no unwinding can cross into C.
+/// The handler runs under `catch_unwind`, so no unwinding crosses into C; a panic is kept and
+/// resumed by `poll` once SPDK has returned.
 extern "C" fn on_complete(arg: *mut c_void, cpl: *const spdk_sys::spdk_nvme_cpl) {
     // SAFETY: `arg` is the address of a SlotCtx in the engine's boxed slice, which outlives every
     // command it was passed to (the qpair is freed before the contexts); `ring` points into the
-    // engine's boxed Ring, and the worker is inside poll() (no other reference to the ring is live).
-    // `cpl` is valid for the duration of the callback.
-    unsafe {
+    // engine's boxed Ring, and no Rust reference to it is live while SPDK runs callbacks (poll holds
+    // none across the call). `cpl` is valid for the duration of the callback.
+    let (ring, slot, status) = unsafe {
         let ctx = &*(arg as *const SlotCtx);
-        let status = spdk_sys::nvmebench_shim_cpl_status(cpl);
-        (*ctx.ring).done.push((ctx.slot, status));
+        (&mut *ctx.ring, ctx.slot, spdk_sys::nvmebench_shim_cpl_status(cpl))
+    };
+    let Some(handler) = ring.handler else {
+        ring.late.push((slot, status));
+        return;
+    };
+    ring.reaped += 1;
+    if ring.panic.is_some() {
+        // The worker is going down; what completes now is not counted.
+        return;
+    }
+    let call = std::panic::AssertUnwindSafe(|| {
+        // SAFETY: `handler` was set by the `poll` on this thread that is waiting for this very
+        // callback to return, from a closure that lives until `poll` returns; nothing else uses it.
+        unsafe { (*handler.as_ptr())(slot, decode_status(status)) }
+    });
+    if let Err(p) = std::panic::catch_unwind(call) {
+        ring.panic = Some(p);
     }
 }
 
@@ -320,7 +350,8 @@ impl SpdkEngine {
                 return Err(setup("adding error injection", io::Error::from_raw_os_error(-rc)));
             }
         }
-        let mut ring = Box::new(Ring { done: Vec::with_capacity(queue_depth as usize) });
+        let mut ring =
+            Box::new(Ring { handler: None, reaped: 0, late: Vec::with_capacity(queue_depth as usize), panic: None });
         let ring_ptr: *mut Ring = &mut *ring;
         let ctx: Box<[SlotCtx]> = (0..queue_depth).map(|slot| SlotCtx { ring: ring_ptr, slot }).collect();
         ns_ref.ctrlr.gate.join();
@@ -410,18 +441,31 @@ impl Engine for SpdkEngine {
         if self.ns_ref.ctrlr.gate.wanted() {
             self.ns_ref.ctrlr.gate.park();
         }
+        let late = self.ring.late.len() as u32;
+        for (slot, status) in self.ring.late.drain(..) {
+            done(slot, decode_status(status));
+        }
+        let handler: &mut (dyn FnMut(u32, Result<(), IoError>) + '_) = &mut done;
+        // SAFETY: only the lifetime is erased; the pointer is cleared below, before `done` goes out
+        // of scope, and only the trampoline on this thread reads it meanwhile.
+        let handler: NonNull<Handler> = unsafe {
+            std::mem::transmute::<NonNull<dyn FnMut(u32, Result<(), IoError>) + '_>, NonNull<Handler>>(NonNull::from(
+                handler,
+            ))
+        };
+        self.ring.handler = Some(handler);
+        self.ring.reaped = 0;
         // SAFETY: the qpair is live and used only by this thread; callbacks run before this returns
-        // and touch only the ring, which no Rust reference aliases during the call.
+        // and reach the ring only through the slot contexts (no Rust reference to it is held here).
         let rc = unsafe { spdk_sys::spdk_nvme_qpair_process_completions(self.qpair.as_ptr(), limit) };
+        self.ring.handler = None;
+        if let Some(p) = self.ring.panic.take() {
+            std::panic::resume_unwind(p);
+        }
         if rc < 0 {
             self.reconnect_after_reset(rc)?;
         }
-        let n = self.ring.done.len() as u32;
-        for &(slot, status) in &self.ring.done {
-            done(slot, decode_status(status));
-        }
-        self.ring.done.clear();
-        Ok(n)
+        Ok(late + self.ring.reaped)
     }
 
     fn slot_buf(&mut self, slot: u32) -> &mut [u8] {
