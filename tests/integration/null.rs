@@ -151,7 +151,7 @@ fn only_workers_run_on_worker_cores_while_a_run_goes_on() {
         eprintln!("skipped: one core only, no core to keep free of workers");
         return;
     }
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_nvmebench"))
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_nvmebench"))
         .args(["run", "--engine", "null", "--cores", "0", "--time", "3", "--output", "json"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
