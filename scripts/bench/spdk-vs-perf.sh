@@ -1,51 +1,65 @@
 #!/usr/bin/env bash
-# The SPDK engine against SPDK's own spdk_nvme_perf on the same controller, same queue depth, I/O
-# size, pattern, core and duration, measured back to back in one run (each tool --rounds times,
-# alternating, so drift hits both). Prints IOPS and mean latency of each and the ratios.
+# The SPDK engine against SPDK's own spdk_nvme_perf on the same controller: same queue depth, I/O
+# size, pattern, initiator core and duration, in alternating rounds of one run (each tool --rounds
+# times per queue depth, who goes first alternating, so drift hits both), medians compared.
+#
+# Like for like: perf runs with -L (software latency tracking: a TSC read per I/O at submission and
+# in its completion callback, into SPDK's histogram, p99 and p99.99 from its summary), nvmebench with
+# its per-I/O stamps (the same two TSC reads per I/O, into an HDR histogram). Both poll one queue
+# pair from one pinned core. Over vfio-user perf gets -g (single-file hugepage segments), which it
+# needs to attach; nvmebench does the same by itself for VFIOUSER transport IDs.
 set -eu
 
 usage() {
   cat <<USAGE
-Usage: $0 [--trid TRID] [--qd N] [--bs SIZE] [--rw randread|randwrite|read|write] [--time S]
-          [--core N] [--rounds N] [--bin PATH]
+Usage: $0 [--target tcp|vfu | --trid TRID] [--qd LIST] [--bs SIZE] [--rw randread|randwrite|read|write]
+          [--time S] [--core N] [--target-core N] [--rounds N] [--bin PATH]
 
-Without --trid, starts SPDK's NVMe-oF/TCP target on 127.0.0.1 (scripts/spdk-tcp-target.sh, on the
-last CPU) and stops it afterwards. With --trid, uses that controller (e.g. a PCIe function bound to
-vfio-pci: 'trtype:PCIe traddr:0000:00:04.0'). Writes destroy the namespace's data.
-Needs an installed SPDK (SPDK_DIR or pkg-config) and nvmebench built with --features spdk.
---bin uses an nvmebench already built with --features spdk (e.g. inside the testbed, whose root is
-read-only) instead of building one.
-Defaults: --qd 32 --bs 4096 --rw randread --time 5 --core 0 --rounds 2
+--target tcp (default) starts SPDK's NVMe-oF/TCP target on 127.0.0.1 (scripts/spdk-tcp-target.sh,
+a RAM-disk namespace); --target vfu starts SPDK's vfio-user target with a null namespace
+(scripts/spdk-vfu-target.sh; SPDK built --with-vfio-user), the million-IOPS case. Either runs on
+--target-core (default: the last CPU) and is stopped afterwards. --trid uses a controller you
+started (e.g. a PCIe function bound to vfio-pci: 'trtype:PCIe traddr:0000:00:04.0').
+--qd takes a comma-separated list (default 1,32,128). Writes destroy the namespace's data.
+Needs an installed SPDK (SPDK_DIR or pkg-config) with its perf app, and nvmebench built with
+--features spdk (built here unless --bin names one).
+Defaults: --bs 4096 --rw randread --time 5 --core 0 --rounds 3
 USAGE
 }
 
-trid="" qd=32 bs=4096 rw=randread time=5 core=0 rounds=2 bin=""
+target=tcp trid="" qds=1,32,128 bs=4096 rw=randread time=5 core=0 tcore="" rounds=3 bin=""
 while [ $# -gt 0 ]; do
   case "$1" in
-    --trid) trid=$2; shift 2 ;;
-    --qd) qd=$2; shift 2 ;;
+    --target) target=$2; shift 2 ;;
+    --trid) trid=$2; target=""; shift 2 ;;
+    --qd) qds=$2; shift 2 ;;
     --bs) bs=$2; shift 2 ;;
     --rw) rw=$2; shift 2 ;;
     --time) time=$2; shift 2 ;;
     --core) core=$2; shift 2 ;;
+    --target-core) tcore=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "$0: unknown option '$1'; see --help" >&2; exit 2 ;;
   esac
 done
-case "$qd$bs$time$core$rounds" in *[!0-9]*) echo "$0: --qd, --bs, --time, --core and --rounds take whole numbers" >&2; exit 2 ;; esac
+case "$bs$time$core$rounds$tcore" in *[!0-9]*|"") echo "$0: --bs, --time, --core, --target-core and --rounds take whole numbers" >&2; exit 2 ;; esac
+case "$qds" in *[!0-9,]*|"") echo "$0: --qd takes a list of whole numbers like 1,32,128" >&2; exit 2 ;; esac
+case "$target" in tcp|vfu|"") ;; *) echo "$0: --target takes tcp or vfu (or give --trid)" >&2; exit 2 ;; esac
+[ -n "$tcore" ] || tcore=$(( $(nproc) - 1 ))
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
 if [ -n "${SPDK_DIR:-}" ]; then
   export PKG_CONFIG_PATH="$SPDK_DIR/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
   prefix=$SPDK_DIR
 else
-  pkg-config --exists spdk_nvme || { echo "$0: no SPDK found; set SPDK_DIR to its install prefix" >&2; exit 2; }
+  pkg-config --exists spdk_nvme || { echo "$0: no SPDK found; set SPDK_DIR to its install prefix (scripts/spdk-build.sh installs one)" >&2; exit 2; }
   prefix=$(dirname "$(pkg-config --libs-only-L spdk_nvme | sed -e 's/^ *-L//' -e 's/ .*//')")
+  export SPDK_DIR=$prefix
 fi
 perf="$prefix/bin/spdk_nvme_perf"
-[ -x "$perf" ] || { echo "$0: $perf is missing; install SPDK with its apps" >&2; exit 2; }
+[ -x "$perf" ] || { echo "$0: $perf is missing; install SPDK with its apps (scripts/spdk-build.sh)" >&2; exit 2; }
 if [ -z "$bin" ]; then
   cargo build --release --quiet --features spdk --manifest-path "$here/Cargo.toml"
   bin="$here/target/release/nvmebench"
@@ -53,48 +67,79 @@ fi
 [ -x "$bin" ] || { echo "$0: $bin is not an executable nvmebench" >&2; exit 2; }
 
 tmp=$(mktemp -d)
-started=0
+started=""
 cleanup() {
-  [ "$started" = 1 ] && NVMEBENCH_TGT_STATE="$tmp/tgt.state" "$here/scripts/spdk-tcp-target.sh" stop >/dev/null
+  case "$started" in
+    tcp) NVMEBENCH_TGT_STATE="$tmp/tgt.state" "$here/scripts/spdk-tcp-target.sh" stop >/dev/null || true ;;
+    vfu) NVMEBENCH_VFU_STATE="$tmp/vfu.state" "$here/scripts/spdk-vfu-target.sh" stop >/dev/null || true ;;
+  esac
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-if [ -z "$trid" ]; then
-  trid=$(NVMEBENCH_TGT_STATE="$tmp/tgt.state" "$here/scripts/spdk-tcp-target.sh" start --size 1024 --port 4440)
-  started=1
-fi
+case "$target" in
+  tcp)
+    trid=$(NVMEBENCH_TGT_STATE="$tmp/tgt.state" "$here/scripts/spdk-tcp-target.sh" start --size 1024 --port 4440 --core "$tcore")
+    started=tcp ;;
+  vfu)
+    trid=$(NVMEBENCH_VFU_STATE="$tmp/vfu.state" "$here/scripts/spdk-vfu-target.sh" start --core "$tcore")
+    started=vfu ;;
+esac
+perf_opts=""
+case "$trid" in *[Vv][Ff][Ii][Oo][Uu][Ss][Ee][Rr]*) perf_opts="-g" ;; esac
 allow=""
 case "$rw" in *write*) allow="--allow-destroy" ;; esac
 
-for r in $(seq 1 "$rounds"); do
-  LD_LIBRARY_PATH="$prefix/lib" "$perf" -q "$qd" -o "$bs" -w "$rw" -t "$time" -c "[$core]" -r "$trid" \
-    >"$tmp/perf.$r.txt" 2>&1
+run_perf() {
+  # shellcheck disable=SC2086  # $perf_opts is one flag or nothing
+  LD_LIBRARY_PATH="$prefix/lib" "$perf" -q "$1" -o "$bs" -w "$rw" -t "$time" -c "[$core]" -L $perf_opts \
+    -r "$trid" >"$tmp/perf.$1.$2.txt" 2>&1
+}
+run_nb() {
   # shellcheck disable=SC2086  # $allow is one flag or nothing
-  "$bin" run --engine spdk --trid "$trid" --qd "$qd" --bs "$bs" --rw "$rw" --time "$time" --cores "$core" \
-    $allow --quiet --output json >"$tmp/nb.$r.json"
+  "$bin" run --engine spdk --trid "$trid" --qd "$1" --bs "$bs" --rw "$rw" --time "$time" --cores "$core" \
+    --percentiles 50,99,99.99 $allow --quiet --output json >"$tmp/nb.$1.$2.json"
+}
+for qd in $(echo "$qds" | tr , ' '); do
+  for r in $(seq 1 "$rounds"); do
+    if [ $((r % 2)) = 1 ]; then run_perf "$qd" "$r"; run_nb "$qd" "$r"; else run_nb "$qd" "$r"; run_perf "$qd" "$r"; fi
+  done
 done
 
-python3 - "$tmp" "$rounds" "$trid" "$qd" "$bs" "$rw" "$time" <<'PY'
-import json, re, sys
-tmp, rounds, trid, qd, bs, rw, t = sys.argv[1], int(sys.argv[2]), *sys.argv[3:]
-print(f"{rw} bs={bs} qd={qd} {t}s, one core, on {trid}")
-print(f"{'round':6} {'tool':16} {'IOPS':>12} {'mean lat (us)':>14}")
-tot = {"perf": [0.0, 0.0], "nvmebench": [0.0, 0.0]}
-for r in range(1, rounds + 1):
-    text = open(f"{tmp}/perf.{r}.txt").read()
+python3 - "$tmp" "$rounds" "$trid" "$qds" "$bs" "$rw" "$time" "$core" "$tcore" <<'PY'
+import json, re, statistics, sys
+tmp, rounds, trid, qds, bs, rw, t, core, tcore = sys.argv[1], int(sys.argv[2]), *sys.argv[3:]
+print(f"{rw} bs={bs} {t} s per round, initiator core {core}, target core {tcore}, {rounds} alternating rounds")
+print(f"controller: {trid}")
+
+def perf_figures(text):
     m = re.search(r"^Total\s*:\s*([\d.]+)\s+([\d.]+)\s+([\d.]+)", text, re.M)
     if not m:
         sys.exit("spdk_nvme_perf printed no Total line:\n" + text)
-    p_iops, p_lat = float(m.group(1)), float(m.group(3))
-    j = json.load(open(f"{tmp}/nb.{r}.json"))["results"]["total"]
-    d = j["read"] if "read" in rw else j["write"]
-    n_iops, n_lat = d["iops"], d["lat_ns"]["mean"] / 1000
-    print(f"{r:<6} {'spdk_nvme_perf':16} {p_iops:>12,.0f} {p_lat:>14.2f}")
-    print(f"{r:<6} {'nvmebench spdk':16} {n_iops:>12,.0f} {n_lat:>14.2f}")
-    tot["perf"][0] += p_iops; tot["perf"][1] += p_lat
-    tot["nvmebench"][0] += n_iops; tot["nvmebench"][1] += n_lat
-pi, pl = (v / rounds for v in tot["perf"])
-ni, nl = (v / rounds for v in tot["nvmebench"])
-print(f"mean of {rounds}: perf {pi:,.0f} IOPS {pl:.2f} us; nvmebench {ni:,.0f} IOPS {nl:.2f} us")
-print(f"IOPS ratio nvmebench/perf: {ni / pi:.3f} (target >= 0.97); mean latency ratio: {nl / pl:.3f} (target <= 1.03)")
+    cut = {float(p): float(us) for p, us in re.findall(r"^\s*([\d.]+)%\s*:\s*([\d.]+)us", text, re.M)}
+    return float(m.group(1)), float(m.group(3)), cut.get(99.0), cut.get(99.99)
+
+rows = []
+for qd in qds.split(","):
+    per = {"perf": [], "nvmebench": []}
+    for r in range(1, rounds + 1):
+        per["perf"].append(perf_figures(open(f"{tmp}/perf.{qd}.{r}.txt").read()))
+        j = json.load(open(f"{tmp}/nb.{qd}.{r}.json"))["results"]["total"]
+        d = j["read"] if "read" in rw else j["write"]
+        p = d["lat_ns"]["percentiles"]
+        per["nvmebench"].append((d["iops"], d["lat_ns"]["mean"] / 1000, p["99.0"] / 1000, p["99.99"] / 1000))
+    med = {k: [statistics.median(x[i] for x in v if x[i] is not None) if any(x[i] is not None for x in v) else float("nan")
+               for i in range(4)] for k, v in per.items()}
+    rows.append((qd, med))
+    print(f"\nQD{qd}: {'round':>5} {'tool':16} {'IOPS':>12} {'mean us':>9} {'p99 us':>9} {'p99.99 us':>10}")
+    for r in range(rounds):
+        for k, name in (("perf", "spdk_nvme_perf -L"), ("nvmebench", "nvmebench spdk")):
+            i, m, p99, p9999 = per[k][r]
+            p99 = float("nan") if p99 is None else p99
+            p9999 = float("nan") if p9999 is None else p9999
+            print(f"      {r + 1:>5} {name:16} {i:>12,.0f} {m:>9.3f} {p99:>9.3f} {p9999:>10.3f}")
+print(f"\n{'QD':>4} {'perf IOPS':>12} {'nvmebench':>12} {'ratio':>6}   {'perf mean':>9} {'nvmebench':>9} {'ratio':>6}   {'p99 ratio':>9} {'p99.99 ratio':>12}")
+for qd, m in rows:
+    (pi, pm, pp99, pp4), (ni, nm, np99, np4) = m["perf"], m["nvmebench"]
+    print(f"{qd:>4} {pi:>12,.0f} {ni:>12,.0f} {ni / pi:>6.3f}   {pm:>9.3f} {nm:>9.3f} {nm / pm:>6.3f}   {np99 / pp99:>9.3f} {np4 / pp4:>12.3f}")
+print("targets: IOPS ratio >= 1.00, mean latency ratio <= 1.00 at every depth (medians)")
 PY
