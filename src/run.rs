@@ -81,7 +81,9 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
     }
 
     let live = LiveLine::new(cfg.quiet || cfg.output == OutputFormat::Json);
+    let disk_before = crate::fio::exec::disk_before(args, &cfg);
     let result = execute(&cfg, spdk.as_ref(), signal, &live)?;
+    let disk = crate::fio::exec::disk_since(disk_before, &cfg);
     live.finish();
     if let Some(late) = cfg.start_at.and_then(|at| result.started_at.duration_since(at).ok()) {
         if late > START_LATE_NOTE {
@@ -103,11 +105,14 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
         let text = serde_json::to_string_pretty(&json).expect("a JSON value always serialises");
         std::fs::write(p, text + "\n").map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
     }
-    let out = match cfg.output {
-        OutputFormat::Text => report::text::render(&cfg, &result, clock),
-        OutputFormat::Json => serde_json::to_string_pretty(&json).expect("a JSON value always serialises") + "\n",
+    let out = match (crate::fio::exec::single_run_output(args, &cfg, &result, disk)?, cfg.output) {
+        (Some(fio_json), _) => fio_json,
+        (None, OutputFormat::Text) => report::text::render(&cfg, &result, clock),
+        (None, OutputFormat::Json) => {
+            serde_json::to_string_pretty(&json).expect("a JSON value always serialises") + "\n"
+        }
     };
-    write_stdout(&out)?;
+    crate::fio::exec::write_report(&args.fio, &out)?;
 
     let mismatches = result.verify.as_ref().is_some_and(|v| v.mismatch_count > 0 || v.read_errors > 0);
     Ok(match (result.interrupted_by, result.error_count() > 0 || result.failure.is_some() || mismatches) {

@@ -4,6 +4,7 @@
 //! Reports read `RunResult` and `RunConfig`, or result documents; they never reach into engines or
 //! workers.
 
+pub mod fio;
 pub mod html;
 pub mod json;
 pub mod live;
