@@ -44,7 +44,7 @@ struct Together {
 /// # Errors
 /// A [`FioError`] or [`SetupError`] before anything ran; an I/O error writing the results.
 pub fn run_job_file(path: &Path, cli: &RunArgs, given: &[String]) -> anyhow::Result<Outcome> {
-    let sections = ini::parse(path, &|n| std::env::var(n).ok())?;
+    let sections = ini::parse(path, &|n| std::env::var(n).ok()).map_err(FioError::from)?;
     let mut plan = plan::build(&sections, &cli.fio.section, cli, given)?;
     if cli.fio.fio_json() {
         for job in plan.groups.iter_mut().flatten() {
@@ -236,7 +236,11 @@ fn run_together(
 
 /// The block device a config's target lives on (`MAJ:MIN`).
 fn disk_of(cfg: &RunConfig) -> Option<String> {
-    cfg.target.as_ref().filter(|t| t.kind != TargetKind::SpdkNamespace).and_then(|t| t.device.clone())
+    // The null engine never touches its target, and SPDK's is not a kernel device.
+    cfg.target
+        .as_ref()
+        .filter(|t| cfg.engine.needs_target() && t.kind != TargetKind::SpdkNamespace)
+        .and_then(|t| t.device.clone())
 }
 
 /// A job's statistics summed over its workers, and its measured time (its longest worker's).

@@ -179,6 +179,12 @@ fn translate(
             Some(Mapped::Plan(PlanOption::IoSize(b))) => io_size = Some(b),
         }
     }
+    // fio's defaults where they differ from nvmebench's (the same job file, the same job).
+    for (flag, fio_default) in [("--rw", "read"), ("--qd", "1")] {
+        if !flags.iter().any(|(f, _)| f == flag) {
+            set(&mut flags, flag.into(), fio_default.into());
+        }
+    }
     if !flags.iter().any(|(f, _)| f == "--engine") {
         set(&mut flags, "--engine".into(), FIO_DEFAULT_ENGINE.into());
         notes.push(format!("[{}]: no ioengine, so fio's default, psync", s.name));
@@ -398,7 +404,7 @@ mod tests {
     }
 
     const TWO_GROUPS: &str = "[global]\nioengine=null\ndirect=1\ntime_based\nruntime=2\nthread\n\
-        [a]\nrw=randread\nnumjobs=2\nrate_iops=100\n[b]\nrw=randwrite\n[c]\nstonewall\nrw=read\nsize=1m\nbs=64k\n";
+        [a]\nrw=randread\nnumjobs=2\nrate_iops=100\n[b]\nrw=randwrite\n[c]\nstonewall\nsize=1m\nbs=64k\n";
 
     #[test]
     fn sections_group_at_stonewall() {
@@ -407,6 +413,7 @@ mod tests {
         assert_eq!(names, [vec!["a", "b"], vec!["c"]]);
         let a = &p.groups[0][0].args;
         assert_eq!((a.engine.as_deref(), a.jobs, a.rate_iops), (Some("null"), Some(2), Some(200.0)));
+        assert_eq!((a.qd, p.groups[1][0].args.rw), (1, RwMode::Read), "fio's defaults: iodepth=1, rw=read");
         assert_eq!(a.time, Some(std::time::Duration::from_secs(2)));
         assert_eq!(p.notes.iter().filter(|n| n.starts_with("thread accepted")).count(), 1, "{:?}", p.notes);
         assert_eq!(p.globals[0], ("ioengine".to_string(), "null".to_string()));
