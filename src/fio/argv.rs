@@ -55,12 +55,10 @@ pub fn normalize(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
             Some((k, v)) => (k.to_string(), Some(v.to_string())),
             None => (body.to_string(), None),
         };
-        // fio's --output=FILE; ours takes text or json.
-        if key == "output" {
-            let v = value.clone().or_else(|| rest.next()).unwrap_or_default();
-            out.push(
-                if v == "text" || v == "json" { format!("--output={v}") } else { format!("--output-file={v}") }.into(),
-            );
+        // fio's --output=FILE (fio takes it only with '='); ours takes text or json. A value that
+        // names a file (a dot or a slash in it) is fio's; anything else is ours, for clap to check.
+        if key == "output" && value.as_deref().is_some_and(|v| v.contains(['.', '/'])) {
+            out.push(format!("--output-file={}", value.unwrap_or_default()).into());
             continue;
         }
         if own.contains(&key) && key != "name" {
@@ -250,7 +248,8 @@ mod tests {
         assert_eq!(norm(&["--iodepht=4"]).unwrap(), ["--iodepht=4"]);
         assert_eq!(norm(&["--drain_timeout=1s"]).unwrap(), ["--drain-timeout=1s"]);
         assert_eq!(norm(&["--output=x.json"]).unwrap(), ["--output-file=x.json"]);
-        assert_eq!(norm(&["--output", "json"]).unwrap(), ["--output=json"]);
+        assert_eq!(norm(&["--output", "json"]).unwrap(), ["--output", "json"]);
+        assert_eq!(norm(&["--output=xml"]).unwrap(), ["--output=xml"], "clap refuses it");
         assert_eq!(norm(&["--iodepth", "8"]).unwrap(), ["--iodepth", "8"]);
         assert_eq!(norm(&["--rwmixwrite", "20"]).unwrap(), ["--rwmixread=80"]);
     }
