@@ -95,6 +95,15 @@ pub fn run_job_file(path: &Path, cli: &RunArgs, given: &[String]) -> anyhow::Res
         _ => Vec::new(),
     };
     write_results(path, cli, &plan, &runs, &disks)?;
+    for r in &runs {
+        // fio's document has no place for these; the exit status alone would not say why.
+        if let Some(f) = &r.result.failure {
+            eprintln!("nvmebench: [{}]: the run failed: {f}; results are partial", r.jobs[0].0.name);
+        }
+        if r.result.error_count() > 0 {
+            eprintln!("nvmebench: [{}]: {} I/O errors", r.jobs[0].0.name, r.result.error_count());
+        }
+    }
     let interrupted = runs.iter().find_map(|r| r.result.interrupted_by);
     let failed = runs.iter().any(|r| r.result.error_count() > 0 || r.result.failure.is_some());
     Ok(match (interrupted, failed) {
@@ -420,6 +429,12 @@ pub fn single_run_output(
     write_logs(args, 1, r)?;
     if !args.fio.fio_json() {
         return Ok(None);
+    }
+    if let Some(f) = &r.failure {
+        eprintln!("nvmebench: the run failed: {f}; results are partial");
+    }
+    if r.error_count() > 0 {
+        eprintln!("nvmebench: {} I/O errors", r.error_count());
     }
     let w = &cfg.workload;
     let bs = if w.bs_read == w.bs_write || w.read_percent == 100 {

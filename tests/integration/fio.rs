@@ -128,6 +128,14 @@ fn bad_job_files_get_one_line_naming_file_line_and_option() {
         ("[a]\nioengine=sync\n", "bad.fio:2: option 'ioengine': ioengine=sync is not one of nvmebench's engines"),
         ("[a]\nioengine=null\nfilename=${NVMEBENCH_UNSET_VAR}\n", "bad.fio:3: $NVMEBENCH_UNSET_VAR is not set"),
         ("[a]\nioengine=null\nrw=randread\n", "section [a]: has no end nvmebench can follow"),
+        (
+            "[global]\nioengine=null\ntime_based\n[a]\nruntime=1\n[b]\nruntime=2\n",
+            "bad.fio:6: section [b]: runs together with [a] but differs in runtime or ramp_time; make them equal, or add stonewall",
+        ),
+        (
+            "[global]\nioengine=null\ntime_based\nruntime=1\n[a]\nwrite_bw_log=x\n[b]\n",
+            "section [a]: writes fio logs while other jobs run with it",
+        ),
     ];
     for (text, want) in cases {
         let job = write(dir.path(), "bad.fio", text);
@@ -138,6 +146,13 @@ fn bad_job_files_get_one_line_naming_file_line_and_option() {
         assert!(e.contains(want), "{text}: {e}");
         assert!(o.stdout.is_empty(), "nothing written for {text}");
     }
+    let job = write(dir.path(), "ok.fio", "[a]\nioengine=null\ntime_based\nruntime=1\n");
+    let o = nvmebench(&["run", job.to_str().unwrap(), "--section", "z"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--section z: the job file has no such section (it has a)"), "{}", stderr(&o));
+    let o = nvmebench(&["run", job.to_str().unwrap(), "--qd", "4"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).starts_with("nvmebench: --qd with a job file: set it in the job file"), "{}", stderr(&o));
     let o = nvmebench(&["run", dir.path().join("missing.fio").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("cannot read the job file"), "{}", stderr(&o));

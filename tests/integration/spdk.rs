@@ -301,7 +301,7 @@ fn fio_job_files_run_through_the_bypass_path() {
     );
     std::fs::write(&job, text).unwrap();
     let o = nvmebench(&["run", job.to_str().unwrap(), "--allow-destroy", "--output-format=json"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(0), "{}{}", stderr(&o), stdout(&o));
     let d = json(&o);
     assert_eq!(d["jobs"][0]["jobname"], "r");
     assert!(d["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 0, "{d}");
