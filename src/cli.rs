@@ -25,6 +25,16 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one workload on one target and report IOPS, bandwidth and latency percentiles.
+    #[command(
+        after_help = "fio's spellings work too (underscores or dashes): --ioengine=io_uring|io_uring_cmd|libaio|psync|null|spdk, \
+--direct=1, --time_based, --norandommap, --randrepeat, --randseed, --rwmixwrite, --bsrange, --percentile_list=99:99.9, \
+--random_distribution, --cpumask, --blockalign, --startdelay, --hipri, --sqthread_poll, --fixedbufs, --registerfiles, \
+--output=FILE, and name, thread, group_reporting and the others that change no measurement. Where fio means \
+something else, the fio spelling means what fio means: --rate_iops, --rate and --number_ios are per job \
+(--rate-iops and --ios are totals). --size and --offset are the working set all workers share; on the command \
+line the run lasts --time, while in a job file a job that is not time_based ends after size bytes, as in fio. \
+README (fio users) lists every option taken."
+    )]
     Run(Box<RunArgs>),
     /// List the NVMe controllers and namespaces SPDK can reach (needs a build with --features spdk).
     Devices(DevicesArgs),

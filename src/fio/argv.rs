@@ -61,6 +61,14 @@ pub fn normalize(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
             out.push(format!("--output-file={}", value.unwrap_or_default()).into());
             continue;
         }
+        if key == "filename" {
+            // fio's lists and escapes, and the SPDK plugin's transport IDs, as in job files.
+            let v = value.clone().or_else(|| rest.next()).unwrap_or_default();
+            for (flag, val) in options::filename_flags(&v).map_err(|m| format!("--{m}"))? {
+                out.push(format!("{flag}={val}").into());
+            }
+            continue;
+        }
         if own.contains(&key) && key != "name" {
             if key == "engine" {
                 // The value is in this word or, without '=', in the next.
@@ -70,12 +78,11 @@ pub fn normalize(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
             continue;
         }
         let fio_key = key.replace('-', "_");
-        // A fio option given as `--key value`: the next word is its value unless it is a flag.
-        let takes_value = !matches!(options::map(&fio_key, None), Ok(Some(Mapped::NoOp | Mapped::Plan(_))));
+        // A fio option given as `--key value`: the next word is its value (for a flag, only 0 or 1).
         let value = match value {
             Some(v) => Some(v),
-            None if takes_value && rest.peek().is_some_and(|n| !n.starts_with("--")) => rest.next(),
-            None => None,
+            None if options::is_flag(&fio_key) => rest.next_if(|n| n == "0" || n == "1"),
+            None => rest.next_if(|n| !n.starts_with("--")),
         };
         match options::map(&fio_key, value.as_deref()).map_err(|m| format!("--{m}"))? {
             Some(Mapped::Args(args)) => {
@@ -252,6 +259,12 @@ mod tests {
         assert_eq!(norm(&["--output=xml"]).unwrap(), ["--output=xml"], "clap refuses it");
         assert_eq!(norm(&["--iodepth", "8"]).unwrap(), ["--iodepth", "8"]);
         assert_eq!(norm(&["--rwmixwrite", "20"]).unwrap(), ["--rwmixread=80"]);
+        assert_eq!(norm(&["--name", "x", "--time_based", "--direct", "1"]).unwrap(), ["--name=x"]);
+        assert_eq!(norm(&["--filename", "/dev/a\\:b"]).unwrap(), ["--filename=/dev/a:b"]);
+        assert_eq!(
+            norm(&["--filename=trtype=PCIe traddr=0000.01.00.0"]).unwrap(),
+            ["--trid=trtype:PCIe traddr:0000:01:00.0"]
+        );
     }
 
     #[test]
@@ -269,6 +282,7 @@ mod tests {
         assert!(norm(&["--hipri"]).unwrap_err().contains("add --ioengine=io_uring"));
         assert!(norm(&["--name=a", "--name=b"]).unwrap_err().contains("put the jobs in a job file"));
         assert!(norm(&["--stonewall"]).unwrap_err().contains("a command line runs one job"));
+        assert!(norm(&["--filename=/a:/b"]).unwrap_err().starts_with("--filename=/a:/b lists several files"));
         let mut v: Vec<OsString> = ["nvmebench", "run", "--rate_iops=10", "--rate-iops=20"].map(OsString::from).into();
         v = normalize(v).unwrap();
         let crate::cli::Command::Run(mut a) = Cli::try_parse_from(v).unwrap().command else { panic!() };

@@ -446,7 +446,7 @@ pub fn single_run_output(
     };
     let mut options: Vec<(String, String)> = vec![
         ("name".into(), args.fio.name.clone().unwrap_or_else(|| "nvmebench".into())),
-        ("ioengine".into(), cfg.engine.name().into()),
+        ("ioengine".into(), super::options::fio_engine_name(cfg.engine.name()).into()),
         ("rw".into(), w.rw.to_string()),
         ("bs".into(), bs),
         ("iodepth".into(), cfg.queue_depth.to_string()),

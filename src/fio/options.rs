@@ -60,6 +60,37 @@ const ENGINES: [(&str, &str); 6] = [
     ("spdk", "spdk"),
 ];
 
+/// fio's name of one of our engines (`uring` is fio's `io_uring`).
+pub fn fio_engine_name(ours: &str) -> &str {
+    ENGINES.iter().find(|(_, o)| *o == ours).map_or(ours, |(fio, _)| fio)
+}
+
+/// Whether fio's option `key` is a flag (bare, or `=0`/`=1`) rather than one that takes a value.
+pub fn is_flag(key: &str) -> bool {
+    matches!(
+        key,
+        "time_based"
+            | "norandommap"
+            | "group_reporting"
+            | "thread"
+            | "new_group"
+            | "stonewall"
+            | "wait_for_previous"
+            | "direct"
+            | "buffered"
+            | "randrepeat"
+            | "hipri"
+            | "sqthread_poll"
+            | "fixedbufs"
+            | "registerfiles"
+            | "invalidate"
+            | "clat_percentiles"
+            | "lat_percentiles"
+            | "disable_slat"
+            | "unified_rw_reporting"
+    )
+}
+
 /// The largest number of sizes `bsrange` may expand to.
 const BSRANGE_MAX_SIZES: u64 = 4096;
 
@@ -173,7 +204,6 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
                 Ok(Some(Mapped::NoOp))
             }
         }
-        "output-format" | "output_format" => arg("output-format", v),
         "write_bw_log" | "write_iops_log" | "write_lat_log" => arg(&key.replace('_', "-"), v),
         "log_avg_msec" => arg("log-avg-msec", v),
         "stonewall" | "wait_for_previous" => {
@@ -218,6 +248,44 @@ fn bsrange_to_bssplit(text: &str) -> Result<String, String> {
         Some((r, w)) => Ok(format!("{},{}", one(r)?, one(w)?)),
         None => one(text),
     }
+}
+
+/// The flags of fio's `filename=`: a path, or an SPDK transport ID in the SPDK fio plugin's spelling
+/// (`trtype=PCIe traddr=0000.01.00.0 ns=1`).
+///
+/// # Errors
+/// A `:`-separated list of files: each job runs on one target here.
+pub fn filename_flags(v: &str) -> Result<Vec<(String, String)>, String> {
+    if v.starts_with("trtype=") {
+        let pairs: Vec<String> = v
+            .split_whitespace()
+            .map(|kv| {
+                let (k, val) = kv.split_once('=').unwrap_or((kv, ""));
+                let val = val.replace("\\:", ":");
+                // The plugin writes PCI addresses with dots, because ':' separates file names.
+                let val = if k.eq_ignore_ascii_case("traddr") && v.to_ascii_lowercase().contains("trtype=pcie") {
+                    pci_with_colons(&val)
+                } else {
+                    val
+                };
+                format!("{k}:{val}")
+            })
+            .collect();
+        return Ok(vec![("--trid".into(), pairs.join(" "))]);
+    }
+    let unescaped_colon = v.char_indices().any(|(i, c)| c == ':' && (i == 0 || v.as_bytes()[i - 1] != b'\\'));
+    if unescaped_colon {
+        return Err(format!(
+            "filename={v} lists several files, and each job here runs on one target; give each file its own section"
+        ));
+    }
+    Ok(vec![("--filename".into(), v.replace("\\:", ":"))])
+}
+
+/// `0000.01.00.0` as `0000:01:00.0`.
+fn pci_with_colons(addr: &str) -> String {
+    let parts: Vec<&str> = addr.split('.').collect();
+    if parts.len() == 4 { format!("{}:{}:{}.{}", parts[0], parts[1], parts[2], parts[3]) } else { addr.to_string() }
 }
 
 /// A CPU mask, `0xf` or decimal, as a bit set.
@@ -286,6 +354,17 @@ mod tests {
         assert!(e("bsrange", "16k-4k").contains("is not a size range"));
         assert!(e("kb_base", "1000").contains("only fio's default 1024"));
         assert!(e("rw", "randread:8").contains("offset modifier"));
+    }
+
+    #[test]
+    fn spdk_plugin_filenames_become_trids() {
+        let f = filename_flags("trtype=PCIe traddr=0000.01.00.0 ns=1").unwrap();
+        assert_eq!(f, [("--trid".to_string(), "trtype:PCIe traddr:0000:01:00.0 ns:1".to_string())]);
+        let f =
+            filename_flags("trtype=TCP adrfam=IPv4 traddr=127.0.0.1 trsvcid=4420 subnqn=nqn.2016-06.io.spdk\\:cnode1")
+                .unwrap();
+        assert_eq!(f[0].1, "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:4420 subnqn:nqn.2016-06.io.spdk:cnode1");
+        assert_eq!(filename_flags("/dev/a\\:b").unwrap()[0].1, "/dev/a:b");
     }
 
     #[test]

@@ -148,7 +148,7 @@ fn translate(
         let key = e.key.as_str();
         if key == "filename" {
             let v = e.value.as_deref().unwrap_or_default();
-            for (flag, val) in filename_flags(v).map_err(opt_err)? {
+            for (flag, val) in options::filename_flags(v).map_err(opt_err)? {
                 set(&mut flags, flag, val);
             }
             continue;
@@ -273,41 +273,6 @@ fn first_line(e: &clap::Error) -> String {
         .join(" ")
         .trim_start_matches("error: ")
         .to_string()
-}
-
-/// The flags of `filename=`: a path, or an SPDK transport ID in the SPDK fio plugin's spelling
-/// (`trtype=PCIe traddr=0000.01.00.0 ns=1`).
-fn filename_flags(v: &str) -> Result<Vec<(String, String)>, String> {
-    if v.starts_with("trtype=") {
-        let pairs: Vec<String> = v
-            .split_whitespace()
-            .map(|kv| {
-                let (k, val) = kv.split_once('=').unwrap_or((kv, ""));
-                let val = val.replace("\\:", ":");
-                // The plugin writes PCI addresses with dots, because ':' separates file names.
-                let val = if k.eq_ignore_ascii_case("traddr") && v.to_ascii_lowercase().contains("trtype=pcie") {
-                    pci_with_colons(&val)
-                } else {
-                    val
-                };
-                format!("{k}:{val}")
-            })
-            .collect();
-        return Ok(vec![("--trid".into(), pairs.join(" "))]);
-    }
-    let unescaped_colon = v.char_indices().any(|(i, c)| c == ':' && (i == 0 || v.as_bytes()[i - 1] != b'\\'));
-    if unescaped_colon {
-        return Err(format!(
-            "filename={v} lists several files, and each job here runs on one target; give each file its own section"
-        ));
-    }
-    Ok(vec![("--filename".into(), v.replace("\\:", ":"))])
-}
-
-/// `0000.01.00.0` as `0000:01:00.0`.
-fn pci_with_colons(addr: &str) -> String {
-    let parts: Vec<&str> = addr.split('.').collect();
-    if parts.len() == 4 { format!("{}:{}:{}.{}", parts[0], parts[1], parts[2], parts[3]) } else { addr.to_string() }
 }
 
 /// The mean I/O size of the job's mix, and whether it is exact (one size).
@@ -440,17 +405,6 @@ mod tests {
         assert!(e.contains("lists several files"), "{e}");
         let e = plan_of("[a]\nioengine=null\ntime_based\n", &["--qd=4"]).unwrap_err().to_string();
         assert!(e.starts_with("--qd with a job file"), "{e}");
-    }
-
-    #[test]
-    fn spdk_plugin_filenames_become_trids() {
-        let f = filename_flags("trtype=PCIe traddr=0000.01.00.0 ns=1").unwrap();
-        assert_eq!(f, [("--trid".to_string(), "trtype:PCIe traddr:0000:01:00.0 ns:1".to_string())]);
-        let f =
-            filename_flags("trtype=TCP adrfam=IPv4 traddr=127.0.0.1 trsvcid=4420 subnqn=nqn.2016-06.io.spdk\\:cnode1")
-                .unwrap();
-        assert_eq!(f[0].1, "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:4420 subnqn:nqn.2016-06.io.spdk:cnode1");
-        assert_eq!(filename_flags("/dev/a\\:b").unwrap()[0].1, "/dev/a:b");
     }
 
     #[test]
