@@ -44,7 +44,7 @@ struct Together {
 /// # Errors
 /// A [`FioError`] or [`SetupError`] before anything ran; an I/O error writing the results.
 pub fn run_job_file(path: &Path, cli: &RunArgs, given: &[String]) -> anyhow::Result<Outcome> {
-    let sections = ini::parse(path, &|n| std::env::var(n).ok()).map_err(FioError::from)?;
+    let sections = ini::parse(path, &|n| std::env::var(n).ok().or_else(|| fio_keyword(n))).map_err(FioError::from)?;
     let mut plan = plan::build(&sections, &cli.fio.section, cli, given)?;
     if cli.fio.fio_json() {
         for job in plan.groups.iter_mut().flatten() {
@@ -111,6 +111,24 @@ pub fn run_job_file(path: &Path, cli: &RunArgs, given: &[String]) -> anyhow::Res
         (None, true) => Outcome::IoErrors,
         (None, false) => Outcome::Clean,
     })
+}
+
+/// fio's own `$` keywords, for names the environment does not set.
+fn fio_keyword(name: &str) -> Option<String> {
+    match name {
+        "ncpus" => std::thread::available_parallelism().ok().map(|n| n.to_string()),
+        // The kernel's page size, as the memory map reports it (no unsafe sysconf outside engines).
+        "pagesize" => std::fs::read_to_string("/proc/self/smaps").ok().and_then(|m| {
+            let kib: u64 =
+                m.lines().find(|l| l.starts_with("KernelPageSize:"))?.split_whitespace().nth(1)?.parse().ok()?;
+            Some((kib * 1024).to_string())
+        }),
+        "mb_memory" => std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+            let kib: u64 = m.lines().find(|l| l.starts_with("MemTotal:"))?.split_whitespace().nth(1)?.parse().ok()?;
+            Some((kib / 1024).to_string())
+        }),
+        _ => None,
+    }
 }
 
 type Resolved = (Vec<Vec<(Job, RunConfig)>>, Option<SpdkRun>);
@@ -499,5 +517,19 @@ pub fn write_report(f: &crate::cli::FioArgs, text: &str) -> anyhow::Result<()> {
     match &f.output_file {
         Some(p) => std::fs::write(p, text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display())),
         None => crate::run::write_stdout(text),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fios_own_keywords() {
+        let n = |k: &str| fio_keyword(k).and_then(|v| v.parse::<u64>().ok()).unwrap();
+        assert!(n("ncpus") >= 1);
+        assert_eq!(n("pagesize") % 4096, 0);
+        assert!(n("mb_memory") > 0);
+        assert_eq!(fio_keyword("HOME_OF_NOTHING"), None);
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! `[name]` opens a section (`[global]` holds defaults for the sections after it); `key=value` and
 //! bare `key` set options; `;` and `#` start comments (whole-line or trailing, as fio strips them);
-//! `$VAR` and `${VAR}` are replaced from the environment; `include FILE` reads another file in place,
+//! `$VAR` and `${VAR}` are replaced from the environment (the caller's lookup, which may add fio's
+//! `$ncpus`, `$pagesize`, `$mb_memory`); `include FILE` reads another file in place,
 //! relative to the including one. What the options mean is not this module's business.
 
 use std::path::{Path, PathBuf};

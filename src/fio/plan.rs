@@ -179,6 +179,15 @@ fn translate(
             Some(Mapped::Plan(PlanOption::IoSize(b))) => io_size = Some(b),
         }
     }
+    // Without a filename fio makes the job a file of `size` in the current directory, named
+    // jobname.jobnumber.filenumber; so does this (one file for all of a section's jobs).
+    let uses_target = !flags.iter().any(|(f, v)| f == "--engine" && (v.starts_with("null") || v.starts_with("spdk")));
+    let sized = flags.iter().any(|(f, v)| f == "--size" && !v.ends_with('%'));
+    if uses_target && sized && !flags.iter().any(|(f, _)| f == "--filename" || f == "--trid") {
+        let file = format!("{}.0.0", s.name);
+        notes.push(format!("[{}]: no filename, so fio's: {file} in the current directory", s.name));
+        set(&mut flags, "--filename".into(), file);
+    }
     // fio's defaults where they differ from nvmebench's (the same job file, the same job).
     for (flag, fio_default) in [("--rw", "read"), ("--qd", "1")] {
         if !flags.iter().any(|(f, _)| f == flag) {
@@ -389,6 +398,9 @@ mod tests {
     fn without_time_based_size_ends_the_job() {
         let p = plan_of("[a]\nioengine=null\nrw=read\nsize=1m\nbs=64k\n", &[]).unwrap();
         assert_eq!(p.groups[0][0].args.ios, Some(16));
+        assert_eq!(p.groups[0][0].args.filename, None, "the null engine needs no file");
+        let p = plan_of("[a]\nioengine=libaio\nsize=1m\n", &[]).unwrap();
+        assert_eq!(p.groups[0][0].args.filename.as_deref(), Some(std::path::Path::new("a.0.0")), "fio's file name");
         let e = plan_of("[a]\nioengine=null\nrw=read\n", &[]).unwrap_err().to_string();
         assert!(e.contains("section [a]: has no end nvmebench can follow"), "{e}");
     }
