@@ -89,7 +89,14 @@ fn job(j: &FioJob<'_>, plus: bool) -> Value {
     let mut o = Map::new();
     o.insert("jobname".into(), json!(j.name));
     o.insert("groupid".into(), json!(j.group_id));
-    o.insert("error".into(), json!(if j.stats.errors.total() > 0 { libc::EIO } else { 0 }));
+    // fio's errno of the first error; an NVMe status or a short transfer has none, so EIO.
+    let errno = match j.stats.errors.kinds().first() {
+        Some((crate::engine::IoError::Errno { errno }, _)) => *errno,
+        Some(_) => libc::EIO,
+        None if j.stats.errors.total() > 0 => libc::EIO,
+        None => 0,
+    };
+    o.insert("error".into(), json!(errno));
     o.insert("eta".into(), json!(0));
     o.insert("elapsed".into(), json!((j.cfg.ramp.as_nanos() as u64 + j.elapsed_ns).div_ceil(1_000_000_000)));
     o.insert("job options".into(), options(&j.options));
@@ -363,6 +370,59 @@ pub fn log_lines(kind: LogKind, intervals: &[IntervalPoint]) -> String {
 mod tests {
     use super::*;
     use crate::coordinator::DirPoint;
+
+    fn null_config(extra: &[&str]) -> RunConfig {
+        use clap::Parser;
+        let mut v = vec!["nvmebench", "run", "--engine", "null"];
+        v.extend_from_slice(extra);
+        let crate::cli::Command::Run(a) = crate::cli::Cli::try_parse_from(v).unwrap().command else { panic!() };
+        RunConfig::resolve(&a).unwrap()
+    }
+
+    #[test]
+    fn a_job_in_fios_shape() {
+        let cfg = null_config(&["--percentiles", "50,99.9"]);
+        let mut stats = Stats::default();
+        stats.dir[0].record(1_000, 1_000, 4096 * 1_000);
+        stats.dir[0].record(2_000_000, 24, 4096 * 24);
+        let cpu = CpuUsage { user_ns: 250_000_000, sys_ns: 500_000_000, ios: 1_024 };
+        let job = |cpu, plus| {
+            let j = FioJob {
+                name: "j",
+                group_id: 0,
+                options: vec![("rw".into(), "randread".into())],
+                cfg: &cfg,
+                stats: &stats,
+                elapsed_ns: 1_000_000_000,
+                cpu,
+                intervals: None,
+                group_bw_bytes: 4096.0 * 1024.0,
+            };
+            render(&[], &[j], &[], plus, SystemTime::UNIX_EPOCH)
+        };
+        let d = job(Some(&cpu), false);
+        let r = &d["jobs"][0]["read"];
+        assert_eq!(
+            (r["io_bytes"].as_u64(), r["io_kbytes"].as_u64(), r["bw"].as_u64()),
+            (Some(4_194_304), Some(4096), Some(4096))
+        );
+        assert_eq!(r["total_ios"], 1024);
+        assert_eq!(r["runtime"], 1000);
+        assert_eq!(r["clat_ns"]["percentile"]["50.000000"], 1000);
+        assert!(r["clat_ns"]["percentile"]["99.900000"].as_u64().unwrap().abs_diff(2_000_000) < 2_000);
+        assert!(r["clat_ns"].get("bins").is_none(), "bins are json+ only");
+        assert_eq!(r["slat_ns"]["N"], 0);
+        assert_eq!(r["lat_ns"]["N"], 1024);
+        assert!(r.get("bw_mean").is_none(), "no interval series, no bandwidth statistics");
+        assert_eq!(d["jobs"][0]["write"]["bw_samples"], 0, "fio's zeros for a direction without I/O");
+        assert_eq!(d["jobs"][0]["usr_cpu"], 25.0);
+        assert_eq!(d["jobs"][0]["iodepth_level"]["32"], 100.0);
+        assert_eq!(d["jobs"][0]["latency_ms"]["4"], 2.34375);
+        assert!(d.get("global options").is_none() && d.get("disk_util").is_none());
+        let d = job(None, true);
+        assert!(d["jobs"][0].get("usr_cpu").is_none(), "jobs that ran together share no CPU figure");
+        assert_eq!(d["jobs"][0]["read"]["clat_ns"]["bins"]["1000"], 1000);
+    }
 
     #[test]
     fn ctime_matches_c() {
