@@ -35,6 +35,7 @@ pub enum FioError {
 /// # Errors
 /// A [`FioError`] or the run's own errors.
 pub fn run_command(mut args: RunArgs, given: &[String]) -> anyhow::Result<Outcome> {
+    check_output_paths(&args.fio)?;
     if let Some(path) = args.fio.job_file.clone() {
         return exec::run_job_file(&path, &args, given);
     }
@@ -44,4 +45,27 @@ pub fn run_command(mut args: RunArgs, given: &[String]) -> anyhow::Result<Outcom
         args.percentiles = crate::cli::Percentiles(crate::report::fio::FIO_PERCENTILES.to_vec());
     }
     crate::run::run_command(&args)
+}
+
+/// Refuses an `--output-file` or log prefix whose directory does not exist, before anything runs.
+fn check_output_paths(f: &crate::cli::FioArgs) -> Result<(), FioError> {
+    let out = f.output_file.as_ref().map(|p| ("--output-file", p.clone()));
+    let logs = [
+        ("--write_bw_log", &f.write_bw_log),
+        ("--write_iops_log", &f.write_iops_log),
+        ("--write_lat_log", &f.write_lat_log),
+    ]
+    .into_iter()
+    .filter_map(|(flag, p)| p.as_ref().map(|p| (flag, std::path::PathBuf::from(p))));
+    for (flag, p) in out.into_iter().chain(logs) {
+        let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+        if !dir.is_dir() {
+            return Err(FioError::Usage(format!(
+                "{flag} {}: the directory {} does not exist; create it or pick another path",
+                p.display(),
+                dir.display()
+            )));
+        }
+    }
+    Ok(())
 }

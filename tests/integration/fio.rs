@@ -153,6 +153,11 @@ fn bad_job_files_get_one_line_naming_file_line_and_option() {
     let o = nvmebench(&["run", job.to_str().unwrap(), "--qd", "4"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).starts_with("nvmebench: --qd with a job file: set it in the job file"), "{}", stderr(&o));
+    let o = nvmebench(&["run", "--ioengine=null", "--output-format=json", "--output=/nonexistent/dir/r.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--output-file /nonexistent/dir/r.json: the directory /nonexistent/dir does not exist")
+    );
     let o = nvmebench(&["run", dir.path().join("missing.fio").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("cannot read the job file"), "{}", stderr(&o));
