@@ -78,7 +78,7 @@ fn a_pasted_fio_command_line_runs() {
 #[test]
 fn clap_suggestions_reach_the_one_line_error() {
     let o = nvmebench(&["run", "--iodepht=4"]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let e = stderr(&o);
     assert_eq!(e.lines().count(), 1, "{e}");
     assert!(e.contains("a similar argument exists: '--iodepth'"), "{e}");
@@ -148,18 +148,18 @@ fn bad_job_files_get_one_line_naming_file_line_and_option() {
     }
     let job = write(dir.path(), "ok.fio", "[a]\nioengine=null\ntime_based\nruntime=1\n");
     let o = nvmebench(&["run", job.to_str().unwrap(), "--section", "z"]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--section z: the job file has no such section (it has a)"), "{}", stderr(&o));
     let o = nvmebench(&["run", job.to_str().unwrap(), "--qd", "4"]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).starts_with("nvmebench: --qd with a job file: set it in the job file"), "{}", stderr(&o));
     let o = nvmebench(&["run", "--ioengine=null", "--output-format=json", "--output=/nonexistent/dir/r.json"]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("--output-file /nonexistent/dir/r.json: the directory /nonexistent/dir does not exist")
     );
     let o = nvmebench(&["run", dir.path().join("missing.fio").to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("cannot read the job file"), "{}", stderr(&o));
 }
 
