@@ -27,6 +27,16 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one workload on one target and report IOPS, bandwidth and latency percentiles.
+    #[command(
+        after_help = "fio's spellings work too (underscores or dashes): --ioengine=io_uring|io_uring_cmd|libaio|psync|null|spdk, \
+--direct=1, --time_based, --norandommap, --randrepeat, --randseed, --rwmixwrite, --bsrange, --percentile_list=99:99.9, \
+--random_distribution, --cpumask, --blockalign, --startdelay, --hipri, --sqthread_poll, --fixedbufs, --registerfiles, \
+--output=FILE, and name, thread, group_reporting and the others that change no measurement. Where fio means \
+something else, the fio spelling means what fio means: --rate_iops, --rate and --number_ios are per job \
+(--rate-iops and --ios are totals). --size and --offset are the working set all workers share; on the command \
+line the run lasts --time, while in a job file a job that is not time_based ends after size bytes, as in fio. \
+README (fio users) lists every option taken."
+    )]
     Run(Box<RunArgs>),
     /// List the NVMe controllers and namespaces SPDK can reach (needs a build with --features spdk).
     Devices(DevicesArgs),
@@ -183,15 +193,20 @@ pub struct RunArgs {
     #[arg(long, visible_alias = "ramp_time", value_name = "DURATION", value_parser = units::parse_duration)]
     pub ramp: Option<Duration>,
 
-    /// Stop after this many I/Os in total (split evenly over workers).
-    #[arg(long, visible_alias = "number_ios", value_name = "N", value_parser = parse_ios)]
+    /// Stop after this many I/Os in total (split evenly over workers). fio's --number_ios counts
+    /// per job.
+    #[arg(long, value_name = "N", value_parser = parse_ios)]
     pub ios: Option<u64>,
 
-    /// Start of the working set: bytes or a percentage of the target.
+    /// Start of the working set: bytes or a percentage of the target (as fio's offset, the same
+    /// for every worker).
     #[arg(long, value_name = "SIZE|PCT", value_parser = units::parse_size_or_percent)]
     pub offset: Option<SizeOrPercent>,
 
-    /// Size of the working set: bytes or a percentage of the target. Creates the file if missing.
+    /// Size of the working set all workers share: bytes or a percentage of the target. Creates the
+    /// file if missing. Unlike fio's size, it does not end the run (that is --time or --ios);
+    /// in a job file without time_based it does, as in fio. Sequential workers each take a slice
+    /// of it (fio's jobs each cover all of it).
     #[arg(long, value_name = "SIZE|PCT", value_parser = units::parse_size_or_percent)]
     pub size: Option<SizeOrPercent>,
 
@@ -208,6 +223,7 @@ pub struct RunArgs {
     pub seed: Option<u64>,
 
     /// Open-loop pacing at this many IOPS in total; latency counts from each I/O's scheduled time.
+    /// fio's --rate_iops is per job.
     #[arg(long, value_name = "IOPS", value_parser = parse_rate)]
     pub rate_iops: Option<f64>,
 
@@ -268,6 +284,103 @@ pub struct RunArgs {
     pub start_delay: Option<Duration>,
     #[command(flatten)]
     pub spdk: SpdkArgs,
+
+    #[command(flatten)]
+    pub fio: FioArgs,
+}
+
+/// fio's job files, per-job values and output formats. fio's other spellings (`--iodepth=8`,
+/// `--ioengine=io_uring`, `--direct=1`, `--rwmixwrite`, `--bsrange`, `--percentile_list=99:99.9`, ...)
+/// are translated before parsing (`fio::argv`); README lists them all.
+#[derive(Clone, Debug, Default, Args)]
+#[command(next_help_heading = "fio compatibility")]
+pub struct FioArgs {
+    /// A fio job file to run: [global] and job sections, run one after another at stonewall and
+    /// together otherwise. Its options replace the workload flags.
+    #[arg(value_name = "JOBFILE")]
+    pub job_file: Option<PathBuf>,
+
+    /// Run only this job-file section (repeatable).
+    #[arg(long, value_name = "NAME", requires = "job_file")]
+    pub section: Vec<String>,
+
+    /// fio's output: `json` writes fio's JSON document (fio's tools read it), `json+` adds the
+    /// latency bins, `normal` is the text report. --output json is nvmebench's own, richer document.
+    #[arg(long, visible_alias = "output_format", value_name = "FORMAT", value_parser = ["normal", "json", "json+"])]
+    pub output_format: Option<String>,
+
+    /// Write the report to this file instead of stdout (fio's --output=FILE is taken as this).
+    #[arg(long, value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
+
+    /// The job's name in fio-shaped output (changes nothing in the run).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+
+    /// Pacing per job, as fio's rate_iops: N with numjobs=J paces the run at N×J IOPS.
+    #[arg(long = "rate_iops", value_name = "IOPS", value_parser = parse_rate)]
+    pub rate_iops_per_job: Option<f64>,
+
+    /// Bandwidth per job in bytes per second, as fio's rate (one block size: paced as IOPS).
+    #[arg(long = "rate", value_name = "BYTES", value_parser = units::parse_size)]
+    pub rate_per_job: Option<u64>,
+
+    /// I/Os per job, as fio's number_ios (--ios is the total).
+    #[arg(long = "number_ios", value_name = "N", value_parser = parse_ios)]
+    pub number_ios_per_job: Option<u64>,
+
+    /// Cores in fio's or SPDK's syntax (`0-3,8`, `[0-3]`, `0xf`); numjobs workers are pinned to
+    /// them in turn (fio would let its jobs float over the set).
+    #[arg(long = "cpus_allowed", value_name = "CPUS", value_parser = parse_cpus_allowed)]
+    pub cpus_allowed: Option<CoreList>,
+
+    /// fio's bandwidth log: PREFIX_bw.N.log, one line per --log-avg-msec window and direction.
+    #[arg(long, visible_alias = "write_bw_log", value_name = "PREFIX")]
+    pub write_bw_log: Option<String>,
+
+    /// fio's IOPS log: PREFIX_iops.N.log.
+    #[arg(long, visible_alias = "write_iops_log", value_name = "PREFIX")]
+    pub write_iops_log: Option<String>,
+
+    /// fio's latency logs: PREFIX_lat.N.log and PREFIX_clat.N.log (mean per window, ns; no slat log:
+    /// submission latency is not measured apart).
+    #[arg(long, visible_alias = "write_lat_log", value_name = "PREFIX")]
+    pub write_lat_log: Option<String>,
+
+    /// Averaging window of the logs in milliseconds (sets --interval). fio logs every I/O without
+    /// it; nvmebench logs one averaged line per --interval.
+    #[arg(long, visible_alias = "log_avg_msec", value_name = "MS", value_parser = parse_log_avg)]
+    pub log_avg_msec: Option<u64>,
+}
+
+impl FioArgs {
+    /// The first fio-only flag given, as typed, for commands that do not take it.
+    pub fn first_given(&self) -> Option<&'static str> {
+        [
+            (self.job_file.is_some(), "a job file"),
+            (self.output_format.is_some(), "--output-format"),
+            (self.output_file.is_some(), "--output-file"),
+            (self.write_bw_log.is_some(), "--write_bw_log"),
+            (self.write_iops_log.is_some(), "--write_iops_log"),
+            (self.write_lat_log.is_some(), "--write_lat_log"),
+            (self.log_avg_msec.is_some(), "--log_avg_msec"),
+        ]
+        .into_iter()
+        .find_map(|(given, what)| given.then_some(what))
+    }
+
+    /// Whether fio-shaped JSON is asked for (`json` or `json+`).
+    pub fn fio_json(&self) -> bool {
+        self.output_format.as_deref().is_some_and(|f| f.starts_with("json"))
+    }
+}
+
+fn parse_cpus_allowed(text: &str) -> Result<CoreList, String> {
+    units::parse_cpus(text).map(CoreList)
+}
+
+fn parse_log_avg(text: &str) -> Result<u64, String> {
+    whole_in(text, 1, 3_600_000, "an averaging window in milliseconds")
 }
 
 /// Options of the SPDK engine (`--engine spdk`), in SPDK perf's terms.

@@ -77,6 +77,13 @@ pub fn compare_command(args: &CompareArgs) -> anyhow::Result<Outcome> {
         })
         .into());
     }
+    if let Some(what) = args.run.fio.first_given() {
+        return Err(SetupError::from(ConfigError::Invalid {
+            option: "engines",
+            message: format!("compare does not take {what}; use `nvmebench run` for it"),
+        })
+        .into());
+    }
     let specs = split_engines(&args.engines).map_err(SetupError::from)?;
     let engines =
         specs.iter().map(|s| EngineSpec::parse(s)).collect::<Result<Vec<_>, _>>().map_err(SetupError::from)?;

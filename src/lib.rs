@@ -12,6 +12,7 @@ pub mod cpu;
 pub mod devices;
 pub mod doctor;
 pub mod engine;
+pub mod fio;
 pub mod io;
 pub mod launch;
 pub mod options;

@@ -4,19 +4,29 @@
 //! 2 a usage or set-up error (nothing was written), 128+N interrupted by signal N (partial results
 //! were written). `doctor`: 0 nothing failed, 1 a check failed, 2 a usage error.
 
-use clap::Parser;
 use clap::error::ErrorKind;
+use clap::parser::ValueSource;
+use clap::{ArgMatches, CommandFactory, FromArgMatches};
 use nvmebench::cli::{Cli, Command};
 use nvmebench::compare::compare_command;
 use nvmebench::devices::devices_command;
 use nvmebench::doctor;
+use nvmebench::fio;
 use nvmebench::report_cmd::{ResultsCommandError, merge_command, report_command};
-use nvmebench::run::{SetupError, run_command};
+use nvmebench::run::SetupError;
 use nvmebench::suite::{SuiteError, suite_command};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let argv = match fio::argv::normalize(std::env::args_os().collect()) {
+        Ok(a) => a,
+        Err(m) => {
+            eprintln!("nvmebench: {m}");
+            return ExitCode::from(2);
+        }
+    };
+    let parsed = Cli::command().try_get_matches_from(argv).and_then(|m| Ok((Cli::from_arg_matches(&m)?, m)));
+    let (cli, matches) = match parsed {
         Ok(c) => c,
         Err(e) => {
             if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
@@ -28,17 +38,24 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
             // clap's first paragraph names the option and the problem (and, for a missing argument,
-            // which one on the lines below); its usage block and tips add nothing: one line it is.
+            // which one on the lines below); of the rest, only its tips ("a similar argument
+            // exists: '--iodepth'") help: one line it is.
             let rendered = e.render().to_string();
             let first = rendered.split("\n\n").next().unwrap_or("invalid arguments");
-            let line = first.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
+            let mut line = first.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
+            for tip in rendered.lines().map(str::trim).filter_map(|l| l.strip_prefix("tip: ")) {
+                line = format!("{line}; {tip}");
+            }
             eprintln!("nvmebench: {} (see --help)", line.trim_start_matches("error: "));
             return ExitCode::from(2);
         }
     };
     let result = match cli.command {
-        Command::Run(args) => run_command(&args).map(|o| o.exit_code()),
-        Command::Compare(args) => compare_command(&args).map(|o| o.exit_code()),
+        Command::Run(args) => fio::run_command(*args, &typed(&matches, "run")).map(|o| o.exit_code()),
+        Command::Compare(mut args) => match fio::argv::fold(&mut args.run) {
+            Ok(()) => compare_command(&args).map(|o| o.exit_code()),
+            Err(m) => Err(fio::FioError::Usage(m).into()),
+        },
         Command::Devices(args) => devices_command(&args).map(|()| 0),
         Command::Report(args) => report_command(&args).map(|()| 0),
         Command::Merge(args) => merge_command(&args).map(|()| 0),
@@ -51,10 +68,26 @@ fn main() -> ExitCode {
             // Every error's message already carries its cause; printing the chain would repeat it.
             eprintln!("nvmebench: {e}");
             let usage = e.downcast_ref::<SetupError>().is_some()
+                || e.downcast_ref::<fio::FioError>().is_some()
                 || e.downcast_ref::<ResultsCommandError>().is_some()
                 || e.downcast_ref::<doctor::DoctorError>().is_some()
                 || e.downcast_ref::<SuiteError>().is_some_and(SuiteError::is_usage);
             ExitCode::from(if usage { 2 } else { 1 })
         }
     }
+}
+
+/// The ids of the flags typed on the command line for `sub`.
+fn typed(matches: &ArgMatches, sub: &str) -> Vec<String> {
+    let Some(m) = matches.subcommand_matches(sub) else { return Vec::new() };
+    // Argument groups (the flattened structs) have ids too; only arguments count.
+    let cmd = Cli::command();
+    let args: Vec<String> = cmd
+        .find_subcommand(sub)
+        .map(|c| c.get_arguments().map(|a| a.get_id().to_string()).collect())
+        .unwrap_or_default();
+    m.ids()
+        .map(|id| id.to_string())
+        .filter(|id| args.contains(id) && m.value_source(id) == Some(ValueSource::CommandLine))
+        .collect()
 }

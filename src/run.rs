@@ -8,10 +8,10 @@ use crate::config::{ConfigError, RunConfig};
 use crate::coordinator::{self, RunPlan, RunResult};
 use crate::launch::{self, EngineTarget, SpdkRun};
 use crate::options::OutputFormat;
+pub use crate::report::write_stdout;
 use crate::report::{self, live::LiveLine};
 use crate::target::{self, RemoveOnDrop, TargetKind};
 use crate::worker::{VerifyPlan, WorkerPlan};
-use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 
@@ -77,7 +77,9 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
     }
 
     let live = LiveLine::new(cfg.quiet || cfg.output == OutputFormat::Json);
+    let disk_before = crate::report::fio_output::disk_before(args, &cfg);
     let result = execute(&cfg, spdk.as_ref(), signal, &live)?;
+    let disk = crate::report::fio_output::disk_since(disk_before, &cfg);
     live.finish();
     if let Some(late) = cfg.start_at.and_then(|at| result.started_at.duration_since(at).ok()) {
         if late > START_LATE_NOTE {
@@ -99,11 +101,14 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
         let text = serde_json::to_string_pretty(&json).expect("a JSON value always serialises");
         std::fs::write(p, text + "\n").map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
     }
-    let out = match cfg.output {
-        OutputFormat::Text => report::text::render(&cfg, &result, clock),
-        OutputFormat::Json => serde_json::to_string_pretty(&json).expect("a JSON value always serialises") + "\n",
+    let out = match (crate::report::fio_output::single_run_output(args, &cfg, &result, disk)?, cfg.output) {
+        (Some(fio_json), _) => fio_json,
+        (None, OutputFormat::Text) => report::text::render(&cfg, &result, clock),
+        (None, OutputFormat::Json) => {
+            serde_json::to_string_pretty(&json).expect("a JSON value always serialises") + "\n"
+        }
     };
-    write_stdout(&out)?;
+    crate::report::fio_output::write_report(&args.fio, &out)?;
 
     let mismatches = result.verify.as_ref().is_some_and(|v| v.mismatch_count > 0 || v.read_errors > 0);
     Ok(match (result.interrupted_by, result.error_count() > 0 || result.failure.is_some() || mismatches) {
@@ -272,15 +277,6 @@ pub fn clock_source() -> &'static str {
     let line = flags.lines().find(|l| l.starts_with("flags")).unwrap_or("");
     let has = |f: &str| line.split_whitespace().any(|x| x == f);
     if has("constant_tsc") && has("nonstop_tsc") && has("rdtscp") { "tsc" } else { "clock_monotonic" }
-}
-
-/// Writes to stdout; a closed pipe (`nvmebench run | head`) is not an error.
-pub fn write_stdout(text: &str) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(anyhow::anyhow!("cannot write to stdout: {e}")),
-        _ => Ok(()),
-    }
 }
 
 /// Starts SPDK and attaches the `--trid` controllers; the target is their selected namespaces.

@@ -144,6 +144,30 @@ pub fn format_bytes_human(bytes: f64) -> String {
     format!("{v:.1}{}", UNITS[i])
 }
 
+/// A CPU mask, `0xf` or decimal, as a bit set.
+pub fn parse_mask(text: &str) -> Option<u128> {
+    let t = text.trim();
+    let v = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => u128::from_str_radix(h, 16).ok()?,
+        None => t.parse().ok()?,
+    };
+    (v != 0).then_some(v)
+}
+
+/// A core set in fio's or SPDK's spelling: `0-3,8`, `[0-3,8]` or a mask `0xf`.
+///
+/// # Errors
+/// A sentence naming the text when it is none of those.
+pub fn parse_cpus(text: &str) -> Result<Vec<usize>, String> {
+    let t = text.trim();
+    if t.starts_with("0x") || t.starts_with("0X") {
+        let mask = parse_mask(t).ok_or_else(|| format!("'{text}' is not a CPU mask; write it like 0xf"))?;
+        return Ok((0..128).filter(|b| mask >> b & 1 == 1).collect());
+    }
+    let list = t.strip_prefix('[').and_then(|l| l.strip_suffix(']')).unwrap_or(t);
+    parse_core_list(list)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -665,6 +665,12 @@ pub struct Collection {
     /// Absent in hand-made collections.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schema_version: Option<u32>,
+    /// A fio job file's runs (`run job.fio --json`): the file they came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_file: Option<String>,
+    /// A fio job file's runs: options accepted without effect on the measurement, and the like.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -109,7 +109,9 @@ fn intervals_make_a_time_series() {
     assert_eq!(iv[0]["t_s"], 0.2);
     assert!(iv.iter().all(|p| p["read"]["ios"].as_u64().unwrap() > 0));
     let elapsed = j["results"]["elapsed_ns"].as_u64().unwrap();
-    assert!((1_000_000_000..3_000_000_000).contains(&elapsed), "ramp is not measured: {elapsed}");
+    // Workers stop together at ramp + runtime on the run's timeline; one that began measuring a
+    // little late (descheduled at the ramp's end on a busy machine) measured a little less.
+    assert!((900_000_000..3_000_000_000).contains(&elapsed), "ramp is not measured: {elapsed}");
 }
 
 #[test]

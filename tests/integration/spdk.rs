@@ -276,3 +276,45 @@ fn a_suite_runs_through_spdk_past_the_keep_alive_timeout() {
     assert_eq!(step["results"]["total"]["errors"]["total"], 0);
     assert!(step["results"]["total"]["read"]["ios"].as_u64().unwrap() > 0);
 }
+
+/// The transport ID in the SPDK fio plugin's `filename=` spelling: `key=value` pairs, colons escaped.
+fn plugin_filename(trid: &str) -> String {
+    trid.split_whitespace()
+        .map(|kv| {
+            let (k, v) = kv.split_once(':').unwrap_or((kv, ""));
+            format!("{k}={}", v.replace(':', "\\:"))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn fio_job_files_run_through_the_bypass_path() {
+    let Some(t) = TcpTarget::start(4436) else { return };
+    let dir = crate::common::scratch_dir();
+    // The SPDK fio plugin's own job file: ioengine=spdk with the transport ID as the filename.
+    let job = dir.path().join("spdk.fio");
+    let text = format!(
+        "[global]\nioengine=spdk\nthread=1\ndirect=1\ntime_based\nruntime=1\nfilename={}\n[r]\nrw=randread\niodepth=8\n[w]\nstonewall\nrw=randwrite\n",
+        plugin_filename(&t.trid)
+    );
+    std::fs::write(&job, text).unwrap();
+    let o = nvmebench(&["run", job.to_str().unwrap(), "--allow-destroy", "--output-format=json"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stderr(&o), stdout(&o));
+    let d = json(&o);
+    assert_eq!(d["jobs"][0]["jobname"], "r");
+    assert!(d["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 0, "{d}");
+    assert!(d["jobs"][1]["write"]["total_ios"].as_u64().unwrap() > 0, "{d}");
+    assert!(d.get("disk_util").is_none(), "an SPDK namespace is no kernel block device");
+
+    // A kernel job file, run through SPDK from the command line: the same job, the other path.
+    let job = dir.path().join("kernel.fio");
+    std::fs::write(
+        &job,
+        "[k]\nioengine=libaio\nfilename=/dev/nvme9n9\nrw=randread\niodepth=4\ntime_based\nruntime=1\n",
+    )
+    .unwrap();
+    let o = nvmebench(&["run", job.to_str().unwrap(), "--engine", "spdk", "--trid", &t.trid, "--output-format=json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(json(&o)["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 0);
+}

@@ -1,0 +1,291 @@
+//! fio's spellings on the command line: the arguments of `run` and `compare` are rewritten before
+//! clap sees them, and fio's per-job values are folded into ours after.
+//!
+//! A flag that is ours (or one of our aliases) is left alone, so `--rate-iops` keeps its meaning (the
+//! total) while fio's `--rate_iops` means what fio means (per job). Other `--key[=value]` words go
+//! through the fio table ([`super::options`]); what is in neither reaches clap with underscores made
+//! dashes, and clap names it (with its suggestion).
+
+use super::options::{self, Mapped, PlanOption};
+use crate::cli::{Cli, FioArgs, RunArgs};
+use clap::CommandFactory;
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+
+/// The subcommands whose arguments are a run's flags.
+const RUN_COMMANDS: [&str; 2] = ["run", "compare"];
+
+/// The long names and aliases `run` knows.
+fn own_names() -> BTreeSet<String> {
+    let cmd = Cli::command();
+    let run = cmd.find_subcommand("run").expect("the CLI has a run subcommand");
+    run.get_arguments()
+        .flat_map(|a| {
+            let mut v: Vec<String> = a.get_long().map(str::to_string).into_iter().collect();
+            v.extend(a.get_all_aliases().unwrap_or_default().into_iter().map(str::to_string));
+            v
+        })
+        .collect()
+}
+
+/// Rewrites fio's spellings in `argv` (the whole command line, program name first).
+///
+/// # Errors
+/// One sentence, for a fio option whose value cannot be honoured (`--direct=0`) or one that needs
+/// another (`--hipri` without `--ioengine`).
+pub fn normalize(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
+    let Some(sub) = argv.iter().skip(1).position(|a| !a.to_string_lossy().starts_with('-')).map(|i| i + 1) else {
+        return Ok(argv);
+    };
+    if !RUN_COMMANDS.contains(&argv[sub].to_string_lossy().as_ref()) {
+        return Ok(argv);
+    }
+    let own = own_names();
+    let mut out: Vec<OsString> = argv[..=sub].to_vec();
+    let mut engine_options: Vec<String> = Vec::new();
+    let mut engine_at: Option<usize> = None;
+    let mut names = 0;
+    let mut rest = argv[sub + 1..].iter().map(|a| a.to_string_lossy().into_owned()).peekable();
+    while let Some(token) = rest.next() {
+        let Some(body) = token.strip_prefix("--").filter(|b| !b.is_empty()) else {
+            out.push(token.into());
+            continue;
+        };
+        let (key, value) = match body.split_once('=') {
+            Some((k, v)) => (k.to_string(), Some(v.to_string())),
+            None => (body.to_string(), None),
+        };
+        // fio's --output=FILE (fio takes it only with '='); ours takes text or json. A value that
+        // names a file (a dot or a slash in it) is fio's; anything else is ours, for clap to check.
+        if key == "output" && value.as_deref().is_some_and(|v| v.contains(['.', '/'])) {
+            out.push(format!("--output-file={}", value.unwrap_or_default()).into());
+            continue;
+        }
+        if key == "filename" {
+            // fio's lists and escapes, and the SPDK plugin's transport IDs, as in job files.
+            let v = value.clone().or_else(|| rest.next()).unwrap_or_default();
+            for (flag, val) in options::filename_flags(&v).map_err(|m| format!("--{m}"))? {
+                out.push(format!("{flag}={val}").into());
+            }
+            continue;
+        }
+        if own.contains(&key) && key != "name" {
+            if key == "engine" {
+                // The value is in this word or, without '=', in the next.
+                engine_at = Some(out.len() + usize::from(value.is_none()));
+            }
+            out.push(token.into());
+            continue;
+        }
+        let fio_key = key.replace('-', "_");
+        // A fio option given as `--key value`: the next word is its value (for a flag, only 0 or 1).
+        let value = match value {
+            Some(v) => Some(v),
+            None if options::is_flag(&fio_key) => rest.next_if(|n| n == "0" || n == "1"),
+            None => rest.next_if(|n| !n.starts_with("--")),
+        };
+        match options::map(&fio_key, value.as_deref()).map_err(|m| format!("--{m}"))? {
+            Some(Mapped::Args(args)) => {
+                if fio_key == "ioengine" {
+                    engine_at = Some(out.len());
+                }
+                out.extend(args.into_iter().map(OsString::from));
+            }
+            Some(Mapped::EngineOption(o)) => engine_options.push(o),
+            Some(Mapped::NoOp) if fio_key == "name" => {
+                names += 1;
+                if names > 1 {
+                    return Err("--name appears twice: fio starts a second job there, and a command line runs one; put the jobs in a job file".into());
+                }
+                out.push(format!("--name={}", value.unwrap_or_default()).into());
+            }
+            Some(Mapped::NoOp) | Some(Mapped::Plan(PlanOption::TimeBased(_))) => {}
+            Some(Mapped::Plan(PlanOption::Stonewall)) => {
+                return Err(format!("--{key} orders the jobs of a job file; a command line runs one job"));
+            }
+            Some(Mapped::Plan(PlanOption::IoSize(_))) => {
+                return Err(format!("--{key}: give the I/O count with --number_ios (per job) or --ios (total)"));
+            }
+            None if value.is_some() => {
+                out.push(format!("--{}={}", key.replace('_', "-"), value.unwrap_or_default()).into())
+            }
+            None => out.push(format!("--{}", key.replace('_', "-")).into()),
+        }
+    }
+    if !engine_options.is_empty() {
+        let Some(at) = engine_at.filter(|&i| i < out.len()) else {
+            return Err(format!(
+                "--{} is an option of the io_uring engines; add --ioengine=io_uring (or io_uring_cmd)",
+                engine_options[0].split('=').next().unwrap_or_default()
+            ));
+        };
+        let spec = out.get(at).map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let value = if spec.starts_with("--") { spec.split_once('=').map_or("", |(_, v)| v) } else { &spec };
+        let sep = if value.contains(':') { "," } else { ":" };
+        let joined = format!("{spec}{sep}{}", engine_options.join(","));
+        out[at] = joined.into();
+    }
+    Ok(out)
+}
+
+/// Folds fio's per-job values (`--rate_iops`, `--rate`, `--number_ios`, `--cpus_allowed`) into the
+/// run's own totals and core list; returns the run's notes.
+///
+/// # Errors
+/// A sentence when a per-job value collides with its total (`--rate_iops` with `--rate-iops`) or
+/// cannot be converted (`--rate` with mixed block sizes).
+pub fn fold(args: &mut RunArgs) -> Result<(), String> {
+    let f: FioArgs = args.fio.clone();
+    let jobs = match (&args.cores, args.jobs) {
+        (Some(c), _) => c.0.len(),
+        (None, Some(j)) => j,
+        (None, None) => 1,
+    };
+    if let Some(cpus) = &f.cpus_allowed {
+        if args.cores.is_some() {
+            return Err("--cpus_allowed and --cores both pick cores; give one".into());
+        }
+        let n = args.jobs.unwrap_or(1);
+        args.cores = Some(crate::cli::CoreList(cpus.0.iter().copied().cycle().take(n).collect()));
+        args.jobs = None;
+    }
+    let per_job_rate = match (f.rate_iops_per_job, f.rate_per_job) {
+        (Some(_), Some(_)) => return Err("--rate_iops and --rate both pace the run; give one".into()),
+        (Some(r), None) => Some(r),
+        (None, Some(bytes)) => Some(rate_to_iops(bytes, args)?),
+        (None, None) => None,
+    };
+    if let Some(r) = per_job_rate {
+        if args.rate_iops.is_some() {
+            return Err(
+                "--rate-iops (the total) and fio's per-job --rate_iops/--rate both pace the run; give one".into()
+            );
+        }
+        args.rate_iops = Some(r * jobs as f64);
+    }
+    if let Some(n) = f.number_ios_per_job {
+        if args.ios.is_some() {
+            return Err("--ios (the total) and fio's per-job --number_ios both count I/Os; give one".into());
+        }
+        args.ios = Some(n.saturating_mul(jobs as u64));
+    }
+    if let Some(ms) = f.log_avg_msec {
+        args.interval = std::time::Duration::from_millis(ms);
+    }
+    if f.output_format.as_deref().is_some_and(|f| f != "normal") {
+        args.quiet = true;
+    }
+    Ok(())
+}
+
+/// fio's `rate` (bytes per second per job) as IOPS, for one block size in every direction used.
+fn rate_to_iops(bytes_per_s: u64, args: &RunArgs) -> Result<f64, String> {
+    let bs = match (&args.bs, &args.bssplit) {
+        (None, None) => u64::from(crate::config::DEFAULT_BS),
+        (Some(bs), None) if !bs.contains(',') => crate::units::parse_size(bs).map_err(|m| format!("--bs: {m}"))?,
+        _ => {
+            return Err(format!(
+                "--rate={bytes_per_s} paces bandwidth, which nvmebench paces as I/Os; with several block sizes give --rate_iops instead"
+            ));
+        }
+    };
+    if bs == 0 || bytes_per_s < bs {
+        return Err(format!("--rate={bytes_per_s} is less than one {bs}-byte I/O per second; raise it"));
+    }
+    Ok(bytes_per_s as f64 / bs as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn norm(args: &[&str]) -> Result<Vec<String>, String> {
+        let mut v: Vec<OsString> = vec!["nvmebench".into(), "run".into()];
+        v.extend(args.iter().map(OsString::from));
+        normalize(v).map(|o| o.into_iter().skip(2).map(|a| a.to_string_lossy().into_owned()).collect())
+    }
+
+    fn parsed(args: &[&str]) -> RunArgs {
+        let mut v: Vec<OsString> = vec!["nvmebench".into(), "run".into()];
+        v.extend(args.iter().map(OsString::from));
+        let cli = Cli::try_parse_from(normalize(v).unwrap()).unwrap();
+        let crate::cli::Command::Run(mut a) = cli.command else { panic!("a run command") };
+        fold(&mut a).unwrap();
+        *a
+    }
+
+    #[test]
+    fn pasted_fio_command_lines_parse() {
+        let a = parsed(&[
+            "--name=x",
+            "--ioengine=io_uring",
+            "--direct=1",
+            "--time_based",
+            "--group_reporting",
+            "--norandommap",
+            "--randrepeat=1",
+            "--rw=randrw",
+            "--rwmixwrite=30",
+            "--bsrange=4k-8k",
+            "--iodepth=4",
+            "--numjobs=2",
+            "--rate_iops=100",
+            "--percentile_list=99:99.9",
+            "--output-format=json",
+            "--number_ios=50",
+            "--random_distribution=zipf:1.2",
+            "--ramp_time=1",
+            "--hipri",
+        ]);
+        assert_eq!(a.engine.as_deref(), Some("uring:fixedbufs=0,regfile=0,poll=1"));
+        assert_eq!((a.rwmixread, a.qd, a.jobs), (Some(70), 4, Some(2)));
+        assert_eq!(a.bssplit.as_deref(), Some("4k:8k"));
+        assert_eq!(a.rate_iops, Some(200.0), "fio's rate_iops is per job");
+        assert_eq!(a.ios, Some(100), "fio's number_ios is per job");
+        assert_eq!(a.percentiles.0, vec![99.0, 99.9]);
+        assert_eq!(a.fio.output_format.as_deref(), Some("json"));
+        assert_eq!(a.fio.name.as_deref(), Some("x"));
+        assert!(a.quiet);
+    }
+
+    #[test]
+    fn ours_keep_their_meaning_and_unknowns_reach_clap() {
+        assert_eq!(norm(&["--rate-iops=100", "--ios", "5"]).unwrap(), ["--rate-iops=100", "--ios", "5"]);
+        assert_eq!(norm(&["--iodepht=4"]).unwrap(), ["--iodepht=4"]);
+        assert_eq!(norm(&["--drain_timeout=1s"]).unwrap(), ["--drain-timeout=1s"]);
+        assert_eq!(norm(&["--output=x.json"]).unwrap(), ["--output-file=x.json"]);
+        assert_eq!(norm(&["--output", "json"]).unwrap(), ["--output", "json"]);
+        assert_eq!(norm(&["--output=xml"]).unwrap(), ["--output=xml"], "clap refuses it");
+        assert_eq!(norm(&["--iodepth", "8"]).unwrap(), ["--iodepth", "8"]);
+        assert_eq!(norm(&["--rwmixwrite", "20"]).unwrap(), ["--rwmixread=80"]);
+        assert_eq!(norm(&["--name", "x", "--time_based", "--direct", "1"]).unwrap(), ["--name=x"]);
+        assert_eq!(norm(&["--filename", "/dev/a\\:b"]).unwrap(), ["--filename=/dev/a:b"]);
+        assert_eq!(
+            norm(&["--filename=trtype=PCIe traddr=0000.01.00.0"]).unwrap(),
+            ["--trid=trtype:PCIe traddr:0000:01:00.0"]
+        );
+    }
+
+    #[test]
+    fn per_job_values_fold_into_totals() {
+        let a = parsed(&["--cpus_allowed=[2,3]", "--numjobs=3", "--rate=8m", "--bs=8k"]);
+        assert_eq!(a.cores.unwrap().0, [2, 3, 2]);
+        assert_eq!(a.rate_iops, Some(3.0 * 1024.0));
+        let a = parsed(&["--cpus_allowed=0x3"]);
+        assert_eq!(a.cores.unwrap().0, [0]);
+    }
+
+    #[test]
+    fn refusals_are_one_sentence() {
+        assert!(norm(&["--direct=0"]).unwrap_err().starts_with("--direct=0 asks for buffered I/O"));
+        assert!(norm(&["--hipri"]).unwrap_err().contains("add --ioengine=io_uring"));
+        assert!(norm(&["--name=a", "--name=b"]).unwrap_err().contains("put the jobs in a job file"));
+        assert!(norm(&["--stonewall"]).unwrap_err().contains("a command line runs one job"));
+        assert!(norm(&["--filename=/a:/b"]).unwrap_err().starts_with("--filename=/a:/b lists several files"));
+        let mut v: Vec<OsString> = ["nvmebench", "run", "--rate_iops=10", "--rate-iops=20"].map(OsString::from).into();
+        v = normalize(v).unwrap();
+        let crate::cli::Command::Run(mut a) = Cli::try_parse_from(v).unwrap().command else { panic!() };
+        assert!(fold(&mut a).unwrap_err().contains("give one"));
+    }
+}

@@ -1,0 +1,424 @@
+//! Running a job file's plan, and writing fio-shaped results (of a job file or of one command-line
+//! run): fio's JSON document, fio's logs, the text report or nvmebench's own document.
+//!
+//! Every job is resolved before anything runs (so a bad job writes nothing). A group of one job
+//! runs as `run` runs; the jobs of a larger group run as a suite runs its concurrent streams (one
+//! start gate, one coordinator), which needs them to share the engine, target and timing.
+
+use super::plan::{self, Job, Plan};
+use super::{FioError, ini};
+use crate::cli::{Percentiles, RunArgs};
+use crate::config::{DEFAULT_ENGINE, RunConfig};
+use crate::coordinator::RunResult;
+use crate::launch::SpdkRun;
+use crate::options::OutputFormat;
+use crate::report::diskstats as disk;
+use crate::report::fio::{self as fio_report, DiskUtil, FioJob};
+use crate::report::fio_output::{disk_of, write_logs, write_report};
+use crate::report::{self, format_count, format_latency, live::LiveLine};
+use crate::run::{Outcome, SetupError};
+use crate::stats::Stats;
+use crate::suite::exec::{self as suite_exec, Bench, Measurement, ResolvedStream, Timing};
+use crate::suite::profile::Threads;
+use crate::target::{self, RemoveOnDrop, TargetKind};
+use serde_json::{Value, json};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// One group's run.
+struct GroupRun {
+    jobs: Vec<(Job, RunConfig)>,
+    result: RunResult,
+    /// Per job: its workers' indices in `result.workers`.
+    workers: Vec<Vec<usize>>,
+    /// For groups run as concurrent streams: what `suite::exec::document` needs.
+    measured: Option<Together>,
+}
+
+/// A group run as concurrent streams: its streams, timing, and each stream's threads and depth.
+struct Together {
+    streams: Vec<ResolvedStream>,
+    timing: Timing,
+    threads: Vec<usize>,
+    qds: Vec<u32>,
+}
+
+/// Runs the job file at `path` with the command line's global flags `cli` (`given`: typed ones).
+///
+/// # Errors
+/// A [`FioError`] or [`SetupError`] before anything ran; an I/O error writing the results.
+pub fn run_job_file(path: &Path, cli: &RunArgs, given: &[String]) -> anyhow::Result<Outcome> {
+    let sections = ini::parse(path, &|n| std::env::var(n).ok().or_else(|| fio_keyword(n))).map_err(FioError::from)?;
+    let mut plan = plan::build(&sections, &cli.fio.section, cli, given)?;
+    if cli.fio.fio_json() {
+        for job in plan.groups.iter_mut().flatten() {
+            if !job.options.iter().any(|(k, _)| k == "percentile_list") && !given.iter().any(|g| g == "percentiles") {
+                job.args.percentiles = Percentiles(fio_report::FIO_PERCENTILES.to_vec());
+            }
+        }
+    }
+    let (groups, mut spdk) = resolve_all(&plan)?;
+    crate::run::check_json_dir(cli.json.as_deref())?;
+    for n in &plan.notes {
+        eprintln!("nvmebench: note: {}: {n}", path.display());
+    }
+    let signal = crate::run::install_signal_handlers()?;
+    let quiet = cli.quiet || cli.output == OutputFormat::Json || cli.fio.fio_json();
+    let disk_before = groups.iter().flatten().find_map(|(_, c)| disk_of(c)).and_then(|d| disk::sample(&d));
+    let mut runs: Vec<GroupRun> = Vec::new();
+    for group in groups {
+        let scratch: Vec<RemoveOnDrop> = group
+            .iter()
+            .filter(|(_, c)| c.scratch)
+            .filter_map(|(_, c)| c.target.as_ref().map(|t| RemoveOnDrop(t.path.clone())))
+            .take(1)
+            .collect();
+        for (_, c) in &group {
+            if let Some(t) = c.target.as_ref().filter(|t| t.kind == TargetKind::NewFile && !t.path.exists()) {
+                target::prepare_file(t).map_err(|e| SetupError::Config(e.into()))?;
+            }
+        }
+        let live = LiveLine::new(quiet);
+        let run = if group.len() == 1 {
+            let result = crate::run::execute(&group[0].1, spdk.as_ref(), signal.clone(), &live)?;
+            let workers = vec![(0..result.workers.len()).collect()];
+            GroupRun { jobs: group, result, workers, measured: None }
+        } else {
+            run_together(group, &mut spdk, signal.clone(), &live)?
+        };
+        live.finish();
+        drop(scratch);
+        let stop = run.result.interrupted_by.is_some() || run.result.failure.is_some();
+        runs.push(run);
+        if stop {
+            break;
+        }
+    }
+    let disks: Vec<DiskUtil> = match (&disk_before, runs.first().and_then(|r| disk_of(&r.jobs[0].1))) {
+        (Some(b), Some(d)) => disk::sample(&d).map(|a| disk::between(b, &a)).into_iter().collect(),
+        _ => Vec::new(),
+    };
+    write_results(path, cli, &plan, &runs, &disks)?;
+    for r in &runs {
+        // fio's document has no place for these; the exit status alone would not say why.
+        if let Some(f) = &r.result.failure {
+            eprintln!("nvmebench: [{}]: the run failed: {f}; results are partial", r.jobs[0].0.name);
+        }
+        if r.result.error_count() > 0 {
+            eprintln!("nvmebench: [{}]: {} I/O errors", r.jobs[0].0.name, r.result.error_count());
+        }
+    }
+    let interrupted = runs.iter().find_map(|r| r.result.interrupted_by);
+    let failed = runs.iter().any(|r| r.result.error_count() > 0 || r.result.failure.is_some());
+    Ok(match (interrupted, failed) {
+        (Some(sig), _) => Outcome::Interrupted(sig),
+        (None, true) => Outcome::IoErrors,
+        (None, false) => Outcome::Clean,
+    })
+}
+
+/// fio's own `$` keywords, for names the environment does not set.
+fn fio_keyword(name: &str) -> Option<String> {
+    match name {
+        "ncpus" => std::thread::available_parallelism().ok().map(|n| n.to_string()),
+        // The kernel's page size, as the memory map reports it (no unsafe sysconf outside engines).
+        "pagesize" => std::fs::read_to_string("/proc/self/smaps").ok().and_then(|m| {
+            let kib: u64 =
+                m.lines().find(|l| l.starts_with("KernelPageSize:"))?.split_whitespace().nth(1)?.parse().ok()?;
+            Some((kib * 1024).to_string())
+        }),
+        "mb_memory" => std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+            let kib: u64 = m.lines().find(|l| l.starts_with("MemTotal:"))?.split_whitespace().nth(1)?.parse().ok()?;
+            Some((kib / 1024).to_string())
+        }),
+        _ => None,
+    }
+}
+
+type Resolved = (Vec<Vec<(Job, RunConfig)>>, Option<SpdkRun>);
+
+/// Resolves every job; SPDK attaches once, at the first job that uses it, and later jobs run on the
+/// namespaces it attached.
+fn resolve_all(plan: &Plan) -> Result<Resolved, FioError> {
+    let mut spdk: Option<SpdkRun> = None;
+    let mut attached: Option<crate::target::Target> = None;
+    let mut groups = Vec::new();
+    for group in &plan.groups {
+        let mut resolved = Vec::new();
+        for job in group {
+            let err = |e: String| FioError::Section { at: job.at.clone(), name: job.name.clone(), message: e };
+            let engine = job.args.engine.as_deref().unwrap_or(DEFAULT_ENGINE);
+            let cfg = match &attached {
+                Some(t) if engine.starts_with("spdk") => {
+                    let t = t.clone();
+                    RunConfig::resolve_with(&job.args, engine, Some(&mut |_: &[usize]| Ok(t.clone())))
+                        .map_err(|e| err(e.to_string()))?
+                }
+                _ => {
+                    let (cfg, s) = crate::run::resolve(&job.args, engine).map_err(|e| err(e.to_string()))?;
+                    if s.is_some() {
+                        attached = cfg.target.clone();
+                        spdk = s;
+                    }
+                    cfg
+                }
+            };
+            resolved.push((job.clone(), cfg));
+        }
+        check_together(&resolved)?;
+        groups.push(resolved);
+    }
+    Ok((groups, spdk))
+}
+
+/// Jobs of one group run as one coordinated run: they must agree on what that run shares.
+fn check_together(group: &[(Job, RunConfig)]) -> Result<(), FioError> {
+    let Some(((first, a), rest)) = group.split_first() else { return Ok(()) };
+    let logs = |j: &Job| {
+        j.args.fio.write_bw_log.is_some() || j.args.fio.write_iops_log.is_some() || j.args.fio.write_lat_log.is_some()
+    };
+    for (job, b) in rest {
+        let differ = |what: &str| FioError::Section {
+            at: job.at.clone(),
+            name: job.name.clone(),
+            message: format!(
+                "runs together with [{}] but differs in {what}; make them equal, or add stonewall to run it after",
+                first.name
+            ),
+        };
+        let per_worker = |c: &RunConfig| c.ios.map(|n| n / c.cores.len() as u64);
+        if a.engine != b.engine {
+            return Err(differ("ioengine"));
+        }
+        if a.target.as_ref().map(|t| &t.path) != b.target.as_ref().map(|t| &t.path) {
+            return Err(differ("filename (jobs that run together share one target here)"));
+        }
+        if (a.ramp, a.runtime) != (b.ramp, b.runtime) {
+            return Err(differ("runtime or ramp_time"));
+        }
+        if per_worker(a) != per_worker(b) {
+            return Err(differ("the I/Os per job (size, io_size or number_ios)"));
+        }
+        if a.rate_iops.is_some() != b.rate_iops.is_some() {
+            return Err(differ("pacing (rate_iops or rate on one and not the other)"));
+        }
+    }
+    if let Some((job, _)) = group.iter().find(|(j, _)| logs(j)) {
+        return Err(FioError::Section {
+            at: job.at.clone(),
+            name: job.name.clone(),
+            message: "writes fio logs while other jobs run with it, and nvmebench keeps one interval series per run; add stonewall around it".into(),
+        });
+    }
+    Ok(())
+}
+
+/// Runs a group's jobs together, as a suite runs a step's streams.
+fn run_together(
+    group: Vec<(Job, RunConfig)>,
+    spdk: &mut Option<SpdkRun>,
+    signal: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    live: &LiveLine,
+) -> anyhow::Result<GroupRun> {
+    let first = &group[0].1;
+    let streams: Vec<ResolvedStream> = group
+        .iter()
+        .map(|(j, c)| ResolvedStream {
+            name: j.name.clone(),
+            cfg: c.clone(),
+            threads: Threads::Count(c.cores.len()),
+            qd: Some(c.queue_depth),
+        })
+        .collect();
+    let cores: Vec<usize> = group.iter().flat_map(|(_, c)| c.cores.iter().copied()).collect();
+    let rates: Option<Vec<f64>> = first.rate_iops.map(|_| {
+        group
+            .iter()
+            .flat_map(|(_, c)| {
+                let n = c.cores.len();
+                std::iter::repeat_n(c.rate_iops.unwrap_or(0.0) / n as f64, n)
+            })
+            .collect()
+    });
+    let timing = Timing {
+        ramp: first.ramp,
+        runtime: first.runtime,
+        ios: first.ios.map(|n| n / first.cores.len() as u64 * cores.len() as u64),
+    };
+    let bench = Bench {
+        engine: first.engine.clone(),
+        target_path: first.target.as_ref().map(|t| t.path.clone()),
+        cores,
+        signal,
+        interval: first.interval,
+        seed: first.workload.seed,
+        spdk: spdk.take(),
+    };
+    let m = suite_exec::measure(&bench, &streams, 1, first.queue_depth, timing, rates.as_deref(), |p| live.update(p));
+    *spdk = bench.spdk;
+    let Measurement { result, stream_workers, threads, qds } = m.map_err(anyhow::Error::from)?;
+    Ok(GroupRun {
+        jobs: group,
+        result,
+        workers: stream_workers.clone(),
+        measured: Some(Together { streams, timing, threads, qds }),
+    })
+}
+
+/// The block device a config's target lives on (`MAJ:MIN`).
+/// A job's statistics summed over its workers, and its measured time (its longest worker's).
+fn job_stats(r: &RunResult, workers: &[usize]) -> (Stats, u64) {
+    let mut s = Stats::default();
+    let mut elapsed = 0;
+    for &w in workers {
+        s += &r.workers[w].stats;
+        elapsed = elapsed.max(r.workers[w].summary.as_ref().map_or(0, |x| x.measured_ns));
+    }
+    (s, if elapsed == 0 { r.elapsed_ns } else { elapsed })
+}
+
+fn write_results(path: &Path, cli: &RunArgs, plan: &Plan, runs: &[GroupRun], disks: &[DiskUtil]) -> anyhow::Result<()> {
+    let clock = crate::run::clock_source();
+    let stats: Vec<Vec<(Stats, u64)>> =
+        runs.iter().map(|r| r.workers.iter().map(|w| job_stats(&r.result, w)).collect()).collect();
+    // fio's logs, for jobs that ran alone.
+    for r in runs.iter().filter(|r| r.jobs.len() == 1) {
+        write_logs(&r.jobs[0].0.args, r.jobs[0].0.number, &r.result)?;
+    }
+    let own = || -> Value {
+        let docs: Vec<crate::report::doc::RunDocument> = runs
+            .iter()
+            .map(|r| {
+                let label = r.jobs.iter().map(|(j, _)| format!("[{}]", j.name)).collect::<Vec<_>>().join(" ");
+                match &r.measured {
+                    Some(Together { streams, timing, threads, qds }) => {
+                        let m = Measurement {
+                            result: clone_shape(&r.result),
+                            stream_workers: r.workers.clone(),
+                            threads: threads.clone(),
+                            qds: qds.clone(),
+                        };
+                        suite_exec::document(&label, streams, &m, *timing)
+                    }
+                    None => {
+                        let mut d = report::json::document(&r.jobs[0].1, &r.result, clock);
+                        d.label = Some(label);
+                        d
+                    }
+                }
+            })
+            .collect();
+        json!({ "schema_version": crate::report::doc::SCHEMA_VERSION, "job_file": path.display().to_string(), "notes": plan.notes, "runs": docs })
+    };
+    if let Some(p) = &cli.json {
+        let text = serde_json::to_string_pretty(&own()).expect("a JSON value always serialises");
+        std::fs::write(p, text + "\n").map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
+    }
+    let out = if cli.fio.fio_json() {
+        let started = runs.first().map_or(std::time::SystemTime::now(), |r| r.result.started_at);
+        let mut jobs = Vec::new();
+        for (g, r) in runs.iter().enumerate() {
+            let alone = r.jobs.len() == 1;
+            let group_bw: f64 = stats[g]
+                .iter()
+                .map(|(s, ns)| {
+                    s.read().bytes as f64 / (*ns as f64 / 1e9).max(1e-9)
+                        + s.write().bytes as f64 / (*ns as f64 / 1e9).max(1e-9)
+                })
+                .sum();
+            for (i, (job, cfg)) in r.jobs.iter().enumerate() {
+                let (s, ns) = &stats[g][i];
+                jobs.push(FioJob {
+                    name: &job.name,
+                    group_id: g,
+                    options: job.options.clone(),
+                    cfg,
+                    stats: s,
+                    elapsed_ns: *ns,
+                    cpu: alone.then_some(&r.result.cpu),
+                    intervals: alone.then_some(&r.result.intervals[..]),
+                    group_bw_bytes: group_bw,
+                });
+            }
+        }
+        let plus = cli.fio.output_format.as_deref() == Some("json+");
+        let doc = fio_report::render(&plan.globals, &jobs, disks, plus, started);
+        serde_json::to_string_pretty(&doc).expect("a JSON value always serialises") + "\n"
+    } else if cli.output == OutputFormat::Json {
+        serde_json::to_string_pretty(&own()).expect("a JSON value always serialises") + "\n"
+    } else {
+        let mut out = String::new();
+        for (g, r) in runs.iter().enumerate() {
+            let names = r.jobs.iter().map(|(j, _)| format!("[{}]", j.name)).collect::<Vec<_>>().join(" ");
+            let _ = writeln!(out, "== group {g}: {names}");
+            if r.jobs.len() == 1 {
+                out.push_str(&report::text::render(&r.jobs[0].1, &r.result, clock));
+            } else {
+                for (i, (job, _)) in r.jobs.iter().enumerate() {
+                    let (s, ns) = &stats[g][i];
+                    for (dir, d) in [("read", s.read()), ("write", s.write())] {
+                        if d.ios == 0 {
+                            continue;
+                        }
+                        let (iops, bw) = report::rates(d, *ns);
+                        let _ = writeln!(
+                            out,
+                            "[{}] {dir}: {} IOPS, {}B/s, mean {}, p99 {}, max {}",
+                            job.name,
+                            format_count(iops),
+                            format_count(bw),
+                            format_latency(d.mean_ns()),
+                            format_latency(d.percentile_ns(99.0) as f64),
+                            format_latency(d.max_ns as f64)
+                        );
+                    }
+                }
+            }
+            out.push('\n');
+        }
+        out
+    };
+    write_report(&cli.fio, &out)
+}
+
+/// A copy of what `suite::exec::document` reads from a result (it takes a `Measurement` by value).
+fn clone_shape(r: &RunResult) -> RunResult {
+    RunResult {
+        engine: r.engine.clone(),
+        workers: r
+            .workers
+            .iter()
+            .map(|w| crate::coordinator::WorkerResult {
+                index: w.index,
+                core: w.core,
+                stats: w.stats.clone(),
+                summary: w.summary.clone(),
+            })
+            .collect(),
+        total: r.total.clone(),
+        elapsed_ns: r.elapsed_ns,
+        intervals: r.intervals.clone(),
+        interrupted_by: r.interrupted_by,
+        failure: None,
+        started_at: r.started_at,
+        verify: None,
+        placement: r.placement.clone(),
+        cpu: r.cpu,
+        events: r.events.clone(),
+    }
+}
+
+/// Writes the logs `args` asks for, numbered as fio numbers a job's logs.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fios_own_keywords() {
+        let n = |k: &str| fio_keyword(k).and_then(|v| v.parse::<u64>().ok()).unwrap();
+        assert!(n("ncpus") >= 1);
+        assert_eq!(n("pagesize") % 4096, 0);
+        assert!(n("mb_memory") > 0);
+        assert_eq!(fio_keyword("HOME_OF_NOTHING"), None);
+    }
+}

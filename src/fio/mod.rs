@@ -1,0 +1,70 @@
+//! fio compatibility: fio's option spellings on the command line, fio job files, and fio-shaped
+//! output (JSON and logs, written by `report::fio`).
+//!
+//! Everything fio says is translated into `run`'s own flags and parsed by the same clap definitions,
+//! so a job file is checked exactly as a command line is. What fio means that nvmebench cannot do is
+//! refused in one sentence naming the option (and, in a job file, its line); what cannot change a
+//! measurement here is accepted and listed in the notes.
+
+pub mod argv;
+pub mod exec;
+pub mod ini;
+pub mod options;
+pub mod plan;
+
+use crate::cli::RunArgs;
+use crate::run::Outcome;
+
+/// Errors of fio-compatible input; all are usage errors (exit 2, nothing written).
+#[derive(Debug, thiserror::Error)]
+pub enum FioError {
+    #[error("{0}")]
+    Usage(String),
+    #[error(transparent)]
+    Ini(#[from] ini::IniError),
+    #[error("{at}: option '{key}': {message}")]
+    Option { at: ini::Origin, key: String, message: String },
+    #[error("{at}: section [{name}]: {message}")]
+    Section { at: ini::Origin, name: String, message: String },
+}
+
+/// `nvmebench run` with fio's per-job values folded in, or a job file when one is given. `given`
+/// holds the ids of the flags typed on the command line.
+///
+/// # Errors
+/// A [`FioError`] or the run's own errors.
+pub fn run_command(mut args: RunArgs, given: &[String]) -> anyhow::Result<Outcome> {
+    check_output_paths(&args.fio)?;
+    if let Some(path) = args.fio.job_file.clone() {
+        return exec::run_job_file(&path, &args, given);
+    }
+    let pct_given = given.iter().any(|g| g == "percentiles");
+    argv::fold(&mut args).map_err(FioError::Usage)?;
+    if args.fio.fio_json() && !pct_given {
+        args.percentiles = crate::cli::Percentiles(crate::report::fio::FIO_PERCENTILES.to_vec());
+    }
+    crate::run::run_command(&args)
+}
+
+/// Refuses an `--output-file` or log prefix whose directory does not exist, before anything runs.
+fn check_output_paths(f: &crate::cli::FioArgs) -> Result<(), FioError> {
+    let out = f.output_file.as_ref().map(|p| ("--output-file", p.clone()));
+    let logs = [
+        ("--write_bw_log", &f.write_bw_log),
+        ("--write_iops_log", &f.write_iops_log),
+        ("--write_lat_log", &f.write_lat_log),
+    ]
+    .into_iter()
+    .filter_map(|(flag, p)| p.as_ref().map(|p| (flag, std::path::PathBuf::from(p))));
+    for (flag, p) in out.into_iter().chain(logs) {
+        let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+        if !dir.is_dir() {
+            return Err(FioError::Usage(format!(
+                "{flag} {}: the directory {} does not exist; create it or pick another path",
+                p.display(),
+                dir.display()
+            )));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,343 @@
+//! fio's option words and what each one becomes here: `run` flags, an engine option, nothing (it
+//! cannot change a measurement), or a part of a job file's plan.
+//!
+//! One table serves the command line and job files, so `--rwmixwrite=30` and `rwmixwrite=30` mean
+//! the same. Values are translated, not validated: the `run` flags they become are parsed by clap,
+//! so every check stays where it already is. An option that is not in the table is not taken.
+
+use crate::units;
+
+/// What one fio option becomes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Mapped {
+    /// Flags for `nvmebench run`.
+    Args(Vec<String>),
+    /// An option of the io_uring engines (`poll=1`), added to the engine spec.
+    EngineOption(String),
+    /// Accepted; it cannot change a measurement here (listed in the run's notes).
+    NoOp,
+    /// Shapes a job file's plan rather than one run.
+    Plan(PlanOption),
+}
+
+/// The options that act on a job file's plan.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PlanOption {
+    /// `stonewall`, `wait_for_previous`: start after every earlier section has finished.
+    Stonewall,
+    /// `time_based` (or `time_based=0`).
+    TimeBased(bool),
+    /// `io_size`: bytes each job transfers unless `time_based`.
+    IoSize(u64),
+}
+
+/// The options accepted because they cannot change a measurement here, with the reason (README
+/// lists them the same way).
+pub const NO_OPS: [(&str, &str); 14] = [
+    ("name", "the job's name (used as jobname in fio-shaped JSON)"),
+    ("description", "free text"),
+    ("thread", "workers are always threads"),
+    ("group_reporting", "results are always summed over a section's jobs"),
+    ("new_group", "each section is reported on its own"),
+    ("norandommap", "random offsets never keep a map here (fio's norandommap behaviour)"),
+    ("invalidate", "I/O is O_DIRECT, so there is no page cache to drop"),
+    ("clat_percentiles", "percentiles are always reported"),
+    ("lat_percentiles", "clat and lat are the same measurement here"),
+    ("disable_slat", "submission latency is not measured apart"),
+    ("cpus_allowed_policy", "each worker is pinned to one core of the list, in turn"),
+    ("kb_base", "only kb_base=1024 (fio's default) is taken"),
+    ("unified_rw_reporting", "only unified_rw_reporting=0 (fio's default) is taken"),
+    ("cmd_type", "only cmd_type=nvme (fio's default) is taken"),
+];
+
+pub use crate::report::fio::{ENGINES, fio_engine_name};
+
+/// Whether fio's option `key` is a flag (bare, or `=0`/`=1`) rather than one that takes a value.
+pub fn is_flag(key: &str) -> bool {
+    matches!(
+        key,
+        "time_based"
+            | "norandommap"
+            | "group_reporting"
+            | "thread"
+            | "new_group"
+            | "stonewall"
+            | "wait_for_previous"
+            | "direct"
+            | "buffered"
+            | "randrepeat"
+            | "hipri"
+            | "sqthread_poll"
+            | "fixedbufs"
+            | "registerfiles"
+            | "invalidate"
+            | "clat_percentiles"
+            | "lat_percentiles"
+            | "disable_slat"
+            | "unified_rw_reporting"
+    )
+}
+
+/// The largest number of sizes `bsrange` may expand to.
+const BSRANGE_MAX_SIZES: u64 = 4096;
+
+/// Translates fio option `key` (with `value`, or bare) into what it means here; `Ok(None)` when
+/// the option is not one nvmebench takes.
+///
+/// # Errors
+/// A sentence when the option is known but this value cannot be honoured (such as `direct=0`).
+pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
+    let v = value.unwrap_or("").trim();
+    let arg = |flag: &str, val: &str| Ok(Some(Mapped::Args(vec![format!("--{flag}={val}")])));
+    let flag_on = || -> Result<bool, String> {
+        match v {
+            "" | "1" | "true" | "on" => Ok(true),
+            "0" | "false" | "off" => Ok(false),
+            _ => Err(format!("{key}={v} is not 0 or 1")),
+        }
+    };
+    let only = |want: &str, why: &str| -> Result<Option<Mapped>, String> {
+        if v.is_empty() || v == want { Ok(Some(Mapped::NoOp)) } else { Err(format!("{key}={v}: {why}")) }
+    };
+    match key {
+        "rw" | "readwrite" => {
+            if v.contains(':') {
+                return Err(format!(
+                    "{key}={v}: the ':N' offset modifier is not supported; write the pattern alone, like {key}=randread"
+                ));
+            }
+            arg("rw", if v == "readwrite" { "rw" } else { v })
+        }
+        "rwmixread" => arg("rwmixread", v),
+        "rwmixwrite" => {
+            let w: u32 = v
+                .parse()
+                .ok()
+                .filter(|w| *w <= 100)
+                .ok_or_else(|| format!("rwmixwrite={v} is not a percentage; use a whole number from 0 to 100"))?;
+            arg("rwmixread", &(100 - w).to_string())
+        }
+        "bs" | "blocksize" => arg("bs", v),
+        "bssplit" => arg("bssplit", v),
+        "bsrange" | "blocksize_range" => arg("bssplit", &bsrange_to_bssplit(v)?),
+        "blockalign" | "ba" => arg("align", v),
+        "iodepth" => arg("qd", v),
+        "numjobs" => arg("jobs", v),
+        "runtime" | "timeout" => arg("time", v),
+        "ramp_time" => arg("ramp", v),
+        "size" => arg("size", v),
+        "offset" => arg("offset", v),
+        "filename" => arg("filename", v),
+        "random_distribution" => arg("random-dist", v),
+        "randseed" => arg("seed", v),
+        "randrepeat" => {
+            if flag_on()? {
+                Ok(Some(Mapped::NoOp))
+            } else {
+                // fio seeds from the clock when told not to repeat; so does this.
+                let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+                arg("seed", &(now.as_nanos() as u64).to_string())
+            }
+        }
+        "startdelay" => arg("start-delay", v),
+        "rate_iops" => {
+            if v.contains(',') {
+                return Err(format!(
+                    "rate_iops={v}: separate read and write rates are not supported; give one rate for both"
+                ));
+            }
+            arg("rate_iops", v)
+        }
+        "rate" => {
+            if v.contains(',') {
+                return Err(format!(
+                    "rate={v}: separate read and write rates are not supported; give one rate for both"
+                ));
+            }
+            let bytes = units::parse_size(v).map_err(|m| format!("rate={v}: {m}"))?;
+            arg("rate", &bytes.to_string())
+        }
+        "number_ios" => arg("number_ios", v),
+        "cpus_allowed" => arg("cpus_allowed", v),
+        "cpumask" => {
+            let mask = parse_mask(v).ok_or_else(|| format!("cpumask={v} is not a CPU mask; write it like 0xf"))?;
+            arg("cpus_allowed", &format!("{mask:#x}"))
+        }
+        "percentile_list" => arg("percentiles", &v.replace(':', ",")),
+        "ioengine" => {
+            let ours = ENGINES.iter().find(|(fio, _)| *fio == v).map(|(_, ours)| *ours).ok_or_else(|| {
+                format!("ioengine={v} is not one of nvmebench's engines; use io_uring, io_uring_cmd, libaio, psync, null or spdk")
+            })?;
+            // fio's io_uring defaults: no registered buffers or file; options below turn them on.
+            let spec = if ours.starts_with("uring") { format!("{ours}:fixedbufs=0,regfile=0") } else { ours.into() };
+            arg("engine", &spec)
+        }
+        "hipri" => Ok(Some(if flag_on()? { Mapped::EngineOption("poll=1".into()) } else { Mapped::NoOp })),
+        "sqthread_poll" => Ok(Some(if flag_on()? { Mapped::EngineOption("sqpoll=1".into()) } else { Mapped::NoOp })),
+        "sqthread_poll_cpu" => Ok(Some(Mapped::EngineOption(format!("sqpoll_cpu={v}")))),
+        "fixedbufs" => Ok(Some(Mapped::EngineOption(format!("fixedbufs={}", u8::from(flag_on()?))))),
+        "registerfiles" => Ok(Some(Mapped::EngineOption(format!("regfile={}", u8::from(flag_on()?))))),
+        "direct" => {
+            if flag_on()? {
+                Ok(Some(Mapped::NoOp))
+            } else {
+                Err("direct=0 asks for buffered I/O, and nvmebench always uses O_DIRECT (it measures the device, not the page cache); use direct=1".into())
+            }
+        }
+        "buffered" => {
+            if flag_on()? {
+                Err("buffered=1 asks for buffered I/O, and nvmebench always uses O_DIRECT (it measures the device, not the page cache); use buffered=0".into())
+            } else {
+                Ok(Some(Mapped::NoOp))
+            }
+        }
+        "write_bw_log" | "write_iops_log" | "write_lat_log" => arg(&key.replace('_', "-"), v),
+        "log_avg_msec" => arg("log-avg-msec", v),
+        "stonewall" | "wait_for_previous" => {
+            Ok(Some(if flag_on()? { Mapped::Plan(PlanOption::Stonewall) } else { Mapped::NoOp }))
+        }
+        "time_based" => Ok(Some(Mapped::Plan(PlanOption::TimeBased(flag_on()?)))),
+        "io_size" | "io_limit" => {
+            let bytes = units::parse_size(v).map_err(|m| format!("{key}={v}: {m}"))?;
+            Ok(Some(Mapped::Plan(PlanOption::IoSize(bytes))))
+        }
+        "kb_base" => only("1024", "only fio's default 1024 is supported"),
+        "unified_rw_reporting" => only("0", "reads and writes are always reported apart"),
+        "cmd_type" => only("nvme", "io_uring_cmd sends NVMe commands only"),
+        "clat_percentiles" | "lat_percentiles" => only("1", "percentiles are always reported"),
+        "disable_slat" => only("1", "submission latency is not measured apart"),
+        "cpus_allowed_policy" if v == "shared" || v == "split" => Ok(Some(Mapped::NoOp)),
+        _ if NO_OPS.iter().any(|(k, _)| *k == key) => Ok(Some(Mapped::NoOp)),
+        _ => Ok(None),
+    }
+}
+
+/// `bsrange=4k-16k` (or `READ,WRITE` ranges) as a bssplit: every multiple of the smallest size up
+/// to the largest, equally likely, as fio picks them.
+fn bsrange_to_bssplit(text: &str) -> Result<String, String> {
+    let one = |r: &str| -> Result<String, String> {
+        let bad = || format!("bsrange={text} is not a size range; write it like 4k-16k");
+        let (lo, hi) = r.split_once('-').ok_or_else(bad)?;
+        let lo = units::parse_size(lo).map_err(|_| bad())?;
+        let hi = units::parse_size(hi).map_err(|_| bad())?;
+        if lo == 0 || hi < lo {
+            return Err(bad());
+        }
+        let n = hi / lo;
+        if n > BSRANGE_MAX_SIZES {
+            return Err(format!(
+                "bsrange={text} holds {n} sizes; nvmebench takes at most {BSRANGE_MAX_SIZES} (use bssplit)"
+            ));
+        }
+        Ok((1..=n).map(|k| units::format_size(k * lo)).collect::<Vec<_>>().join(":"))
+    };
+    match text.split_once(',') {
+        Some((r, w)) => Ok(format!("{},{}", one(r)?, one(w)?)),
+        None => one(text),
+    }
+}
+
+/// The flags of fio's `filename=`: a path, or an SPDK transport ID in the SPDK fio plugin's spelling
+/// (`trtype=PCIe traddr=0000.01.00.0 ns=1`).
+///
+/// # Errors
+/// A `:`-separated list of files: each job runs on one target here.
+pub fn filename_flags(v: &str) -> Result<Vec<(String, String)>, String> {
+    if v.starts_with("trtype=") {
+        let pairs: Vec<String> = v
+            .split_whitespace()
+            .map(|kv| {
+                let (k, val) = kv.split_once('=').unwrap_or((kv, ""));
+                let val = val.replace("\\:", ":");
+                // The plugin writes PCI addresses with dots, because ':' separates file names.
+                let val = if k.eq_ignore_ascii_case("traddr") && v.to_ascii_lowercase().contains("trtype=pcie") {
+                    pci_with_colons(&val)
+                } else {
+                    val
+                };
+                format!("{k}:{val}")
+            })
+            .collect();
+        return Ok(vec![("--trid".into(), pairs.join(" "))]);
+    }
+    let unescaped_colon = v.char_indices().any(|(i, c)| c == ':' && (i == 0 || v.as_bytes()[i - 1] != b'\\'));
+    if unescaped_colon {
+        return Err(format!(
+            "filename={v} lists several files, and each job here runs on one target; give each file its own section"
+        ));
+    }
+    Ok(vec![("--filename".into(), v.replace("\\:", ":"))])
+}
+
+/// `0000.01.00.0` as `0000:01:00.0`.
+fn pci_with_colons(addr: &str) -> String {
+    let parts: Vec<&str> = addr.split('.').collect();
+    if parts.len() == 4 { format!("{}:{}:{}.{}", parts[0], parts[1], parts[2], parts[3]) } else { addr.to_string() }
+}
+
+pub use crate::units::{parse_cpus, parse_mask};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(key: &str, value: Option<&str>) -> Vec<String> {
+        match map(key, value).unwrap() {
+            Some(Mapped::Args(a)) => a,
+            other => panic!("{key}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn fio_words_become_run_flags() {
+        assert_eq!(args("iodepth", Some("8")), ["--qd=8"]);
+        assert_eq!(args("rwmixwrite", Some("30")), ["--rwmixread=70"]);
+        assert_eq!(args("percentile_list", Some("99:99.9")), ["--percentiles=99,99.9"]);
+        assert_eq!(args("bsrange", Some("4k-16k")), ["--bssplit=4k:8k:12k:16k"]);
+        assert_eq!(args("bsrange", Some("4k-8k,512-1k")), ["--bssplit=4k:8k,512:1k"]);
+        assert_eq!(args("ioengine", Some("libaio")), ["--engine=aio"]);
+        assert_eq!(args("ioengine", Some("io_uring")), ["--engine=uring:fixedbufs=0,regfile=0"]);
+        assert_eq!(args("rate", Some("1m")), ["--rate=1048576"]);
+        assert_eq!(args("cpumask", Some("5")), ["--cpus_allowed=0x5"]);
+        assert_eq!(args("readwrite", Some("readwrite")), ["--rw=rw"]);
+        assert_eq!(map("hipri", None).unwrap(), Some(Mapped::EngineOption("poll=1".into())));
+        assert_eq!(map("time_based", None).unwrap(), Some(Mapped::Plan(PlanOption::TimeBased(true))));
+        assert_eq!(map("io_size", Some("1m")).unwrap(), Some(Mapped::Plan(PlanOption::IoSize(1 << 20))));
+        assert_eq!(map("stonewall", None).unwrap(), Some(Mapped::Plan(PlanOption::Stonewall)));
+        assert_eq!(map("group_reporting", None).unwrap(), Some(Mapped::NoOp));
+        assert_eq!(map("direct", Some("1")).unwrap(), Some(Mapped::NoOp));
+        assert_eq!(map("iodepth_batch", Some("4")).unwrap(), None);
+    }
+
+    #[test]
+    fn values_that_cannot_be_honoured_are_refused() {
+        let e = |k: &str, v: &str| map(k, Some(v)).unwrap_err();
+        assert!(e("direct", "0").starts_with("direct=0 asks for buffered I/O"));
+        assert!(e("ioengine", "sync").contains("is not one of nvmebench's engines"));
+        assert!(e("rate_iops", "100,200").contains("separate read and write rates"));
+        assert!(e("rwmixwrite", "101").contains("is not a percentage"));
+        assert!(e("bsrange", "16k-4k").contains("is not a size range"));
+        assert!(e("kb_base", "1000").contains("only fio's default 1024"));
+        assert!(e("rw", "randread:8").contains("offset modifier"));
+    }
+
+    #[test]
+    fn spdk_plugin_filenames_become_trids() {
+        let f = filename_flags("trtype=PCIe traddr=0000.01.00.0 ns=1").unwrap();
+        assert_eq!(f, [("--trid".to_string(), "trtype:PCIe traddr:0000:01:00.0 ns:1".to_string())]);
+        let f =
+            filename_flags("trtype=TCP adrfam=IPv4 traddr=127.0.0.1 trsvcid=4420 subnqn=nqn.2016-06.io.spdk\\:cnode1")
+                .unwrap();
+        assert_eq!(f[0].1, "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:4420 subnqn:nqn.2016-06.io.spdk:cnode1");
+        assert_eq!(filename_flags("/dev/a\\:b").unwrap()[0].1, "/dev/a:b");
+    }
+
+    #[test]
+    fn core_sets_in_fio_and_spdk_spellings() {
+        assert_eq!(parse_cpus("0-2,5").unwrap(), [0, 1, 2, 5]);
+        assert_eq!(parse_cpus("[1,3]").unwrap(), [1, 3]);
+        assert_eq!(parse_cpus("0xa").unwrap(), [1, 3]);
+        assert!(parse_cpus("0x0").is_err());
+        assert!(parse_cpus("two").is_err());
+    }
+}

@@ -1,0 +1,428 @@
+//! A parsed job file as a plan: each job section becomes `run`'s flags (parsed by the same clap
+//! definitions, so every check stays in one place), and the sections form groups: a section with
+//! `stonewall` (or `wait_for_previous`) starts a new group after the earlier ones finished; the
+//! sections of one group run together.
+//!
+//! Nothing here touches a target; resolving the flags against the machine is the executor's.
+
+use super::ini::{Entry, Origin, Section};
+use super::options::{self, Mapped, PlanOption};
+use super::{FioError, argv};
+use crate::cli::{Cli, Command, RunArgs};
+use crate::units::{self, SizeOrPercent};
+use crate::workload::RwMode;
+use crate::workload::bssplit::BsSplit;
+use clap::Parser;
+
+/// fio's engine when a job file names none.
+const FIO_DEFAULT_ENGINE: &str = "psync";
+
+/// Command-line flags a job-file run takes (the rest of `run`'s flags describe a workload, which
+/// the job file does).
+pub const GLOBAL_FLAGS: [&str; 18] = [
+    "job_file",
+    "section",
+    "engine",
+    "output",
+    "json",
+    "quiet",
+    "allow_destroy",
+    "confirm_serial",
+    "interval",
+    "drain_timeout",
+    "on_error",
+    "percentiles",
+    "output_format",
+    "output_file",
+    "write_bw_log",
+    "write_iops_log",
+    "write_lat_log",
+    "log_avg_msec",
+];
+
+/// The SPDK engine's flags, which a job-file run takes from the command line too.
+pub const SPDK_FLAGS: [&str; 8] =
+    ["trids", "mem_size", "shm_id", "no_huge", "iova_mode", "io_queue_size", "spdk_log", "max_completions"];
+
+/// One job section, translated.
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub name: String,
+    pub at: Origin,
+    pub args: RunArgs,
+    /// The section's own options as written, for fio-shaped JSON's "job options".
+    pub options: Vec<(String, String)>,
+    /// 1-based position among the file's jobs (fio's log file numbers).
+    pub number: usize,
+}
+
+/// The groups of a job file, in order.
+#[derive(Debug)]
+pub struct Plan {
+    pub groups: Vec<Vec<Job>>,
+    /// The first [global] section's options as written.
+    pub globals: Vec<(String, String)>,
+    /// Options accepted without effect, and where fio's meaning is approximated.
+    pub notes: Vec<String>,
+}
+
+/// Builds the plan of `sections` (only those named in `only`, when given) with the command line's
+/// flags `cli`, of which `given` were typed.
+///
+/// # Errors
+/// A sentence naming the file, line and option (or section) that cannot run.
+pub fn build(sections: &[Section], only: &[String], cli: &RunArgs, given: &[String]) -> Result<Plan, FioError> {
+    if let Some(flag) = given.iter().find(|g| !GLOBAL_FLAGS.contains(&g.as_str()) && !SPDK_FLAGS.contains(&g.as_str()))
+    {
+        return Err(FioError::Usage(format!(
+            "--{} with a job file: set it in the job file (its [global] section applies to every job), or run without one",
+            flag.replace('_', "-")
+        )));
+    }
+    for name in only {
+        if !sections.iter().any(|s| !s.is_global() && &s.name == name) {
+            let names: Vec<&str> = sections.iter().filter(|s| !s.is_global()).map(|s| s.name.as_str()).collect();
+            return Err(FioError::Usage(format!(
+                "--section {name}: the job file has no such section (it has {})",
+                names.join(", ")
+            )));
+        }
+    }
+    let mut globals: Vec<&Entry> = Vec::new();
+    let mut first_globals: Option<Vec<(String, String)>> = None;
+    let mut groups: Vec<Vec<Job>> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
+    let mut number = 0;
+    for s in sections {
+        if s.is_global() {
+            globals.extend(&s.entries);
+            if first_globals.is_none() {
+                first_globals = Some(written(&s.entries));
+            }
+            continue;
+        }
+        number += 1;
+        let entries: Vec<&Entry> = globals.iter().copied().chain(&s.entries).collect();
+        let (job, stonewall) = translate(s, &entries, cli, given, number, &mut notes)?;
+        if !only.is_empty() && !only.contains(&s.name) {
+            continue;
+        }
+        match groups.last_mut() {
+            Some(g) if !stonewall => g.push(job),
+            _ => groups.push(vec![job]),
+        }
+    }
+    if groups.is_empty() {
+        return Err(FioError::Usage(
+            "the job file has no job sections; add one such as [job1] with rw=randread".into(),
+        ));
+    }
+    Ok(Plan { groups, globals: first_globals.unwrap_or_default(), notes })
+}
+
+/// The options with a value, as written (fio's JSON leaves bare flags out).
+fn written(entries: &[Entry]) -> Vec<(String, String)> {
+    entries.iter().filter_map(|e| e.value.clone().map(|v| (e.key.clone(), v))).collect()
+}
+
+/// The flags of one section (after the globals before it); whether it starts a new group.
+fn translate(
+    s: &Section,
+    entries: &[&Entry],
+    cli: &RunArgs,
+    given: &[String],
+    number: usize,
+    notes: &mut Vec<String>,
+) -> Result<(Job, bool), FioError> {
+    let section_err = |message: String| FioError::Section { at: s.at.clone(), name: s.name.clone(), message };
+    // Later settings replace earlier ones (a job overrides [global]), keyed by the flag they set.
+    let mut flags: Vec<(String, String)> = Vec::new();
+    let mut engine_options: Vec<String> = Vec::new();
+    let mut stonewall = false;
+    let mut time_based = false;
+    let mut io_size: Option<u64> = None;
+    let mut direct = false;
+    let mut no_ops: Vec<&str> = Vec::new();
+    for e in entries {
+        let opt_err = |message: String| FioError::Option { at: e.at.clone(), key: e.key.clone(), message };
+        let key = e.key.as_str();
+        if key == "filename" {
+            let v = e.value.as_deref().unwrap_or_default();
+            for (flag, val) in options::filename_flags(v).map_err(opt_err)? {
+                set(&mut flags, flag, val);
+            }
+            continue;
+        }
+        match options::map(key, e.value.as_deref()).map_err(&opt_err)? {
+            None => {
+                return Err(opt_err(format!(
+                    "'{key}' is not a fio option nvmebench takes; remove it (README, fio compatibility, lists those it takes)"
+                )));
+            }
+            Some(Mapped::Args(args)) => {
+                for a in args {
+                    check_alone(&a).map_err(&opt_err)?;
+                    let (flag, val) = a.split_once('=').expect("the fio table writes --flag=value");
+                    set(&mut flags, flag.to_string(), val.to_string());
+                }
+            }
+            Some(Mapped::EngineOption(o)) => engine_options.push(o),
+            Some(Mapped::NoOp) => {
+                if key == "direct" || key == "buffered" {
+                    direct = true;
+                } else if key != "name" {
+                    no_ops.push(options::NO_OPS.iter().find(|(k, _)| *k == key).map_or(key, |(k, _)| k));
+                }
+            }
+            Some(Mapped::Plan(PlanOption::Stonewall)) => stonewall = true,
+            Some(Mapped::Plan(PlanOption::TimeBased(on))) => time_based = on,
+            Some(Mapped::Plan(PlanOption::IoSize(b))) => io_size = Some(b),
+        }
+    }
+    // Without a filename fio makes the job a file of `size` in the current directory, named
+    // jobname.jobnumber.filenumber; so does this (one file for all of a section's jobs).
+    let uses_target = !flags.iter().any(|(f, v)| f == "--engine" && (v.starts_with("null") || v.starts_with("spdk")));
+    let sized = flags.iter().any(|(f, v)| f == "--size" && !v.ends_with('%'));
+    if uses_target && sized && !flags.iter().any(|(f, _)| f == "--filename" || f == "--trid") {
+        let file = format!("{}.0.0", s.name);
+        notes.push(format!("[{}]: no filename, so fio's: {file} in the current directory", s.name));
+        set(&mut flags, "--filename".into(), file);
+    }
+    // fio's defaults where they differ from nvmebench's (the same job file, the same job).
+    for (flag, fio_default) in [("--rw", "read"), ("--qd", "1")] {
+        if !flags.iter().any(|(f, _)| f == flag) {
+            set(&mut flags, flag.into(), fio_default.into());
+        }
+    }
+    if !flags.iter().any(|(f, _)| f == "--engine") {
+        set(&mut flags, "--engine".into(), FIO_DEFAULT_ENGINE.into());
+        notes.push(format!("[{}]: no ioengine, so fio's default, psync", s.name));
+    }
+    if !engine_options.is_empty() {
+        let (_, spec) = flags.iter_mut().find(|(f, _)| f == "--engine").expect("an engine is set");
+        let sep = if spec.contains(':') { "," } else { ":" };
+        *spec = format!("{spec}{sep}{}", engine_options.join(","));
+    }
+    if !direct && !spec_is_null(&flags) {
+        notes.push(format!(
+            "[{}]: no direct=1, so fio would go through the page cache; nvmebench always uses O_DIRECT",
+            s.name
+        ));
+    }
+    for n in no_ops {
+        let note = format!("{n} accepted; it changes no measurement here");
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
+
+    let mut argv: Vec<String> = vec!["nvmebench".into(), "run".into()];
+    argv.extend(flags.iter().map(|(f, v)| format!("{f}={v}")));
+    let cli_parse = Cli::try_parse_from(&argv).map_err(|e| section_err(first_line(&e)))?;
+    let Command::Run(mut args) = cli_parse.command else { unreachable!("the arguments start with `run`") };
+    overlay(&mut args, cli, given);
+
+    // fio ends a job that is not time_based after it has moved `size` (or `io_size`) bytes.
+    if !time_based && args.fio.number_ios_per_job.is_none() {
+        let amount = io_size.or(match args.size {
+            Some(SizeOrPercent::Bytes(b)) => Some(b),
+            _ => None,
+        });
+        match amount {
+            Some(bytes) => {
+                let (mean_bs, exact) = mean_block_size(&args).map_err(&section_err)?;
+                let ios = ((bytes as f64 / mean_bs).floor() as u64).max(1);
+                args.fio.number_ios_per_job = Some(ios);
+                if !exact {
+                    notes.push(format!(
+                        "[{}]: not time_based, so it ends after {ios} I/Os per job ({bytes} bytes at the mean block size of {mean_bs:.0}); fio counts bytes",
+                        s.name
+                    ));
+                }
+            }
+            None if args.time.is_none() => {
+                return Err(section_err(
+                    "has no end nvmebench can follow: fio would make one pass over the whole target; add time_based with runtime=, or size= or number_ios=".into(),
+                ));
+            }
+            None => notes.push(format!(
+                "[{}]: not time_based and no size, so fio would also stop after one pass over the target; nvmebench runs for runtime",
+                s.name
+            )),
+        }
+    }
+    argv::fold(&mut args).map_err(&section_err)?;
+    let options = written(&s.entries);
+    Ok((Job { name: s.name.clone(), at: s.at.clone(), args: *args, options, number }, stonewall))
+}
+
+fn spec_is_null(flags: &[(String, String)]) -> bool {
+    flags.iter().any(|(f, v)| f == "--engine" && v.starts_with("null"))
+}
+
+fn set(flags: &mut Vec<(String, String)>, flag: String, value: String) {
+    flags.retain(|(f, _)| *f != flag);
+    flags.push((flag, value));
+}
+
+/// Parses one translated flag alone, so a bad value is reported against its own line.
+fn check_alone(flag: &str) -> Result<(), String> {
+    Cli::try_parse_from(["nvmebench", "run", flag]).map(|_| ()).map_err(|e| first_line(&e))
+}
+
+/// clap's message without its usage block, on one line.
+fn first_line(e: &clap::Error) -> String {
+    let rendered = e.render().to_string();
+    let first = rendered.split("\n\n").next().unwrap_or("invalid value");
+    first
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+        .trim_start_matches("error: ")
+        .to_string()
+}
+
+/// The mean I/O size of the job's mix, and whether it is exact (one size).
+fn mean_block_size(a: &RunArgs) -> Result<(f64, bool), String> {
+    let (r, w) = match (&a.bssplit, &a.bs) {
+        (Some(s), _) => BsSplit::parse_pair(s).map_err(|m| format!("bssplit: {m}"))?,
+        (None, Some(bs)) => {
+            let one = |t: &str| units::parse_size(t).map(|b| BsSplit::single(b as u32)).map_err(|m| format!("bs: {m}"));
+            match bs.split_once(',') {
+                Some((r, w)) => (one(r)?, one(w)?),
+                None => (one(bs)?, one(bs)?),
+            }
+        }
+        (None, None) => (BsSplit::single(crate::config::DEFAULT_BS), BsSplit::single(crate::config::DEFAULT_BS)),
+    };
+    let mean = |s: &BsSplit| s.entries.iter().map(|e| f64::from(e.bytes) * e.percent / 100.0).sum::<f64>();
+    let read_share = match a.rw {
+        RwMode::Read | RwMode::RandRead => 1.0,
+        RwMode::Write | RwMode::RandWrite => 0.0,
+        RwMode::Rw | RwMode::RandRw => f64::from(a.rwmixread.unwrap_or(crate::config::DEFAULT_RWMIXREAD)) / 100.0,
+    };
+    let m = read_share * mean(&r) + (1.0 - read_share) * mean(&w);
+    let sizes: Vec<u32> = [(read_share > 0.0, &r), (read_share < 1.0, &w)]
+        .into_iter()
+        .filter(|(used, _)| *used)
+        .flat_map(|(_, s)| s.entries.iter().map(|e| e.bytes))
+        .collect();
+    let exact = sizes.windows(2).all(|w| w[0] == w[1]);
+    Ok((m, exact))
+}
+
+/// The command line's global flags replace the job file's.
+fn overlay(s: &mut RunArgs, c: &RunArgs, given: &[String]) {
+    let has = |id: &str| given.iter().any(|g| g == id);
+    if has("engine") {
+        s.engine = c.engine.clone();
+    }
+    if given.iter().any(|g| SPDK_FLAGS.contains(&g.as_str())) {
+        s.spdk = c.spdk.clone();
+    }
+    if has("output") {
+        s.output = c.output;
+    }
+    if has("json") {
+        s.json = c.json.clone();
+    }
+    s.quiet |= c.quiet;
+    s.allow_destroy |= c.allow_destroy;
+    if has("confirm_serial") {
+        s.confirm_serial = c.confirm_serial.clone();
+    }
+    if has("interval") {
+        s.interval = c.interval;
+    }
+    if has("drain_timeout") {
+        s.drain_timeout = c.drain_timeout;
+    }
+    if has("on_error") {
+        s.on_error = c.on_error;
+    }
+    if has("percentiles") {
+        s.percentiles = c.percentiles.clone();
+    }
+    let f = &c.fio;
+    let t = &mut s.fio;
+    t.job_file = f.job_file.clone();
+    t.output_format = f.output_format.clone().or(t.output_format.take());
+    t.output_file = f.output_file.clone();
+    t.write_bw_log = f.write_bw_log.clone().or(t.write_bw_log.take());
+    t.write_iops_log = f.write_iops_log.clone().or(t.write_iops_log.take());
+    t.write_lat_log = f.write_lat_log.clone().or(t.write_lat_log.take());
+    t.log_avg_msec = f.log_avg_msec.or(t.log_avg_msec);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fio::ini;
+
+    fn plan_of(text: &str, cli: &[&str]) -> Result<Plan, FioError> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("job.fio");
+        std::fs::write(&p, text).unwrap();
+        let sections = ini::parse(&p, &|_| None).unwrap();
+        let mut v = vec!["nvmebench", "run"];
+        v.extend_from_slice(cli);
+        let Command::Run(args) = Cli::try_parse_from(v).unwrap().command else { panic!() };
+        let given: Vec<String> = cli
+            .iter()
+            .filter_map(|a| a.strip_prefix("--"))
+            .map(|a| a.split('=').next().unwrap().replace('-', "_"))
+            .collect();
+        build(&sections, &[], &args, &given)
+    }
+
+    const TWO_GROUPS: &str = "[global]\nioengine=null\ndirect=1\ntime_based\nruntime=2\nthread\n\
+        [a]\nrw=randread\nnumjobs=2\nrate_iops=100\n[b]\nrw=randwrite\n[c]\nstonewall\nsize=1m\nbs=64k\n";
+
+    #[test]
+    fn sections_group_at_stonewall() {
+        let p = plan_of(TWO_GROUPS, &[]).unwrap();
+        let names: Vec<Vec<&str>> = p.groups.iter().map(|g| g.iter().map(|j| j.name.as_str()).collect()).collect();
+        assert_eq!(names, [vec!["a", "b"], vec!["c"]]);
+        let a = &p.groups[0][0].args;
+        assert_eq!((a.engine.as_deref(), a.jobs, a.rate_iops), (Some("null"), Some(2), Some(200.0)));
+        assert_eq!((a.qd, p.groups[1][0].args.rw), (1, RwMode::Read), "fio's defaults: iodepth=1, rw=read");
+        assert_eq!(a.time, Some(std::time::Duration::from_secs(2)));
+        assert_eq!(p.notes.iter().filter(|n| n.starts_with("thread accepted")).count(), 1, "{:?}", p.notes);
+        assert_eq!(p.globals[0], ("ioengine".to_string(), "null".to_string()));
+        assert_eq!(p.groups[1][0].number, 3);
+    }
+
+    #[test]
+    fn without_time_based_size_ends_the_job() {
+        let p = plan_of("[a]\nioengine=null\nrw=read\nsize=1m\nbs=64k\n", &[]).unwrap();
+        assert_eq!(p.groups[0][0].args.ios, Some(16));
+        assert_eq!(p.groups[0][0].args.filename, None, "the null engine needs no file");
+        let p = plan_of("[a]\nioengine=libaio\nsize=1m\n", &[]).unwrap();
+        assert_eq!(p.groups[0][0].args.filename.as_deref(), Some(std::path::Path::new("a.0.0")), "fio's file name");
+        let e = plan_of("[a]\nioengine=null\nrw=read\n", &[]).unwrap_err().to_string();
+        assert!(e.contains("section [a]: has no end nvmebench can follow"), "{e}");
+    }
+
+    #[test]
+    fn unknown_options_and_bad_values_name_their_line() {
+        let e = plan_of("[a]\nioengine=null\niodepth_batch=4\n", &[]).unwrap_err().to_string();
+        assert!(e.ends_with("job.fio:3: option 'iodepth_batch': 'iodepth_batch' is not a fio option nvmebench takes; remove it (README, fio compatibility, lists those it takes)"), "{e}");
+        let e = plan_of("[global]\niodepth=0\n[a]\nioengine=null\n", &[]).unwrap_err().to_string();
+        assert!(e.contains("job.fio:2: option 'iodepth':") && e.contains("from 1 to 65536"), "{e}");
+        let e = plan_of("[a]\ndirect=0\n", &[]).unwrap_err().to_string();
+        assert!(e.contains("job.fio:2: option 'direct': direct=0 asks for buffered I/O"), "{e}");
+        let e = plan_of("[a]\nfilename=/a:/b\n", &[]).unwrap_err().to_string();
+        assert!(e.contains("lists several files"), "{e}");
+        let e = plan_of("[a]\nioengine=null\ntime_based\n", &["--qd=4"]).unwrap_err().to_string();
+        assert!(e.starts_with("--qd with a job file"), "{e}");
+    }
+
+    #[test]
+    fn command_line_engine_replaces_the_job_files() {
+        let p =
+            plan_of("[a]\nioengine=libaio\nfilename=/dev/null\ntime_based\nruntime=1\n", &["--engine=null"]).unwrap();
+        assert_eq!(p.groups[0][0].args.engine.as_deref(), Some("null"));
+    }
+}

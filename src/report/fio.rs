@@ -1,0 +1,505 @@
+//! fio-shaped results: the JSON document of fio's `--output-format=json` (and `json+`), and fio's
+//! bandwidth, IOPS and latency logs, so fio's own tools (fio_jsonplus_clat2csv, fio2gnuplot,
+//! fio-plot) and dashboards read nvmebench's runs.
+//!
+//! It reads a job's resolved config and its results, as `json.rs` does; it never runs anything.
+//! Our latency is one measurement per I/O, from just before it is queued to its completion: it is
+//! written as both `clat_ns` and `lat_ns` (what fio writes when submission latency is not measured
+//! apart), and `slat_ns` carries fio's zeros for "not measured". Fields with no honest value here are
+//! left out; README lists them with the reason.
+
+use crate::config::RunConfig;
+use crate::coordinator::IntervalPoint;
+use crate::cpu::CpuUsage;
+use crate::stats::{DirStats, Stats};
+use serde_json::{Map, Value, json};
+use std::time::SystemTime;
+
+/// The engines, in fio's names, and ours.
+pub const ENGINES: [(&str, &str); 6] = [
+    ("io_uring", "uring"),
+    ("io_uring_cmd", "uring-cmd"),
+    ("libaio", "aio"),
+    ("psync", "psync"),
+    ("null", "null"),
+    ("spdk", "spdk"),
+];
+
+/// fio's name of one of our engines (`uring` is fio's `io_uring`).
+pub fn fio_engine_name(ours: &str) -> &str {
+    ENGINES.iter().find(|(_, o)| *o == ours).map_or(ours, |(fio, _)| fio)
+}
+
+/// The fio release whose document shape this follows.
+pub const FIO_VERSION: &str = concat!("fio-3.33 (nvmebench ", env!("CARGO_PKG_VERSION"), ")");
+
+/// fio's default `percentile_list`.
+pub const FIO_PERCENTILES: [f64; 17] =
+    [1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99];
+
+/// One job of the document.
+pub struct FioJob<'a> {
+    pub name: &'a str,
+    /// fio's reporting group: the job-file group (stonewall to stonewall) it ran in.
+    pub group_id: usize,
+    /// The job's options as written (fio's "job options").
+    pub options: Vec<(String, String)>,
+    pub cfg: &'a RunConfig,
+    /// Summed over the job's workers.
+    pub stats: &'a Stats,
+    /// The job's measured time: its longest worker's.
+    pub elapsed_ns: u64,
+    /// The process's CPU time, when this job ran alone (jobs run together share one figure).
+    pub cpu: Option<&'a CpuUsage>,
+    /// The interval series, when this job ran alone.
+    pub intervals: Option<&'a [IntervalPoint]>,
+    /// Bytes per second of the job's whole group, for `bw_agg`.
+    pub group_bw_bytes: f64,
+}
+
+/// A kernel block device's counters over one group, as fio's `disk_util` entry.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DiskUtil {
+    pub name: String,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub read_merges: u64,
+    pub write_merges: u64,
+    pub read_ticks: u64,
+    pub write_ticks: u64,
+    pub in_queue: u64,
+    /// Share of the time the device was busy, in percent.
+    pub util: f64,
+}
+
+/// The whole document. `plus` adds the latency bins (json+).
+pub fn render(
+    globals: &[(String, String)],
+    jobs: &[FioJob<'_>],
+    disks: &[DiskUtil],
+    plus: bool,
+    started: SystemTime,
+) -> Value {
+    let since = started.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+    let mut doc = Map::new();
+    doc.insert("fio version".into(), json!(FIO_VERSION));
+    doc.insert("timestamp".into(), json!(since.as_secs()));
+    doc.insert("timestamp_ms".into(), json!(since.as_millis() as u64));
+    doc.insert("time".into(), json!(ctime(since.as_secs())));
+    if !globals.is_empty() {
+        doc.insert("global options".into(), options(globals));
+    }
+    doc.insert("jobs".into(), Value::Array(jobs.iter().map(|j| job(j, plus)).collect()));
+    if !disks.is_empty() {
+        doc.insert("disk_util".into(), Value::Array(disks.iter().map(disk).collect()));
+    }
+    Value::Object(doc)
+}
+
+fn options(o: &[(String, String)]) -> Value {
+    Value::Object(o.iter().map(|(k, v)| (k.clone(), json!(v))).collect())
+}
+
+fn job(j: &FioJob<'_>, plus: bool) -> Value {
+    let mut o = Map::new();
+    o.insert("jobname".into(), json!(j.name));
+    o.insert("groupid".into(), json!(j.group_id));
+    // fio's errno of the first error; an NVMe status or a short transfer has none, so EIO.
+    let errno = match j.stats.errors.kinds().first() {
+        Some((crate::io::IoError::Errno { errno }, _)) => *errno,
+        Some(_) => libc::EIO,
+        None if j.stats.errors.total() > 0 => libc::EIO,
+        None => 0,
+    };
+    o.insert("error".into(), json!(errno));
+    o.insert("eta".into(), json!(0));
+    o.insert("elapsed".into(), json!((j.cfg.ramp.as_nanos() as u64 + j.elapsed_ns).div_ceil(1_000_000_000)));
+    o.insert("job options".into(), options(&j.options));
+    let pcts = &j.cfg.percentiles;
+    let series = |dir: usize| {
+        j.intervals.map(|iv| iv.iter().filter(|p| !p.ramp).map(move |p| if dir == 0 { p.read } else { p.write }))
+    };
+    let read_bw = series(0).map(|s| s.collect::<Vec<_>>());
+    let write_bw = series(1).map(|s| s.collect::<Vec<_>>());
+    o.insert("read".into(), direction(j.stats.read(), j, pcts, plus, read_bw.as_deref()));
+    o.insert("write".into(), direction(j.stats.write(), j, pcts, plus, write_bw.as_deref()));
+    o.insert("trim".into(), direction(&DirStats::default(), j, pcts, plus, None));
+    o.insert("sync".into(), json!({ "total_ios": 0, "lat_ns": not_measured() }));
+    o.insert("job_runtime".into(), json!(j.elapsed_ns / 1_000_000));
+    if let Some(cpu) = j.cpu {
+        let wall = (j.cfg.ramp.as_nanos() as u64 + j.elapsed_ns).max(1) as f64;
+        o.insert("usr_cpu".into(), json!(cpu.user_ns as f64 / wall * 100.0));
+        o.insert("sys_cpu".into(), json!(cpu.sys_ns as f64 / wall * 100.0));
+    }
+    if j.cfg.rate_iops.is_none() {
+        o.insert("iodepth_level".into(), iodepth_level(j.cfg.queue_depth));
+    }
+    // fio's latency_target is off here; these are the values fio writes then.
+    o.insert("latency_depth".into(), json!(j.cfg.queue_depth));
+    o.insert("latency_target".into(), json!(0));
+    o.insert("latency_percentile".into(), json!(100.0));
+    o.insert("latency_window".into(), json!(0));
+    let mut all = j.stats.read().clone();
+    all += j.stats.write();
+    let (ns, us, ms) = latency_buckets(&all);
+    o.insert("latency_ns".into(), ns);
+    o.insert("latency_us".into(), us);
+    o.insert("latency_ms".into(), ms);
+    Value::Object(o)
+}
+
+/// One direction: fio's counters, rates, latencies and (with intervals) bandwidth statistics.
+fn direction(
+    d: &DirStats,
+    j: &FioJob<'_>,
+    pcts: &[f64],
+    plus: bool,
+    series: Option<&[crate::coordinator::DirPoint]>,
+) -> Value {
+    let secs = j.elapsed_ns as f64 / 1e9;
+    let bw_bytes = if secs > 0.0 { (d.bytes as f64 / secs).round() as u64 } else { 0 };
+    let iops = if secs > 0.0 { d.ios as f64 / secs } else { 0.0 };
+    let mut o = Map::new();
+    o.insert("io_bytes".into(), json!(d.bytes));
+    o.insert("io_kbytes".into(), json!(d.bytes / 1024));
+    o.insert("bw_bytes".into(), json!(bw_bytes));
+    o.insert("bw".into(), json!(bw_bytes / 1024));
+    o.insert("iops".into(), json!(iops));
+    o.insert("runtime".into(), json!(if d.ios > 0 { j.elapsed_ns / 1_000_000 } else { 0 }));
+    o.insert("total_ios".into(), json!(d.ios));
+    o.insert("short_ios".into(), json!(0));
+    o.insert("drop_ios".into(), json!(0));
+    o.insert("slat_ns".into(), not_measured());
+    let mut clat = summary(d);
+    if d.ios > 0 {
+        let table: Map<String, Value> = pcts.iter().map(|p| (format!("{p:.6}"), json!(d.percentile_ns(*p)))).collect();
+        clat.insert("percentile".into(), Value::Object(table));
+        if plus {
+            clat.insert("bins".into(), bins(d));
+        }
+    }
+    o.insert("clat_ns".into(), Value::Object(clat));
+    o.insert("lat_ns".into(), Value::Object(summary(d)));
+    if d.ios == 0 {
+        // What fio writes for a direction without I/O.
+        for k in ["bw_min", "bw_max", "bw_samples", "iops_min", "iops_max", "iops_samples"] {
+            o.insert(k.into(), json!(0));
+        }
+        for k in ["bw_agg", "bw_mean", "bw_dev", "iops_mean", "iops_stddev"] {
+            o.insert(k.into(), json!(0.0));
+        }
+    } else if let Some(points) = series.filter(|p| !p.is_empty()) {
+        let bw: Vec<f64> = points.iter().map(|p| p.bw_bytes / 1024.0).collect();
+        let io: Vec<f64> = points.iter().map(|p| p.iops).collect();
+        let (bw_mean, bw_dev) = mean_dev(&bw);
+        let (io_mean, io_dev) = mean_dev(&io);
+        let agg = if j.group_bw_bytes > 0.0 { d.bytes as f64 / secs / j.group_bw_bytes * 100.0 } else { 0.0 };
+        o.insert("bw_min".into(), json!(bw.iter().copied().fold(f64::INFINITY, f64::min).round() as u64));
+        o.insert("bw_max".into(), json!(bw.iter().copied().fold(0.0, f64::max).round() as u64));
+        o.insert("bw_agg".into(), json!(agg));
+        o.insert("bw_mean".into(), json!(bw_mean));
+        o.insert("bw_dev".into(), json!(bw_dev));
+        o.insert("bw_samples".into(), json!(bw.len()));
+        o.insert("iops_min".into(), json!(io.iter().copied().fold(f64::INFINITY, f64::min).round() as u64));
+        o.insert("iops_max".into(), json!(io.iter().copied().fold(0.0, f64::max).round() as u64));
+        o.insert("iops_mean".into(), json!(io_mean));
+        o.insert("iops_stddev".into(), json!(io_dev));
+        o.insert("iops_samples".into(), json!(io.len()));
+    }
+    Value::Object(o)
+}
+
+/// min, max, mean, stddev and N as fio writes them (all zero without I/O).
+fn summary(d: &DirStats) -> Map<String, Value> {
+    let mut o = Map::new();
+    let any = d.ios > 0;
+    o.insert("min".into(), json!(if any { d.min_ns } else { 0 }));
+    o.insert("max".into(), json!(if any { d.max_ns } else { 0 }));
+    o.insert("mean".into(), json!(d.mean_ns()));
+    o.insert("stddev".into(), json!(d.stddev_ns()));
+    o.insert("N".into(), json!(d.ios));
+    o
+}
+
+/// What fio writes for a latency it did not measure.
+fn not_measured() -> Value {
+    json!({ "min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0 })
+}
+
+/// json+ bins: each histogram bucket's value (ns, capped at the exact maximum, as the percentiles
+/// are) and its count.
+fn bins(d: &DirStats) -> Value {
+    let mut o = Map::new();
+    for v in d.hist.iter_recorded() {
+        let key = v.value_iterated_to().min(d.max_ns).to_string();
+        let n = v.count_at_value() + o.get(&key).and_then(Value::as_u64).unwrap_or(0);
+        o.insert(key, json!(n));
+    }
+    Value::Object(o)
+}
+
+/// A closed loop keeps the queue full: every submission finds `qd` I/Os in flight.
+fn iodepth_level(qd: u32) -> Value {
+    let keys = ["1", "2", "4", "8", "16", "32", ">=64"];
+    let at = match qd {
+        1 => 0,
+        2..=3 => 1,
+        4..=7 => 2,
+        8..=15 => 3,
+        16..=31 => 4,
+        32..=63 => 5,
+        _ => 6,
+    };
+    Value::Object(
+        keys.iter().enumerate().map(|(i, k)| (k.to_string(), json!(if i == at { 100.0 } else { 0.0 }))).collect(),
+    )
+}
+
+/// fio's latency_ns, latency_us and latency_ms: the share of I/Os (percent) in each range
+/// `[previous bound, bound)`, with fio's floor of 0.01 for a range that holds any.
+fn latency_buckets(d: &DirStats) -> (Value, Value, Value) {
+    const BOUNDS: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
+    let total = d.ios.max(1) as f64;
+    let share = |lo: u64, hi: u64| -> f64 {
+        let n: u64 = d
+            .hist
+            .iter_recorded()
+            .filter(|v| (lo..hi).contains(&v.value_iterated_to().min(d.max_ns)))
+            .map(|v| v.count_at_value())
+            .sum();
+        let p = n as f64 / total * 100.0;
+        if p > 0.0 && p < 0.01 { 0.01 } else { p }
+    };
+    let table = |scale: u64, floor: u64| -> Map<String, Value> {
+        let mut lo = floor;
+        BOUNDS
+            .iter()
+            .map(|b| {
+                let hi = b * scale;
+                let v = share(lo, hi);
+                lo = hi;
+                (b.to_string(), json!(v))
+            })
+            .collect()
+    };
+    let ns = table(1, 0);
+    let us = table(1_000, 1_000);
+    let mut ms = table(1_000_000, 1_000_000);
+    ms.insert("2000".into(), json!(share(1_000_000_000, 2_000_000_000)));
+    ms.insert(">=2000".into(), json!(share(2_000_000_000, u64::MAX)));
+    (Value::Object(ns), Value::Object(us), Value::Object(ms))
+}
+
+fn mean_dev(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    // fio's sample standard deviation (n - 1).
+    let dev = if v.len() > 1 { (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt() } else { 0.0 };
+    (mean, dev)
+}
+
+fn disk(d: &DiskUtil) -> Value {
+    json!({
+        "name": d.name,
+        "read_ios": d.read_ios,
+        "write_ios": d.write_ios,
+        "read_merges": d.read_merges,
+        "write_merges": d.write_merges,
+        "read_ticks": d.read_ticks,
+        "write_ticks": d.write_ticks,
+        "in_queue": d.in_queue,
+        "util": d.util,
+    })
+}
+
+/// `Mon Nov 30 19:11:00 2026`, as C's ctime (UTC).
+fn ctime(unix_s: u64) -> String {
+    let days = (unix_s / 86_400) as i64;
+    let secs = unix_s % 86_400;
+    // Howard Hinnant's days-to-civil.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    format!(
+        "{} {} {:2} {:02}:{:02}:{:02} {year}",
+        WEEKDAYS[days.rem_euclid(7) as usize],
+        MONTHS[(month - 1) as usize],
+        day,
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+/// Which of fio's logs to write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogKind {
+    Bw,
+    Iops,
+    Lat,
+    Clat,
+}
+
+impl LogKind {
+    pub fn suffix(self) -> &'static str {
+        match self {
+            LogKind::Bw => "bw",
+            LogKind::Iops => "iops",
+            LogKind::Lat => "lat",
+            LogKind::Clat => "clat",
+        }
+    }
+}
+
+/// fio's log lines, one per window and direction with I/O: `time_ms, value, direction, 0, 0`
+/// (averaged entries carry no block size or offset in fio either). Bandwidth in KiB/s, latency
+/// the window's mean in ns.
+pub fn log_lines(kind: LogKind, intervals: &[IntervalPoint]) -> String {
+    let mut out = String::new();
+    for p in intervals.iter().filter(|p| !p.ramp) {
+        let t_ms = (p.t_s * 1000.0).round() as u64;
+        for (dir, d) in [(0, &p.read), (1, &p.write)] {
+            if d.ios == 0 {
+                continue;
+            }
+            let value = match kind {
+                LogKind::Bw => (d.bw_bytes / 1024.0).round() as u64,
+                LogKind::Iops => d.iops.round() as u64,
+                LogKind::Lat | LogKind::Clat => d.mean_ns.round() as u64,
+            };
+            out.push_str(&format!("{t_ms}, {value}, {dir}, 0, 0\n"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::coordinator::DirPoint;
+
+    fn null_config(extra: &[&str]) -> RunConfig {
+        use clap::Parser;
+        let mut v = vec!["nvmebench", "run", "--engine", "null"];
+        v.extend_from_slice(extra);
+        let crate::cli::Command::Run(a) = crate::cli::Cli::try_parse_from(v).unwrap().command else { panic!() };
+        RunConfig::resolve(&a).unwrap()
+    }
+
+    #[test]
+    fn a_job_in_fios_shape() {
+        let cfg = null_config(&["--percentiles", "50,99.9"]);
+        let mut stats = Stats::default();
+        stats.dir[0].record(1_000, 1_000, 4096 * 1_000);
+        stats.dir[0].record(2_000_000, 24, 4096 * 24);
+        let cpu = CpuUsage { user_ns: 250_000_000, sys_ns: 500_000_000, ios: 1_024 };
+        let job = |cpu, plus| {
+            let j = FioJob {
+                name: "j",
+                group_id: 0,
+                options: vec![("rw".into(), "randread".into())],
+                cfg: &cfg,
+                stats: &stats,
+                elapsed_ns: 1_000_000_000,
+                cpu,
+                intervals: None,
+                group_bw_bytes: 4096.0 * 1024.0,
+            };
+            render(&[], &[j], &[], plus, SystemTime::UNIX_EPOCH)
+        };
+        let d = job(Some(&cpu), false);
+        let r = &d["jobs"][0]["read"];
+        assert_eq!(
+            (r["io_bytes"].as_u64(), r["io_kbytes"].as_u64(), r["bw"].as_u64()),
+            (Some(4_194_304), Some(4096), Some(4096))
+        );
+        assert_eq!(r["total_ios"], 1024);
+        assert_eq!(r["runtime"], 1000);
+        assert_eq!(r["clat_ns"]["percentile"]["50.000000"], 1000);
+        assert!(r["clat_ns"]["percentile"]["99.900000"].as_u64().unwrap().abs_diff(2_000_000) < 2_000);
+        assert!(r["clat_ns"].get("bins").is_none(), "bins are json+ only");
+        assert_eq!(r["slat_ns"]["N"], 0);
+        assert_eq!(r["lat_ns"]["N"], 1024);
+        assert!(r.get("bw_mean").is_none(), "no interval series, no bandwidth statistics");
+        assert_eq!(d["jobs"][0]["write"]["bw_samples"], 0, "fio's zeros for a direction without I/O");
+        assert_eq!(d["jobs"][0]["usr_cpu"], 25.0);
+        assert_eq!(d["jobs"][0]["iodepth_level"]["32"], 100.0);
+        assert_eq!(d["jobs"][0]["latency_ms"]["4"], 2.34375);
+        assert!(d.get("global options").is_none() && d.get("disk_util").is_none());
+        let d = job(None, true);
+        assert!(d["jobs"][0].get("usr_cpu").is_none(), "jobs that ran together share no CPU figure");
+        assert_eq!(d["jobs"][0]["read"]["clat_ns"]["bins"]["1000"], 1000);
+    }
+
+    #[test]
+    fn ctime_matches_c() {
+        assert_eq!(ctime(0), "Thu Jan  1 00:00:00 1970");
+        assert_eq!(ctime(1_700_000_000), "Tue Nov 14 22:13:20 2023");
+    }
+
+    #[test]
+    fn latency_buckets_follow_fios_ranges() {
+        let mut d = DirStats::default();
+        d.record(1, 1, 0); // [0, 2) ns
+        d.record(3, 1, 0); // [2, 4) ns
+        d.record(1_500, 2, 0); // [1, 2) us
+        let (ns, us, ms) = latency_buckets(&d);
+        assert_eq!(ns["2"], json!(25.0));
+        assert_eq!(ns["4"], json!(25.0));
+        assert_eq!(us["2"], json!(50.0));
+        assert_eq!(ms[">=2000"], json!(0.0));
+    }
+
+    #[test]
+    fn bins_agree_with_percentiles() {
+        let mut d = DirStats::default();
+        for v in [100u64, 2_500, 2_501, 70_000, 1_234_567] {
+            d.record(v, 3, 0);
+        }
+        let b = bins(&d);
+        let mut rows: Vec<(u64, u64)> =
+            b.as_object().unwrap().iter().map(|(k, v)| (k.parse().unwrap(), v.as_u64().unwrap())).collect();
+        rows.sort_unstable();
+        for p in [50.0, 90.0, 99.0] {
+            let need = (p / 100.0 * d.ios as f64).ceil() as u64;
+            let mut acc = 0;
+            let at = rows.iter().find(|(_, n)| {
+                acc += n;
+                acc >= need
+            });
+            assert_eq!(at.unwrap().0, d.percentile_ns(p), "p{p}");
+        }
+    }
+
+    #[test]
+    fn logs_have_fios_columns() {
+        let p = |t_s: f64, ramp: bool| IntervalPoint {
+            t_s,
+            span_s: 1.0,
+            partial: false,
+            workers: 1,
+            ramp,
+            read: DirPoint {
+                ios: 10,
+                bytes: 40_960,
+                iops: 10.0,
+                bw_bytes: 40_960.0,
+                mean_ns: 1500.4,
+                ..DirPoint::default()
+            },
+            write: DirPoint::default(),
+            errors: 0,
+        };
+        let text = log_lines(LogKind::Bw, &[p(-0.5, true), p(0.5, false), p(1.0, false)]);
+        assert_eq!(text, "500, 40, 0, 0, 0\n1000, 40, 0, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Lat, &[p(0.25, false)]), "250, 1500, 0, 0, 0\n");
+    }
+}

@@ -1,0 +1,128 @@
+//! The fio-shaped output of a run: fio's JSON document (`--output-format json|json+`), its logs
+//! (`--write_bw_log` and the like) and `disk_util`, written where `--output-file` says. Used by
+//! `run` for a command-line run and by `fio::exec` for job files.
+
+use super::diskstats as disk;
+use crate::cli::RunArgs;
+use crate::config::RunConfig;
+use crate::coordinator::RunResult;
+use crate::report::fio::{self as fio_report, DiskUtil, FioJob, LogKind};
+use crate::report::{self};
+use crate::target::TargetKind;
+
+/// The kernel block device under a run's target, for `disk_util`.
+pub fn disk_of(cfg: &RunConfig) -> Option<String> {
+    // The null engine never touches its target, and SPDK's is not a kernel device.
+    cfg.target
+        .as_ref()
+        .filter(|t| cfg.engine.needs_target() && t.kind != TargetKind::SpdkNamespace)
+        .and_then(|t| t.device.clone())
+}
+
+pub fn write_logs(args: &RunArgs, number: usize, r: &RunResult) -> anyhow::Result<()> {
+    let f = &args.fio;
+    let mut kinds: Vec<(&str, LogKind)> = Vec::new();
+    if let Some(p) = &f.write_bw_log {
+        kinds.push((p, LogKind::Bw));
+    }
+    if let Some(p) = &f.write_iops_log {
+        kinds.push((p, LogKind::Iops));
+    }
+    if let Some(p) = &f.write_lat_log {
+        kinds.push((p, LogKind::Lat));
+        kinds.push((p, LogKind::Clat));
+    }
+    for (prefix, kind) in kinds {
+        let path = format!("{prefix}_{}.{number}.log", kind.suffix());
+        std::fs::write(&path, fio_report::log_lines(kind, &r.intervals))
+            .map_err(|e| anyhow::anyhow!("cannot write {path}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// The fio-shaped output of one command-line run, when asked for: fio's JSON document (returned,
+/// to go where the report goes) and fio's logs (written).
+///
+/// # Errors
+/// A log that cannot be written.
+pub fn single_run_output(
+    args: &RunArgs,
+    cfg: &RunConfig,
+    r: &RunResult,
+    disk: Option<DiskUtil>,
+) -> anyhow::Result<Option<String>> {
+    write_logs(args, 1, r)?;
+    if !args.fio.fio_json() {
+        return Ok(None);
+    }
+    if let Some(f) = &r.failure {
+        eprintln!("nvmebench: the run failed: {f}; results are partial");
+    }
+    if r.error_count() > 0 {
+        eprintln!("nvmebench: {} I/O errors", r.error_count());
+    }
+    let w = &cfg.workload;
+    let bs = if w.bs_read == w.bs_write || w.read_percent == 100 {
+        w.bs_read.to_fio()
+    } else if w.read_percent == 0 {
+        w.bs_write.to_fio()
+    } else {
+        format!("{},{}", w.bs_read.to_fio(), w.bs_write.to_fio())
+    };
+    let mut options: Vec<(String, String)> = vec![
+        ("name".into(), args.fio.name.clone().unwrap_or_else(|| "nvmebench".into())),
+        ("ioengine".into(), fio_report::fio_engine_name(cfg.engine.name()).into()),
+        ("rw".into(), w.rw.to_string()),
+        ("bs".into(), bs),
+        ("iodepth".into(), cfg.queue_depth.to_string()),
+        ("numjobs".into(), cfg.cores.len().to_string()),
+        ("direct".into(), "1".into()),
+    ];
+    if let Some(t) = cfg.target.as_ref().filter(|_| !cfg.scratch) {
+        options.push(("filename".into(), t.path.display().to_string()));
+    }
+    if let Some(rt) = cfg.runtime {
+        options.push(("runtime".into(), format!("{}", rt.as_secs_f64())));
+    }
+    if w.rw.is_mixed() {
+        options.push(("rwmixread".into(), w.read_percent.to_string()));
+    }
+    let (name, stats) = (args.fio.name.clone().unwrap_or_else(|| "nvmebench".into()), &r.total);
+    let bw = report::rates(stats.read(), r.elapsed_ns).1 + report::rates(stats.write(), r.elapsed_ns).1;
+    let job = FioJob {
+        name: &name,
+        group_id: 0,
+        options,
+        cfg,
+        stats,
+        elapsed_ns: r.elapsed_ns,
+        cpu: Some(&r.cpu),
+        intervals: Some(&r.intervals),
+        group_bw_bytes: bw,
+    };
+    let plus = args.fio.output_format.as_deref() == Some("json+");
+    let doc = fio_report::render(&[], &[job], &disk.into_iter().collect::<Vec<_>>(), plus, r.started_at);
+    Ok(Some(serde_json::to_string_pretty(&doc).expect("a JSON value always serialises") + "\n"))
+}
+
+/// Samples the disk a run's target lives on (for `disk_util`), when fio JSON is asked for.
+pub fn disk_before(args: &RunArgs, cfg: &RunConfig) -> Option<disk::DiskSample> {
+    args.fio.fio_json().then(|| disk_of(cfg)).flatten().and_then(|d| disk::sample(&d))
+}
+
+/// What the disk did since `before`.
+pub fn disk_since(before: Option<disk::DiskSample>, cfg: &RunConfig) -> Option<DiskUtil> {
+    let after = disk_of(cfg).and_then(|d| disk::sample(&d))?;
+    before.map(|b| disk::between(&b, &after))
+}
+
+/// Writes the report to `--output-file`, or to stdout.
+///
+/// # Errors
+/// The file cannot be written, or stdout is closed with an error other than a broken pipe.
+pub fn write_report(f: &crate::cli::FioArgs, text: &str) -> anyhow::Result<()> {
+    match &f.output_file {
+        Some(p) => std::fs::write(p, text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display())),
+        None => report::write_stdout(text),
+    }
+}

@@ -1,0 +1,335 @@
+//! fio compatibility against the real consumers: fio's spellings and job files run; the fio-shaped
+//! JSON and logs are read by fio_jsonplus_clat2csv, fio2gnuplot and fio-plot; fio itself runs the
+//! same job file and the two documents' keys are compared (what fio writes and we do not must be
+//! listed in the README). Tests whose tool is not installed say so and skip.
+
+use super::common::{json, nvmebench, scratch_dir, stderr, stdout, uring_available};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The tool's path, from PATH; `None` (with a note) when it is not installed.
+fn tool(name: &str) -> Option<PathBuf> {
+    let found = std::env::var_os("PATH")
+        .and_then(|paths| std::env::split_paths(&paths).map(|d| d.join(name)).find(|p| p.is_file()));
+    if found.is_none() {
+        eprintln!(
+            "skipped: {name} is not installed (Debian's fio package has fio and its scripts; fio-plot is on PyPI)"
+        );
+    }
+    found
+}
+
+/// A Debian fio script, run by Debian's python3 (which has the modules the package depends on),
+/// whatever python3 comes first on PATH.
+fn script(path: &Path) -> Command {
+    let debian = Path::new("/usr/bin/python3");
+    if path.starts_with("/usr/bin") && debian.is_file() {
+        let mut c = Command::new(debian);
+        c.arg(path);
+        c
+    } else {
+        Command::new(path)
+    }
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("scratch dir is writable");
+    p
+}
+
+/// A small job file on the null engine: two sections together, then one after a stonewall.
+const GROUPS: &str = "; two groups\n[global]\nioengine=null\ndirect=1\ntime_based\nruntime=1\nthread\n\n\
+[a]\nrw=randread\niodepth=4\nnumjobs=2\n\n[b]\nrw=randwrite\nbs=8k\n\n[c]\nstonewall\nrw=read\nbs=64k\nsize=16m\ntime_based=0\n";
+
+#[test]
+fn a_pasted_fio_command_line_runs() {
+    let o = nvmebench(&[
+        "run",
+        "--name=pasted",
+        "--ioengine=null",
+        "--direct=1",
+        "--time_based",
+        "--runtime=1",
+        "--group_reporting",
+        "--norandommap",
+        "--randrepeat=0",
+        "--rw=randrw",
+        "--rwmixwrite=30",
+        "--bsrange=4k-8k",
+        "--iodepth=4",
+        "--numjobs=1",
+        "--cpus_allowed=0",
+        "--percentile_list=99:99.9",
+        "--output-format=json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let d = json(&o);
+    let job = &d["jobs"][0];
+    assert_eq!(job["jobname"], "pasted");
+    assert_eq!(job["job options"]["rwmixread"], "70");
+    assert!(job["read"]["total_ios"].as_u64().unwrap() > job["write"]["total_ios"].as_u64().unwrap());
+    let pct = job["read"]["clat_ns"]["percentile"].as_object().unwrap();
+    assert_eq!(pct.keys().collect::<Vec<_>>(), ["99.000000", "99.900000"]);
+}
+
+#[test]
+fn clap_suggestions_reach_the_one_line_error() {
+    let o = nvmebench(&["run", "--iodepht=4"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(e.contains("a similar argument exists: '--iodepth'"), "{e}");
+}
+
+#[test]
+fn job_file_sections_run_together_and_after_stonewall() {
+    let dir = scratch_dir();
+    let job = write(dir.path(), "groups.fio", GROUPS);
+    let job = job.to_str().unwrap();
+    let o = nvmebench(&["run", job, "--output-format=json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let d = json(&o);
+    let jobs = d["jobs"].as_array().unwrap();
+    let shape: Vec<(&str, u64)> =
+        jobs.iter().map(|j| (j["jobname"].as_str().unwrap(), j["groupid"].as_u64().unwrap())).collect();
+    assert_eq!(shape, [("a", 0), ("b", 0), ("c", 1)]);
+    assert!(jobs[0]["read"]["total_ios"].as_u64().unwrap() > 0);
+    assert!(jobs[1]["write"]["total_ios"].as_u64().unwrap() > 0);
+    assert_eq!(jobs[2]["read"]["total_ios"], 256, "not time_based: size/bs = 16m/64k I/Os, as fio");
+    assert_eq!(d["global options"]["ioengine"], "null");
+    assert!(stderr(&o).contains("thread accepted; it changes no measurement here"), "{}", stderr(&o));
+
+    let o = nvmebench(&["run", job, "--section", "c", "--output", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let d = json(&o);
+    assert_eq!(d["runs"].as_array().unwrap().len(), 1);
+    assert_eq!(d["runs"][0]["label"], "[c]");
+
+    let o = nvmebench(&["run", job, "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("== group 0: [a] [b]") && text.contains("== group 1: [c]"), "{text}");
+}
+
+#[test]
+fn bad_job_files_get_one_line_naming_file_line_and_option() {
+    let dir = scratch_dir();
+    let cases = [
+        ("[a]\nioengine=null\n[broken\n", "bad.fio:3: '[broken' is not a section header"),
+        (
+            "[a]\nioengine=null\ntime_based\nruntime=1\niodepth_batch=4\n",
+            "bad.fio:5: option 'iodepth_batch': 'iodepth_batch' is not a fio option nvmebench takes",
+        ),
+        ("[global]\niodepth=0\n[a]\nioengine=null\n", "bad.fio:2: option 'iodepth': invalid value '0'"),
+        ("[a]\nioengine=null\ndirect=0\n", "bad.fio:3: option 'direct': direct=0 asks for buffered I/O"),
+        ("[a]\nioengine=sync\n", "bad.fio:2: option 'ioengine': ioengine=sync is not one of nvmebench's engines"),
+        ("[a]\nioengine=null\nfilename=${NVMEBENCH_UNSET_VAR}\n", "bad.fio:3: $NVMEBENCH_UNSET_VAR is not set"),
+        ("[a]\nioengine=null\nrw=randread\n", "section [a]: has no end nvmebench can follow"),
+        (
+            "[global]\nioengine=null\ntime_based\n[a]\nruntime=1\n[b]\nruntime=2\n",
+            "bad.fio:6: section [b]: runs together with [a] but differs in runtime or ramp_time; make them equal, or add stonewall",
+        ),
+        (
+            "[global]\nioengine=null\ntime_based\nruntime=1\n[a]\nwrite_bw_log=x\n[b]\n",
+            "section [a]: writes fio logs while other jobs run with it",
+        ),
+    ];
+    for (text, want) in cases {
+        let job = write(dir.path(), "bad.fio", text);
+        let o = nvmebench(&["run", job.to_str().unwrap(), "--output-format=json"]);
+        assert_eq!(o.status.code(), Some(2), "{text}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(e.contains(want), "{text}: {e}");
+        assert!(o.stdout.is_empty(), "nothing written for {text}");
+    }
+    let job = write(dir.path(), "ok.fio", "[a]\nioengine=null\ntime_based\nruntime=1\n");
+    let o = nvmebench(&["run", job.to_str().unwrap(), "--section", "z"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--section z: the job file has no such section (it has a)"), "{}", stderr(&o));
+    let o = nvmebench(&["run", job.to_str().unwrap(), "--qd", "4"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).starts_with("nvmebench: --qd with a job file: set it in the job file"), "{}", stderr(&o));
+    let o = nvmebench(&["run", "--ioengine=null", "--output-format=json", "--output=/nonexistent/dir/r.json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--output-file /nonexistent/dir/r.json: the directory /nonexistent/dir does not exist")
+    );
+    let o = nvmebench(&["run", dir.path().join("missing.fio").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cannot read the job file"), "{}", stderr(&o));
+}
+
+/// Runs `args` (an nvmebench run with fio-shaped JSON) and returns the document.
+fn fio_json(args: &[&str]) -> Value {
+    let o = nvmebench(args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    json(&o)
+}
+
+#[test]
+fn fio_jsonplus_clat2csv_reads_our_bins_and_its_percentiles_equal_ours() {
+    let Some(clat2csv) = tool("fio_jsonplus_clat2csv") else { return };
+    let dir = scratch_dir();
+    let doc = fio_json(&[
+        "run",
+        "--engine=null:lat=2us",
+        "--rw=randrw",
+        "--runtime=1",
+        "--iodepth=2",
+        "--output-format=json+",
+    ]);
+    let src = write(dir.path(), "plus.json", &doc.to_string());
+    let dest = dir.path().join("out.csv");
+    for extra in [None, Some("--validate")] {
+        let mut c = script(&clat2csv);
+        c.arg(&src).arg(&dest);
+        c.args(extra);
+        let o = c.output().expect("the script runs");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let csv = std::fs::read_to_string(dir.path().join("out_job0.csv")).expect("the tool wrote job 0's CSV");
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').map(str::trim).collect();
+    for ddir in ["read", "write"] {
+        let col = header.iter().position(|h| *h == format!("{ddir}_clat_ns_cumulative")).unwrap();
+        let rows: Vec<(u64, u64)> = csv
+            .lines()
+            .skip(1)
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split(',').map(str::trim).collect();
+                Some((f[0].parse().ok()?, f.get(col)?.parse().ok()?))
+            })
+            .collect();
+        let clat = &doc["jobs"][0][ddir]["clat_ns"];
+        let n = clat["N"].as_u64().unwrap();
+        assert_eq!(rows.last().unwrap().1, n, "{ddir}: the CSV counts every I/O");
+        for (key, ours) in clat["percentile"].as_object().unwrap() {
+            let p: f64 = key.parse().unwrap();
+            let need = (p / 100.0 * n as f64).ceil() as u64;
+            let theirs = rows.iter().find(|(_, cum)| *cum >= need).unwrap().0;
+            assert_eq!(theirs, ours.as_u64().unwrap(), "{ddir} p{key}");
+        }
+    }
+}
+
+#[test]
+fn fio2gnuplot_reads_our_logs() {
+    let Some(fio2gnuplot) = tool("fio2gnuplot") else { return };
+    let dir = scratch_dir();
+    let ours = dir.path().join("ours.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_nvmebench"))
+        .current_dir(dir.path())
+        .args(["run", "--ioengine=null", "--rw=randread", "--runtime=2", "--quiet"])
+        .args(["--write_bw_log=job", "--write_iops_log=job", "--write_lat_log=job", "--log_avg_msec=250"])
+        .arg(format!("--json={}", ours.display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for f in ["job_bw.1.log", "job_iops.1.log", "job_lat.1.log", "job_clat.1.log"] {
+        assert!(dir.path().join(f).is_file(), "{f} written");
+    }
+    let o = script(&fio2gnuplot).arg("-b").current_dir(dir.path()).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let global = std::fs::read_to_string(dir.path().join("result.global")).expect("fio2gnuplot wrote its summary");
+    let field = |k: &str| -> f64 {
+        global.lines().find_map(|l| l.strip_prefix(&format!("{k}="))).and_then(|v| v.parse().ok()).unwrap()
+    };
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&ours).unwrap()).unwrap();
+    let bw: Vec<f64> = doc["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["read"]["ios"].as_u64().unwrap() > 0)
+        .map(|p| (p["read"]["bw_bytes"].as_f64().unwrap() / 1024.0).round())
+        .collect();
+    assert_eq!(field("values_count") as usize, bw.len());
+    let mean = bw.iter().sum::<f64>() / bw.len() as f64;
+    assert!((field("avg") - mean).abs() < 0.01, "fio2gnuplot's mean {} vs ours {mean}", field("avg"));
+}
+
+#[test]
+fn fio_plot_draws_our_json() {
+    let Some(fio_plot) = tool("fio-plot") else { return };
+    let dir = scratch_dir();
+    for qd in ["1", "4"] {
+        let doc = fio_json(&[
+            "run",
+            "--ioengine=null",
+            "--rw=randread",
+            "--runtime=1",
+            &format!("--iodepth={qd}"),
+            "--log_avg_msec=250",
+            "--output-format=json",
+        ]);
+        write(dir.path(), &format!("randread-{qd}.json"), &doc.to_string());
+    }
+    let png = dir.path().join("plot.png");
+    let o = Command::new(fio_plot)
+        .arg("-i")
+        .arg(dir.path())
+        .args(["-T", "nvmebench", "-l", "-r", "randread", "-d", "1", "4", "-n", "1", "--source", "test", "-o"])
+        .arg(&png)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    let bytes = std::fs::read(&png).expect("fio-plot wrote the PNG");
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+}
+
+/// Every key path of a document; percentile and bin keys (which vary) as `*`.
+fn key_paths(v: &Value, path: &str, out: &mut BTreeSet<String>) {
+    match v {
+        Value::Object(m) if path.ends_with("percentile") || path.ends_with("bins") => {
+            out.insert(format!("{path}.*"));
+            let _ = m;
+        }
+        Value::Object(m) => {
+            for (k, x) in m {
+                key_paths(x, &if path.is_empty() { k.clone() } else { format!("{path}.{k}") }, out);
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| key_paths(x, &format!("{path}[]"), out)),
+        _ => {
+            out.insert(path.to_string());
+        }
+    }
+}
+
+#[test]
+fn fio_and_nvmebench_write_the_same_keys_but_those_the_readme_lists() {
+    let Some(fio) = tool("fio") else { return };
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let dir = scratch_dir();
+    let mut engines = vec!["null"];
+    if uring_available() {
+        engines.push("io_uring");
+    }
+    for engine in engines {
+        let job = format!(
+            "[global]\nioengine={engine}\ndirect=1\ntime_based\nruntime=1\nfilename=scratch.dat\nsize=16m\n\
+             [k]\nrw=randrw\nbs=4k\niodepth=4\n"
+        );
+        write(dir.path(), "k.fio", &job);
+        let theirs =
+            Command::new(&fio).current_dir(dir.path()).args(["k.fio", "--output-format=json+"]).output().unwrap();
+        assert!(theirs.status.success(), "fio: {}", String::from_utf8_lossy(&theirs.stderr));
+        let ours = Command::new(env!("CARGO_BIN_EXE_nvmebench"))
+            .current_dir(dir.path())
+            .args(["run", "k.fio", "--output-format=json+"])
+            .output()
+            .unwrap();
+        assert!(ours.status.success(), "nvmebench: {}", String::from_utf8_lossy(&ours.stderr));
+        let (mut f, mut n) = (BTreeSet::new(), BTreeSet::new());
+        key_paths(&serde_json::from_slice(&theirs.stdout).unwrap(), "", &mut f);
+        key_paths(&serde_json::from_slice(&ours.stdout).unwrap(), "", &mut n);
+        let ours_only: Vec<&String> = n.difference(&f).collect();
+        assert!(ours_only.is_empty(), "{engine}: keys fio does not write: {ours_only:?}");
+        for key in f.difference(&n) {
+            let name = key.trim_start_matches("jobs[].").split('.').next().unwrap();
+            assert!(readme.contains(&format!("`{name}`")), "{engine}: fio writes {key}; README must say why we do not");
+        }
+    }
+}
