@@ -61,6 +61,16 @@ pub fn percentile_key(p: f64) -> String {
     if s.contains('.') { s } else { format!("{s}.0") }
 }
 
+/// Writes to stdout; a closed pipe (`nvmebench run | head`) is not an error.
+pub fn write_stdout(text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(anyhow::anyhow!("cannot write to stdout: {e}")),
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,15 +91,5 @@ mod tests {
         assert_eq!(percentile_key(99.0), "99.0");
         assert_eq!(percentile_key(99.99), "99.99");
         assert_eq!(percentile_key(50.0), "50.0");
-    }
-}
-
-/// Writes to stdout; a closed pipe (`nvmebench run | head`) is not an error.
-pub fn write_stdout(text: &str) -> anyhow::Result<()> {
-    use std::io::Write as _;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(anyhow::anyhow!("cannot write to stdout: {e}")),
-        _ => Ok(()),
     }
 }
