@@ -26,7 +26,9 @@ use crate::target::{self, RemoveOnDrop, TargetKind};
 use crate::units::format_size;
 use anyhow::Context;
 use std::fmt::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
 
 /// Engine names that start a new entry in an `--engines` list (anything else after a comma is an
 /// option of the engine before it, as in `uring:fixedbufs=0,regfile=0,aio`).
@@ -70,12 +72,45 @@ struct Column {
 
 /// Runs `nvmebench compare` and writes its report.
 pub fn compare_command(args: &CompareArgs) -> anyhow::Result<Outcome> {
+    let (specs, engines) = parse_engines(args)?;
+    let mut rebind = plan_rebind(args, &engines)?;
+    let phases = resolve_phases(args, &specs, &engines, rebind.as_ref())?;
+    check_json_dir(args.run.json.as_deref())?;
+    let signal = install_signal_handlers()?;
+    let _scratch = prepare_target(&phases)?;
+
+    let mut turns = Turns {
+        args,
+        quiet: args.run.quiet || args.run.output == OutputFormat::Json,
+        rebind: rebind.as_mut(),
+        columns: Vec::with_capacity(phases.len()),
+        stopped: None,
+        rebind_log: Vec::new(),
+        kernel_path: args.run.filename.clone(),
+    };
+    for (i, ((spec, engine), phase)) in specs.iter().zip(&engines).zip(phases).enumerate() {
+        if !turns.quiet {
+            eprintln!("nvmebench: compare: {spec} ({} of {})", i + 1, specs.len());
+        }
+        if !turns.take(i, spec, engine, phase, &signal)? {
+            break;
+        }
+    }
+    turns.hand_back();
+
+    let Turns { columns, stopped, rebind_log, .. } = turns;
+    write_report(args, &columns, &specs, stopped.as_deref(), &rebind_log)?;
+    Ok(outcome(&columns, stopped.is_some()))
+}
+
+/// The engine list: `--engine` is refused (compare takes its engines from `--engines`), and every
+/// entry must parse.
+fn parse_engines(args: &CompareArgs) -> Result<(Vec<String>, Vec<EngineSpec>), SetupError> {
     if args.run.engine.is_some() {
         return Err(SetupError::from(ConfigError::Invalid {
             option: "engine",
             message: "compare takes its engines from --engines LIST; drop --engine".into(),
-        })
-        .into());
+        }));
     }
     if let Some(what) = args.run.fio.first_given() {
         return Err(SetupError::from(ConfigError::Invalid {
@@ -87,13 +122,20 @@ pub fn compare_command(args: &CompareArgs) -> anyhow::Result<Outcome> {
     let specs = split_engines(&args.engines).map_err(SetupError::from)?;
     let engines =
         specs.iter().map(|s| EngineSpec::parse(s)).collect::<Result<Vec<_>, _>>().map_err(SetupError::from)?;
-    let mut rebind = plan_rebind(args, &engines)?;
+    Ok((specs, engines))
+}
 
-    // Resolve and check every engine before anything is created or run. With --rebind the SPDK
-    // phases attach only once the function is theirs; everything that can be checked before is.
+/// Resolves and checks every engine before anything is created or run. With --rebind the SPDK
+/// phases attach only once the function is theirs; everything that can be checked before is.
+fn resolve_phases(
+    args: &CompareArgs,
+    specs: &[String],
+    engines: &[EngineSpec],
+    rebind: Option<&Rebind>,
+) -> Result<Vec<Phase>, SetupError> {
     let mut phases = Vec::with_capacity(specs.len());
-    for (spec, engine) in specs.iter().zip(&engines) {
-        if let (EngineSpec::Spdk, Some(r)) = (engine, &rebind) {
+    for (spec, engine) in specs.iter().zip(engines) {
+        if let (EngineSpec::Spdk, Some(r)) = (engine, rebind) {
             let mut run = args.run.clone();
             run.filename = None;
             run.spdk.trids = vec![r.namespace().trid()];
@@ -105,72 +147,57 @@ pub fn compare_command(args: &CompareArgs) -> anyhow::Result<Outcome> {
         let (cfg, spdk) = resolve(&run, spec)?;
         phases.push(Phase::Ready(Box::new(cfg), spdk));
     }
-    check_json_dir(args.run.json.as_deref())?;
-    let signal = install_signal_handlers()?;
+    Ok(phases)
+}
 
+/// Readies the first resolved phase's target, which every kernel engine shares: a new file is
+/// created now, a scratch file is removed when the returned guard drops (at the end of the compare).
+fn prepare_target(phases: &[Phase]) -> Result<Option<RemoveOnDrop>, SetupError> {
     let first = phases.iter().find_map(|p| match p {
         Phase::Ready(cfg, _) => Some(cfg),
         Phase::Deferred(_) => None,
     });
-    let _scratch = first
+    let scratch = first
         .filter(|c| c.scratch)
         .map(|c| RemoveOnDrop(c.target.as_ref().expect("scratch runs have a target").path.clone()));
     if let Some(t) = first.and_then(|c| c.target.as_ref()).filter(|t| t.kind == TargetKind::NewFile) {
         target::prepare_file(t).map_err(|e| SetupError::Config(e.into()))?;
     }
+    Ok(scratch)
+}
 
-    let quiet = args.run.quiet || args.run.output == OutputFormat::Json;
-    let mut columns: Vec<Column> = Vec::with_capacity(phases.len());
-    let mut stopped: Option<String> = None;
-    let mut rebind_log: Vec<String> = Vec::new();
-    // Where the kernel shows the namespace now (it may come back under another name after SPDK).
-    let mut kernel_path = args.run.filename.clone();
-    for (i, ((spec, engine), phase)) in specs.iter().zip(&engines).zip(phases).enumerate() {
-        if !quiet {
-            eprintln!("nvmebench: compare: {spec} ({} of {})", i + 1, specs.len());
-        }
-        // Hand the function to whoever runs next, and resolve what could not be resolved before.
-        let resolved = match (phase, rebind.as_mut()) {
-            (Phase::Deferred(run), Some(r)) => r
-                .to_userspace()
-                .map_err(SetupError::from)
-                .inspect(|()| rebind_log.push(format!("{}: to vfio-pci for {spec}", r.namespace().bdf)))
-                .and_then(|()| resolve(&run, spec)),
-            (Phase::Ready(cfg, spdk), Some(r)) if *engine != EngineSpec::Spdk => match r.to_kernel() {
-                Ok((dev, moved)) => {
-                    if moved {
-                        let bdf = &r.namespace().bdf;
-                        rebind_log.push(format!("{bdf}: back on the kernel as {} for {spec}", dev.display()));
-                    }
-                    if Some(&dev) == kernel_path.as_ref() {
-                        Ok((*cfg, spdk))
-                    } else {
-                        kernel_path = Some(dev);
-                        resolve(&kernel_args(&args.run, engine, kernel_path.as_deref()), spec)
-                    }
-                }
-                Err(e) => Err(e.into()),
-            },
-            (Phase::Ready(cfg, spdk), _) => Ok((*cfg, spdk)),
-            (Phase::Deferred(_), None) => unreachable!("phases are deferred only with --rebind"),
-        };
-        let (cfg, spdk) = match resolved {
+/// What the engines' turns carry from one to the next.
+struct Turns<'a> {
+    args: &'a CompareArgs,
+    quiet: bool,
+    rebind: Option<&'a mut Rebind>,
+    columns: Vec<Column>,
+    /// Why the comparison ended before the last engine, or what went wrong handing the function back.
+    stopped: Option<String>,
+    rebind_log: Vec<String>,
+    /// Where the kernel shows the namespace now (it may come back under another name after SPDK).
+    kernel_path: Option<PathBuf>,
+}
+
+impl Turns<'_> {
+    /// One engine's turn: hand over, run, and keep its column. `Ok(false)` ends the comparison
+    /// (a signal, or a later engine that could not start).
+    fn take(
+        &mut self,
+        i: usize,
+        spec: &str,
+        engine: &EngineSpec,
+        phase: Phase,
+        signal: &Arc<AtomicUsize>,
+    ) -> anyhow::Result<bool> {
+        let (cfg, spdk) = match self.hand_over(spec, engine, phase) {
             Ok(r) => r,
-            Err(e) if i == 0 => return Err(e.into()),
-            Err(e) => {
-                stopped = Some(format!("{spec} could not start: {e}"));
-                break;
-            }
+            Err(e) => return self.could_not_start(i, spec, e),
         };
-        let live = LiveLine::new(quiet);
+        let live = LiveLine::new(self.quiet);
         let result = match execute(&cfg, spdk.as_ref(), signal.clone(), &live) {
             Ok(r) => r,
-            // Nothing has run yet: a plain set-up error (exit 2).
-            Err(e) if i == 0 => return Err(e.into()),
-            Err(e) => {
-                stopped = Some(format!("{spec} could not start: {e}"));
-                break;
-            }
+            Err(e) => return self.could_not_start(i, spec, e),
         };
         // The SPDK session (and with it the controller) goes before any hand-back. Without the spdk
         // feature there is never a session, hence the allow.
@@ -180,45 +207,104 @@ pub fn compare_command(args: &CompareArgs) -> anyhow::Result<Outcome> {
         let mut all = result.total.dir[0].clone();
         all += &result.total.dir[1];
         let interrupted = result.interrupted_by.is_some();
-        columns.push(Column { spec: spec.clone(), cfg, result, all });
+        self.columns.push(Column { spec: spec.to_string(), cfg, result, all });
         if interrupted {
-            stopped = Some(format!("interrupted during {spec}; later engines did not run"));
-            break;
+            self.stopped = Some(format!("interrupted during {spec}; later engines did not run"));
+            return Ok(false);
         }
+        Ok(true)
     }
-    // Always back to the kernel before the report, so that it can say so.
-    if let Some(r) = rebind.as_mut().filter(|r| r.lent()) {
-        match r.to_kernel() {
-            Ok((dev, true)) => {
-                rebind_log.push(format!("{}: back on the kernel as {}", r.namespace().bdf, dev.display()))
+
+    /// An engine that could not start: for the first, nothing has run yet, so it is a plain set-up
+    /// error (exit 2); a later one ends the comparison, whose report shows what ran.
+    fn could_not_start(&mut self, i: usize, spec: &str, e: SetupError) -> anyhow::Result<bool> {
+        if i == 0 {
+            return Err(e.into());
+        }
+        self.stopped = Some(format!("{spec} could not start: {e}"));
+        Ok(false)
+    }
+
+    /// Hands the function to whoever runs next, and resolves what could not be resolved before: a
+    /// deferred SPDK phase once vfio-pci has it, a kernel phase whose namespace came back renamed.
+    fn hand_over(
+        &mut self,
+        spec: &str,
+        engine: &EngineSpec,
+        phase: Phase,
+    ) -> Result<(RunConfig, Option<SpdkRun>), SetupError> {
+        match (phase, self.rebind.as_deref_mut()) {
+            (Phase::Deferred(run), Some(r)) => r
+                .to_userspace()
+                .map_err(SetupError::from)
+                .inspect(|()| self.rebind_log.push(format!("{}: to vfio-pci for {spec}", r.namespace().bdf)))
+                .and_then(|()| resolve(&run, spec)),
+            (Phase::Ready(cfg, spdk), Some(r)) if *engine != EngineSpec::Spdk => {
+                let (dev, moved) = r.to_kernel()?;
+                if moved {
+                    let bdf = &r.namespace().bdf;
+                    self.rebind_log.push(format!("{bdf}: back on the kernel as {} for {spec}", dev.display()));
+                }
+                if Some(&dev) == self.kernel_path.as_ref() {
+                    Ok((*cfg, spdk))
+                } else {
+                    self.kernel_path = Some(dev);
+                    resolve(&kernel_args(&self.args.run, engine, self.kernel_path.as_deref()), spec)
+                }
             }
-            Ok((_, false)) => {}
-            Err(e) => {
-                rebind_log.push(format!("{}: {e}", r.namespace().bdf));
-                stopped.get_or_insert_with(|| e.to_string());
-            }
+            (Phase::Ready(cfg, spdk), _) => Ok((*cfg, spdk)),
+            (Phase::Deferred(_), None) => unreachable!("phases are deferred only with --rebind"),
         }
     }
 
+    /// Always back to the kernel before the report, so that it can say so; a failure there stops
+    /// the comparison unless something already had.
+    fn hand_back(&mut self) {
+        if let Some(r) = self.rebind.as_deref_mut().filter(|r| r.lent()) {
+            match r.to_kernel() {
+                Ok((dev, true)) => {
+                    self.rebind_log.push(format!("{}: back on the kernel as {}", r.namespace().bdf, dev.display()))
+                }
+                Ok((_, false)) => {}
+                Err(e) => {
+                    self.rebind_log.push(format!("{}: {e}", r.namespace().bdf));
+                    self.stopped.get_or_insert_with(|| e.to_string());
+                }
+            }
+        }
+    }
+}
+
+/// Writes the JSON document with `--json`, and the report on stdout in `--output`'s format.
+fn write_report(
+    args: &CompareArgs,
+    columns: &[Column],
+    specs: &[String],
+    stopped: Option<&str>,
+    rebind_log: &[String],
+) -> anyhow::Result<()> {
     let clock = clock_source();
-    let doc = render_json(&columns, &specs, stopped.as_deref(), &rebind_log, clock);
+    let doc = render_json(columns, specs, stopped, rebind_log, clock);
     if let Some(p) = &args.run.json {
         let text = serde_json::to_string_pretty(&doc).expect("a result document always serialises");
         std::fs::write(p, text + "\n").with_context(|| format!("cannot write {}", p.display()))?;
     }
     let out = match args.run.output {
-        OutputFormat::Text => render_text(&columns, args.run.qd, stopped.as_deref(), &rebind_log, clock),
+        OutputFormat::Text => render_text(columns, args.run.qd, stopped, rebind_log, clock),
         OutputFormat::Json => serde_json::to_string_pretty(&doc).expect("a result document always serialises") + "\n",
     };
-    write_stdout(&out)?;
+    write_stdout(&out)
+}
 
+/// The exit status: a signal first, then I/O errors or an engine that did not run, else clean.
+fn outcome(columns: &[Column], stopped: bool) -> Outcome {
     let sig = columns.iter().find_map(|c| c.result.interrupted_by);
     let errors = columns.iter().any(|c| c.result.error_count() > 0 || c.result.failure.is_some());
-    Ok(match (sig, errors || stopped.is_some()) {
+    match (sig, errors || stopped) {
         (Some(sig), _) => Outcome::Interrupted(sig),
         (None, true) => Outcome::IoErrors,
         (None, false) => Outcome::Clean,
-    })
+    }
 }
 
 /// One engine's turn: resolved up front, or (an SPDK phase under --rebind) once the function is

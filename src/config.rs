@@ -412,115 +412,22 @@ impl RunConfig {
         engine_text: &str,
         attach: Option<TargetAttach<'_>>,
     ) -> Result<RunConfig, ConfigError> {
+        // Each step may refuse; they run in this order so that the first error is the one reported,
+        // the target is attached only after the flag checks, and nothing is written before the last.
         let engine = EngineSpec::parse(engine_text)?;
-        if engine == EngineSpec::Spdk && args.spdk.trids.is_empty() {
-            return Err(ConfigError::SpdkNeedsTrid);
-        }
-        if let Some(flag) = args.spdk.first_given().filter(|_| engine != EngineSpec::Spdk) {
-            return Err(ConfigError::SpdkOnly { flag, engine: engine.name().into() });
-        }
-        let rw = args.rw;
+        check_spdk_flags(args, &engine)?;
         let cores = resolve_cores(args.cores.as_ref().map(|c| &c.0[..]), args.jobs)?;
-
-        // Directions and block sizes.
-        let read_percent = match (rw, args.rwmixread) {
-            (RwMode::Rw | RwMode::RandRw, m) => m.unwrap_or(DEFAULT_RWMIXREAD),
-            (_, Some(_)) => return Err(ConfigError::MixWithoutMixedPattern),
-            (RwMode::Read | RwMode::RandRead, None) => 100,
-            (RwMode::Write | RwMode::RandWrite, None) => 0,
-        };
-        let (bs_read, bs_write) = match (&args.bs, &args.bssplit) {
-            (_, Some(split)) => BsSplit::parse_pair(split).map_err(|m| invalid("bssplit", m))?,
-            (Some(bs), None) => parse_bs_pair(bs)?,
-            (None, None) => (BsSplit::single(DEFAULT_BS), BsSplit::single(DEFAULT_BS)),
-        };
-
-        // The target.
-        let (target, scratch) = match (&args.filename, engine.needs_target()) {
-            _ if engine == EngineSpec::Spdk => {
-                let attach =
-                    attach.ok_or_else(|| ConfigError::Engine("the spdk engine needs an attach step".into()))?;
-                (Some(attach(&cores)?), false)
-            }
-            (Some(path), _) => {
-                let create = match args.size {
-                    Some(SizeOrPercent::Bytes(b)) => Some(b + args.offset.map_or(0, |o| o.resolve(0))),
-                    _ => None,
-                };
-                let mut t = Target::inspect(path, create)?;
-                check_engine_target(&engine, engine_text, &mut t)?;
-                (Some(t), false)
-            }
-            (None, false) => (None, false),
-            (None, true) => {
-                let mut t = scratch_target()?;
-                check_engine_target(&engine, engine_text, &mut t)?;
-                (Some(t), true)
-            }
-        };
-        let (total, lbs, path) = match &target {
-            Some(t) => (t.size_bytes, t.logical_block_bytes, t.path.display().to_string()),
-            None => (NULL_DEVICE_BYTES, 512, "the null device".to_string()),
-        };
-
-        let direct = target.is_some();
-        let mut used: Vec<(&'static str, &BsSplit)> = Vec::new();
-        if read_percent > 0 {
-            used.push((if args.bssplit.is_some() { "bssplit" } else { "bs" }, &bs_read));
-        }
-        if read_percent < 100 {
-            used.push((if args.bssplit.is_some() { "bssplit" } else { "bs" }, &bs_write));
-        }
-        if direct {
-            for (option, split) in &used {
-                if let Some(e) = split.entries.iter().find(|e| u64::from(e.bytes) % lbs != 0) {
-                    return Err(ConfigError::NotBlockMultiple {
-                        option,
-                        value: format_size(u64::from(e.bytes)),
-                        path: path.clone(),
-                        lbs,
-                    });
-                }
-            }
-        }
-        let min_bs = used.iter().map(|(_, s)| s.min_bytes()).min().unwrap_or(DEFAULT_BS);
-        let max_bs = used.iter().map(|(_, s)| s.max_bytes()).max().unwrap_or(DEFAULT_BS);
-        let align = args.align.unwrap_or(u64::from(min_bs));
-        if align == 0 {
-            return Err(invalid("align", "0 is not an alignment; use a size such as 4k".into()));
-        }
-        if direct && align % lbs != 0 {
-            return Err(ConfigError::NotBlockMultiple { option: "align", value: format_size(align), path, lbs });
-        }
-
-        // The working set.
-        let offset = args.offset.map_or(0, |o| o.resolve(total));
-        let size = match args.size {
-            Some(s) => s.resolve(total),
-            None => total.saturating_sub(offset),
-        };
-        if direct && offset % lbs != 0 {
-            return Err(ConfigError::NotBlockMultiple { option: "offset", value: format_size(offset), path, lbs });
-        }
-        let end = offset.saturating_add(size);
-        if end > total {
-            return Err(ConfigError::PastEnd {
-                offset: args.offset.map_or("0".into(), |o| o.to_string()),
-                size: args.size.map_or("(rest)".into(), |s| s.to_string()),
-                end,
-                total,
-                path,
-            });
-        }
-        if size < u64::from(max_bs) {
-            return Err(ConfigError::WorkingSetTooSmall { size, bs: u64::from(max_bs) });
-        }
-
+        let read_percent = resolve_read_percent(args)?;
+        let (bs_read, bs_write) = resolve_block_sizes(args)?;
+        let (target, scratch) = resolve_target(args, &engine, engine_text, attach, &cores)?;
+        let geometry = Geometry::of(target.as_ref());
+        let (align, max_bs) = resolve_align(args, &geometry, read_percent, (&bs_read, &bs_write))?;
+        let (offset, size) = resolve_range(args, &geometry, max_bs)?;
         let writes = read_percent < 100;
         let (verify, state_seed) =
-            resolve_verify(args, &engine, (&bs_read, &bs_write, writes), align, lbs, offset, size)?;
+            resolve_verify(args, &engine, (&bs_read, &bs_write, writes), align, geometry.lbs, offset, size)?;
         let workload = WorkloadSpec {
-            rw,
+            rw: args.rw,
             read_percent,
             bs_read,
             bs_write,
@@ -530,33 +437,10 @@ impl RunConfig {
             random_dist: args.random_dist,
             seed: args.seed.or(state_seed).unwrap_or(DEFAULT_SEED),
         };
-
-        // Safety of writes: refuse before anything is written.
-        if let Some(t) = &target {
-            if workload.writes() {
-                t.check_writable(args.allow_destroy, args.confirm_serial.as_deref())?;
-            }
-            t.check_direct_io()?;
-        }
-
-        if let EngineSpec::Uring(o) | EngineSpec::UringCmd(o) = &engine {
-            if let Some(cpu) = o.ring.sqpoll_cpu {
-                // The same check as --cores, so a typo is caught before the kernel's bare EINVAL.
-                resolve_cores(Some(&[cpu as usize]), None).map_err(|e| ConfigError::EngineOption {
-                    spec: engine_text.into(),
-                    problem: format!("sqpoll_cpu: {e}"),
-                })?;
-            }
-        }
+        check_writes_allowed(args, target.as_ref(), &workload)?;
+        check_sqpoll_cpu(&engine, engine_text)?;
         // pread/pwrite are synchronous: one I/O in flight per worker, whatever --qd says.
         let queue_depth = if engine == EngineSpec::Psync { 1 } else { args.qd };
-        let runtime = match (args.time, args.ios) {
-            (Some(t), _) => Some(t),
-            (None, Some(_)) => None,
-            (None, None) if scratch => Some(SCRATCH_RUNTIME),
-            (None, None) => Some(DEFAULT_RUNTIME),
-        };
-
         Ok(RunConfig {
             engine,
             target,
@@ -564,7 +448,7 @@ impl RunConfig {
             workload,
             cores,
             queue_depth,
-            runtime,
+            runtime: resolve_runtime(args, scratch),
             ramp: args.ramp.unwrap_or(Duration::ZERO),
             ios: args.ios,
             rate_iops: args.rate_iops,
@@ -587,6 +471,199 @@ impl RunConfig {
         c.sort_unstable();
         c.dedup();
         self.cores.len().div_ceil(c.len().max(1))
+    }
+}
+
+/// SPDK needs a transport ID, and its own flags mean nothing to any other engine.
+fn check_spdk_flags(args: &RunArgs, engine: &EngineSpec) -> Result<(), ConfigError> {
+    if *engine == EngineSpec::Spdk && args.spdk.trids.is_empty() {
+        return Err(ConfigError::SpdkNeedsTrid);
+    }
+    if let Some(flag) = args.spdk.first_given().filter(|_| *engine != EngineSpec::Spdk) {
+        return Err(ConfigError::SpdkOnly { flag, engine: engine.name().into() });
+    }
+    Ok(())
+}
+
+/// The share of reads: `--rwmixread` for a mixed pattern (refused for any other), else all or none.
+fn resolve_read_percent(args: &RunArgs) -> Result<u32, ConfigError> {
+    Ok(match (args.rw, args.rwmixread) {
+        (RwMode::Rw | RwMode::RandRw, m) => m.unwrap_or(DEFAULT_RWMIXREAD),
+        (_, Some(_)) => return Err(ConfigError::MixWithoutMixedPattern),
+        (RwMode::Read | RwMode::RandRead, None) => 100,
+        (RwMode::Write | RwMode::RandWrite, None) => 0,
+    })
+}
+
+/// Read and write block sizes: `--bssplit` wins over `--bs`; neither gives the default.
+fn resolve_block_sizes(args: &RunArgs) -> Result<(BsSplit, BsSplit), ConfigError> {
+    match (&args.bs, &args.bssplit) {
+        (_, Some(split)) => BsSplit::parse_pair(split).map_err(|m| invalid("bssplit", m)),
+        (Some(bs), None) => parse_bs_pair(bs),
+        (None, None) => Ok((BsSplit::single(DEFAULT_BS), BsSplit::single(DEFAULT_BS))),
+    }
+}
+
+/// The target and whether it is a scratch file: SPDK attaches through `attach`, a `--filename` is
+/// inspected (created at `--size` bytes past `--offset` if missing), an engine that needs a target
+/// and got none gets a scratch file, and the null engine needs none.
+fn resolve_target(
+    args: &RunArgs,
+    engine: &EngineSpec,
+    engine_text: &str,
+    attach: Option<TargetAttach<'_>>,
+    cores: &[usize],
+) -> Result<(Option<Target>, bool), ConfigError> {
+    Ok(match (&args.filename, engine.needs_target()) {
+        _ if *engine == EngineSpec::Spdk => {
+            let attach = attach.ok_or_else(|| ConfigError::Engine("the spdk engine needs an attach step".into()))?;
+            (Some(attach(cores)?), false)
+        }
+        (Some(path), _) => {
+            let create = match args.size {
+                Some(SizeOrPercent::Bytes(b)) => Some(b + args.offset.map_or(0, |o| o.resolve(0))),
+                _ => None,
+            };
+            let mut t = Target::inspect(path, create)?;
+            check_engine_target(engine, engine_text, &mut t)?;
+            (Some(t), false)
+        }
+        (None, false) => (None, false),
+        (None, true) => {
+            let mut t = scratch_target()?;
+            check_engine_target(engine, engine_text, &mut t)?;
+            (Some(t), true)
+        }
+    })
+}
+
+/// What the range and size checks need to know of the target (the null device has no blocks to
+/// align to: `direct` is false).
+struct Geometry {
+    total: u64,
+    lbs: u64,
+    path: String,
+    direct: bool,
+}
+
+impl Geometry {
+    fn of(target: Option<&Target>) -> Geometry {
+        match target {
+            Some(t) => Geometry {
+                total: t.size_bytes,
+                lbs: t.logical_block_bytes,
+                path: t.path.display().to_string(),
+                direct: true,
+            },
+            None => Geometry { total: NULL_DEVICE_BYTES, lbs: 512, path: "the null device".to_string(), direct: false },
+        }
+    }
+}
+
+/// The alignment of offsets and the largest block size, after checking that every block size the
+/// workload uses (reads, writes or both) and the alignment are whole logical blocks.
+fn resolve_align(
+    args: &RunArgs,
+    geo: &Geometry,
+    read_percent: u32,
+    (bs_read, bs_write): (&BsSplit, &BsSplit),
+) -> Result<(u64, u32), ConfigError> {
+    let option = if args.bssplit.is_some() { "bssplit" } else { "bs" };
+    let mut used: Vec<&BsSplit> = Vec::new();
+    if read_percent > 0 {
+        used.push(bs_read);
+    }
+    if read_percent < 100 {
+        used.push(bs_write);
+    }
+    let lbs = geo.lbs;
+    if geo.direct {
+        for split in &used {
+            if let Some(e) = split.entries.iter().find(|e| u64::from(e.bytes) % lbs != 0) {
+                let value = format_size(u64::from(e.bytes));
+                return Err(ConfigError::NotBlockMultiple { option, value, path: geo.path.clone(), lbs });
+            }
+        }
+    }
+    let min_bs = used.iter().map(|s| s.min_bytes()).min().unwrap_or(DEFAULT_BS);
+    let max_bs = used.iter().map(|s| s.max_bytes()).max().unwrap_or(DEFAULT_BS);
+    let align = args.align.unwrap_or(u64::from(min_bs));
+    if align == 0 {
+        return Err(invalid("align", "0 is not an alignment; use a size such as 4k".into()));
+    }
+    if geo.direct && align % lbs != 0 {
+        return Err(ConfigError::NotBlockMultiple {
+            option: "align",
+            value: format_size(align),
+            path: geo.path.clone(),
+            lbs,
+        });
+    }
+    Ok((align, max_bs))
+}
+
+/// The working set `(offset, size)`: block-aligned, inside the target, and big enough for the
+/// largest block.
+fn resolve_range(args: &RunArgs, geo: &Geometry, max_bs: u32) -> Result<(u64, u64), ConfigError> {
+    let (total, lbs) = (geo.total, geo.lbs);
+    let offset = args.offset.map_or(0, |o| o.resolve(total));
+    let size = match args.size {
+        Some(s) => s.resolve(total),
+        None => total.saturating_sub(offset),
+    };
+    if geo.direct && offset % lbs != 0 {
+        let path = geo.path.clone();
+        return Err(ConfigError::NotBlockMultiple { option: "offset", value: format_size(offset), path, lbs });
+    }
+    let end = offset.saturating_add(size);
+    if end > total {
+        return Err(ConfigError::PastEnd {
+            offset: args.offset.map_or("0".into(), |o| o.to_string()),
+            size: args.size.map_or("(rest)".into(), |s| s.to_string()),
+            end,
+            total,
+            path: geo.path.clone(),
+        });
+    }
+    if size < u64::from(max_bs) {
+        return Err(ConfigError::WorkingSetTooSmall { size, bs: u64::from(max_bs) });
+    }
+    Ok((offset, size))
+}
+
+/// Safety of writes: refuse before anything is written (a device needs consent to be written, and
+/// every target must take direct I/O).
+fn check_writes_allowed(args: &RunArgs, target: Option<&Target>, workload: &WorkloadSpec) -> Result<(), ConfigError> {
+    if let Some(t) = target {
+        if workload.writes() {
+            t.check_writable(args.allow_destroy, args.confirm_serial.as_deref())?;
+        }
+        t.check_direct_io()?;
+    }
+    Ok(())
+}
+
+/// An io_uring `sqpoll_cpu` gets the same check as --cores, so a typo is caught before the
+/// kernel's bare EINVAL.
+fn check_sqpoll_cpu(engine: &EngineSpec, engine_text: &str) -> Result<(), ConfigError> {
+    if let EngineSpec::Uring(o) | EngineSpec::UringCmd(o) = engine {
+        if let Some(cpu) = o.ring.sqpoll_cpu {
+            resolve_cores(Some(&[cpu as usize]), None).map_err(|e| ConfigError::EngineOption {
+                spec: engine_text.into(),
+                problem: format!("sqpoll_cpu: {e}"),
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// `--time`, or none when `--ios` bounds the run, else the default (shorter on a scratch file).
+fn resolve_runtime(args: &RunArgs, scratch: bool) -> Option<Duration> {
+    match (args.time, args.ios) {
+        (Some(t), _) => Some(t),
+        (None, Some(_)) => None,
+        (None, None) if scratch => Some(SCRATCH_RUNTIME),
+        (None, None) => Some(DEFAULT_RUNTIME),
     }
 }
 

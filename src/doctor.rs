@@ -259,10 +259,38 @@ pub fn diagnose(host: &Host, cfg: &DoctorConfig) -> Result<Vec<Check>, DoctorErr
     Ok(out)
 }
 
+/// The bypass path's checks (SPDK over vfio-pci or uio), in report order.
 fn bypass(host: &Host, cfg: &DoctorConfig, device: Option<&Device>, dev_node: Option<usize>, out: &mut Vec<Check>) {
-    use IoPath::Bypass;
     let need = cfg.hugemem_bytes;
-    // Free hugepage memory over every page size; SPDK takes whichever the mount offers.
+    let fix_mem = format!("hugepages/setup.sh --mem {}M", mib(need));
+    out.push(hugepages_free(host, need, &fix_mem));
+    if let Some(node) = dev_node {
+        out.push(hugepages_on_node(host, need, node));
+    }
+    out.push(hugetlbfs_mount(host, fix_mem));
+    let iommu = !host.names("sys/kernel/iommu_groups").is_empty();
+    out.push(iommu_check(iommu));
+    out.push(vfio_driver(host));
+    match device {
+        None => out.push(nvme_functions_found(host)),
+        Some(Device { bdf: None, given, .. }) => out.push(check(
+            IoPath::Bypass,
+            "device-driver",
+            Status::Warn,
+            format!("{given} is not a PCIe function; SPDK's PCIe transport cannot drive it"),
+            Some("give a local PCIe NVMe device (scripts/nvme-bind.sh list)".into()),
+        )),
+        Some(Device { bdf: Some(bdf), .. }) => {
+            out.push(device_driver(host, bdf, iommu));
+            out.extend(iommu_group(host, bdf));
+        }
+    }
+    out.push(memlock(host, need));
+    out.push(spdk_build(host));
+}
+
+/// Free hugepage memory over every page size; SPDK takes whichever the mount offers.
+fn hugepages_free(host: &Host, need: u64, fix_mem: &str) -> Check {
     let mut free = 0u64;
     let mut sizes = Vec::new();
     for d in host.names("sys/kernel/mm/hugepages") {
@@ -277,205 +305,237 @@ fn bypass(host: &Host, cfg: &DoctorConfig, device: Option<&Device>, dev_node: Op
             sizes.push(format!("{f} x {} MiB", kb / 1024));
         }
     }
-    let fix_mem = format!("hugepages/setup.sh --mem {}M", mib(need));
     if free >= need {
-        out.push(check(
-            Bypass,
+        check(
+            IoPath::Bypass,
             "hugepages",
             Status::Ok,
             format!("{} MiB free ({}); the run needs {} MiB", mib(free), sizes.join(", "), mib(need)),
             None,
-        ));
+        )
     } else {
-        out.push(check(
-            Bypass,
+        check(
+            IoPath::Bypass,
             "hugepages",
             Status::Fail,
             format!("{} MiB free; the run needs {} MiB", free >> 20, mib(need)),
-            Some(fix_mem.clone()),
-        ));
+            Some(fix_mem.to_string()),
+        )
     }
-    if let Some(node) = dev_node {
-        let f2m = host
-            .num(&format!("sys/devices/system/node/node{node}/hugepages/hugepages-2048kB/free_hugepages"))
-            .unwrap_or(0);
-        let f1g = host
-            .num(&format!("sys/devices/system/node/node{node}/hugepages/hugepages-1048576kB/free_hugepages"))
-            .unwrap_or(0);
-        let on_node = f2m * (2 << 20) + f1g * (1 << 30);
-        let (status, fix) = if on_node >= need {
-            (Status::Ok, None)
-        } else {
-            (Status::Warn, Some(format!("hugepages/setup.sh --mem {}M --node {node}", mib(need))))
-        };
-        out.push(check(
-            Bypass,
-            "hugepages-node",
-            status,
-            format!(
-                "{} MiB free on the device's node {node}; DMA buffers elsewhere cross the interconnect",
-                on_node >> 20
-            ),
-            fix,
-        ));
-    }
+}
+
+/// Hugepages on the device's own node: DMA buffers elsewhere cross the interconnect (a warning only).
+fn hugepages_on_node(host: &Host, need: u64, node: usize) -> Check {
+    let f2m =
+        host.num(&format!("sys/devices/system/node/node{node}/hugepages/hugepages-2048kB/free_hugepages")).unwrap_or(0);
+    let f1g = host
+        .num(&format!("sys/devices/system/node/node{node}/hugepages/hugepages-1048576kB/free_hugepages"))
+        .unwrap_or(0);
+    let on_node = f2m * (2 << 20) + f1g * (1 << 30);
+    let (status, fix) = if on_node >= need {
+        (Status::Ok, None)
+    } else {
+        (Status::Warn, Some(format!("hugepages/setup.sh --mem {}M --node {node}", mib(need))))
+    };
+    check(
+        IoPath::Bypass,
+        "hugepages-node",
+        status,
+        format!("{} MiB free on the device's node {node}; DMA buffers elsewhere cross the interconnect", on_node >> 20),
+        fix,
+    )
+}
+
+/// A hugetlbfs mount: SPDK's DPDK environment maps its hugepages through one.
+fn hugetlbfs_mount(host: &Host, fix_mem: String) -> Check {
     let mounts = host.read("proc/self/mounts").unwrap_or_default();
     let hugetlbfs: Vec<&str> =
         mounts.lines().filter_map(|l| l.split_whitespace().nth(1).filter(|_| l.contains(" hugetlbfs "))).collect();
     if hugetlbfs.is_empty() {
-        out.push(check(Bypass, "hugetlbfs", Status::Fail, "not mounted".into(), Some(fix_mem)));
+        check(IoPath::Bypass, "hugetlbfs", Status::Fail, "not mounted".into(), Some(fix_mem))
     } else {
-        out.push(check(Bypass, "hugetlbfs", Status::Ok, format!("mounted at {}", hugetlbfs.join(", ")), None));
+        check(IoPath::Bypass, "hugetlbfs", Status::Ok, format!("mounted at {}", hugetlbfs.join(", ")), None)
     }
-    let iommu = !host.names("sys/kernel/iommu_groups").is_empty();
+}
+
+/// An enabled IOMMU (populated iommu groups) decides vfio-pci over uio_pci_generic.
+fn iommu_check(iommu: bool) -> Check {
     if iommu {
-        out.push(check(Bypass, "iommu", Status::Ok, "enabled (/sys/kernel/iommu_groups is populated)".into(), None));
+        check(IoPath::Bypass, "iommu", Status::Ok, "enabled (/sys/kernel/iommu_groups is populated)".into(), None)
     } else {
-        out.push(check(
-            Bypass,
+        check(
+            IoPath::Bypass,
             "iommu",
             Status::Warn,
             "not enabled: vfio-pci cannot be used, only uio_pci_generic (no DMA protection)".into(),
             Some("add intel_iommu=on iommu=pt (AMD: amd_iommu=on) to the kernel command line and reboot".into()),
-        ));
+        )
     }
+}
+
+/// The vfio-pci driver: loaded, loadable (its module is in this kernel's modules.dep), or absent.
+fn vfio_driver(host: &Host) -> Check {
     let vfio_loaded = host.p("sys/bus/pci/drivers/vfio-pci").exists();
     let release = host.read("proc/sys/kernel/osrelease").unwrap_or_default();
     let deps = host.read(&format!("lib/modules/{release}/modules.dep")).unwrap_or_default();
     let vfio_module = deps
         .lines()
         .any(|l| l.split(':').next().is_some_and(|m| m.ends_with("/vfio-pci.ko") || m.contains("/vfio-pci.ko.")));
-    out.push(if vfio_loaded {
-        check(Bypass, "vfio-pci", Status::Ok, "driver loaded".into(), None)
+    if vfio_loaded {
+        check(IoPath::Bypass, "vfio-pci", Status::Ok, "driver loaded".into(), None)
     } else if vfio_module {
-        check(Bypass, "vfio-pci", Status::Warn, "module available, not loaded".into(), Some("modprobe vfio-pci".into()))
+        check(
+            IoPath::Bypass,
+            "vfio-pci",
+            Status::Warn,
+            "module available, not loaded".into(),
+            Some("modprobe vfio-pci".into()),
+        )
     } else {
         check(
-            Bypass,
+            IoPath::Bypass,
             "vfio-pci",
             Status::Warn,
             format!("no vfio-pci driver or module for kernel {release}"),
             Some("install this kernel's modules (Debian: linux-image-$(uname -r)), or use uio_pci_generic".into()),
         )
-    });
-    match device {
-        None => {
-            let fns = host.nvme_functions();
-            let (status, detail, fix) = if fns.is_empty() {
-                (
-                    Status::Warn,
-                    "no NVMe PCI functions on this machine".to_string(),
-                    Some("try nvmebench on an emulated controller: scripts/testbed.sh (see README)".to_string()),
-                )
-            } else {
-                let list: Vec<String> = fns.iter().map(|f| format!("{f} ({})", host.pci_driver(f))).collect();
-                (Status::Ok, format!("{}; name one with --device for its own checks", list.join(", ")), None)
-            };
-            out.push(check(Bypass, "nvme-functions", status, detail, fix));
+    }
+}
+
+/// Without `--device`: the NVMe PCI functions there are, so the user can name one.
+fn nvme_functions_found(host: &Host) -> Check {
+    let fns = host.nvme_functions();
+    let (status, detail, fix) = if fns.is_empty() {
+        (
+            Status::Warn,
+            "no NVMe PCI functions on this machine".to_string(),
+            Some("try nvmebench on an emulated controller: scripts/testbed.sh (see README)".to_string()),
+        )
+    } else {
+        let list: Vec<String> = fns.iter().map(|f| format!("{f} ({})", host.pci_driver(f))).collect();
+        (Status::Ok, format!("{}; name one with --device for its own checks", list.join(", ")), None)
+    };
+    check(IoPath::Bypass, "nvme-functions", status, detail, fix)
+}
+
+/// The device's driver: SPDK can only use a function bound to vfio-pci or uio_pci_generic; the
+/// fix picks uio when there is no IOMMU for vfio.
+fn device_driver(host: &Host, bdf: &str, iommu: bool) -> Check {
+    let drv = host.pci_driver(bdf);
+    match drv.as_str() {
+        "vfio-pci" | "uio_pci_generic" => {
+            check(IoPath::Bypass, "device-driver", Status::Ok, format!("{bdf} is bound to {drv}"), None)
         }
-        Some(Device { bdf: None, given, .. }) => out.push(check(
-            Bypass,
+        _ => check(
+            IoPath::Bypass,
             "device-driver",
             Status::Warn,
-            format!("{given} is not a PCIe function; SPDK's PCIe transport cannot drive it"),
-            Some("give a local PCIe NVMe device (scripts/nvme-bind.sh list)".into()),
-        )),
-        Some(Device { bdf: Some(bdf), .. }) => {
-            let drv = host.pci_driver(bdf);
-            out.push(match drv.as_str() {
-                "vfio-pci" | "uio_pci_generic" => {
-                    check(Bypass, "device-driver", Status::Ok, format!("{bdf} is bound to {drv}"), None)
-                }
-                _ => check(
-                    Bypass,
-                    "device-driver",
-                    Status::Warn,
-                    format!("{bdf} is bound to {drv}: the kernel owns it, SPDK cannot use it"),
-                    Some(format!(
-                        "scripts/nvme-bind.sh bind {bdf}{}",
-                        if iommu { "" } else { " --driver uio_pci_generic" }
-                    )),
-                ),
-            });
-            if let Some(group) = host.link_name(&format!("sys/bus/pci/devices/{bdf}/iommu_group")) {
-                let blockers: Vec<String> = host
-                    .names(&format!("sys/kernel/iommu_groups/{group}/devices"))
-                    .into_iter()
-                    .filter(|d| d != bdf)
-                    .filter_map(|d| {
-                        let drv = host.pci_driver(&d);
-                        (!matches!(drv.as_str(), "none" | "vfio-pci" | "pci-stub" | "pcieport"))
-                            .then(|| format!("{d} ({drv})"))
-                    })
-                    .collect();
-                out.push(if blockers.is_empty() {
-                    check(Bypass, "iommu-group", Status::Ok, format!("group {group} is viable for vfio"), None)
-                } else {
-                    check(
-                        Bypass,
-                        "iommu-group",
-                        Status::Fail,
-                        format!(
-                            "group {group} also holds {} bound to host drivers; vfio needs the whole group",
-                            blockers.join(", ")
-                        ),
-                        Some(format!(
-                            "scripts/nvme-bind.sh bind {bdf} --driver uio_pci_generic (or bind the whole group)"
-                        )),
-                    )
-                });
-            }
-        }
+            format!("{bdf} is bound to {drv}: the kernel owns it, SPDK cannot use it"),
+            Some(format!("scripts/nvme-bind.sh bind {bdf}{}", if iommu { "" } else { " --driver uio_pci_generic" })),
+        ),
     }
-    out.push(match (host.is_root, host.memlock_bytes) {
-        (true, _) => check(Bypass, "memlock", Status::Ok, "running as root: not limited".into(), None),
-        (false, None) => check(Bypass, "memlock", Status::Ok, "unlimited".into(), None),
+}
+
+/// The device's IOMMU group (none without an IOMMU): vfio needs every other member off host drivers.
+fn iommu_group(host: &Host, bdf: &str) -> Option<Check> {
+    let group = host.link_name(&format!("sys/bus/pci/devices/{bdf}/iommu_group"))?;
+    let blockers: Vec<String> = host
+        .names(&format!("sys/kernel/iommu_groups/{group}/devices"))
+        .into_iter()
+        .filter(|d| d != bdf)
+        .filter_map(|d| {
+            let drv = host.pci_driver(&d);
+            (!matches!(drv.as_str(), "none" | "vfio-pci" | "pci-stub" | "pcieport")).then(|| format!("{d} ({drv})"))
+        })
+        .collect();
+    Some(if blockers.is_empty() {
+        check(IoPath::Bypass, "iommu-group", Status::Ok, format!("group {group} is viable for vfio"), None)
+    } else {
+        check(
+            IoPath::Bypass,
+            "iommu-group",
+            Status::Fail,
+            format!(
+                "group {group} also holds {} bound to host drivers; vfio needs the whole group",
+                blockers.join(", ")
+            ),
+            Some(format!("scripts/nvme-bind.sh bind {bdf} --driver uio_pci_generic (or bind the whole group)")),
+        )
+    })
+}
+
+/// The memlock limit: vfio pins all DMA memory, so a non-root user's limit must cover it.
+fn memlock(host: &Host, need: u64) -> Check {
+    match (host.is_root, host.memlock_bytes) {
+        (true, _) => check(IoPath::Bypass, "memlock", Status::Ok, "running as root: not limited".into(), None),
+        (false, None) => check(IoPath::Bypass, "memlock", Status::Ok, "unlimited".into(), None),
         (false, Some(b)) if b >= need => {
-            check(Bypass, "memlock", Status::Ok, format!("{} MiB, enough for {} MiB", b >> 20, mib(need)), None)
+            check(IoPath::Bypass, "memlock", Status::Ok, format!("{} MiB, enough for {} MiB", b >> 20, mib(need)), None)
         }
         (false, Some(b)) => check(
-            Bypass,
+            IoPath::Bypass,
             "memlock",
             Status::Fail,
             format!("{} KiB: vfio pins all {} MiB of DMA memory", b >> 10, mib(need)),
             Some("ulimit -l unlimited (permanently: '<user> - memlock unlimited' in /etc/security/limits.conf), or run as root".into()),
         ),
-    });
-    out.push(if host.spdk_compiled {
-        check(Bypass, "spdk", Status::Ok, "compiled in".into(), None)
-    } else {
-        let installed =
-            ["opt/spdk/lib/libspdk_nvme.so", "usr/local/lib/libspdk_nvme.so"].iter().find(|p| host.p(p).exists());
-        check(
-            Bypass,
-            "spdk",
-            Status::Warn,
-            match installed {
-                Some(p) => format!("not compiled in (build with --features spdk); an SPDK is installed at /{p}"),
-                None => "not compiled in (build with --features spdk)".to_string(),
-            },
-            Some(match installed {
-                Some(_) => "PKG_CONFIG_PATH=/opt/spdk/lib/pkgconfig cargo build --release --features spdk".to_string(),
-                None => "install SPDK, then cargo build --release --features spdk (see README)".to_string(),
-            }),
-        )
-    });
+    }
 }
 
+/// Whether this binary has the SPDK engine, and if not, whether an installed SPDK could build it.
+fn spdk_build(host: &Host) -> Check {
+    if host.spdk_compiled {
+        return check(IoPath::Bypass, "spdk", Status::Ok, "compiled in".into(), None);
+    }
+    let installed =
+        ["opt/spdk/lib/libspdk_nvme.so", "usr/local/lib/libspdk_nvme.so"].iter().find(|p| host.p(p).exists());
+    check(
+        IoPath::Bypass,
+        "spdk",
+        Status::Warn,
+        match installed {
+            Some(p) => format!("not compiled in (build with --features spdk); an SPDK is installed at /{p}"),
+            None => "not compiled in (build with --features spdk)".to_string(),
+        },
+        Some(match installed {
+            Some(_) => "PKG_CONFIG_PATH=/opt/spdk/lib/pkgconfig cargo build --release --features spdk".to_string(),
+            None => "install SPDK, then cargo build --release --features spdk (see README)".to_string(),
+        }),
+    )
+}
+
+/// The kernel path's checks (io_uring on the nvme driver); per-namespace checks only when there is one.
 fn kernel(host: &Host, device: Option<&Device>, out: &mut Vec<Check>) {
-    use IoPath::Kernel;
+    out.push(io_uring_available(host));
+    let poll = host.num("sys/module/nvme/parameters/poll_queues");
+    out.push(poll_queues(poll));
+    let namespaces: Vec<String> = match device {
+        Some(d) => d.namespaces.clone(),
+        None => host.names("sys/block").into_iter().filter(|b| b.starts_with("nvme")).collect(),
+    };
+    if namespaces.is_empty() {
+        out.push(no_block_device(device));
+        return;
+    }
+    for ns in namespaces {
+        queue_settings(host, &ns, poll.is_some_and(|n| n > 0), out);
+    }
+}
+
+/// Whether this process can create a ring, and whether the io_uring_disabled sysctl restricts it.
+fn io_uring_available(host: &Host) -> Check {
     let disabled = host.num("proc/sys/kernel/io_uring_disabled").unwrap_or(0);
-    out.push(match (&host.uring, disabled) {
-        (Ok(()), 0) => check(Kernel, "io_uring", Status::Ok, "available".into(), None),
+    match (&host.uring, disabled) {
+        (Ok(()), 0) => check(IoPath::Kernel, "io_uring", Status::Ok, "available".into(), None),
         (Ok(()), d) => check(
-            Kernel,
+            IoPath::Kernel,
             "io_uring",
             Status::Warn,
             format!("available to this user, but kernel.io_uring_disabled={d} limits it to the io_uring group"),
             Some("sysctl kernel.io_uring_disabled=0".into()),
         ),
         (Err(e), d) => check(
-            Kernel,
+            IoPath::Kernel,
             "io_uring",
             Status::Fail,
             format!("cannot create a ring ({e}); kernel.io_uring_disabled={d}"),
@@ -485,94 +545,103 @@ fn kernel(host: &Host, device: Option<&Device>, out: &mut Vec<Check>) {
                 "use Linux 5.11 or newer, and allow io_uring in the container's seccomp profile".to_string()
             }),
         ),
-    });
-    let poll = host.num("sys/module/nvme/parameters/poll_queues");
-    out.push(match poll {
-        Some(n) if n > 0 => check(Kernel, "poll-queues", Status::Ok, format!("nvme.poll_queues={n}: polled I/O works"), None),
+    }
+}
+
+/// The nvme driver's poll queues (`None`: driver not loaded); without them hipri I/O is interrupt-driven.
+fn poll_queues(poll: Option<u64>) -> Check {
+    match poll {
+        Some(n) if n > 0 => check(IoPath::Kernel, "poll-queues", Status::Ok, format!("nvme.poll_queues={n}: polled I/O works"), None),
         Some(_) => check(
-            Kernel,
+            IoPath::Kernel,
             "poll-queues",
             Status::Warn,
             "nvme.poll_queues=0: polled (hipri) I/O falls back to interrupts".into(),
             Some("add nvme.poll_queues=2 to the kernel command line (or modprobe -r nvme && modprobe nvme poll_queues=2)".into()),
         ),
         None => check(
-            Kernel,
+            IoPath::Kernel,
             "poll-queues",
             Status::Warn,
             "the nvme driver is not loaded".into(),
             Some("modprobe nvme poll_queues=2".into()),
         ),
-    });
-    let namespaces: Vec<String> = match device {
-        Some(d) => d.namespaces.clone(),
-        None => host.names("sys/block").into_iter().filter(|b| b.starts_with("nvme")).collect(),
-    };
-    if namespaces.is_empty() {
-        let (detail, fix) = match device {
-            Some(d) => (
-                format!("{} has no block device: it is not bound to the nvme driver", d.given),
-                format!("scripts/nvme-bind.sh restore {}", d.bdf.as_deref().unwrap_or(&d.given)),
-            ),
-            None => (
-                "no NVMe block devices".to_string(),
-                "scripts/testbed.sh gives an emulated one (see README)".to_string(),
-            ),
-        };
-        out.push(check(Kernel, "block-device", Status::Warn, detail, Some(fix)));
-        return;
-    }
-    for ns in namespaces {
-        let q = format!("sys/block/{ns}/queue");
-        if poll.is_some_and(|n| n > 0) && host.num(&format!("{q}/io_poll")) == Some(0) {
-            out.push(check(
-                Kernel,
-                "io-poll",
-                Status::Warn,
-                format!("{ns}: io_poll=0 although poll queues exist"),
-                Some(format!("echo 1 > /{q}/io_poll")),
-            ));
-        }
-        let sched = host.read(&format!("{q}/scheduler")).unwrap_or_default();
-        let current =
-            sched.split_whitespace().find(|s| s.starts_with('[')).map(|s| s.trim_matches(['[', ']']).to_string());
-        out.push(match current.as_deref() {
-            None | Some("none") => check(Kernel, "scheduler", Status::Ok, format!("{ns}: none"), None),
-            Some(s) => check(
-                Kernel,
-                "scheduler",
-                Status::Warn,
-                format!("{ns}: {s} adds latency to every I/O"),
-                Some(format!("echo none > /{q}/scheduler")),
-            ),
-        });
-        out.push(match host.num(&format!("{q}/iostats")) {
-            Some(1) => check(
-                Kernel,
-                "iostats",
-                Status::Warn,
-                format!("{ns}: iostats=1 costs a little per I/O"),
-                Some(format!("echo 0 > /{q}/iostats")),
-            ),
-            _ => check(Kernel, "iostats", Status::Ok, format!("{ns}: off"), None),
-        });
-        out.push(match host.num(&format!("{q}/nomerges")) {
-            Some(2) => check(Kernel, "nomerges", Status::Ok, format!("{ns}: 2 (no merge attempts)"), None),
-            n => check(
-                Kernel,
-                "nomerges",
-                Status::Warn,
-                format!("{ns}: nomerges={}: the block layer tries to merge requests", n.unwrap_or(0)),
-                Some(format!("echo 2 > /{q}/nomerges")),
-            ),
-        });
     }
 }
 
+/// No namespace to check: the named device is not on the nvme driver, or the machine has none.
+fn no_block_device(device: Option<&Device>) -> Check {
+    let (detail, fix) = match device {
+        Some(d) => (
+            format!("{} has no block device: it is not bound to the nvme driver", d.given),
+            format!("scripts/nvme-bind.sh restore {}", d.bdf.as_deref().unwrap_or(&d.given)),
+        ),
+        None => {
+            ("no NVMe block devices".to_string(), "scripts/testbed.sh gives an emulated one (see README)".to_string())
+        }
+    };
+    check(IoPath::Kernel, "block-device", Status::Warn, detail, Some(fix))
+}
+
+/// One namespace's block-queue settings that add per-I/O cost: io_poll (only when poll queues
+/// exist), scheduler, iostats, nomerges.
+fn queue_settings(host: &Host, ns: &str, polled: bool, out: &mut Vec<Check>) {
+    use IoPath::Kernel;
+    let q = format!("sys/block/{ns}/queue");
+    if polled && host.num(&format!("{q}/io_poll")) == Some(0) {
+        out.push(check(
+            Kernel,
+            "io-poll",
+            Status::Warn,
+            format!("{ns}: io_poll=0 although poll queues exist"),
+            Some(format!("echo 1 > /{q}/io_poll")),
+        ));
+    }
+    let sched = host.read(&format!("{q}/scheduler")).unwrap_or_default();
+    let current = sched.split_whitespace().find(|s| s.starts_with('[')).map(|s| s.trim_matches(['[', ']']).to_string());
+    out.push(match current.as_deref() {
+        None | Some("none") => check(Kernel, "scheduler", Status::Ok, format!("{ns}: none"), None),
+        Some(s) => check(
+            Kernel,
+            "scheduler",
+            Status::Warn,
+            format!("{ns}: {s} adds latency to every I/O"),
+            Some(format!("echo none > /{q}/scheduler")),
+        ),
+    });
+    out.push(match host.num(&format!("{q}/iostats")) {
+        Some(1) => check(
+            Kernel,
+            "iostats",
+            Status::Warn,
+            format!("{ns}: iostats=1 costs a little per I/O"),
+            Some(format!("echo 0 > /{q}/iostats")),
+        ),
+        _ => check(Kernel, "iostats", Status::Ok, format!("{ns}: off"), None),
+    });
+    out.push(match host.num(&format!("{q}/nomerges")) {
+        Some(2) => check(Kernel, "nomerges", Status::Ok, format!("{ns}: 2 (no merge attempts)"), None),
+        n => check(
+            Kernel,
+            "nomerges",
+            Status::Warn,
+            format!("{ns}: nomerges={}: the block layer tries to merge requests", n.unwrap_or(0)),
+            Some(format!("echo 2 > /{q}/nomerges")),
+        ),
+    });
+}
+
+/// What both paths share: the worker cores' clock, isolation, SMT and NUMA placement.
 fn both(host: &Host, cfg: &DoctorConfig, dev_node: Option<usize>, out: &mut Vec<Check>) {
-    use IoPath::Both;
     let cores = &cfg.cores;
-    let list = cores.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
+    out.push(cpu_governor(host, cores));
+    out.push(isolated_cores(host, cores));
+    out.push(smt_siblings(host, cores));
+    out.push(numa_placement(host, cores, dev_node));
+}
+
+/// The worker cores' cpufreq governors: anything but `performance` makes latency follow the clock.
+fn cpu_governor(host: &Host, cores: &[usize]) -> Check {
     let mut slow = Vec::new();
     let mut governed = 0;
     for c in cores {
@@ -583,19 +652,30 @@ fn both(host: &Host, cfg: &DoctorConfig, dev_node: Option<usize>, out: &mut Vec<
             }
         }
     }
-    out.push(if governed == 0 {
-        check(Both, "cpu-governor", Status::Ok, "no cpufreq control (fixed clock or virtual machine)".into(), None)
+    if governed == 0 {
+        check(
+            IoPath::Both,
+            "cpu-governor",
+            Status::Ok,
+            "no cpufreq control (fixed clock or virtual machine)".into(),
+            None,
+        )
     } else if slow.is_empty() {
-        check(Both, "cpu-governor", Status::Ok, "performance".into(), None)
+        check(IoPath::Both, "cpu-governor", Status::Ok, "performance".into(), None)
     } else {
         check(
-            Both,
+            IoPath::Both,
             "cpu-governor",
             Status::Warn,
             format!("{}: latency varies with the clock", slow.join(", ")),
             Some("cpupower frequency-set -g performance".into()),
         )
-    });
+    }
+}
+
+/// Worker cores outside isolcpus/nohz_full, where other tasks and timer ticks interrupt them.
+fn isolated_cores(host: &Host, cores: &[usize]) -> Check {
+    let list = cores.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
     let mut isolated = BTreeSet::new();
     for f in ["sys/devices/system/cpu/isolated", "sys/devices/system/cpu/nohz_full"] {
         if let Some(s) = host.read(f) {
@@ -603,17 +683,21 @@ fn both(host: &Host, cfg: &DoctorConfig, dev_node: Option<usize>, out: &mut Vec<
         }
     }
     let shared: Vec<String> = cores.iter().filter(|c| !isolated.contains(c)).map(usize::to_string).collect();
-    out.push(if shared.is_empty() {
-        check(Both, "isolated-cores", Status::Ok, format!("all worker cores ({list}) are isolated"), None)
+    if shared.is_empty() {
+        check(IoPath::Both, "isolated-cores", Status::Ok, format!("all worker cores ({list}) are isolated"), None)
     } else {
         check(
-            Both,
+            IoPath::Both,
             "isolated-cores",
             Status::Warn,
             format!("not isolated: {} (other tasks and timer ticks interrupt workers there)", shared.join(",")),
             Some(format!("add isolcpus={list} nohz_full={list} to the kernel command line and reboot")),
         )
-    });
+    }
+}
+
+/// Pairs of worker cores that are SMT siblings (same thread_siblings_list), sharing one physical core.
+fn smt_siblings(host: &Host, cores: &[usize]) -> Check {
     let mut seen: Vec<(usize, String)> = Vec::new();
     let mut pairs = Vec::new();
     for &c in cores {
@@ -625,35 +709,37 @@ fn both(host: &Host, cfg: &DoctorConfig, dev_node: Option<usize>, out: &mut Vec<
             seen.push((c, sib));
         }
     }
-    out.push(if pairs.is_empty() {
-        check(Both, "smt", Status::Ok, "no two worker cores share a physical core".into(), None)
+    if pairs.is_empty() {
+        check(IoPath::Both, "smt", Status::Ok, "no two worker cores share a physical core".into(), None)
     } else {
         check(
-            Both,
+            IoPath::Both,
             "smt",
             Status::Warn,
             format!("SMT siblings among worker cores: {}", pairs.join(", ")),
             Some("list one thread per physical core in --cores (see lscpu -e)".into()),
         )
-    });
-    match dev_node {
-        None => out.push(check(Both, "numa", Status::Ok, "device NUMA node unknown or a single node".into(), None)),
-        Some(node) => {
-            let remote: Vec<String> =
-                cores.iter().filter(|&&c| host.cpu_node(c).is_some_and(|n| n != node)).map(usize::to_string).collect();
-            out.push(if remote.is_empty() {
-                check(Both, "numa", Status::Ok, format!("worker cores are on the device's node {node}"), None)
-            } else {
-                let local = host.read(&format!("sys/devices/system/node/node{node}/cpulist")).unwrap_or_default();
-                check(
-                    Both,
-                    "numa",
-                    Status::Warn,
-                    format!("worker cores {} are not on the device's node {node}", remote.join(",")),
-                    Some(format!("--cores {local}")),
-                )
-            });
-        }
+    }
+}
+
+/// Worker cores on another NUMA node than the device; the fix names the device node's cores.
+fn numa_placement(host: &Host, cores: &[usize], dev_node: Option<usize>) -> Check {
+    let Some(node) = dev_node else {
+        return check(IoPath::Both, "numa", Status::Ok, "device NUMA node unknown or a single node".into(), None);
+    };
+    let remote: Vec<String> =
+        cores.iter().filter(|&&c| host.cpu_node(c).is_some_and(|n| n != node)).map(usize::to_string).collect();
+    if remote.is_empty() {
+        check(IoPath::Both, "numa", Status::Ok, format!("worker cores are on the device's node {node}"), None)
+    } else {
+        let local = host.read(&format!("sys/devices/system/node/node{node}/cpulist")).unwrap_or_default();
+        check(
+            IoPath::Both,
+            "numa",
+            Status::Warn,
+            format!("worker cores {} are not on the device's node {node}", remote.join(",")),
+            Some(format!("--cores {local}")),
+        )
     }
 }
 

@@ -8,7 +8,7 @@
 use super::SuiteError;
 use super::curve::StopRule;
 use super::exec::ResolvedStream;
-use super::profile::{Profile, Stream, Threads};
+use super::profile::{Profile, Step, Stream, Threads};
 use super::steady::FILL_BS;
 use super::sweep::{self, Point};
 use crate::cli::{Cli, Command, SuiteArgs};
@@ -123,19 +123,71 @@ pub fn build(
     lbs: u64,
     attached: Option<&Target>,
 ) -> Result<Plan, SuiteError> {
-    let usage = SuiteError::Usage;
-    let (names, precondition, sweep_text, curve) = match SUITES.iter().find(|s| s.name == name) {
-        Some(s) => (s.profiles.iter().map(|p| p.to_string()).collect::<Vec<_>>(), s.precondition, s.sweep, s.curve),
-        None if profiles.iter().any(|p| p.name == name) => (vec![name.to_string()], false, None, false),
-        None => {
-            return Err(usage(format!(
-                "'{name}' is not a suite or a profile; `nvmebench suite --list` shows them (add --profile FILE for your own)"
-            )));
+    let (names, defaults) = suite_contents(name, profiles)?;
+    let opts = resolve_options(args, name, &defaults, total_bytes)?;
+    let (chosen, notes) = fit_profiles(args, profiles, &names, lbs)?;
+    let mut planner = Planner { args, engine, attached, opts: &opts, steps: Vec::new() };
+    if opts.precondition {
+        planner.precondition()?;
+    }
+    for p in &chosen {
+        planner.profile(p)?;
+    }
+    let steps = planner.steps;
+    let fingerprint = fingerprint(args, name, &opts, &chosen, &steps);
+    Ok(Plan { name: name.to_string(), steps, capacity_bytes: opts.capacity, stop: opts.stop, notes, fingerprint })
+}
+
+/// What a suite runs around its profiles before the flags override it (a lone profile: nothing).
+struct SuiteDefaults {
+    precondition: bool,
+    sweep: Option<&'static str>,
+    curve: bool,
+}
+
+/// The profiles `name` runs: a suite's list, or a profile of that name on its own.
+fn suite_contents(name: &str, profiles: &[Profile]) -> Result<(Vec<String>, SuiteDefaults), SuiteError> {
+    match SUITES.iter().find(|s| s.name == name) {
+        Some(s) => Ok((
+            s.profiles.iter().map(|p| p.to_string()).collect(),
+            SuiteDefaults { precondition: s.precondition, sweep: s.sweep, curve: s.curve },
+        )),
+        None if profiles.iter().any(|p| p.name == name) => {
+            Ok((vec![name.to_string()], SuiteDefaults { precondition: false, sweep: None, curve: false }))
         }
-    };
-    let precondition = (precondition || args.precondition) && !args.no_precondition;
-    let curve = (curve || args.curve) && !args.no_curve;
-    let sweep_points = match args.sweep.as_deref().or(sweep_text) {
+        None => Err(SuiteError::Usage(format!(
+            "'{name}' is not a suite or a profile; `nvmebench suite --list` shows them (add --profile FILE for your own)"
+        ))),
+    }
+}
+
+/// The suite's shape after the flags: what runs around the profiles, the capacity, the durations.
+struct Options {
+    precondition: bool,
+    sweep: Option<Vec<Point>>,
+    curve: bool,
+    stop: Option<StopRule>,
+    /// The tested capacity, on a 4 KiB grid.
+    capacity: u64,
+    /// One run: ramp plus measured time.
+    run_time: Duration,
+    round_time: Duration,
+    /// The longest preconditioning can take: every round.
+    rounds_time: Duration,
+}
+
+/// Applies the flags to the suite's defaults; `--stop-latency` needs a curve to stop, and the
+/// capacity must hold at least one fill block.
+fn resolve_options(
+    args: &SuiteArgs,
+    name: &str,
+    defaults: &SuiteDefaults,
+    total_bytes: u64,
+) -> Result<Options, SuiteError> {
+    let usage = SuiteError::Usage;
+    let precondition = (defaults.precondition || args.precondition) && !args.no_precondition;
+    let curve = (defaults.curve || args.curve) && !args.no_curve;
+    let sweep = match args.sweep.as_deref().or(defaults.sweep) {
         None | Some("none") => None,
         Some(t) => Some(sweep::parse(t).map_err(|m| usage(format!("--sweep: {m}")))?),
     };
@@ -155,134 +207,185 @@ pub fn build(
             args.size.map_or("(target)".into(), |s| s.to_string())
         )));
     }
-    let run_time = args.ramp + args.time;
     let round_time = args.round_time.unwrap_or(args.time);
+    let run_time = args.ramp + args.time;
+    Ok(Options {
+        precondition,
+        sweep,
+        curve,
+        stop,
+        capacity,
+        run_time,
+        round_time,
+        rounds_time: round_time * args.max_rounds,
+    })
+}
+
+/// The named profiles, each with its block sizes fitted to the target's logical block (the notes
+/// say what was rounded).
+fn fit_profiles(
+    args: &SuiteArgs,
+    profiles: &[Profile],
+    names: &[String],
+    lbs: u64,
+) -> Result<(Vec<Profile>, Vec<String>), SuiteError> {
     let mut notes = Vec::new();
     let mut chosen: Vec<Profile> = Vec::new();
-    for n in &names {
+    for n in names {
         let mut p = profiles.iter().find(|p| &p.name == n).cloned().expect("suites name built-in profiles");
         let device = args.filename.as_ref().map_or("the null device".into(), |f| f.display().to_string());
-        notes.extend(p.fit_block_size(lbs, args.small_bs, &device).map_err(usage)?);
+        notes.extend(p.fit_block_size(lbs, args.small_bs, &device).map_err(SuiteError::Usage)?);
         chosen.push(p);
     }
+    Ok((chosen, notes))
+}
 
-    let mut steps: Vec<PlannedStep> = Vec::new();
-    let mut push = |slug: String, label: String, kind: StepKind, streams: Vec<ResolvedStream>, planned: Duration| {
-        let id = format!("{:02}-{slug}", steps.len() + 1);
-        steps.push(PlannedStep { id, label, kind, streams, planned });
-    };
-    let whole = |p: Option<f64>| capacity_share(capacity, args.working_set.or(p));
-    let rounds_time = round_time * args.max_rounds;
-    if precondition {
+/// Lays out the steps in order, resolving every stream as it goes (the first bad one stops it).
+struct Planner<'a> {
+    args: &'a SuiteArgs,
+    engine: &'a EngineSpec,
+    attached: Option<&'a Target>,
+    opts: &'a Options,
+    steps: Vec<PlannedStep>,
+}
+
+impl Planner<'_> {
+    /// Appends a step; its id numbers it in plan order.
+    fn push(&mut self, slug: String, label: String, kind: StepKind, streams: Vec<ResolvedStream>, planned: Duration) {
+        let id = format!("{:02}-{slug}", self.steps.len() + 1);
+        self.steps.push(PlannedStep { id, label, kind, streams, planned });
+    }
+
+    fn resolve(&self, s: &Stream, ws: u64, at: &str) -> Result<ResolvedStream, SuiteError> {
+        resolve(self.args, self.engine, self.attached, s, ws, at)
+    }
+
+    /// The suite's own preconditioning over the whole capacity: purge, an optional sequential fill,
+    /// then 4 KiB random writes to steady state.
+    fn precondition(&mut self) -> Result<(), SuiteError> {
+        let capacity = self.opts.capacity;
         let default = Profile::parse(DEFAULT_PRECONDITION, "built-in").expect("the default workload parses");
-        let streams = vec![resolve(args, engine, attached, &default.steps[0].streams[0], capacity, "precondition")?];
-        let fill = if args.fill > 0.0 {
-            let s = Stream {
-                name: "fill".into(),
-                rw: crate::workload::RwMode::Write,
-                rwmixread: None,
-                bs_read: crate::workload::bssplit::BsSplit::single(FILL_BS as u32),
-                bs_write: crate::workload::bssplit::BsSplit::single(FILL_BS as u32),
-                threads: Threads::Count(1),
-                qd: Some(32),
-                region: (0.0, 1.0),
-                random_dist: None,
-            };
-            Some(vec![resolve(args, engine, attached, &s, capacity, "precondition (fill)")?])
+        let streams = vec![self.resolve(&default.steps[0].streams[0], capacity, "precondition")?];
+        let fill = if self.args.fill > 0.0 {
+            Some(vec![self.resolve(&fill_stream(), capacity, "precondition (fill)")?])
         } else {
             None
         };
-        push(
+        self.push(
             "precondition".into(),
             "precondition: 4k randwrite to steady state".into(),
             StepKind::Precondition { purge: true, fill },
             streams,
-            rounds_time,
+            self.opts.rounds_time,
         );
+        Ok(())
     }
-    for p in &chosen {
-        let ws = whole(p.working_set_percent);
-        if let (true, Some(pre)) = (precondition, &p.precondition) {
+
+    /// One profile: its own preconditioning (when the suite preconditions), then each of its steps,
+    /// over its working set.
+    fn profile(&mut self, p: &Profile) -> Result<(), SuiteError> {
+        let ws = capacity_share(self.opts.capacity, self.args.working_set.or(p.working_set_percent));
+        if let (true, Some(pre)) = (self.opts.precondition, &p.precondition) {
             let at = format!("profile {} precondition", p.name);
-            let streams = vec![resolve(args, engine, attached, pre, capacity, &at)?];
-            push(
+            let streams = vec![self.resolve(pre, self.opts.capacity, &at)?];
+            self.push(
                 format!("{}-precondition", p.name),
                 format!("{} precondition: {} to steady state", p.name, pre.rw),
                 StepKind::Precondition { purge: false, fill: None },
                 streams,
-                rounds_time,
+                self.opts.rounds_time,
             );
         }
         for s in &p.steps {
-            let streams = s
-                .streams
-                .iter()
-                .map(|st| {
-                    resolve(
-                        args,
-                        engine,
-                        attached,
-                        st,
-                        ws,
-                        &format!("profile {} step {} stream {}", p.name, s.name, st.name),
-                    )
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            let mut thread_counts = vec![args.jobs];
-            thread_counts.extend(sweep_points.iter().flatten().map(|pt| pt.threads));
-            for st in streams.iter().filter(|st| !st.cfg.workload.rw.is_random()) {
-                for &jobs in &thread_counts {
-                    let n = st.threads.resolve(jobs);
-                    if n > 1 {
-                        super::exec::slice_bytes(st, n)
-                            .map_err(|m| usage(format!("profile {} step {}: {m}", p.name, s.name)))?;
-                    }
-                }
-            }
-            let label = format!("{}/{}", p.name, s.name);
-            let slug = format!("{}-{}", p.name, s.name);
-            push(slug.clone(), label.clone(), StepKind::Run, streams.clone(), run_time);
-            if let Some(points) = &sweep_points {
-                let planned = run_time * points.len() as u32;
-                push(
-                    format!("{slug}-sweep"),
-                    format!("{label} sweep"),
-                    StepKind::Sweep(points.clone()),
-                    streams.clone(),
-                    planned,
-                );
-            }
-            if curve {
-                let planned = run_time * (1 + super::curve::CURVE_PERCENTS.len() as u32);
-                push(format!("{slug}-curve"), format!("{label} iorate"), StepKind::Curve, streams, planned);
-            }
+            self.step(p, s, ws)?;
         }
+        Ok(())
     }
 
-    let fingerprint = serde_json::to_string_pretty(&serde_json::json!({
+    /// One profile step: its run, then its sweep and iorate curve when the suite has them, all on
+    /// the same streams.
+    fn step(&mut self, p: &Profile, s: &Step, ws: u64) -> Result<(), SuiteError> {
+        let streams = s
+            .streams
+            .iter()
+            .map(|st| self.resolve(st, ws, &format!("profile {} step {} stream {}", p.name, s.name, st.name)))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.check_slices(p, s, &streams)?;
+        let run_time = self.opts.run_time;
+        let label = format!("{}/{}", p.name, s.name);
+        let slug = format!("{}-{}", p.name, s.name);
+        self.push(slug.clone(), label.clone(), StepKind::Run, streams.clone(), run_time);
+        if let Some(points) = &self.opts.sweep {
+            let planned = run_time * points.len() as u32;
+            let kind = StepKind::Sweep(points.clone());
+            self.push(format!("{slug}-sweep"), format!("{label} sweep"), kind, streams.clone(), planned);
+        }
+        if self.opts.curve {
+            let planned = run_time * (1 + super::curve::CURVE_PERCENTS.len() as u32);
+            self.push(format!("{slug}-curve"), format!("{label} iorate"), StepKind::Curve, streams, planned);
+        }
+        Ok(())
+    }
+
+    /// A sequential stream run by several threads is sliced among them: every thread count the
+    /// plan uses (--jobs and each sweep point) must slice it.
+    fn check_slices(&self, p: &Profile, s: &Step, streams: &[ResolvedStream]) -> Result<(), SuiteError> {
+        let mut thread_counts = vec![self.args.jobs];
+        thread_counts.extend(self.opts.sweep.iter().flatten().map(|pt| pt.threads));
+        for st in streams.iter().filter(|st| !st.cfg.workload.rw.is_random()) {
+            for &jobs in &thread_counts {
+                let n = st.threads.resolve(jobs);
+                if n > 1 {
+                    super::exec::slice_bytes(st, n)
+                        .map_err(|m| SuiteError::Usage(format!("profile {} step {}: {m}", p.name, s.name)))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The sequential fill before the first preconditioning round: one thread, QD 32, 128 KiB writes.
+fn fill_stream() -> Stream {
+    Stream {
+        name: "fill".into(),
+        rw: crate::workload::RwMode::Write,
+        rwmixread: None,
+        bs_read: crate::workload::bssplit::BsSplit::single(FILL_BS as u32),
+        bs_write: crate::workload::bssplit::BsSplit::single(FILL_BS as u32),
+        threads: Threads::Count(1),
+        qd: Some(32),
+        region: (0.0, 1.0),
+        random_dist: None,
+    }
+}
+
+/// The text a rerun must match to resume: every option that shapes results, the profiles' text
+/// and the step ids.
+fn fingerprint(args: &SuiteArgs, name: &str, opts: &Options, chosen: &[Profile], steps: &[PlannedStep]) -> String {
+    serde_json::to_string_pretty(&serde_json::json!({
         "suite": name,
         "engine": args.engine,
         "filename": args.filename,
-        "capacity_bytes": capacity,
+        "capacity_bytes": opts.capacity,
         "working_set_percent": args.working_set,
         "jobs": args.jobs,
         "qd": args.qd,
         "time_s": args.time.as_secs_f64(),
         "ramp_s": args.ramp.as_secs_f64(),
         "seed": args.seed,
-        "sweep": sweep_points,
-        "curve": curve,
-        "stop_latency": stop,
-        "precondition": precondition,
+        "sweep": opts.sweep,
+        "curve": opts.curve,
+        "stop_latency": opts.stop,
+        "precondition": opts.precondition,
         "fill": args.fill,
-        "round_time_s": round_time.as_secs_f64(),
+        "round_time_s": opts.round_time.as_secs_f64(),
         "max_rounds": args.max_rounds,
         "small_bs": args.small_bs,
         "profiles": chosen.iter().map(|p| serde_json::json!({ "name": p.name, "origin": p.origin, "text": p.text })).collect::<Vec<_>>(),
         "steps": steps.iter().map(|s| s.id.clone()).collect::<Vec<_>>(),
     }))
-    .expect("a JSON value always serialises");
-    Ok(Plan { name: name.to_string(), steps, capacity_bytes: capacity, stop, notes, fingerprint })
+    .expect("a JSON value always serialises")
 }
 
 /// The working set: `percent` of the capacity (all of it without one), on a 4 KiB grid.
