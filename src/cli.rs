@@ -61,6 +61,10 @@ pub enum ReportFormat {
     Csv,
     /// The summary as a Markdown table.
     Md,
+    /// One chart (--chart) as a standalone SVG file.
+    Svg,
+    /// One chart (--chart) as a PNG image, drawn at twice the SVG's size.
+    Png,
 }
 
 #[derive(Debug, Args)]
@@ -73,9 +77,26 @@ pub struct ReportArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// Output format (default: from the -o file's extension, else html).
+    /// Output format [default: from the -o file's extension, else html].
     #[arg(long, value_enum)]
     pub format: Option<ReportFormat>,
+
+    /// The page's title.
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
+
+    /// Name the runs of a result file (repeatable): `--label a.json="Drive A"`.
+    #[arg(long = "label", value_name = "FILE=NAME")]
+    pub labels: Vec<String>,
+
+    /// Leave drive serial numbers out of the page (for publishing).
+    #[arg(long)]
+    pub hide_serial: bool,
+
+    /// The chart that --format svg or png writes, by the name the page gives it as its id
+    /// (percentiles, histogram, cdf, iops-bars, p99-bars, iops-time, iorate, sweep-0-iops, ...).
+    #[arg(long, value_name = "NAME")]
+    pub chart: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -130,6 +151,17 @@ fn parse_hugemem(text: &str) -> Result<u64, String> {
         0 => Err(format!("'{text}' is zero; give the hugepage memory the run needs, like 512M")),
         n => Ok(n),
     }
+}
+
+/// `--progress`: when to draw the live line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ProgressMode {
+    /// When stderr is a terminal.
+    Auto,
+    /// Always, even into a pipe or file.
+    Always,
+    /// Never.
+    Never,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
@@ -278,6 +310,20 @@ pub struct RunArgs {
     /// No live line, even on a terminal.
     #[arg(long)]
     pub quiet: bool,
+
+    /// The live line on stderr (elapsed/total, ETA, IOPS, MB/s, p99, errors): auto draws it when
+    /// stderr is a terminal.
+    #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
+    pub progress: ProgressMode,
+
+    /// Print a plain status line on stderr every DURATION instead of the live line, for logs and CI.
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
+    pub status_interval: Option<Duration>,
+
+    /// Every column in the text table (MiB/s, I/O count, min, stddev, every percentile); the default
+    /// table fits 100 columns.
+    #[arg(long)]
+    pub wide: bool,
 
     /// Verify data: every written block carries a header and a payload derived from it; reads are
     /// checked, and everything written is re-read after the run. Mismatches exit with status 1.

@@ -12,6 +12,7 @@ use crate::engine::null::NullBuilder;
 use crate::engine::psync::PsyncBuilder;
 use crate::engine::uring::UringBuilder;
 use crate::engine::uring_cmd::UringCmdBuilder;
+use crate::report::text::Width;
 use crate::report::{self, live::LiveLine};
 use crate::target::{self, RemoveOnDrop, TargetKind};
 use crate::worker::{VerifyPlan, WorkerPlan};
@@ -104,7 +105,9 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
         std::fs::write(p, text + "\n").map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
     }
     let out = match cfg.output {
-        OutputFormat::Text => report::text::render(&cfg, &result, clock),
+        OutputFormat::Text => {
+            report::text::render(&cfg, &result, clock, if args.wide { Width::Wide } else { Width::Compact })
+        }
         OutputFormat::Json => serde_json::to_string_pretty(&json).expect("a JSON value always serialises") + "\n",
     };
     write_stdout(&out)?;

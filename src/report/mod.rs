@@ -4,15 +4,21 @@
 //! Reports read `RunResult` and `RunConfig`, or result documents; they never reach into engines or
 //! workers.
 
+pub mod bars;
+pub mod charts;
+pub mod columns;
 pub mod html;
 pub mod json;
+pub mod labels;
 pub mod live;
 pub mod load;
 pub mod merge;
 pub mod plot;
 pub mod progress;
+pub mod raster;
 pub mod table;
 pub mod text;
+pub mod ticks;
 
 use crate::stats::DirStats;
 
