@@ -153,7 +153,10 @@ pub fn compare_command(args: &CompareArgs) -> anyhow::Result<Outcome> {
                 break;
             }
         };
-        let live = LiveLine::new(quiet);
+        let live = LiveLine::new(
+            crate::run::live_mode(&args.run, quiet),
+            crate::report::live::Plan { ramp: cfg.ramp, runtime: cfg.runtime },
+        );
         let result = match execute(&cfg, spdk.as_ref(), signal.clone(), &live) {
             Ok(r) => r,
             // Nothing has run yet: a plain set-up error (exit 2).

@@ -12,8 +12,9 @@ use crate::engine::null::NullBuilder;
 use crate::engine::psync::PsyncBuilder;
 use crate::engine::uring::UringBuilder;
 use crate::engine::uring_cmd::UringCmdBuilder;
+use crate::report;
+use crate::report::live::{self, LiveLine, LiveMode};
 use crate::report::text::Width;
-use crate::report::{self, live::LiveLine};
 use crate::target::{self, RemoveOnDrop, TargetKind};
 use crate::worker::{VerifyPlan, WorkerPlan};
 use std::io::Write;
@@ -60,6 +61,18 @@ pub enum SetupError {
     Rebind(#[from] crate::rebind::RebindError),
 }
 
+/// How `run`'s options (`--quiet`, `--progress`, `--status-interval`) show the live line.
+pub fn live_mode(args: &RunArgs, quiet: bool) -> LiveMode {
+    use crate::cli::ProgressMode;
+    let never = args.progress == ProgressMode::Never;
+    LiveMode::choose(
+        quiet || never,
+        args.progress == ProgressMode::Auto,
+        args.progress == ProgressMode::Always,
+        args.status_interval,
+    )
+}
+
 /// Runs `nvmebench run` to completion and writes its reports.
 pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
     let (cfg, spdk) = resolve(args, args.engine.as_deref().unwrap_or(crate::config::DEFAULT_ENGINE))?;
@@ -81,7 +94,7 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
         target::prepare_file(t).map_err(|e| SetupError::Config(e.into()))?;
     }
 
-    let live = LiveLine::new(cfg.quiet || cfg.output == OutputFormat::Json);
+    let live = LiveLine::new(live_mode(args, cfg.quiet), live::Plan { ramp: cfg.ramp, runtime: cfg.runtime });
     let result = execute(&cfg, spdk.as_ref(), signal, &live)?;
     live.finish();
     if let Some(late) = cfg.start_at.and_then(|at| result.started_at.duration_since(at).ok()) {
