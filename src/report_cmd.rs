@@ -101,6 +101,9 @@ pub fn merge_command(args: &MergeArgs) -> anyhow::Result<()> {
     check_output(args.output.as_deref(), &args.inputs)?;
     let set = load::load(&args.inputs).map_err(ResultsCommandError::from)?;
     let merged = merge::merge(&set.runs).map_err(ResultsCommandError::from)?;
+    for note in merged["merged"]["notes"].as_array().into_iter().flatten().filter_map(|n| n.as_str()) {
+        eprintln!("nvmebench: warning: {note}");
+    }
     let text = serde_json::to_string_pretty(&merged).expect("a JSON value always serialises") + "\n";
     write_output(args.output.as_deref(), text.as_bytes())
 }

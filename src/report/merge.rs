@@ -109,8 +109,43 @@ pub fn merge(runs: &[RunDoc]) -> Result<Value, ResultsError> {
             "workers": workers,
         },
         "intervals": merge_intervals(runs),
-        "merged": { "rule": ELAPSED_RULE, "inputs": inputs },
+        "merged": { "rule": ELAPSED_RULE, "inputs": inputs, "notes": overlap_note(runs).into_iter().collect::<Vec<_>>() },
     }))
+}
+
+/// Overlap below this share of the longest input's measured time is reported.
+pub const MIN_OVERLAP: f64 = 0.9;
+
+/// A sentence when the inputs' measured windows (from each start for its elapsed time) did not
+/// overlap, or overlapped for less than [`MIN_OVERLAP`] of the longest: their summed rate is then
+/// not a fleet's. Nothing when they did, or when an input does not say when it started.
+pub fn overlap_note(runs: &[RunDoc]) -> Option<String> {
+    let windows: Vec<(u64, u64)> = runs
+        .iter()
+        .map(|r| {
+            let start = r.doc["results"]["started_at_unix_ns"]
+                .as_u64()
+                .or_else(|| r.doc["started_at_unix_s"].as_u64().map(|s| s * 1_000_000_000))?;
+            Some((start, start + r.elapsed_ns))
+        })
+        .collect::<Option<_>>()?;
+    let latest_start = windows.iter().map(|w| w.0).max()?;
+    let earliest_end = windows.iter().map(|w| w.1).min()?;
+    let longest = windows.iter().map(|w| w.1 - w.0).max()?.max(1);
+    let overlap = earliest_end.saturating_sub(latest_start);
+    let gap_s = latest_start.saturating_sub(earliest_end) as f64 / 1e9;
+    if overlap == 0 {
+        Some(format!(
+            "the inputs did not run at the same time (the last started {gap_s:.1} s after the first had ended), so the merged IOPS and bandwidth add up rates that never happened together; merge runs started together (--start-at)"
+        ))
+    } else if (overlap as f64) < MIN_OVERLAP * longest as f64 {
+        Some(format!(
+            "the inputs ran at the same time for only {:.0}% of the longest one's measured time, so the merged IOPS and bandwidth overstate what ran together; start them together (--start-at)",
+            100.0 * overlap as f64 / longest as f64
+        ))
+    } else {
+        None
+    }
 }
 
 fn merged_host(runs: &[RunDoc]) -> Value {
@@ -275,6 +310,23 @@ mod tests {
         assert_eq!(m["host"]["hostname"], "a, b");
         assert_eq!(m["merged"]["inputs"].as_array().unwrap().len(), 2);
         assert!(merge(&[]).is_err());
+    }
+
+    #[test]
+    fn runs_that_did_not_overlap_get_a_note() {
+        let d = DirStats::default();
+        let at = |r: &mut RunDoc, start_ns: u64| r.doc["results"]["started_at_unix_ns"] = json!(start_ns);
+        let (mut a, mut b) = (doc(&d, &d, 10_000_000_000, "a"), doc(&d, &d, 10_000_000_000, "b"));
+        at(&mut a, 1_000_000_000_000);
+        at(&mut b, 1_000_000_000_000 + 500_000_000);
+        assert_eq!(overlap_note(&[a.clone(), b.clone()]), None, "95% overlap is together");
+        assert!(merge(&[a.clone(), b.clone()]).unwrap()["merged"]["notes"].as_array().unwrap().is_empty());
+        at(&mut b, 1_000_000_000_000 + 5_000_000_000);
+        assert!(overlap_note(&[a.clone(), b.clone()]).unwrap().contains("for only 50%"));
+        at(&mut b, 1_000_000_000_000 + 12_000_000_000);
+        let note = overlap_note(&[a.clone(), b.clone()]).unwrap();
+        assert!(note.starts_with("the inputs did not run at the same time (the last started 2.0 s after"), "{note}");
+        assert_eq!(merge(&[a, b]).unwrap()["merged"]["notes"][0], json!(note));
     }
 
     #[test]
