@@ -9,6 +9,7 @@ use clap::error::ErrorKind;
 use nvmebench::cli::{Cli, Command};
 use nvmebench::compare::compare_command;
 use nvmebench::devices::devices_command;
+use nvmebench::docs::{self, DocsError};
 use nvmebench::doctor;
 use nvmebench::report_cmd::{ResultsCommandError, merge_command, report_command};
 use nvmebench::run::{SetupError, run_command};
@@ -44,6 +45,8 @@ fn main() -> ExitCode {
         Command::Merge(args) => merge_command(&args).map(|()| 0),
         Command::Doctor(args) => doctor::doctor_command(&args).map_err(anyhow::Error::from),
         Command::Suite(args) => suite_command(&args),
+        Command::Completions(args) => docs::completions_command(&args).map(|()| 0),
+        Command::Man(args) => docs::man_command(&args).map(|()| 0),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
             let usage = e.downcast_ref::<SetupError>().is_some()
                 || e.downcast_ref::<ResultsCommandError>().is_some()
                 || e.downcast_ref::<doctor::DoctorError>().is_some()
+                || e.downcast_ref::<DocsError>().is_some()
                 || e.downcast_ref::<SuiteError>().is_some_and(SuiteError::is_usage);
             ExitCode::from(if usage { 2 } else { 1 })
         }
