@@ -113,12 +113,14 @@ pub fn merge(runs: &[RunDoc]) -> Result<Value, ResultsError> {
     }))
 }
 
-/// Overlap below this share of the longest input's measured time is reported.
-pub const MIN_OVERLAP: f64 = 0.9;
+/// Starts further apart than this share of the shortest input's measured time are reported.
+pub const MAX_START_SPREAD: f64 = 0.1;
 
-/// A sentence when the inputs' measured windows (from each start for its elapsed time) did not
-/// overlap, or overlapped for less than [`MIN_OVERLAP`] of the longest: their summed rate is then
-/// not a fleet's. Nothing when they did, or when an input does not say when it started.
+/// A sentence when the inputs did not run at the same time: their measured windows (from each
+/// start for its elapsed time) did not overlap, or they started further apart than
+/// [`MAX_START_SPREAD`] of the shortest. Their summed rate is then not a fleet's. Nothing when they
+/// ran together (inputs of different lengths that started together are fine), or when an input
+/// does not say when it started.
 pub fn overlap_note(runs: &[RunDoc]) -> Option<String> {
     let windows: Vec<(u64, u64)> = runs
         .iter()
@@ -129,19 +131,21 @@ pub fn overlap_note(runs: &[RunDoc]) -> Option<String> {
             Some((start, start + r.elapsed_ns))
         })
         .collect::<Option<_>>()?;
-    let latest_start = windows.iter().map(|w| w.0).max()?;
-    let earliest_end = windows.iter().map(|w| w.1).min()?;
-    let longest = windows.iter().map(|w| w.1 - w.0).max()?.max(1);
-    let overlap = earliest_end.saturating_sub(latest_start);
-    let gap_s = latest_start.saturating_sub(earliest_end) as f64 / 1e9;
-    if overlap == 0 {
+    let first_start = windows.iter().map(|w| w.0).min()?;
+    let last_start = windows.iter().map(|w| w.0).max()?;
+    let first_end = windows.iter().map(|w| w.1).min()?;
+    let shortest = windows.iter().map(|w| w.1 - w.0).min()?.max(1);
+    let spread = last_start - first_start;
+    if last_start >= first_end {
         Some(format!(
-            "the inputs did not run at the same time (the last started {gap_s:.1} s after the first had ended), so the merged IOPS and bandwidth add up rates that never happened together; merge runs started together (--start-at)"
+            "the inputs did not run at the same time (the last started {:.1} s after the first had ended), so the merged IOPS and bandwidth add up rates that never happened together; merge runs started together (--start-at)",
+            (last_start - first_end) as f64 / 1e9
         ))
-    } else if (overlap as f64) < MIN_OVERLAP * longest as f64 {
+    } else if spread as f64 > MAX_START_SPREAD * shortest as f64 {
         Some(format!(
-            "the inputs ran at the same time for only {:.0}% of the longest one's measured time, so the merged IOPS and bandwidth overstate what ran together; start them together (--start-at)",
-            100.0 * overlap as f64 / longest as f64
+            "the inputs started {:.1} s apart, {:.0}% of the shortest one's measured time, so the merged IOPS and bandwidth mix rates that did not all run together; start them together (--start-at)",
+            spread as f64 / 1e9,
+            100.0 * spread as f64 / shortest as f64
         ))
     } else {
         None
@@ -319,10 +323,15 @@ mod tests {
         let (mut a, mut b) = (doc(&d, &d, 10_000_000_000, "a"), doc(&d, &d, 10_000_000_000, "b"));
         at(&mut a, 1_000_000_000_000);
         at(&mut b, 1_000_000_000_000 + 500_000_000);
-        assert_eq!(overlap_note(&[a.clone(), b.clone()]), None, "95% overlap is together");
+        assert_eq!(overlap_note(&[a.clone(), b.clone()]), None, "0.5 s apart in 10 s is together");
         assert!(merge(&[a.clone(), b.clone()]).unwrap()["merged"]["notes"].as_array().unwrap().is_empty());
         at(&mut b, 1_000_000_000_000 + 5_000_000_000);
-        assert!(overlap_note(&[a.clone(), b.clone()]).unwrap().contains("for only 50%"));
+        let note = overlap_note(&[a.clone(), b.clone()]).unwrap();
+        assert!(note.starts_with("the inputs started 5.0 s apart, 50% of the shortest"), "{note}");
+        let short = doc(&d, &d, 2_000_000_000, "c");
+        let mut short = short;
+        at(&mut short, 1_000_000_000_000);
+        assert_eq!(overlap_note(&[a.clone(), short]), None, "started together, ran different lengths");
         at(&mut b, 1_000_000_000_000 + 12_000_000_000);
         let note = overlap_note(&[a.clone(), b.clone()]).unwrap();
         assert!(note.starts_with("the inputs did not run at the same time (the last started 2.0 s after"), "{note}");

@@ -242,6 +242,62 @@ fn chromium_renders_the_report_without_console_errors() {
 }
 
 #[test]
+fn one_chart_as_svg_and_png_and_a_page_to_publish() {
+    let dir = scratch_dir();
+    let (a, av) = null_run(dir.path(), "alpha", &["--ios", "50000"]);
+    let (b, _) = null_run(dir.path(), "beta", &["--ios", "40000", "--rw", "randrw"]);
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let svg = dir.path().join("p99.svg");
+    let o = nvmebench(&[
+        "report",
+        a,
+        b,
+        "--chart",
+        "p99-bars",
+        "--label",
+        &format!("{a}=Drive A"),
+        "-o",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("a standalone SVG: {e}"));
+    assert_eq!(doc.root_element().tag_name().namespace(), Some("http://www.w3.org/2000/svg"));
+    assert!(text.contains("P99 latency by run") && text.contains("Drive A") && text.contains("beta"), "{text}");
+
+    let png = dir.path().join("cdf.png");
+    let o = nvmebench(&["report", a, "--format", "png", "--chart", "cdf", "-o", png.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(png_size(&bytes), (1920, 2 * 480 + 2 * 42), "twice the SVG's size, one legend row");
+
+    // As a device run records it: the drive's identity in the config.
+    let mut device = av.clone();
+    device["config"]["target"] =
+        json!({ "path": "/dev/nvme0n1", "kind": "block device", "model": "Acme NVMe", "serial": "S3EVNX0K123456" });
+    let dev = dir.path().join("device.json");
+    std::fs::write(&dev, device.to_string()).unwrap();
+    let page = dir.path().join("p.html");
+    let render = |extra: &[&str]| {
+        let mut args =
+            vec!["report", dev.to_str().unwrap(), b, "--title", "Drive A <against> B", "-o", page.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let o = nvmebench(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        std::fs::read_to_string(&page).unwrap()
+    };
+    assert!(render(&[]).contains("S3EVNX0K123456"), "the serial is shown unless asked not to");
+    let html = render(&["--hide-serial", "--label", &format!("{b}=Drive B")]);
+    assert!(!html.contains("S3EVNX0K123456"), "the serial number is nowhere on the page");
+    assert!(html.contains("<td>model</td><td>Acme NVMe</td>"), "the rest of the identity stays");
+    assert!(
+        html.contains("<title>Drive A &lt;against&gt; B</title>")
+            && html.contains("<h1>Drive A &lt;against&gt; B</h1>")
+    );
+    assert!(html.contains("<td class=\"l\">Drive B</td>"), "labelled");
+}
+
+#[test]
 fn csv_and_markdown_agree_with_the_runs() {
     let dir = scratch_dir();
     let (a, av) = null_run(dir.path(), "alpha", &["--ios", "50000"]);
@@ -289,7 +345,10 @@ fn processes_started_together_merge_into_one_result() {
         .map(|(i, n)| {
             let path = dir.path().join(format!("host{i}.json"));
             let child = Command::new(env!("CARGO_BIN_EXE_nvmebench"))
+                // Paced to last a second or so, so that start jitter is small beside the runs (the
+                // merge warns about inputs that did not run together).
                 .args(["run", "--engine", "null", "--quiet", "--rw", "randrw", "--ios", &n.to_string()])
+                .args(["--rate-iops", "20000"])
                 .args(["--start-at", &start, "--json", path.to_str().unwrap()])
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped())
@@ -315,7 +374,9 @@ fn processes_started_together_merge_into_one_result() {
     args.extend(["-o", total.to_str().unwrap()]);
     let o = nvmebench(&args);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("warning"), "runs started together overlap: {}", stderr(&o));
     let m: Value = serde_json::from_str(&std::fs::read_to_string(&total).unwrap()).unwrap();
+    assert_eq!(m["merged"]["notes"], json!([]));
     let t = &m["results"]["total"];
     let merged_ios = t["read"]["ios"].as_u64().unwrap() + t["write"]["ios"].as_u64().unwrap();
     assert_eq!(merged_ios, ios.iter().sum::<u64>(), "the merged I/O count is the sum");
@@ -396,6 +457,22 @@ fn bad_inputs_get_one_sentence_and_exit_2_and_write_nothing() {
         (vec!["report", g, "-o", "r.pdf"], "cannot tell the format from the extension 'pdf'"),
         (vec!["merge", g, "-o", g], "is one of the inputs"),
         (vec!["report", "--format", "csv", "--", "-"], "cannot read -"),
+        (
+            vec!["report", g, "--label", "missing.json=X"],
+            "--label missing.json=X: missing.json holds no run among the inputs",
+        ),
+        (vec!["report", g, "--label", "nonsense"], "--label nonsense: write FILE=NAME"),
+        (
+            vec!["report", g, "--format", "png"],
+            "--format png writes one chart; name it with --chart (one of: percentiles, histogram, cdf",
+        ),
+        (
+            vec!["report", g, "--chart", "nope", "-o", "x.svg"],
+            "--chart nope: no such chart in these results; pick one of: percentiles,",
+        ),
+        (vec!["report", g, "--chart", "cdf"], "--chart picks a chart for --format svg or png"),
+        (vec!["report", g, "-o", "/proc/r.html"], "cannot write /proc/r.html"),
+        (vec!["man", "bench"], "man bench: no such command"),
     ];
     for (args, words) in usage {
         let o = nvmebench(&args);
