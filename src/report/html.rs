@@ -5,6 +5,7 @@
 //! parse it strictly and a browser needs nothing beyond the file. It reads loaded results only.
 
 use super::charts::{self, Chart};
+use super::columns::thousands;
 use super::load::{ResultSet, RunDoc, SteadyState, Sweep};
 use super::plot::PlotError;
 use super::table::{SummaryRow, summary_rows};
@@ -216,18 +217,18 @@ fn summary_table(h: &mut String, rows: &[SummaryRow]) {
     for r in rows {
         let _ = writeln!(
             h,
-            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&r.run),
             r.direction,
             format_count(r.iops),
-            r.mb_per_s,
+            thousands(r.mb_per_s, 1),
             format_latency(r.mean_ns),
             format_latency(r.p99_ns as f64),
             format_latency(r.p99_99_ns as f64),
             format_latency(r.max_ns as f64),
             format_latency(r.stddev_ns),
-            r.ios,
-            r.errors
+            thousands(r.ios as f64, 0),
+            thousands(r.errors as f64, 0)
         );
     }
     h.push_str("</table>\n");

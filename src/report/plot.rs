@@ -246,6 +246,37 @@ pub fn tick_count(v: f64) -> String {
     ticks::si(v, "")
 }
 
+/// Labels asked of plotters for a log axis: enough that within a decade or two it offers the 2s
+/// and 5s (and more) between the powers of ten, of which [`log_label`] keeps 1, 2 and 5.
+pub(crate) const LOG_LABELS: usize = 20;
+
+/// Labels of a log axis: `format(v)` where `v` is 1, 2 or 5 times a power of ten, nothing
+/// elsewhere, so ticks read well and do not crowd the top of a decade. Plotters offers each power
+/// of ten twice (as the last light point of one decade and the first of the next), one after the
+/// other; the repeat gets no label, so no two labels are drawn on one spot.
+#[derive(Default)]
+pub(crate) struct LogLabels {
+    last: std::cell::Cell<f64>,
+}
+
+impl LogLabels {
+    pub(crate) fn label(&self, v: f64, format: impl Fn(f64) -> String) -> String {
+        let repeat = (v - self.last.get()).abs() <= 1e-9 * v.abs();
+        self.last.set(v);
+        if repeat { String::new() } else { log_label(v, format) }
+    }
+}
+
+/// `format(v)` where `v` is 1, 2 or 5 times a power of ten, nothing elsewhere.
+pub(crate) fn log_label(v: f64, format: impl Fn(f64) -> String) -> String {
+    if v <= 0.0 || !v.is_finite() {
+        return String::new();
+    }
+    let mantissa = v / 10f64.powf(v.log10().floor());
+    let near = |m: f64| (mantissa - m).abs() < 1e-6 * m || (mantissa - 10.0 * m).abs() < 1e-5 * m;
+    if near(1.0) || near(2.0) || near(5.0) { format(v) } else { String::new() }
+}
+
 /// The label of a point on the nines axis: `0%`, `90%`, `99%`, `99.9%`, ...
 pub fn nines_label(x: f64) -> String {
     let n = x.round() as i32;
@@ -279,6 +310,7 @@ pub fn percentiles(series: &[(String, &DirStats)]) -> Result<String, PlotError> 
     let deepest = lines.iter().flat_map(|s| s.points.last()).map(|p| p.0).fold(1.0, f64::max).ceil();
     let ys = lines.iter().flat_map(|s| s.points.iter().map(|p| p.1));
     let (lo, hi) = span(ys.clone().fold(f64::MAX, f64::min) * 0.8, ys.fold(0.0, f64::max) * 1.5, true);
+    let ylog = LogLabels::default();
     svg(P, &line_keys(&lines), |root| {
         let mut chart = frame(root, "Latency by percentile")
             .build_cartesian_2d(0.0..deepest, (lo..hi).log_scale())
@@ -292,8 +324,8 @@ pub fn percentiles(series: &[(String, &DirStats)]) -> Result<String, PlotError> 
             .y_desc("latency")
             .x_labels(deepest as usize + 1)
             .x_label_formatter(&|x| if x.fract() == 0.0 { nines_label(*x) } else { String::new() })
-            .y_labels(8)
-            .y_label_formatter(&|y| tick_latency(*y))
+            .y_labels(LOG_LABELS)
+            .y_label_formatter(&|y| ylog.label(*y, tick_latency))
             .draw()
             .map_err(err(P))?;
         draw_lines(&mut chart, &lines, false, P)
@@ -343,6 +375,8 @@ pub fn histogram(series: &[(String, &DirStats)]) -> Result<String, PlotError> {
         })
         .collect();
     let (xlo, xhi) = span(edge(kmin), edge(kmax + 1), true);
+    let xlog = LogLabels::default();
+    let ylog = LogLabels::default();
     svg(P, &line_keys(&lines), |root| {
         let mut chart = frame(root, "Latency histogram")
             .build_cartesian_2d((xlo..xhi).log_scale(), (ylo..yhi).log_scale())
@@ -354,10 +388,10 @@ pub fn histogram(series: &[(String, &DirStats)]) -> Result<String, PlotError> {
             .axis_desc_style((FONT, DESC_PX))
             .x_desc(format!("latency ({BUCKETS_PER_DECADE} buckets per decade)"))
             .y_desc("share of I/Os (log)")
-            .x_labels(8)
-            .x_label_formatter(&|x| tick_latency(*x))
-            .y_labels(8)
-            .y_label_formatter(&|y| Unit::Percent.format(*y))
+            .x_labels(LOG_LABELS)
+            .x_label_formatter(&|x| xlog.label(*x, tick_latency))
+            .y_labels(LOG_LABELS)
+            .y_label_formatter(&|y| ylog.label(*y, |v| Unit::Percent.format(v)))
             .draw()
             .map_err(err(P))?;
         draw_lines(&mut chart, &lines, false, P)
@@ -393,6 +427,7 @@ pub fn cdf(series: &[(String, &DirStats)]) -> Result<String, PlotError> {
         .collect();
     let xs = lines.iter().flat_map(|s| s.points.iter().map(|p| p.0));
     let (xlo, xhi) = span(xs.clone().fold(f64::MAX, f64::min) * 0.9, xs.fold(0.0, f64::max) * 1.1, true);
+    let xlog = LogLabels::default();
     svg(P, &line_keys(&lines), |root| {
         let mut chart =
             frame(root, "Latency CDF").build_cartesian_2d((xlo..xhi).log_scale(), 0.0..100.0).map_err(err(P))?;
@@ -403,8 +438,8 @@ pub fn cdf(series: &[(String, &DirStats)]) -> Result<String, PlotError> {
             .axis_desc_style((FONT, DESC_PX))
             .x_desc("latency")
             .y_desc("I/Os at or below (%)")
-            .x_labels(8)
-            .x_label_formatter(&|x| tick_latency(*x))
+            .x_labels(LOG_LABELS)
+            .x_label_formatter(&|x| xlog.label(*x, tick_latency))
             .y_labels(6)
             .y_label_formatter(&|y| Unit::Percent.format(*y))
             .draw()
@@ -423,6 +458,7 @@ pub fn time_series(title: &str, y_desc: &str, unit: Unit, series: &[Series]) -> 
     let ymin = ys.fold(f64::MAX, f64::min);
     let markers = series.iter().all(|s| s.points.len() <= 60);
     let keys = line_keys(series);
+    let ylog = LogLabels::default();
     let draw = |root: &Area<'_>, log: bool| -> Result<(), PlotError> {
         let builder = frame(root, title);
         macro_rules! body {
@@ -437,8 +473,8 @@ pub fn time_series(title: &str, y_desc: &str, unit: Unit, series: &[Series]) -> 
                     .y_desc(y_desc)
                     .x_labels(10)
                     .x_label_formatter(&|x| Unit::Seconds.format(*x))
-                    .y_labels(8)
-                    .y_label_formatter(&|y| unit.format(*y))
+                    .y_labels(if log { LOG_LABELS } else { 8 })
+                    .y_label_formatter(&|y| if log { ylog.label(*y, |v| unit.format(v)) } else { unit.format(*y) })
                     .draw()
                     .map_err(err(P))?;
                 draw_lines(&mut chart, series, markers, P)
@@ -477,6 +513,7 @@ pub fn iorate(curves: &[IorateCurve]) -> Result<String, PlotError> {
             ]
         })
         .collect();
+    let ylog = LogLabels::default();
     svg(P, &keys, |root| {
         let mut chart =
             frame(root, "IOPS against latency").build_cartesian_2d(0.0..xhi, (lo..hi).log_scale()).map_err(err(P))?;
@@ -489,8 +526,8 @@ pub fn iorate(curves: &[IorateCurve]) -> Result<String, PlotError> {
             .y_desc("latency")
             .x_labels(8)
             .x_label_formatter(&|x| tick_count(*x))
-            .y_labels(8)
-            .y_label_formatter(&|y| tick_latency(*y))
+            .y_labels(LOG_LABELS)
+            .y_label_formatter(&|y| ylog.label(*y, tick_latency))
             .draw()
             .map_err(err(P))?;
         for (i, c) in curves.iter().enumerate() {
@@ -682,6 +719,15 @@ mod tests {
         assert_eq!(tick_count(500_000.0), "500k");
         assert_eq!(tick_count(4_500_000.0), "4.5M");
         assert_eq!(tick_count(0.0), "0");
+    }
+
+    #[test]
+    fn log_axes_label_ones_twos_and_fives() {
+        let labels: Vec<String> =
+            [100e3, 200e3, 300e3, 500e3, 700e3, 1e6, 2e6].iter().map(|v| log_label(*v, tick_latency)).collect();
+        assert_eq!(labels, ["100µs", "200µs", "", "500µs", "", "1ms", "2ms"]);
+        assert_eq!(log_label(0.0, tick_latency), "");
+        assert_eq!(log_label(0.001, |v| Unit::Percent.format(v)), "0.001%");
     }
 
     #[test]

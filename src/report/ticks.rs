@@ -63,6 +63,10 @@ pub fn si(v: f64, unit: &str) -> String {
 
 /// Nanoseconds in the unit that keeps the number short: `850ns`, `85µs`, `2.5ms`, `1.2s`.
 pub fn latency(ns: f64) -> String {
+    if ns == 0.0 {
+        // An axis's origin: no unit needed, and `0ns` would suggest nanoseconds throughout.
+        return "0".into();
+    }
     let a = ns.abs();
     let (v, unit) = if a < 999.5 {
         (ns, "ns")
@@ -103,6 +107,7 @@ mod tests {
         assert_eq!(Unit::Latency.format(2_500_000.0), "2.5ms");
         assert_eq!(Unit::Latency.format(999_999.0), "1ms");
         assert_eq!(Unit::Latency.format(950.0), "950ns");
+        assert_eq!(Unit::Latency.format(0.0), "0");
         assert_eq!(Unit::Percent.format(0.125), "0.125%");
     }
 }

@@ -7,6 +7,7 @@ mod devices;
 mod fuzz;
 mod kernel_engines;
 mod null;
+mod plots;
 mod report;
 #[cfg(feature = "spdk")]
 mod spdk;

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::SystemTime;
 
 /// Runs the null engine and returns its JSON result, written to `dir/name.json`.
-fn null_run(dir: &Path, name: &str, extra: &[&str]) -> (PathBuf, Value) {
+pub fn null_run(dir: &Path, name: &str, extra: &[&str]) -> (PathBuf, Value) {
     let path = dir.join(format!("{name}.json"));
     let mut args = vec!["run", "--quiet", "--interval", "100ms", "--json", path.to_str().unwrap()];
     if !extra.contains(&"--engine") {
@@ -130,7 +130,7 @@ fn html_report_is_well_formed_self_contained_and_has_every_series() {
 }
 
 /// Chromium, if installed, as a command with the flags for a headless, offline, throwaway profile.
-fn chromium(profile: &Path) -> Option<Command> {
+pub fn chromium(profile: &Path) -> Option<Command> {
     let path = std::env::var_os("PATH")?;
     let exe = std::env::split_paths(&path)
         .flat_map(|d| ["chromium", "chromium-browser"].map(|n| d.join(n)))
@@ -154,7 +154,7 @@ fn chromium(profile: &Path) -> Option<Command> {
 }
 
 /// Console messages and failed loads in Chromium's log: a page without script should have none.
-fn page_problems(log: &str) -> Vec<String> {
+pub fn page_problems(log: &str) -> Vec<String> {
     log.lines()
         .filter(|l| l.contains(":CONSOLE") || l.contains("net::ERR_") || l.contains("Uncaught"))
         .map(str::to_string)
@@ -162,7 +162,7 @@ fn page_problems(log: &str) -> Vec<String> {
 }
 
 /// Width and height from a PNG's IHDR chunk.
-fn png_size(bytes: &[u8]) -> (u32, u32) {
+pub fn png_size(bytes: &[u8]) -> (u32, u32) {
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "a PNG");
     let be = |i: usize| u32::from_be_bytes(bytes[i..i + 4].try_into().unwrap());
     (be(16), be(20))
