@@ -122,7 +122,11 @@ pub fn comparison(runs: &[RunDoc]) -> Result<Vec<Chart>, PlotError> {
     Ok(out)
 }
 
+/// `s` with a capital first letter, except a percentile's name (`p99` stays `p99`).
 fn capitalise(s: &str) -> String {
+    if s.starts_with('p') && s[1..].starts_with(|c: char| c.is_ascii_digit()) {
+        return s.to_string();
+    }
     let mut c = s.chars();
     c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
 }
@@ -274,7 +278,7 @@ pub fn sweep(i: usize, s: &Sweep) -> Result<Vec<Chart>, PlotError> {
     if let Some(p99) = &s.p99_ns {
         out.push(chart(
             format!("sweep-{i}-p99"),
-            bars(&by_qd(&format!("p99 latency by queue depth{threads}"), "p99 latency", Unit::Latency, p99))?,
+            bars(&by_qd(&format!("p99 by queue depth{threads}"), "p99 latency", Unit::Latency, p99))?,
             "p99 latency at each queue depth, one bar per thread count.",
         ));
     }

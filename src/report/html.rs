@@ -9,6 +9,7 @@ use super::columns::thousands;
 use super::load::{ResultSet, RunDoc, SteadyState, Sweep};
 use super::plot::PlotError;
 use super::table::{SummaryRow, summary_rows};
+use super::ticks;
 use super::{format_count, format_latency};
 use crate::units::format_size;
 use serde_json::Value;
@@ -28,6 +29,7 @@ table.kv td:first-child { color: #555; white-space: nowrap; }
 figure { margin: 12px 0 24px; }
 figcaption { color: #555; font-size: 0.9em; }
 svg { max-width: 100%; height: auto; }
+div.wide { overflow-x: auto; }
 .steady { color: #2c7a2c; font-weight: bold; }
 .unsteady { color: #b02020; font-weight: bold; }
 details { margin: 4px 0 12px; }
@@ -165,7 +167,7 @@ fn sweep_section(h: &mut String, i: usize, s: &Sweep) -> Result<(), PlotError> {
     for c in charts::sweep(i, s)? {
         figure(h, &c);
     }
-    h.push_str("<table><tr><th>threads \\ qd</th>");
+    h.push_str("<div class=\"wide\"><table><tr><th>threads \\ qd</th>");
     for q in &s.queue_depths {
         let _ = write!(h, "<th>{q}</th>");
     }
@@ -173,12 +175,12 @@ fn sweep_section(h: &mut String, i: usize, s: &Sweep) -> Result<(), PlotError> {
     for (r, t) in s.threads.iter().enumerate() {
         let _ = write!(h, "<tr><th>{t}</th>");
         for (c, v) in s.iops[r].iter().enumerate() {
-            let p99 = s.p99_ns.as_ref().map(|m| format!(" (p99 {})", format_latency(m[r][c])));
+            let p99 = s.p99_ns.as_ref().map(|m| format!(" (p99 {})", ticks::latency(m[r][c])));
             let _ = write!(h, "<td>{}{}</td>", format_count(*v), p99.unwrap_or_default());
         }
         h.push_str("</tr>\n");
     }
-    h.push_str("</table>\n");
+    h.push_str("</table></div>\n");
     Ok(())
 }
 

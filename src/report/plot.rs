@@ -32,8 +32,8 @@ pub(crate) const LEGEND_PX: u32 = 22;
 const KEY_ROW_PX: u32 = 30;
 const KEY_MARGIN_PX: u32 = 24;
 /// A generous average glyph width of sans-serif text, as a share of the font size plotters is
-/// given (0.62 of the size written), for layout.
-pub(crate) const GLYPH_EM: f64 = 0.5;
+/// given (0.58 of the size written), for layout.
+pub(crate) const GLYPH_EM: f64 = 0.47;
 
 /// Tableau's ten colours: distinct for overlaid runs, readable on white.
 const PALETTE: [RGBColor; 10] = [

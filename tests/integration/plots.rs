@@ -118,7 +118,11 @@ fn every_kind_of_page_renders_cleanly_in_chromium() {
         return;
     }
     let d = dir.path();
-    let (a, _) = null_run(d, "uring 4k randread", &["--time", "1s"]);
+    let (a, av) = null_run(d, "uring 4k randread", &["--time", "1s"]);
+    // A name as long as reviewers write them: legends and bar labels must fit it in.
+    let mut long = av.clone();
+    long["label"] = json!("Samsung 990 PRO 2TB, firmware 4B2QJXD7, 4k random read at QD32 with 4 jobs");
+    let long = write(d, "long", long);
     let (b, _) =
         null_run(d, "aio 4k randrw", &["--time", "1s", "--rw", "randrw", "--jobs", "2", "--engine", "null:lat=5us"]);
     let one = write(d, "one", sweep("4k randread, one thread", &[1], &[1, 2, 4, 8, 16, 32, 64, 128]));
@@ -142,7 +146,7 @@ fn every_kind_of_page_renders_cleanly_in_chromium() {
     );
 
     let mut problems = Vec::new();
-    problems.extend(look_at(d, "runs", &[a, b], 9000));
+    problems.extend(look_at(d, "runs", &[a, b, long], 9000));
     problems.extend(look_at(d, "sweep-one-thread", &[one], 1500));
     problems.extend(look_at(d, "sweep-several", &[several], 2200));
     problems.extend(look_at(d, "iorate", &[iorate], 1200));

@@ -263,7 +263,7 @@ fn one_chart_as_svg_and_png_and_a_page_to_publish() {
     let text = std::fs::read_to_string(&svg).unwrap();
     let doc = roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("a standalone SVG: {e}"));
     assert_eq!(doc.root_element().tag_name().namespace(), Some("http://www.w3.org/2000/svg"));
-    assert!(text.contains("P99 latency by run") && text.contains("Drive A") && text.contains("beta"), "{text}");
+    assert!(text.contains("p99 latency by run") && text.contains("Drive A") && text.contains("beta"), "{text}");
 
     let png = dir.path().join("cdf.png");
     let o = nvmebench(&["report", a, "--format", "png", "--chart", "cdf", "-o", png.to_str().unwrap()]);
