@@ -126,7 +126,7 @@ fn every_kind_of_page_renders_cleanly_in_chromium() {
     let (b, _) =
         null_run(d, "aio 4k randrw", &["--time", "1s", "--rw", "randrw", "--jobs", "2", "--engine", "null:lat=5us"]);
     let one = write(d, "one", sweep("4k randread, one thread", &[1], &[1, 2, 4, 8, 16, 32, 64, 128]));
-    let several = write(d, "several", sweep("4k randread", &[1, 2, 4, 8], &[1, 4, 16, 64]));
+    let several = write(d, "several", sweep("4k randread", &[1, 2, 4, 8, 16], &[1, 2, 4, 8, 16, 32, 64, 128]));
     let points: Vec<Value> = (1..=12)
         .map(|k| {
             let iops = 20_000.0 * k as f64;
