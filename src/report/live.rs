@@ -53,6 +53,10 @@ struct Pending {
 
 #[derive(Debug, Default)]
 struct State {
+    /// Past the ramp.
+    measuring: bool,
+    /// Errors of every interval so far.
+    errors: u64,
     /// Seconds of ramp seen so far (ramp points carry no time of their own).
     ramp_s: f64,
     next_line_s: f64,
@@ -64,20 +68,29 @@ pub struct LiveLine {
     mode: LiveMode,
     plan: Plan,
     state: Mutex<State>,
+    /// Where `Lines` go: stderr, or a buffer in tests.
+    lines_to: Mutex<Box<dyn Write + Send>>,
 }
 
 impl LiveLine {
     pub fn new(mode: LiveMode, plan: Plan) -> LiveLine {
         let state = State { next_line_s: -plan.ramp.as_secs_f64(), ..State::default() };
-        LiveLine { mode, plan, state: Mutex::new(state) }
+        LiveLine { mode, plan, state: Mutex::new(state), lines_to: Mutex::new(Box::new(std::io::stderr())) }
     }
 
+    /// A line that prints its `Lines` into `out` instead of stderr.
+    pub fn with_lines_to(mode: LiveMode, plan: Plan, out: Box<dyn Write + Send>) -> LiveLine {
+        LiveLine { lines_to: Mutex::new(out), ..LiveLine::new(mode, plan) }
+    }
+
+    /// Takes the coordinator's point of the interval that just ended.
     pub fn update(&self, p: &IntervalPoint) {
         if self.mode == LiveMode::Off {
             return;
         }
         let mut st = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let length = interval_length(p);
+        st.errors += p.errors;
         let t_s = if p.ramp {
             st.ramp_s += length;
             (st.ramp_s - self.plan.ramp.as_secs_f64()).min(-1e-9)
@@ -87,37 +100,36 @@ impl LiveLine {
         match self.mode {
             LiveMode::Off => {}
             LiveMode::Redraw => {
-                let text = status(self.plan, t_s, [&p.read, &p.write].map(rate), p.errors);
-                let width = console::Term::stderr().size_checked().map(|(_, cols)| usize::from(cols));
-                let text = match width {
-                    Some(w) => text.chars().take(w.saturating_sub(1)).collect(),
-                    None => text,
-                };
-                let _ = write!(std::io::stderr().lock(), "\r{text}\x1b[K");
+                redraw(&status(self.plan, t_s, [&p.read, &p.write].map(rate), st.errors));
                 st.drawn = true;
             }
-            LiveMode::Lines(every) => {
-                let pend = &mut st.pending;
-                pend.secs += length;
-                for (i, d) in [&p.read, &p.write].into_iter().enumerate() {
-                    pend.ios[i] += d.ios;
-                    pend.bytes[i] += d.bytes;
-                    pend.p99_ns[i] = pend.p99_ns[i].max(d.p99_ns);
-                }
-                if t_s + 1e-6 >= st.next_line_s && st.pending.secs > 0.0 {
-                    let pend = std::mem::take(&mut st.pending);
-                    let rates = (0..2).map(|i| pending_rate(&pend, i));
-                    let rates: Vec<Rate> = rates.collect();
-                    let _ = writeln!(
-                        std::io::stderr().lock(),
-                        "{}",
-                        status(self.plan, t_s, [rates[0], rates[1]], p.errors)
-                    );
-                    while st.next_line_s <= t_s + 1e-6 {
-                        st.next_line_s += every.as_secs_f64();
-                    }
-                }
-            }
+            LiveMode::Lines(every) => self.line(&mut st, p, t_s, length, every),
+        }
+    }
+
+    /// Adds the interval to the pending sums, and prints them once `every` has passed.
+    fn line(&self, st: &mut State, p: &IntervalPoint, t_s: f64, length: f64, every: Duration) {
+        if !p.ramp && !st.measuring {
+            // The measurement starts its own schedule, and ramp intervals stay out of its lines.
+            st.measuring = true;
+            st.pending = Pending::default();
+            st.next_line_s = every.as_secs_f64();
+        }
+        st.pending.secs += length;
+        for (i, d) in [&p.read, &p.write].into_iter().enumerate() {
+            st.pending.ios[i] += d.ios;
+            st.pending.bytes[i] += d.bytes;
+            st.pending.p99_ns[i] = st.pending.p99_ns[i].max(d.p99_ns);
+        }
+        if t_s + 1e-6 < st.next_line_s || st.pending.secs <= 0.0 {
+            return;
+        }
+        let pend = std::mem::take(&mut st.pending);
+        let text = status(self.plan, t_s, [pending_rate(&pend, 0), pending_rate(&pend, 1)], st.errors);
+        let mut out = self.lines_to.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _ = writeln!(out, "{text}").and_then(|()| out.flush());
+        while st.next_line_s <= t_s + 1e-6 {
+            st.next_line_s += every.as_secs_f64();
         }
     }
 
@@ -139,6 +151,16 @@ pub struct Rate {
     pub iops: f64,
     pub bw_bytes: f64,
     pub p99_ns: u64,
+}
+
+/// Draws `text` over the current line of stderr, cut to the terminal's width so it never wraps.
+fn redraw(text: &str) {
+    let width = console::Term::stderr().size_checked().map(|(_, cols)| usize::from(cols));
+    let text: String = match width {
+        Some(w) => text.chars().take(w.saturating_sub(1)).collect(),
+        None => text.to_string(),
+    };
+    let _ = write!(std::io::stderr().lock(), "\r{text}\x1b[K");
 }
 
 /// An interval's own length, from its counts and rates (the first and last may be short).
@@ -210,6 +232,56 @@ mod tests {
         );
         let open = Plan { ramp: Duration::ZERO, runtime: None };
         assert!(status(open, 3.0, [r(10.0), Rate::default()], 0).starts_with("3.0s | read 10 IOPS"));
+    }
+
+    /// A buffer the test keeps a handle on.
+    #[derive(Clone, Default)]
+    struct Shared(std::sync::Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn point(t_s: f64, ramp: bool, ios: u64, p99_ns: u64, errors: u64) -> IntervalPoint {
+        let read = DirPoint {
+            ios,
+            bytes: ios * 4096,
+            iops: ios as f64,
+            bw_bytes: ios as f64 * 4096.0,
+            p99_ns,
+            ..DirPoint::default()
+        };
+        IntervalPoint { t_s, ramp, read, write: DirPoint::default(), errors }
+    }
+
+    #[test]
+    fn status_lines_average_their_intervals_and_count_every_error() {
+        let out = Shared::default();
+        let plan = Plan { ramp: Duration::from_secs(1), runtime: Some(Duration::from_secs(4)) };
+        let live = LiveLine::with_lines_to(LiveMode::Lines(Duration::from_secs(2)), plan, Box::new(out.clone()));
+        live.update(&point(-1.0, true, 500, 10_000, 1));
+        for (t, ios, p99, errors) in
+            [(1.0, 1000, 20_000, 0), (2.0, 3000, 90_000, 2), (3.0, 2000, 30_000, 0), (4.0, 2000, 40_000, 0)]
+        {
+            live.update(&point(t, false, ios, p99, errors));
+        }
+        live.finish();
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "ramp 1.0s/1.0s, 0.0s left | read 500 IOPS 2.05 MB/s p99 10µs | errors 1",
+                "2.0s/4.0s, 2.0s left | read 2k IOPS 8.19 MB/s p99 90µs | errors 3",
+                "4.0s/4.0s, 0.0s left | read 2k IOPS 8.19 MB/s p99 40µs | errors 3",
+            ]
+        );
     }
 
     #[test]
