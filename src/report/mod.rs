@@ -1,5 +1,7 @@
-//! Turning results into something to read: the text table, JSON with whole histograms, the live line,
-//! and, from JSON results read back, the HTML page with plots, CSV and Markdown tables, and merging.
+//! Turning results into something to read: the text table (`text`, laid out by `columns`), JSON with
+//! whole histograms, the live line and the step bar, and, from JSON results read back (`load`), the
+//! HTML page with its charts (`charts`, drawn by `plot` and `bars`, axes written by `ticks`), one
+//! chart as SVG or PNG (`raster`), CSV and Markdown tables, run names (`labels`), and merging.
 //!
 //! Reports read `RunResult` and `RunConfig`, or result documents; they never reach into engines or
 //! workers.

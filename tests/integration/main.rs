@@ -4,6 +4,7 @@ mod bad_input;
 mod common;
 mod compare;
 mod devices;
+mod docs;
 mod fuzz;
 mod kernel_engines;
 mod null;

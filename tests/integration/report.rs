@@ -377,6 +377,12 @@ fn processes_started_together_merge_into_one_result() {
     assert!(!stderr(&o).contains("warning"), "runs started together overlap: {}", stderr(&o));
     let m: Value = serde_json::from_str(&std::fs::read_to_string(&total).unwrap()).unwrap();
     assert_eq!(m["merged"]["notes"], json!([]));
+    let page = dir.path().join("fleet.html");
+    let o = nvmebench(&["report", total.to_str().unwrap(), "-o", page.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<figure id=\"inputs\">") && html.contains("IOPS by input"), "a bar per merged input");
+    assert!(html.contains("<figure id=\"workers\">"), "a bar per worker of every input");
     let t = &m["results"]["total"];
     let merged_ios = t["read"]["ios"].as_u64().unwrap() + t["write"]["ios"].as_u64().unwrap();
     assert_eq!(merged_ios, ios.iter().sum::<u64>(), "the merged I/O count is the sum");
