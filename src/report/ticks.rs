@@ -27,6 +27,15 @@ impl Unit {
             Unit::Count => si(v, ""),
             Unit::BytesPerSecond => si(v, "B/s"),
             Unit::Latency => latency(v),
+            // Below a thousandth of a percent, a power-of-ten form stays short: `1e-6%`.
+            Unit::Percent if v != 0.0 && v.abs() < 1e-3 => {
+                let mut exp = v.abs().log10().floor();
+                // log10 of a power of ten may land a hair below it.
+                if v.abs() / 10f64.powf(exp) >= 9.9995 {
+                    exp += 1.0;
+                }
+                format!("{}e{exp}%", significant(v / 10f64.powf(exp), 3))
+            }
             Unit::Percent => format!("{}%", significant(v, 3)),
             Unit::Seconds => format!("{}s", significant(v, 3)),
         }
@@ -109,5 +118,11 @@ mod tests {
         assert_eq!(Unit::Latency.format(950.0), "950ns");
         assert_eq!(Unit::Latency.format(0.0), "0");
         assert_eq!(Unit::Percent.format(0.125), "0.125%");
+        assert_eq!(Unit::Percent.format(0.001), "0.001%");
+        assert_eq!(Unit::Percent.format(0.000001), "1e-6%");
+        for k in 4..12 {
+            assert_eq!(Unit::Percent.format(10f64.powi(-k)), format!("1e-{k}%"));
+        }
+        assert_eq!(Unit::Percent.format(0.00025), "2.5e-4%");
     }
 }
