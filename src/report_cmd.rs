@@ -10,7 +10,7 @@ use crate::report::labels::{self, LabelError};
 use crate::report::load::{self, ResultSet, ResultsError};
 use crate::report::raster::{self, RasterError};
 use crate::report::{merge, table};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 /// Errors about the command line or the inputs of `report` and `merge`; all exit with status 2.
@@ -36,6 +36,8 @@ pub enum ResultsCommandError {
     UnknownChart { name: String, names: String },
     #[error("--chart picks a chart for --format svg or png; drop it, or pass one of those formats")]
     ChartWithoutImage,
+    #[error("--format png is binary and stdout is a terminal; write it to a file with -o FILE.png")]
+    PngToTerminal,
     #[error("cannot write {path}: {error}; pick a writable path")]
     Unwritable { path: String, error: std::io::Error },
 }
@@ -52,6 +54,9 @@ pub fn report_command(args: &ReportArgs) -> anyhow::Result<()> {
     };
     if args.chart.is_some() && !matches!(format, ReportFormat::Svg | ReportFormat::Png) {
         return Err(ResultsCommandError::ChartWithoutImage.into());
+    }
+    if format == ReportFormat::Png && args.output.is_none() && std::io::stdout().is_terminal() {
+        return Err(ResultsCommandError::PngToTerminal.into());
     }
     let parsed: Vec<(String, labels::Label)> = args
         .labels
