@@ -52,6 +52,28 @@ README (fio users) lists every option taken."
     Compare(Box<CompareArgs>),
     /// Check this machine for the SPDK and kernel I/O paths; print OK/WARN/FAIL with the fixes.
     Doctor(DoctorArgs),
+    /// Print a shell completion script on stdout (see the README for where it goes).
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) of nvmebench or of one command: `nvmebench man run | man -l -`.
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// A command's page instead of nvmebench's own (run, report, suite, ...).
+    #[arg(value_name = "COMMAND", conflicts_with = "dir")]
+    pub command: Option<String>,
+
+    /// Write every page (nvmebench.1, nvmebench-run.1, ...) into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -61,7 +83,7 @@ pub struct DevicesArgs {
     pub json: bool,
 
     #[command(flatten)]
-    pub spdk: SpdkArgs,
+    pub spdk: SpdkEnvArgs,
 }
 
 /// What `nvmebench report` writes.
@@ -73,6 +95,10 @@ pub enum ReportFormat {
     Csv,
     /// The summary as a Markdown table.
     Md,
+    /// One chart (--chart) as a standalone SVG file.
+    Svg,
+    /// One chart (--chart) as a PNG image, drawn at twice the SVG's size.
+    Png,
 }
 
 #[derive(Debug, Args)]
@@ -85,9 +111,26 @@ pub struct ReportArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// Output format (default: from the -o file's extension, else html).
+    /// Output format [default: from the -o file's extension, else html].
     #[arg(long, value_enum)]
     pub format: Option<ReportFormat>,
+
+    /// The page's title.
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
+
+    /// Name the runs of a result file (repeatable): `--label a.json="Drive A"`.
+    #[arg(long = "label", value_name = "FILE=NAME")]
+    pub labels: Vec<String>,
+
+    /// Leave drive serial numbers out of the page (for publishing).
+    #[arg(long)]
+    pub hide_serial: bool,
+
+    /// The chart that --format svg or png writes, by the name the page gives it as its id
+    /// (percentiles, histogram, cdf, iops-bars, p99-bars, iops-time, iorate, sweep-0-iops, ...).
+    #[arg(long, value_name = "NAME")]
+    pub chart: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -124,11 +167,11 @@ pub struct DoctorArgs {
     #[arg(long, value_name = "DEVICE")]
     pub device: Option<String>,
 
-    /// The worker cores the run will use: `0-3,8` (default: the first allowed core, as `run`).
+    /// The worker cores the run will use: `0-3,8` [default: the first allowed core, as `run`]
     #[arg(long, value_name = "LIST", value_parser = parse_cores)]
     pub cores: Option<CoreList>,
 
-    /// Hugepage memory the run needs (default 512M).
+    /// Hugepage memory the run needs [default: 512M]
     #[arg(long, value_name = "SIZE", value_parser = parse_hugemem)]
     pub hugemem: Option<u64>,
 
@@ -144,11 +187,22 @@ fn parse_hugemem(text: &str) -> Result<u64, String> {
     }
 }
 
+/// `--progress`: when to draw the live line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ProgressMode {
+    /// When stderr is a terminal.
+    Auto,
+    /// Always, even into a pipe or file.
+    Always,
+    /// Never.
+    Never,
+}
+
 #[derive(Clone, Debug, Args)]
 pub struct RunArgs {
-    /// I/O engine: `uring` (default; options such as `uring:poll`, `uring:sqpoll_cpu=1`), `uring-cmd`
-    /// (NVMe passthrough on /dev/ngXnY), `aio`, `psync`, `null`, `null:lat=20us`, or `spdk` (with
-    /// --trid; needs a build with --features spdk).
+    /// I/O engine: `uring` (options such as `uring:poll`, `uring:sqpoll_cpu=1`), `uring-cmd` (NVMe
+    /// passthrough on /dev/ngXnY), `aio`, `psync`, `null`, `null:lat=20us`, or `spdk` (with --trid;
+    /// needs a build with --features spdk) [default: uring]
     #[arg(long, value_name = "ENGINE")]
     pub engine: Option<String>,
 
@@ -161,11 +215,11 @@ pub struct RunArgs {
     #[arg(long, default_value = "randread", value_parser = RwMode::parse)]
     pub rw: RwMode,
 
-    /// Percentage of reads in rw/randrw (default 50).
+    /// Percentage of reads in rw/randrw [default: 50]
     #[arg(long, value_name = "PCT", value_parser = parse_percent_u32)]
     pub rwmixread: Option<u32>,
 
-    /// Block size, or `READ,WRITE` sizes (default 4k).
+    /// Block size, or `READ,WRITE` sizes [default: 4k]
     #[arg(long, value_name = "SIZE", conflicts_with = "bssplit")]
     pub bs: Option<String>,
 
@@ -181,11 +235,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "LIST", value_parser = parse_cores, conflicts_with = "jobs")]
     pub cores: Option<CoreList>,
 
-    /// Number of workers, pinned to the first allowed cores (default 1).
+    /// Number of workers, pinned to the first allowed cores [default: 1]
     #[arg(long, visible_alias = "numjobs", value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<usize>,
 
-    /// Measured run time after the ramp (default 10s; 5s for the scratch-file run).
+    /// Measured run time after the ramp [default: 10s; 5s for the scratch-file run]
     #[arg(long, visible_alias = "runtime", value_name = "DURATION", value_parser = parse_positive_duration)]
     pub time: Option<Duration>,
 
@@ -210,7 +264,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE|PCT", value_parser = units::parse_size_or_percent)]
     pub size: Option<SizeOrPercent>,
 
-    /// Offset alignment (default: the smallest block size).
+    /// Offset alignment [default: the smallest block size]
     #[arg(long, value_name = "SIZE", value_parser = units::parse_size)]
     pub align: Option<u64>,
 
@@ -263,6 +317,20 @@ pub struct RunArgs {
     /// No live line, even on a terminal.
     #[arg(long)]
     pub quiet: bool,
+
+    /// The live line on stderr (elapsed/total, ETA, IOPS, MB/s, p99, errors): auto draws it when
+    /// stderr is a terminal.
+    #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
+    pub progress: ProgressMode,
+
+    /// Print a plain status line on stderr every DURATION instead of the live line, for logs and CI.
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
+    pub status_interval: Option<Duration>,
+
+    /// Every column in the text table (MiB/s, I/O count, min, stddev, every percentile); without it
+    /// the table fits 100 columns.
+    #[arg(long)]
+    pub wide: bool,
 
     /// Verify data: every written block carries a header and a payload derived from it; reads are
     /// checked, and everything written is re-read after the run. Mismatches exit with status 1.
@@ -383,10 +451,11 @@ fn parse_log_avg(text: &str) -> Result<u64, String> {
     whole_in(text, 1, 3_600_000, "an averaging window in milliseconds")
 }
 
-/// Options of the SPDK engine (`--engine spdk`), in SPDK perf's terms.
+/// Options of SPDK's environment and controllers, in SPDK perf's terms: what attaching needs
+/// (`run`, `suite`, `compare`, and `devices`, which takes nothing else).
 #[derive(Debug, Args, Clone, Default)]
 #[command(next_help_heading = "SPDK engine")]
-pub struct SpdkArgs {
+pub struct SpdkEnvArgs {
     /// NVMe transport ID, as SPDK writes it; repeat for several controllers. Add `ns:N` for one
     /// namespace: 'trtype:PCIe traddr:0000:01:00.0 ns:1', 'trtype:TCP adrfam:IPv4 traddr:127.0.0.1
     /// trsvcid:4420 subnqn:nqn.2016-06.io.spdk:cnode1'.
@@ -409,13 +478,25 @@ pub struct SpdkArgs {
     #[arg(long, value_parser = ["pa", "va"])]
     pub iova_mode: Option<String>,
 
-    /// I/O queue entries per queue pair (default: the most the controller allows).
-    #[arg(long, value_name = "N", value_parser = parse_io_queue_size)]
-    pub io_queue_size: Option<u32>,
-
-    /// Show SPDK's own log messages on stderr at this level (off by default).
+    /// Show SPDK's own log messages on stderr at this level [default: none]
     #[arg(long, value_parser = ["error", "warn", "notice", "info", "debug"])]
     pub spdk_log: Option<String>,
+}
+
+/// Options of the SPDK engine (`--engine spdk`): the environment's, and those of a run's queue
+/// pairs and fault injection.
+///
+/// It dereferences to its [`SpdkEnvArgs`], so that `args.spdk.trids` reads the same whether or not a
+/// command takes the run's options too.
+#[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = "SPDK engine")]
+pub struct SpdkArgs {
+    #[command(flatten)]
+    pub env: SpdkEnvArgs,
+
+    /// I/O queue entries per queue pair [default: the most the controller allows]
+    #[arg(long, value_name = "N", value_parser = parse_io_queue_size)]
+    pub io_queue_size: Option<u32>,
 
     /// Fault injection (testing the stack): fail COUNT commands of each worker's queue pair with
     /// the given NVMe status, e.g. `read:10` (status 0:0x06, internal error) or
@@ -430,9 +511,22 @@ pub struct SpdkArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
     pub spdk_reset_after: Option<Duration>,
 
-    /// Completions reaped per poll at most (default: the queue depth).
+    /// Completions reaped per poll at most [default: the queue depth]
     #[arg(long, value_name = "N", value_parser = parse_qd)]
     pub max_completions: Option<u32>,
+}
+
+impl std::ops::Deref for SpdkArgs {
+    type Target = SpdkEnvArgs;
+    fn deref(&self) -> &SpdkEnvArgs {
+        &self.env
+    }
+}
+
+impl std::ops::DerefMut for SpdkArgs {
+    fn deref_mut(&mut self) -> &mut SpdkEnvArgs {
+        &mut self.env
+    }
 }
 
 impl SpdkArgs {
@@ -530,7 +624,7 @@ pub struct SuiteArgs {
     #[arg(long, value_name = "PCT", value_parser = parse_working_set)]
     pub working_set: Option<f64>,
 
-    /// Threads (workers) of each step, for streams that follow the suite's count (default 1).
+    /// Threads (workers) of each step, for streams that follow the suite's count.
     #[arg(long, visible_alias = "numjobs", default_value = "1", value_parser = parse_jobs)]
     pub jobs: usize,
 
@@ -578,7 +672,7 @@ pub struct SuiteArgs {
     #[arg(long, default_value = "2", value_name = "N", value_parser = parse_fill)]
     pub fill: f64,
 
-    /// Length of each steady-state round (default: --time).
+    /// Length of each steady-state round [default: --time]
     #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
     pub round_time: Option<Duration>,
 

@@ -116,8 +116,7 @@ fn parse_engines(args: &CompareArgs) -> Result<(Vec<String>, Vec<EngineSpec>), S
         return Err(SetupError::from(ConfigError::Invalid {
             option: "engines",
             message: format!("compare does not take {what}; use `nvmebench run` for it"),
-        })
-        .into());
+        }));
     }
     let specs = split_engines(&args.engines).map_err(SetupError::from)?;
     let engines =
@@ -194,7 +193,10 @@ impl Turns<'_> {
             Ok(r) => r,
             Err(e) => return self.could_not_start(i, spec, e),
         };
-        let live = LiveLine::new(self.quiet);
+        let live = LiveLine::new(
+            crate::run::live_mode(&self.args.run, self.quiet),
+            crate::report::live::Plan { ramp: cfg.ramp, runtime: cfg.runtime },
+        );
         let result = match execute(&cfg, spdk.as_ref(), signal.clone(), &live) {
             Ok(r) => r,
             Err(e) => return self.could_not_start(i, spec, e),

@@ -675,25 +675,14 @@ fn cpu_governor(host: &Host, cores: &[usize]) -> Check {
 
 /// Worker cores outside isolcpus/nohz_full, where other tasks and timer ticks interrupt them.
 fn isolated_cores(host: &Host, cores: &[usize]) -> Check {
-    let list = cores.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
     let mut isolated = BTreeSet::new();
     for f in ["sys/devices/system/cpu/isolated", "sys/devices/system/cpu/nohz_full"] {
         if let Some(s) = host.read(f) {
             isolated.extend(crate::units::parse_core_list(&s).unwrap_or_default());
         }
     }
-    let shared: Vec<String> = cores.iter().filter(|c| !isolated.contains(c)).map(usize::to_string).collect();
-    if shared.is_empty() {
-        check(IoPath::Both, "isolated-cores", Status::Ok, format!("all worker cores ({list}) are isolated"), None)
-    } else {
-        check(
-            IoPath::Both,
-            "isolated-cores",
-            Status::Warn,
-            format!("not isolated: {} (other tasks and timer ticks interrupt workers there)", shared.join(",")),
-            Some(format!("add isolcpus={list} nohz_full={list} to the kernel command line and reboot")),
-        )
-    }
+    let online = host.read("sys/devices/system/cpu/online").and_then(|s| crate::units::parse_core_list(&s).ok());
+    isolation_check(cores, &isolated, online.as_deref().unwrap_or(&[]))
 }
 
 /// Pairs of worker cores that are SMT siblings (same thread_siblings_list), sharing one physical core.
@@ -802,9 +791,75 @@ pub fn exit_code(checks: &[Check]) -> u8 {
     u8::from(checks.iter().any(|c| c.status == Status::Fail))
 }
 
+/// The core left to the kernel's housekeeping (timers, RCU callbacks, unbound interrupts): the
+/// boot CPU, which nohz_full cannot take.
+pub const HOUSEKEEPING_CORE: usize = 0;
+
+/// Whether the worker cores are isolated, and which cores to isolate: the workers' own, never the
+/// housekeeping core (a worker there shares it with the kernel's work, so it is moved instead).
+fn isolation_check(cores: &[usize], isolated: &BTreeSet<usize>, online: &[usize]) -> Check {
+    use crate::config::format_core_list;
+    let shared: Vec<usize> = cores.iter().copied().filter(|c| !isolated.contains(c)).collect();
+    if shared.is_empty() {
+        let list = format_core_list(cores);
+        return check(
+            IoPath::Both,
+            "isolated-cores",
+            Status::Ok,
+            format!("all worker cores ({list}) are isolated"),
+            None,
+        );
+    }
+    let why = format!(
+        "core {HOUSEKEEPING_CORE} stays for housekeeping: the kernel's timers, RCU callbacks and unbound interrupts need a core, and nohz_full cannot take the boot CPU"
+    );
+    let mut isolate: Vec<usize> = shared.iter().copied().filter(|&c| c != HOUSEKEEPING_CORE).collect();
+    let on_housekeeping = cores.contains(&HOUSEKEEPING_CORE);
+    let mut fix = String::new();
+    if on_housekeeping {
+        let spare = online.iter().copied().find(|c| *c != HOUSEKEEPING_CORE && !cores.contains(c));
+        match spare {
+            Some(c) => {
+                let mut moved: Vec<usize> = cores.iter().map(|&w| if w == HOUSEKEEPING_CORE { c } else { w }).collect();
+                moved.sort_unstable();
+                fix = format!("run the workers on --cores {} instead; ", format_core_list(&moved));
+                isolate.push(c);
+                isolate.sort_unstable();
+            }
+            None => fix = format!("no core is free to take the worker off core {HOUSEKEEPING_CORE}; "),
+        }
+    }
+    let finding = format!(
+        "not isolated: {} (other tasks and timer ticks interrupt workers there){}",
+        format_core_list(&shared),
+        if on_housekeeping { format!("; core {HOUSEKEEPING_CORE} is the housekeeping core") } else { String::new() }
+    );
+    if !isolate.is_empty() {
+        let list = format_core_list(&isolate);
+        fix.push_str(&format!("add isolcpus={list} nohz_full={list} to the kernel command line and reboot"));
+    }
+    check(IoPath::Both, "isolated-cores", Status::Warn, finding, Some(format!("{fix} ({why})")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn isolation_advice_leaves_the_housekeeping_core_alone() {
+        let none = BTreeSet::new();
+        let c = isolation_check(&[0], &none, &[0, 1, 2, 3]);
+        let fix = c.fix.unwrap();
+        assert!(fix.starts_with("run the workers on --cores 1 instead; add isolcpus=1 nohz_full=1"), "{fix}");
+        assert!(fix.contains("core 0 stays for housekeeping"), "says why: {fix}");
+        assert!(!fix.contains("isolcpus=0"), "{fix}");
+        let fix = isolation_check(&[2, 3], &none, &[0, 1, 2, 3]).fix.unwrap();
+        assert!(fix.starts_with("add isolcpus=2-3 nohz_full=2-3 to the kernel command line"), "{fix}");
+        let fix = isolation_check(&[0, 1], &BTreeSet::from([1]), &[0, 1, 2]).fix.unwrap();
+        assert!(fix.starts_with("run the workers on --cores 1-2 instead; add isolcpus=2 nohz_full=2"), "{fix}");
+        assert!(isolation_check(&[0], &none, &[0]).fix.unwrap().starts_with("no core is free"));
+        assert_eq!(isolation_check(&[1], &BTreeSet::from([1]), &[0, 1]).status, Status::Ok);
+    }
     use std::os::unix::fs::symlink;
 
     fn put(root: &Path, rel: &str, text: &str) {

@@ -10,6 +10,7 @@ pub mod config;
 pub mod coordinator;
 pub mod cpu;
 pub mod devices;
+pub mod docs;
 pub mod doctor;
 pub mod engine;
 pub mod fio;

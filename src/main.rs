@@ -10,6 +10,7 @@ use clap::{ArgMatches, CommandFactory, FromArgMatches};
 use nvmebench::cli::{Cli, Command};
 use nvmebench::compare::compare_command;
 use nvmebench::devices::devices_command;
+use nvmebench::docs::{self, DocsError};
 use nvmebench::doctor;
 use nvmebench::fio;
 use nvmebench::report_cmd::{ResultsCommandError, merge_command, report_command};
@@ -61,6 +62,8 @@ fn main() -> ExitCode {
         Command::Merge(args) => merge_command(&args).map(|()| 0),
         Command::Doctor(args) => doctor::doctor_command(&args).map_err(anyhow::Error::from),
         Command::Suite(args) => suite_command(&args),
+        Command::Completions(args) => docs::completions_command(&args).map(|()| 0),
+        Command::Man(args) => docs::man_command(&args).map(|()| 0),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -71,6 +74,7 @@ fn main() -> ExitCode {
                 || e.downcast_ref::<fio::FioError>().is_some()
                 || e.downcast_ref::<ResultsCommandError>().is_some()
                 || e.downcast_ref::<doctor::DoctorError>().is_some()
+                || e.downcast_ref::<DocsError>().is_some()
                 || e.downcast_ref::<SuiteError>().is_some_and(SuiteError::is_usage);
             ExitCode::from(if usage { 2 } else { 1 })
         }

@@ -4,9 +4,13 @@
 //! whole output is produced in memory, before anything is written; a bad input leaves no file.
 
 use crate::cli::{MergeArgs, ReportArgs, ReportFormat};
-use crate::report::load::{self, ResultsError};
-use crate::report::{html, merge, table};
-use std::io::Write;
+use crate::report::charts::{self, Chart};
+use crate::report::html::{self, PageOptions};
+use crate::report::labels::{self, LabelError};
+use crate::report::load::{self, ResultSet, ResultsError};
+use crate::report::raster::{self, RasterError};
+use crate::report::{merge, table};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 /// Errors about the command line or the inputs of `report` and `merge`; all exit with status 2.
@@ -19,9 +23,23 @@ pub enum ResultsCommandError {
     #[error("-o {path} is one of the inputs; pick another output file")]
     OutputIsInput { path: String },
     #[error(
-        "-o {path}: cannot tell the format from the extension '{ext}'; name it .html, .csv or .md, or pass --format"
+        "-o {path}: cannot tell the format from the extension '{ext}'; name it .html, .csv, .md, .svg or .png, or pass --format"
     )]
     UnknownExtension { path: String, ext: String },
+    #[error(transparent)]
+    Label(#[from] LabelError),
+    #[error(transparent)]
+    Raster(#[from] RasterError),
+    #[error("--format {format} writes one chart; name it with --chart (one of: {names})")]
+    ChartMissing { format: &'static str, names: String },
+    #[error("--chart {name}: no such chart in these results; pick one of: {names}")]
+    UnknownChart { name: String, names: String },
+    #[error("--chart picks a chart for --format svg or png; drop it, or pass one of those formats")]
+    ChartWithoutImage,
+    #[error("--format png is binary and stdout is a terminal; write it to a file with -o FILE.png")]
+    PngToTerminal,
+    #[error("cannot write {path}: {error}; pick a writable path")]
+    Unwritable { path: String, error: std::io::Error },
 }
 
 /// Runs `nvmebench report`.
@@ -34,17 +52,50 @@ pub fn report_command(args: &ReportArgs) -> anyhow::Result<()> {
         (None, Some(p)) => format_from_extension(p)?,
         (None, None) => ReportFormat::Html,
     };
+    if args.chart.is_some() && !matches!(format, ReportFormat::Svg | ReportFormat::Png) {
+        return Err(ResultsCommandError::ChartWithoutImage.into());
+    }
+    if format == ReportFormat::Png && args.output.is_none() && std::io::stdout().is_terminal() {
+        return Err(ResultsCommandError::PngToTerminal.into());
+    }
+    let parsed: Vec<(String, labels::Label)> = args
+        .labels
+        .iter()
+        .map(|l| labels::parse(l).map(|p| (l.clone(), p)))
+        .collect::<Result<_, _>>()
+        .map_err(ResultsCommandError::from)?;
     check_output(args.output.as_deref(), &args.results)?;
-    let set = load::load(&args.results).map_err(ResultsCommandError::from)?;
-    let text = match format {
-        ReportFormat::Html => html::render(&set)?,
+    let mut set = load::load(&args.results).map_err(ResultsCommandError::from)?;
+    labels::apply(&mut set.runs, &parsed).map_err(ResultsCommandError::from)?;
+    let bytes = match format {
+        ReportFormat::Html => {
+            let opts = PageOptions { title: args.title.clone(), hide_serial: args.hide_serial };
+            html::render(&set, &opts)?.into_bytes()
+        }
         ReportFormat::Csv | ReportFormat::Md if set.runs.is_empty() => {
             return Err(ResultsCommandError::from(ResultsError::NoRuns).into());
         }
-        ReportFormat::Csv => table::csv(&table::summary_rows(&set.runs)),
-        ReportFormat::Md => table::markdown(&table::summary_rows(&set.runs)),
+        ReportFormat::Csv => table::csv(&table::summary_rows(&set.runs)).into_bytes(),
+        ReportFormat::Md => table::markdown(&table::summary_rows(&set.runs)).into_bytes(),
+        ReportFormat::Svg => raster::standalone_svg(&one_chart(&set, args.chart.as_deref(), "svg")?.svg).into_bytes(),
+        ReportFormat::Png => {
+            raster::png(&one_chart(&set, args.chart.as_deref(), "png")?.svg).map_err(ResultsCommandError::from)?
+        }
     };
-    write_output(args.output.as_deref(), &text)
+    write_output(args.output.as_deref(), &bytes)
+}
+
+/// The chart `--chart` names, or a sentence listing the ones there are.
+fn one_chart(set: &ResultSet, name: Option<&str>, format: &'static str) -> anyhow::Result<Chart> {
+    let all = charts::all(set)?;
+    let names = || all.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ");
+    let Some(name) = name else {
+        return Err(ResultsCommandError::ChartMissing { format, names: names() }.into());
+    };
+    match all.iter().find(|c| c.name == name) {
+        Some(c) => Ok(c.clone()),
+        None => Err(ResultsCommandError::UnknownChart { name: name.to_string(), names: names() }.into()),
+    }
 }
 
 /// Runs `nvmebench merge`.
@@ -55,8 +106,11 @@ pub fn merge_command(args: &MergeArgs) -> anyhow::Result<()> {
     check_output(args.output.as_deref(), &args.inputs)?;
     let set = load::load(&args.inputs).map_err(ResultsCommandError::from)?;
     let merged = merge::merge(&set.runs).map_err(ResultsCommandError::from)?;
+    for note in merged.merged.iter().flat_map(|m| &m.notes) {
+        eprintln!("nvmebench: warning: {note}");
+    }
     let text = serde_json::to_string_pretty(&merged).expect("a JSON value always serialises") + "\n";
-    write_output(args.output.as_deref(), &text)
+    write_output(args.output.as_deref(), text.as_bytes())
 }
 
 fn format_from_extension(p: &Path) -> Result<ReportFormat, ResultsCommandError> {
@@ -65,6 +119,8 @@ fn format_from_extension(p: &Path) -> Result<ReportFormat, ResultsCommandError> 
         "html" | "htm" => Ok(ReportFormat::Html),
         "csv" => Ok(ReportFormat::Csv),
         "md" | "markdown" => Ok(ReportFormat::Md),
+        "svg" => Ok(ReportFormat::Svg),
+        "png" => Ok(ReportFormat::Png),
         _ => Err(ResultsCommandError::UnknownExtension { path: p.display().to_string(), ext }),
     }
 }
@@ -83,7 +139,7 @@ fn check_output(output: Option<&Path>, inputs: &[PathBuf]) -> Result<(), Results
 }
 
 /// Writes to the file (whole, or not at all) or to stdout, where a closed pipe is not an error.
-fn write_output(output: Option<&Path>, text: &str) -> anyhow::Result<()> {
+fn write_output(output: Option<&Path>, bytes: &[u8]) -> anyhow::Result<()> {
     match output {
         Some(p) => {
             let tmp = p.with_extension(format!(
@@ -91,12 +147,17 @@ fn write_output(output: Option<&Path>, text: &str) -> anyhow::Result<()> {
                 p.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default(),
                 std::process::id()
             ));
-            std::fs::write(&tmp, text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", tmp.display()))?;
-            std::fs::rename(&tmp, p).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))
+            let unwritable = |error| ResultsCommandError::Unwritable { path: p.display().to_string(), error };
+            std::fs::write(&tmp, bytes).map_err(unwritable)?;
+            std::fs::rename(&tmp, p).map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                unwritable(e)
+            })?;
+            Ok(())
         }
         None => {
             let mut out = std::io::stdout().lock();
-            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+            match out.write_all(bytes).and_then(|()| out.flush()) {
                 Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
                     Err(anyhow::anyhow!("cannot write to stdout: {e}"))
                 }

@@ -8,8 +8,10 @@ use crate::config::{ConfigError, RunConfig};
 use crate::coordinator::{self, RunPlan, RunResult};
 use crate::launch::{self, EngineTarget, SpdkRun};
 use crate::options::OutputFormat;
+use crate::report;
+use crate::report::live::{self, LiveLine, LiveMode};
+use crate::report::text::Width;
 pub use crate::report::write_stdout;
-use crate::report::{self, live::LiveLine};
 use crate::target::{self, RemoveOnDrop, TargetKind};
 use crate::worker::{VerifyPlan, WorkerPlan};
 use std::sync::Arc;
@@ -55,6 +57,18 @@ pub enum SetupError {
     Rebind(#[from] crate::rebind::RebindError),
 }
 
+/// How `run`'s options (`--quiet`, `--progress`, `--status-interval`) show the live line.
+pub fn live_mode(args: &RunArgs, quiet: bool) -> LiveMode {
+    use crate::cli::ProgressMode;
+    let never = args.progress == ProgressMode::Never;
+    LiveMode::choose(
+        quiet || never,
+        args.progress == ProgressMode::Auto,
+        args.progress == ProgressMode::Always,
+        args.status_interval,
+    )
+}
+
 /// Runs `nvmebench run` to completion and writes its reports.
 pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
     let (cfg, spdk) = resolve(args, args.engine.as_deref().unwrap_or(crate::config::DEFAULT_ENGINE))?;
@@ -76,7 +90,7 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
         target::prepare_file(t).map_err(|e| SetupError::Config(e.into()))?;
     }
 
-    let live = LiveLine::new(cfg.quiet || cfg.output == OutputFormat::Json);
+    let live = LiveLine::new(live_mode(args, cfg.quiet), live::Plan { ramp: cfg.ramp, runtime: cfg.runtime });
     let disk_before = crate::report::fio_output::disk_before(args, &cfg);
     let result = execute(&cfg, spdk.as_ref(), signal, &live)?;
     let disk = crate::report::fio_output::disk_since(disk_before, &cfg);
@@ -103,9 +117,13 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
     }
     let out = match (crate::report::fio_output::single_run_output(args, &cfg, &result, disk)?, cfg.output) {
         (Some(fio_json), _) => fio_json,
-        (None, OutputFormat::Text) => report::text::render(&cfg, &result, clock),
+        (None, OutputFormat::Text) => {
+            report::text::render(&cfg, &result, clock, if args.wide { Width::Wide } else { Width::Compact })
+        }
         (None, OutputFormat::Json) => {
-            serde_json::to_string_pretty(&json).expect("a JSON value always serialises") + "\n"
+            serde_json::to_string_pretty(&json).expect("a JSON value always serialises")
+                + "
+"
         }
     };
     crate::report::fio_output::write_report(&args.fio, &out)?;

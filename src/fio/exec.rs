@@ -78,7 +78,11 @@ pub fn run_job_file(path: &Path, cli: &RunArgs, given: &[String]) -> anyhow::Res
                 target::prepare_file(t).map_err(|e| SetupError::Config(e.into()))?;
             }
         }
-        let live = LiveLine::new(quiet);
+        let first = &group[0].1;
+        let live = LiveLine::new(
+            crate::run::live_mode(cli, quiet),
+            crate::report::live::Plan { ramp: first.ramp, runtime: first.runtime },
+        );
         let run = if group.len() == 1 {
             let result = crate::run::execute(&group[0].1, spdk.as_ref(), signal.clone(), &live)?;
             let workers = vec![(0..result.workers.len()).collect()];
@@ -352,7 +356,7 @@ fn write_results(path: &Path, cli: &RunArgs, plan: &Plan, runs: &[GroupRun], dis
             let names = r.jobs.iter().map(|(j, _)| format!("[{}]", j.name)).collect::<Vec<_>>().join(" ");
             let _ = writeln!(out, "== group {g}: {names}");
             if r.jobs.len() == 1 {
-                out.push_str(&report::text::render(&r.jobs[0].1, &r.result, clock));
+                out.push_str(&report::text::render(&r.jobs[0].1, &r.result, clock, report::text::Width::Compact));
             } else {
                 for (i, (job, _)) in r.jobs.iter().enumerate() {
                     let (s, ns) = &stats[g][i];

@@ -640,6 +640,9 @@ pub struct Merged {
     /// The rule for time and for what is exact.
     pub rule: String,
     pub inputs: Vec<MergedInput>,
+    /// Warnings about the inputs (they did not run at the same time), one sentence each.
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]

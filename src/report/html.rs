@@ -4,10 +4,12 @@
 //! The page is well-formed XML as well as HTML (every element closed, all text escaped), so tests can
 //! parse it strictly and a browser needs nothing beyond the file. It reads loaded results only.
 
-use super::doc::{BsSplitDoc, RandomDist, Rw};
-use super::load::{ResultSet, RunDoc};
-use super::plot::{self, PlotError, Series, Unit};
+use super::charts::{self, Chart};
+use super::columns::thousands;
+use super::load::{ResultSet, RunDoc, SteadyState, Sweep};
+use super::plot::PlotError;
 use super::table::{SummaryRow, summary_rows};
+use super::ticks;
 use super::{format_count, format_latency};
 use crate::units::format_size;
 use serde_json::Value;
@@ -27,6 +29,7 @@ table.kv td:first-child { color: #555; white-space: nowrap; }
 figure { margin: 12px 0 24px; }
 figcaption { color: #555; font-size: 0.9em; }
 svg { max-width: 100%; height: auto; }
+div.wide { overflow-x: auto; }
 .steady { color: #2c7a2c; font-weight: bold; }
 .unsteady { color: #b02020; font-weight: bold; }
 details { margin: 4px 0 12px; }
@@ -48,17 +51,51 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// What the page says beyond the results: its title, and what it leaves out for publication.
+#[derive(Clone, Debug, Default)]
+pub struct PageOptions {
+    /// The page's heading and `<title>` (default "nvmebench report").
+    pub title: Option<String>,
+    /// Leave drive serial numbers out of the page.
+    pub hide_serial: bool,
+}
+
 /// Renders the whole page.
 ///
 /// # Errors
 /// A plot that cannot be drawn (which only bad numbers that `load` lets through could cause).
-pub fn render(set: &ResultSet) -> Result<String, PlotError> {
+pub fn render(set: &ResultSet, opts: &PageOptions) -> Result<String, PlotError> {
     let mut h = String::new();
+    head(&mut h, set, opts);
+    if !set.runs.is_empty() {
+        h.push_str("<h2 id=\"summary\">Summary</h2>\n");
+        summary_table(&mut h, &summary_rows(&set.runs));
+        section(&mut h, "latency", "Latency", &charts::latency(&set.runs)?);
+        section(&mut h, "compare", "Runs compared", &charts::comparison(&set.runs)?);
+        time_section(&mut h, &set.runs)?;
+        section(&mut h, "breakdown", "Workers and inputs", &charts::breakdown(&set.runs)?);
+        h.push_str("<h2 id=\"runs\">Runs</h2>\n");
+        for r in &set.runs {
+            run_section(&mut h, r, opts.hide_serial);
+        }
+    }
+    iorate_section(&mut h, set)?;
+    for (i, s) in set.sweeps.iter().enumerate() {
+        sweep_section(&mut h, i, s)?;
+    }
+    for (i, s) in set.steady_state.iter().enumerate() {
+        steady_section(&mut h, i, s)?;
+    }
+    h.push_str("</body>\n</html>\n");
+    Ok(h)
+}
+
+/// The document head, the heading and where the results came from.
+fn head(h: &mut String, set: &ResultSet, opts: &PageOptions) {
+    let title = escape(opts.title.as_deref().unwrap_or("nvmebench report"));
     h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n");
     h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n");
-    h.push_str("<title>nvmebench report</title>\n<style>");
-    h.push_str(STYLE);
-    h.push_str("</style>\n</head>\n<body>\n<h1>nvmebench report</h1>\n");
+    let _ = writeln!(h, "<title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{title}</h1>");
     let files: Vec<String> = set.files.iter().map(|f| f.display().to_string()).collect();
     let _ = writeln!(
         h,
@@ -68,128 +105,111 @@ pub fn render(set: &ResultSet) -> Result<String, PlotError> {
         escape(&files.join(", ")),
         env!("CARGO_PKG_VERSION")
     );
+}
 
-    if !set.runs.is_empty() {
-        h.push_str("<h2 id=\"summary\">Summary</h2>\n");
-        summary_table(&mut h, &summary_rows(&set.runs));
-        h.push_str("<h2 id=\"latency\">Latency</h2>\n");
-        let dirs = direction_series(&set.runs);
-        figure(
-            &mut h,
-            "percentiles",
-            &plot::percentiles(&dirs)?,
-            "Latency at each percentile from the whole histograms; the x axis is in nines, so the tail gets as much room as the median. Each line ends where its I/O count stops resolving further nines.",
-        );
-        figure(
-            &mut h,
-            "histogram",
-            &plot::histogram(&dirs)?,
-            "Share of I/Os in each latency bucket; buckets widen with latency (ten per decade).",
-        );
-        time_section(&mut h, &set.runs)?;
-        h.push_str("<h2 id=\"runs\">Runs</h2>\n");
-        for r in &set.runs {
-            run_section(&mut h, r);
-        }
+/// A heading and its charts; nothing when there are none.
+fn section(h: &mut String, id: &str, title: &str, charts: &[Chart]) {
+    if charts.is_empty() {
+        return;
     }
-    if !set.iorate.is_empty() {
-        h.push_str("<h2 id=\"iorate\">IOPS against latency</h2>\n");
-        figure(
-            &mut h,
-            "iorate-plot",
-            &plot::iorate(&set.iorate)?,
-            "Mean (solid, circles) and p99 (dashed, triangles) latency at each achieved rate as the offered rate rises; the dashed vertical line marks where the curve stopped and by which rule.",
-        );
-        for c in &set.iorate {
-            let _ = writeln!(h, "<h3>{}</h3>", escape(&c.label));
-            if let Some(s) = &c.stop {
-                let _ = writeln!(h, "<p>Stopped at {} IOPS: {}.</p>", format_count(s.iops), escape(&s.rule));
-            }
-            h.push_str("<table><tr><th>offered IOPS</th><th>achieved IOPS</th><th>mean</th><th>p99</th></tr>\n");
-            for p in &c.points {
-                let _ = writeln!(
-                    h,
-                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    p.target_iops.map_or("-".into(), format_count),
-                    format_count(p.iops),
-                    format_latency(p.mean_ns),
-                    format_latency(p.p99_ns)
-                );
-            }
-            h.push_str("</table>\n");
-        }
+    let _ = writeln!(h, "<h2 id=\"{id}\">{}</h2>", escape(title));
+    for c in charts {
+        figure(h, c);
     }
-    for (i, s) in set.sweeps.iter().enumerate() {
-        if i == 0 {
-            h.push_str("<h2 id=\"sweeps\">Threads × queue depth</h2>\n");
+}
+
+fn figure(h: &mut String, c: &Chart) {
+    let _ =
+        writeln!(h, "<figure id=\"{}\">\n{}<figcaption>{}</figcaption>\n</figure>", c.name, c.svg, escape(&c.caption));
+}
+
+fn time_section(h: &mut String, runs: &[RunDoc]) -> Result<(), PlotError> {
+    let charts = charts::over_time(runs)?;
+    if charts.is_empty() && runs.iter().any(|r| !r.doc.intervals.is_empty()) {
+        let _ = writeln!(
+            h,
+            "<h2 id=\"time\">Over time</h2>\n<p>No run has {} reporting intervals or more, too few for a time series; run longer or pass a shorter --interval.</p>",
+            charts::MIN_TIME_POINTS
+        );
+    }
+    section(h, "time", "Over time", &charts);
+    Ok(())
+}
+
+fn iorate_section(h: &mut String, set: &ResultSet) -> Result<(), PlotError> {
+    section(h, "iorate", "IOPS against latency", &charts::iorate(set)?);
+    for c in &set.iorate {
+        let _ = writeln!(h, "<h3>{}</h3>", escape(&c.label));
+        if let Some(s) = &c.stop {
+            let _ = writeln!(h, "<p>Stopped at {} IOPS: {}.</p>", format_count(s.iops), escape(&s.rule));
         }
-        let _ = writeln!(h, "<h3>{}</h3>", escape(&s.label));
-        figure(&mut h, &format!("sweep-{i}"), &plot::heat_map(s)?, "IOPS in each cell; darker is faster.");
-        h.push_str("<table><tr><th>threads \\ qd</th>");
-        for q in &s.queue_depths {
-            let _ = write!(h, "<th>{q}</th>");
-        }
-        h.push_str("</tr>\n");
-        for (r, t) in s.threads.iter().enumerate() {
-            let _ = write!(h, "<tr><th>{t}</th>");
-            for (c, v) in s.iops[r].iter().enumerate() {
-                let p99 = s.p99_ns.as_ref().map(|m| format!(" (p99 {})", format_latency(m[r][c])));
-                let _ = write!(h, "<td>{}{}</td>", format_count(*v), p99.unwrap_or_default());
-            }
-            h.push_str("</tr>\n");
+        h.push_str("<table><tr><th>offered IOPS</th><th>achieved IOPS</th><th>mean</th><th>p99</th></tr>\n");
+        for p in &c.points {
+            let _ = writeln!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                p.target_iops.map_or("-".into(), format_count),
+                format_count(p.iops),
+                format_latency(p.mean_ns),
+                format_latency(p.p99_ns)
+            );
         }
         h.push_str("</table>\n");
     }
-    for (i, s) in set.steady_state.iter().enumerate() {
-        if i == 0 {
-            h.push_str("<h2 id=\"steady-state\">Steady state</h2>\n");
-        }
-        let _ = writeln!(h, "<h3>{}</h3>", escape(&s.label));
-        match s.verdict() {
-            Some(v) => {
-                let _ = writeln!(
-                    h,
-                    "<p><span class=\"{}\">{}</span>: over rounds {}–{} the values span {:.1}% of their average (limit {:.0}%) and the best-fit line rises {:.1}% of it (limit {:.0}%).</p>",
-                    if v.steady { "steady" } else { "unsteady" },
-                    if v.steady { "Steady" } else { "Not steady" },
-                    v.first + 1,
-                    s.rounds.len(),
-                    v.range_fraction * 100.0,
-                    super::load::STEADY_RANGE * 100.0,
-                    v.slope_fraction * 100.0,
-                    super::load::STEADY_SLOPE * 100.0
-                );
-            }
-            None => {
-                let _ = writeln!(h, "<p>{} rounds so far; the window needs {}.</p>", s.rounds.len(), s.window);
-            }
-        }
-        figure(
-            &mut h,
-            &format!("steady-{i}"),
-            &plot::steady_state(s)?,
-            "Each round's value; the shaded window holds the last rounds, with their average, the ±10% lines and the best-fit line.",
-        );
+    Ok(())
+}
+
+fn sweep_section(h: &mut String, i: usize, s: &Sweep) -> Result<(), PlotError> {
+    if i == 0 {
+        h.push_str("<h2 id=\"sweeps\">Threads × queue depth</h2>\n");
     }
-    h.push_str("</body>\n</html>\n");
-    Ok(h)
+    let _ = writeln!(h, "<h3>{}</h3>", escape(&s.label));
+    for c in charts::sweep(i, s)? {
+        figure(h, &c);
+    }
+    h.push_str("<div class=\"wide\"><table><tr><th>threads \\ qd</th>");
+    for q in &s.queue_depths {
+        let _ = write!(h, "<th>{q}</th>");
+    }
+    h.push_str("</tr>\n");
+    for (r, t) in s.threads.iter().enumerate() {
+        let _ = write!(h, "<tr><th>{t}</th>");
+        for (c, v) in s.iops[r].iter().enumerate() {
+            let p99 = s.p99_ns.as_ref().map(|m| format!(" (p99 {})", ticks::latency(m[r][c])));
+            let _ = write!(h, "<td>{}{}</td>", format_count(*v), p99.unwrap_or_default());
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</table></div>\n");
+    Ok(())
 }
 
-fn figure(h: &mut String, id: &str, svg: &str, caption: &str) {
-    let _ = writeln!(h, "<figure id=\"{id}\">\n{svg}<figcaption>{}</figcaption>\n</figure>", escape(caption));
-}
-
-/// Every run's directions with I/O, labelled `run read` / `run write`.
-fn direction_series(runs: &[RunDoc]) -> Vec<(String, &crate::stats::DirStats)> {
-    runs.iter()
-        .flat_map(|r| {
-            ["read", "write"]
-                .into_iter()
-                .enumerate()
-                .filter(|(i, _)| r.dirs[*i].ios > 0)
-                .map(move |(i, name)| (format!("{} {name}", r.label), &r.dirs[i]))
-        })
-        .collect()
+fn steady_section(h: &mut String, i: usize, s: &SteadyState) -> Result<(), PlotError> {
+    if i == 0 {
+        h.push_str("<h2 id=\"steady-state\">Steady state</h2>\n");
+    }
+    let _ = writeln!(h, "<h3>{}</h3>", escape(&s.label));
+    match s.verdict() {
+        Some(v) => {
+            let _ = writeln!(
+                h,
+                "<p><span class=\"{}\">{}</span>: over rounds {}–{} the values span {:.1}% of their average (limit {:.0}%) and the best-fit line rises {:.1}% of it (limit {:.0}%).</p>",
+                if v.steady { "steady" } else { "unsteady" },
+                if v.steady { "Steady" } else { "Not steady" },
+                v.first + 1,
+                s.rounds.len(),
+                v.range_fraction * 100.0,
+                super::load::STEADY_RANGE * 100.0,
+                v.slope_fraction * 100.0,
+                super::load::STEADY_SLOPE * 100.0
+            );
+        }
+        None => {
+            let _ = writeln!(h, "<p>{} rounds so far; the window needs {}.</p>", s.rounds.len(), s.window);
+        }
+    }
+    figure(h, &charts::steady(i, s)?);
+    Ok(())
 }
 
 fn summary_table(h: &mut String, rows: &[SummaryRow]) {
@@ -199,71 +219,22 @@ fn summary_table(h: &mut String, rows: &[SummaryRow]) {
     for r in rows {
         let _ = writeln!(
             h,
-            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&r.run),
             r.direction,
             format_count(r.iops),
-            r.mb_per_s,
+            thousands(r.mb_per_s, 1),
             format_latency(r.mean_ns),
             format_latency(r.p99_ns as f64),
             format_latency(r.p99_99_ns as f64),
             format_latency(r.max_ns as f64),
             format_latency(r.stddev_ns),
-            r.ios,
-            r.errors
+            thousands(r.ios as f64, 0),
+            thousands(r.errors as f64, 0)
         );
     }
     h.push_str("</table>\n");
     h.push_str("<p class=\"meta\">MB/s is 10<sup>6</sup> bytes per second. Percentiles, mean and stddev come from the whole histograms.</p>\n");
-}
-
-fn time_section(h: &mut String, runs: &[RunDoc]) -> Result<(), PlotError> {
-    type Pick = fn(&super::doc::DirInterval) -> f64;
-    let make = |pick: Pick| -> Vec<Series> {
-        let mut out = Vec::new();
-        for r in runs {
-            for (i, name) in ["read", "write"].into_iter().enumerate() {
-                if r.dirs[i].ios == 0 || r.doc.intervals.is_empty() {
-                    continue;
-                }
-                let points =
-                    r.doc.intervals.iter().map(|p| (p.t_s, pick(if i == 0 { &p.read } else { &p.write }))).collect();
-                out.push(Series { label: format!("{} {name}", r.label), points });
-            }
-        }
-        out
-    };
-    let iops = make(|d| d.iops);
-    if iops.is_empty() {
-        return Ok(());
-    }
-    h.push_str("<h2 id=\"time\">Over time</h2>\n");
-    figure(
-        h,
-        "iops-time",
-        &plot::time_series("IOPS per interval", "IOPS", Unit::Count, &iops)?,
-        "I/Os completed in each reporting interval, per second.",
-    );
-    figure(
-        h,
-        "mbps-time",
-        &plot::time_series("MB/s per interval", "MB/s", Unit::MegabytesPerSecond, &make(|d| d.bw_bytes / 1e6))?,
-        "Bandwidth in each interval, in 10^6 bytes per second.",
-    );
-    let p99: Vec<Series> = make(|d| d.p99_ns as f64)
-        .into_iter()
-        .map(|mut s| {
-            s.points.retain(|p| p.1 > 0.0);
-            s
-        })
-        .collect();
-    figure(
-        h,
-        "p99-time",
-        &plot::time_series("p99 latency per interval", "p99 latency", Unit::Latency, &p99)?,
-        "The 99th percentile of each interval's latencies (log scale).",
-    );
-    Ok(())
 }
 
 fn text(v: &Value) -> Option<String> {
@@ -274,17 +245,17 @@ fn text(v: &Value) -> Option<String> {
     }
 }
 
-fn describe_bs(bs: &BsSplitDoc) -> String {
-    let one = bs.entries.len() == 1;
-    let parts: Vec<String> = bs
-        .entries
+fn describe_bs(v: &Value) -> Option<String> {
+    let entries = v["entries"].as_array()?;
+    let parts: Vec<String> = entries
         .iter()
-        .map(|e| {
-            let b = format_size(u64::from(e.bytes));
-            if one { b } else { format!("{b}/{}", e.percent) }
+        .filter_map(|e| {
+            let b = format_size(e["bytes"].as_u64()?);
+            let p = e["percent"].as_f64()?;
+            Some(if entries.len() == 1 { b } else { format!("{b}/{p}") })
         })
         .collect();
-    parts.join(":")
+    Some(parts.join(":"))
 }
 
 /// `YYYY-MM-DD HH:MM:SS UTC` for a UNIX time (Howard Hinnant's civil-from-days).
@@ -303,82 +274,120 @@ pub fn utc(unix_s: u64) -> String {
     format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC", secs / 3600, secs / 60 % 60, secs % 60)
 }
 
-fn run_section(h: &mut String, r: &RunDoc) {
-    let d = &r.doc;
-    let mut kv: Vec<(&str, String)> = Vec::new();
-    let mut add = |k: &'static str, v: Option<String>| {
-        if let Some(v) = v.filter(|v| !v.is_empty()) {
-            kv.push((k, v));
+/// Named facts about a run, in the order the page lists them; empty values are left out.
+#[derive(Default)]
+struct Facts(Vec<(&'static str, String)>);
+
+impl Facts {
+    fn add(&mut self, key: &'static str, value: Option<String>) {
+        if let Some(v) = value.filter(|v| !v.is_empty()) {
+            self.0.push((key, v));
         }
-    };
-    add("source", Some(r.source.clone()));
-    let engine_opts: Vec<String> = d.engine.options.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let name = d.engine.name.clone();
-    add("engine", Some(if engine_opts.is_empty() { name } else { format!("{name} ({})", engine_opts.join(", ")) }));
-    if let Some(c) = &d.config {
-        let w = &c.workload;
-        let rw = w.rw.name();
-        let mix = matches!(w.rw, Rw::Rw | Rw::RandRw);
-        add("pattern", Some(if mix { format!("{rw}, {}% reads", w.read_percent) } else { rw.to_string() }));
-        let (br, bw) = (describe_bs(&w.bs_read), describe_bs(&w.bs_write));
-        add("block size", Some(if br == bw { br } else { format!("{br} read, {bw} write") }));
-        add("queue depth", Some(c.queue_depth.to_string()));
-        let cores: Vec<String> = c.cores.iter().map(usize::to_string).collect();
-        add("workers", Some(format!("{} on cores {}", cores.len(), cores.join(","))));
-        let dist = match w.random_dist {
-            RandomDist::Uniform => "uniform",
-            RandomDist::Zipf { .. } => "zipf",
-            RandomDist::Pareto { .. } => "pareto",
-            RandomDist::Normal { .. } => "normal",
-        };
-        add("distribution", Some(dist.into()));
-        add("measured", Some(format!("{:.3} s", r.elapsed_ns as f64 / 1e9)));
-        add("runtime / ramp", c.runtime.map(|t| format!("{t} s / {} s", c.ramp)));
-        add("I/O limit", c.ios.map(|n| n.to_string()));
-        add("rate limit (IOPS)", c.rate_iops.map(|n| n.to_string()));
-        add("start at (UNIX s)", c.start_at_unix_s.map(|t| t.to_string()));
-        if let Some(t) = &c.target {
-            add("target", Some(format!("{} ({})", t.path, t.kind.name())));
-            add("target size", Some(format_size(t.size_bytes)));
-            add("logical block", Some(format!("{} bytes", t.logical_block_bytes)));
-            add("device", t.device.clone());
-        }
-    } else {
-        add("measured", Some(format!("{:.3} s", r.elapsed_ns as f64 / 1e9)));
     }
-    let host = &d.host;
-    add("host", host.hostname.clone());
-    add("kernel", host.kernel.clone());
-    add(
+}
+
+/// A run's heading, its facts and its whole config (serial numbers left out if `hide_serial`).
+fn run_section(h: &mut String, r: &RunDoc, hide_serial: bool) {
+    let mut facts = Facts::default();
+    facts.add("source", Some(r.source.clone()));
+    workload_facts(&mut facts, r);
+    // The facts are read from the document as JSON, so that older documents with fields the
+    // types leave out still show them.
+    let doc = serde_json::to_value(&r.doc).unwrap_or_default();
+    target_facts(&mut facts, &doc["config"]["target"], hide_serial);
+    machine_facts(&mut facts, &doc);
+    let _ = writeln!(h, "<h3>{}</h3>\n<table class=\"kv\">", escape(&r.label));
+    for (k, v) in facts.0 {
+        let _ = writeln!(h, "<tr><td>{}</td><td>{}</td></tr>", escape(k), escape(&v));
+    }
+    h.push_str("</table>\n<details><summary>full config</summary>\n<table class=\"kv\">\n");
+    let mut flat = Vec::new();
+    flatten("", &doc["config"], &mut flat);
+    for (k, v) in flat.iter().filter(|(k, _)| !(hide_serial && k.ends_with("serial"))) {
+        let _ = writeln!(h, "<tr><td>{}</td><td>{}</td></tr>", escape(k), escape(v));
+    }
+    h.push_str("</table>\n</details>\n");
+}
+
+/// Engine, pattern, sizes, depth, workers and timing.
+fn workload_facts(f: &mut Facts, r: &RunDoc) {
+    let d = &serde_json::to_value(&r.doc).unwrap_or_default();
+    let c = &d["config"];
+    let w = &c["workload"];
+    let engine_opts: Vec<String> = d["engine"]["options"]
+        .as_object()
+        .map(|o| o.iter().map(|(k, v)| format!("{k}={}", text(v).unwrap_or_default())).collect())
+        .unwrap_or_default();
+    f.add(
+        "engine",
+        text(&d["engine"]["name"])
+            .map(|n| if engine_opts.is_empty() { n } else { format!("{n} ({})", engine_opts.join(", ")) }),
+    );
+    let rw = text(&w["rw"]);
+    let mix = w["read_percent"].as_u64().filter(|_| rw.as_deref().is_some_and(|m| m.ends_with("rw")));
+    f.add("pattern", rw.map(|m| mix.map_or(m.clone(), |p| format!("{m}, {p}% reads"))));
+    f.add(
+        "block size",
+        describe_bs(&w["bs_read"]).map(|r| match describe_bs(&w["bs_write"]) {
+            Some(wr) if wr != r => format!("{r} read, {wr} write"),
+            _ => r,
+        }),
+    );
+    f.add("queue depth", text(&c["queue_depth"]));
+    f.add(
+        "workers",
+        c["cores"].as_array().map(|a| {
+            let cores: Vec<String> = a.iter().filter_map(text).collect();
+            format!("{} on cores {}", a.len(), cores.join(","))
+        }),
+    );
+    f.add("distribution", text(&w["random_dist"]["kind"]));
+    f.add("measured", Some(format!("{:.3} s", r.elapsed_ns as f64 / 1e9)));
+    f.add("runtime / ramp", c["runtime"].as_f64().map(|t| format!("{t} s / {} s", c["ramp"].as_f64().unwrap_or(0.0))));
+    f.add("I/O limit", text(&c["ios"]));
+    f.add("rate limit (IOPS)", text(&c["rate_iops"]));
+    f.add("start at (UNIX s)", text(&c["start_at_unix_s"]));
+}
+
+/// The target and the drive behind it.
+fn target_facts(f: &mut Facts, t: &Value, hide_serial: bool) {
+    f.add("target", text(&t["path"]).map(|p| format!("{p} ({})", text(&t["kind"]).unwrap_or_default())));
+    f.add("target size", t["size_bytes"].as_u64().map(format_size));
+    f.add("logical block", t["logical_block_bytes"].as_u64().map(|b| format!("{b} bytes")));
+    f.add("device", text(&t["device"]));
+    f.add("model", text(&t["model"]));
+    if !hide_serial {
+        f.add("serial", text(&t["serial"]));
+    }
+    f.add("firmware", text(&t["firmware"]));
+}
+
+/// Host, clock, tool, how the run ended and what it was merged from.
+fn machine_facts(f: &mut Facts, d: &Value) {
+    let host = &d["host"];
+    f.add("host", text(&host["hostname"]));
+    f.add("kernel", text(&host["kernel"]));
+    f.add(
         "cpu",
-        host.cpu.clone().map(|c| match host.cpus_online {
+        text(&host["cpu"]).map(|c| match host["cpus_online"].as_u64() {
             Some(n) => format!("{c} ({n} CPUs online)"),
             None => c,
         }),
     );
-    add("clock", Some(d.clock.source.clone()));
-    add("started", d.started_at_unix_s.map(utc));
-    add("tool", d.tool.as_ref().map(|t| format!("nvmebench {}", t.version)));
-    add("interrupted by signal", d.results.interrupted_by_signal.map(|s| s.to_string()));
-    add("failure", d.results.failure.clone());
-    if let Some(m) = &d.merged {
-        let hosts: Vec<String> = m.inputs.iter().filter_map(|i| i.host.hostname.clone()).collect();
-        add("merged from", Some(format!("{} inputs ({})", m.inputs.len(), hosts.join(", "))));
-        add("merge rule", Some(m.rule.clone()));
+    f.add("clock", text(&d["clock"]["source"]));
+    f.add("started", d["started_at_unix_s"].as_u64().map(utc));
+    f.add("tool", text(&d["tool"]["version"]).map(|v| format!("nvmebench {v}")));
+    f.add("interrupted by signal", text(&d["results"]["interrupted_by_signal"]));
+    f.add("failure", text(&d["results"]["failure"]));
+    if let Some(inputs) = d["merged"]["inputs"].as_array() {
+        let hosts: Vec<String> = inputs.iter().filter_map(|i| text(&i["host"]["hostname"])).collect();
+        f.add("merged from", Some(format!("{} inputs ({})", inputs.len(), hosts.join(", "))));
+        f.add("merge rule", text(&d["merged"]["rule"]));
+        f.add(
+            "merge notes",
+            d["merged"]["notes"].as_array().map(|n| n.iter().filter_map(text).collect::<Vec<_>>().join("; ")),
+        );
     }
-    let _ = writeln!(h, "<h3>{}</h3>\n<table class=\"kv\">", escape(&r.label));
-    for (k, v) in kv {
-        let _ = writeln!(h, "<tr><td>{}</td><td>{}</td></tr>", escape(k), escape(&v));
-    }
-    h.push_str("</table>\n");
-    let Some(config) = &d.config else { return };
-    h.push_str("<details><summary>full config</summary>\n<table class=\"kv\">\n");
-    let mut flat = Vec::new();
-    flatten("", &serde_json::to_value(config).expect("a config always serialises"), &mut flat);
-    for (k, v) in flat {
-        let _ = writeln!(h, "<tr><td>{}</td><td>{}</td></tr>", escape(&k), escape(&v));
-    }
-    h.push_str("</table>\n</details>\n");
 }
 
 /// `a.b[0].c = value` lines of a JSON value, in document order.

@@ -117,8 +117,46 @@ pub fn merge(runs: &[RunDoc]) -> Result<RunDocument, ResultsError> {
         label: None,
         streams: None,
         suite_step: None,
-        merged: Some(Merged { rule: ELAPSED_RULE.into(), inputs }),
+        merged: Some(Merged { rule: ELAPSED_RULE.into(), inputs, notes: overlap_note(runs).into_iter().collect() }),
     })
+}
+
+/// Starts further apart than this share of the shortest input's measured time are reported.
+pub const MAX_START_SPREAD: f64 = 0.1;
+
+/// A sentence when the inputs did not run at the same time: their measured windows (from each
+/// start for its elapsed time) did not overlap, or they started further apart than
+/// [`MAX_START_SPREAD`] of the shortest. Their summed rate is then not a fleet's. Nothing when they
+/// ran together (inputs of different lengths that started together are fine), or when an input
+/// does not say when it started.
+pub fn overlap_note(runs: &[RunDoc]) -> Option<String> {
+    let windows: Vec<(u64, u64)> = runs
+        .iter()
+        .map(|r| {
+            let start =
+                r.doc.results.started_at_unix_ns.or_else(|| r.doc.started_at_unix_s.map(|s| s * 1_000_000_000))?;
+            Some((start, start + r.elapsed_ns))
+        })
+        .collect::<Option<_>>()?;
+    let first_start = windows.iter().map(|w| w.0).min()?;
+    let last_start = windows.iter().map(|w| w.0).max()?;
+    let first_end = windows.iter().map(|w| w.1).min()?;
+    let shortest = windows.iter().map(|w| w.1 - w.0).min()?.max(1);
+    let spread = last_start - first_start;
+    if last_start >= first_end {
+        Some(format!(
+            "the inputs did not run at the same time (the last started {:.1} s after the first had ended), so the merged IOPS and bandwidth add up rates that never happened together; merge runs started together (--start-at)",
+            (last_start - first_end) as f64 / 1e9
+        ))
+    } else if spread as f64 > MAX_START_SPREAD * shortest as f64 {
+        Some(format!(
+            "the inputs started {:.1} s apart, {:.0}% of the shortest one's measured time, so the merged IOPS and bandwidth mix rates that did not all run together; start them together (--start-at)",
+            spread as f64 / 1e9,
+            100.0 * spread as f64 / shortest as f64
+        ))
+    } else {
+        None
+    }
 }
 
 fn merged_host(runs: &[RunDoc]) -> Host {
@@ -292,5 +330,26 @@ mod tests {
         let m = merge_errors([&e1, &e2].into_iter());
         assert_eq!((m.total, m.read, m.write, m.other, m.retried), (5, 4, 1, 1, 2));
         assert_eq!(m.kinds, [ErrorKindCount { error: eio, count: 4 }, ErrorKindCount { error: short, count: 1 }]);
+    }
+
+    #[test]
+    fn runs_that_did_not_overlap_get_a_note() {
+        let d = DirStats::default();
+        let at = |r: &mut RunDoc, start_ns: u64| r.doc.results.started_at_unix_ns = Some(start_ns);
+        let (mut a, mut b) = (doc(&d, &d, 10_000_000_000, "a"), doc(&d, &d, 10_000_000_000, "b"));
+        at(&mut a, 1_000_000_000_000);
+        at(&mut b, 1_000_000_000_000 + 500_000_000);
+        assert_eq!(overlap_note(&[a.clone(), b.clone()]), None, "0.5 s apart in 10 s is together");
+        assert!(merge(&[a.clone(), b.clone()]).unwrap().merged.unwrap().notes.is_empty());
+        at(&mut b, 1_000_000_000_000 + 5_000_000_000);
+        let note = overlap_note(&[a.clone(), b.clone()]).unwrap();
+        assert!(note.starts_with("the inputs started 5.0 s apart, 50% of the shortest"), "{note}");
+        let mut short = doc(&d, &d, 2_000_000_000, "c");
+        at(&mut short, 1_000_000_000_000);
+        assert_eq!(overlap_note(&[a.clone(), short]), None, "started together, ran different lengths");
+        at(&mut b, 1_000_000_000_000 + 12_000_000_000);
+        let note = overlap_note(&[a.clone(), b.clone()]).unwrap();
+        assert!(note.starts_with("the inputs did not run at the same time (the last started 2.0 s after"), "{note}");
+        assert_eq!(merge(&[a, b]).unwrap().merged.unwrap().notes, vec![note]);
     }
 }

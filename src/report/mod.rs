@@ -1,22 +1,30 @@
-//! Turning results into something to read: the text table, JSON with whole histograms, the live line,
-//! and, from JSON results read back, the HTML page with plots, CSV and Markdown tables, and merging.
+//! Turning results into something to read: the text table (`text`, laid out by `columns`), JSON with
+//! whole histograms, the live line and the step bar, and, from JSON results read back (`load`), the
+//! HTML page with its charts (`charts`, drawn by `plot` and `bars`, axes written by `ticks`), one
+//! chart as SVG or PNG (`raster`), CSV and Markdown tables, run names (`labels`), and merging.
 //!
 //! Reports read `RunResult` and `RunConfig`, or result documents; they never reach into engines or
 //! workers.
 
+pub mod bars;
+pub mod charts;
+pub mod columns;
 pub mod diskstats;
 pub mod doc;
 pub mod fio;
 pub mod fio_output;
 pub mod html;
 pub mod json;
+pub mod labels;
 pub mod live;
 pub mod load;
 pub mod merge;
 pub mod plot;
 pub mod progress;
+pub mod raster;
 pub mod table;
 pub mod text;
+pub mod ticks;
 
 use crate::stats::DirStats;
 

@@ -1,26 +1,39 @@
 //! The report's plots, drawn with plotters into SVG strings: latency percentiles on a "nines" axis,
-//! latency histograms with log-scaled buckets, time series, iorate curves, sweep heat maps and
-//! steady-state rounds.
+//! latency histograms (log-scaled counts) and CDFs, time series, iorate curves, sweep heat maps and
+//! steady-state rounds. Bar charts comparing runs are `bars`'.
 //!
 //! Each function takes numbers already read from results and returns one `<svg>` element ready to
 //! inline into HTML (without the XML namespace attribute, which HTML does not need, so that the page
-//! holds no URL at all). Layout, titles and text around the plots are `html`'s business.
+//! holds no URL at all). Sizes are chosen to survive being scaled down into an article: a 960 px
+//! wide plot with 18 px tick labels still reads at half size. Legends sit in a strip below the
+//! plot, never on the data. Layout, titles and text around the plots are `html`'s business.
 
-use super::format_count;
 use super::load::{IorateCurve, STEADY_RANGE, STEADY_SLOPE, SteadyState, Sweep};
+use super::ticks::{self, Unit};
 use crate::stats::DirStats;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-/// Width and height of every plot, in pixels.
-pub const PLOT_SIZE: (u32, u32) = (960, 440);
+/// Width and height of every plot's data area and axes, in pixels; the legend strip adds height.
+pub const PLOT_SIZE: (u32, u32) = (960, 480);
 /// Deepest percentile the nines axis reaches: 99.99999%.
 pub const MAX_NINES: f64 = 7.0;
 /// Histogram buckets per decade of latency.
 pub const BUCKETS_PER_DECADE: f64 = 10.0;
 
-const FONT: &str = "sans-serif";
+pub(crate) const FONT: &str = "sans-serif";
+// Font sizes as plotters takes them; its SVG backend writes them 1.24 times smaller, so tick labels
+// come out near 18 px, the caption near 26 px.
+pub(crate) const CAPTION_PX: u32 = 32;
+pub(crate) const TICK_PX: u32 = 22;
+pub(crate) const DESC_PX: u32 = 24;
+pub(crate) const LEGEND_PX: u32 = 22;
+const KEY_ROW_PX: u32 = 30;
+const KEY_MARGIN_PX: u32 = 24;
+/// A generous average glyph width of sans-serif text, as a share of the font size plotters is
+/// given (0.58 of the size written), for layout.
+pub(crate) const GLYPH_EM: f64 = 0.47;
 
 /// Tableau's ten colours: distinct for overlaid runs, readable on white.
 const PALETTE: [RGBColor; 10] = [
@@ -48,7 +61,13 @@ pub struct PlotError {
     message: String,
 }
 
-fn err<E: std::fmt::Display>(plot: &'static str) -> impl Fn(E) -> PlotError {
+impl PlotError {
+    pub(crate) fn new(plot: &'static str, message: impl Into<String>) -> PlotError {
+        PlotError { plot, message: message.into() }
+    }
+}
+
+pub(crate) fn err<E: std::fmt::Display>(plot: &'static str) -> impl Fn(E) -> PlotError {
     move |e| PlotError { plot, message: e.to_string() }
 }
 
@@ -59,26 +78,126 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
 }
 
-/// Draws into an SVG string with `draw`, then strips the namespace attribute.
-fn svg(
+/// How a legend entry is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark {
+    Line,
+    Dashed,
+    Box,
+}
+
+/// One legend entry.
+#[derive(Clone, Debug)]
+pub struct Key {
+    pub label: String,
+    pub color: RGBColor,
+    pub mark: Mark,
+}
+
+pub(crate) type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+/// Estimated width of `text` at `px`, for laying out legends and labels.
+pub(crate) fn text_width(text: &str, px: u32) -> u32 {
+    (text.chars().count() as f64 * f64::from(px) * GLYPH_EM).ceil() as u32
+}
+
+/// `text` cut to `max_px` wide with an ellipsis, so a long run name cannot leave the image.
+pub(crate) fn fit(text: &str, px: u32, max_px: u32) -> String {
+    let max_chars = (f64::from(max_px) / (f64::from(px) * GLYPH_EM)).floor() as usize;
+    if text.chars().count() <= max_chars {
+        return text.to_string();
+    }
+    let kept: String = text.chars().take(max_chars.saturating_sub(1)).collect();
+    format!("{kept}…")
+}
+
+fn key_width(k: &Key) -> u32 {
+    40 + text_width(&k.label, LEGEND_PX) + 28
+}
+
+/// The legend's entries in rows that fit the plot's width.
+fn key_rows(keys: &[Key]) -> Vec<Vec<Key>> {
+    let room = PLOT_SIZE.0 - 2 * KEY_MARGIN_PX;
+    let mut rows: Vec<Vec<Key>> = Vec::new();
+    let mut used = 0;
+    for k in keys {
+        let k = Key { label: fit(&k.label, LEGEND_PX, room - 68), ..k.clone() };
+        let w = key_width(&k);
+        match rows.last_mut() {
+            Some(row) if used + w <= room => row.push(k),
+            _ => {
+                rows.push(vec![k]);
+                used = 0;
+            }
+        }
+        used += w;
+    }
+    rows
+}
+
+fn draw_keys(area: &Area<'_>, rows: &[Vec<Key>]) -> Result<(), PlotError> {
+    const P: &str = "legend";
+    let style = TextStyle::from((FONT, LEGEND_PX).into_font()).color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));
+    for (r, row) in rows.iter().enumerate() {
+        let y = (KEY_ROW_PX * r as u32 + KEY_ROW_PX / 2 + 4) as i32;
+        let mut x = KEY_MARGIN_PX as i32;
+        for k in row {
+            match k.mark {
+                Mark::Line => area.draw(&PathElement::new(vec![(x, y), (x + 30, y)], k.color.stroke_width(3))),
+                Mark::Dashed => {
+                    for dx in [0, 12, 24] {
+                        area.draw(&PathElement::new(vec![(x + dx, y), (x + dx + 7, y)], k.color.stroke_width(3)))
+                            .map_err(err(P))?;
+                    }
+                    Ok(())
+                }
+                Mark::Box => area.draw(&Rectangle::new([(x, y - 8), (x + 30, y + 8)], k.color.mix(0.6).filled())),
+            }
+            .map_err(err(P))?;
+            area.draw(&Text::new(k.label.clone(), (x + 40, y), style.clone())).map_err(err(P))?;
+            x += key_width(k) as i32;
+        }
+    }
+    Ok(())
+}
+
+/// Draws into an SVG string with `draw`, with `keys` as a legend strip below, then strips the
+/// namespace attribute.
+pub(crate) fn svg(
     plot: &'static str,
-    draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), PlotError>,
+    keys: &[Key],
+    draw: impl FnOnce(&Area<'_>) -> Result<(), PlotError>,
 ) -> Result<String, PlotError> {
+    let rows = key_rows(keys);
+    let legend_px = if rows.is_empty() { 0 } else { KEY_ROW_PX * rows.len() as u32 + 12 };
     let mut out = String::new();
     {
-        let root = SVGBackend::with_string(&mut out, PLOT_SIZE).into_drawing_area();
+        let root = SVGBackend::with_string(&mut out, (PLOT_SIZE.0, PLOT_SIZE.1 + legend_px)).into_drawing_area();
         root.fill(&WHITE).map_err(err(plot))?;
-        draw(&root)?;
+        let (chart, legend) = root.split_vertically(PLOT_SIZE.1);
+        draw(&chart)?;
+        draw_keys(&legend, &rows)?;
         root.present().map_err(err(plot))?;
     }
     Ok(out.replacen(" xmlns=\"http://www.w3.org/2000/svg\"", "", 1))
 }
 
+/// The chart frame every plot shares: caption, margins and room for tick labels.
+pub(crate) fn frame<'a, 'b>(area: &'a Area<'b>, title: &str) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
+    let mut b = ChartBuilder::on(area);
+    b.caption(fit(title, CAPTION_PX, PLOT_SIZE.0 - 40), (FONT, CAPTION_PX))
+        .margin(16)
+        .margin_right(72)
+        .x_label_area_size(56)
+        .y_label_area_size(112);
+    b
+}
+
 /// A range that plotters can draw: finite, positive on a log axis, never empty.
-fn span(lo: f64, hi: f64, log: bool) -> (f64, f64) {
+pub(crate) fn span(lo: f64, hi: f64, log: bool) -> (f64, f64) {
     let (mut lo, mut hi) = if lo.is_finite() && hi.is_finite() && lo <= hi { (lo, hi) } else { (0.0, 1.0) };
     if log {
-        lo = lo.max(1.0);
+        lo = lo.max(1e-9);
         hi = hi.max(lo);
         if hi / lo < 1.5 {
             lo /= 1.25;
@@ -90,11 +209,12 @@ fn span(lo: f64, hi: f64, log: bool) -> (f64, f64) {
     (lo, hi)
 }
 
-fn legend(c: RGBColor) -> impl Fn((i32, i32)) -> PathElement<(i32, i32)> {
-    move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(3))
+/// One legend entry per series, solid lines in the palette's colours.
+fn line_keys(lines: &[Series]) -> Vec<Key> {
+    lines.iter().enumerate().map(|(i, s)| Key { label: s.label.clone(), color: color(i), mark: Mark::Line }).collect()
 }
 
-/// One labelled line per series in the palette's colours, with a dot on each point if `markers`.
+/// One line per series in the palette's colours, with a dot on each point if `markers`.
 fn draw_lines<'a, DB, X, Y>(
     chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
     lines: &[Series],
@@ -108,60 +228,53 @@ where
 {
     for (i, s) in lines.iter().enumerate() {
         let c = color(i);
-        chart
-            .draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2)))
-            .map_err(err(plot))?
-            .label(s.label.as_str())
-            .legend(legend(c));
+        chart.draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2))).map_err(err(plot))?;
         if markers {
-            chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 3, c.filled()))).map_err(err(plot))?;
+            chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 4, c.filled()))).map_err(err(plot))?;
         }
     }
     Ok(())
 }
 
-/// The legend box, in the house style, at `at`.
-fn draw_legend<'a, DB, CT>(
-    chart: &mut ChartContext<'a, DB, CT>,
-    at: SeriesLabelPosition,
-    plot: &'static str,
-) -> Result<(), PlotError>
-where
-    DB: DrawingBackend + 'a,
-    CT: CoordTranslate,
-{
-    chart
-        .configure_series_labels()
-        .position(at)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.4))
-        .label_font((FONT, 14))
-        .draw()
-        .map_err(err(plot))
-}
-
-/// An axis label for a latency: the unit that keeps it short, without trailing zeros (`100µs`, `2.5ms`).
+/// An axis label for a latency: the unit that keeps it short (`100µs`, `2.5ms`).
 pub fn tick_latency(ns: f64) -> String {
-    let (v, unit) = match ns {
-        n if n < 1e3 => (n, "ns"),
-        n if n < 1e6 => (n / 1e3, "µs"),
-        n if n < 1e9 => (n / 1e6, "ms"),
-        n => (n / 1e9, "s"),
-    };
-    let text = format!("{v:.2}");
-    format!("{}{unit}", text.trim_end_matches('0').trim_end_matches('.'))
+    ticks::latency(ns)
 }
 
-/// An axis label for a count: metric suffix, without trailing zeros (`500k`, `4.5M`).
+/// An axis label for a count: metric suffix, three significant digits (`500k`, `4.5M`).
 pub fn tick_count(v: f64) -> String {
-    let (v, unit) = match v.abs() {
-        a if a < 1e3 => (v, ""),
-        a if a < 1e6 => (v / 1e3, "k"),
-        a if a < 1e9 => (v / 1e6, "M"),
-        _ => (v / 1e9, "G"),
-    };
-    let text = format!("{v:.2}");
-    format!("{}{unit}", text.trim_end_matches('0').trim_end_matches('.'))
+    ticks::si(v, "")
+}
+
+/// Labels asked of plotters for a log axis: enough that within a decade or two it offers the 2s
+/// and 5s (and more) between the powers of ten, of which [`log_label`] keeps 1, 2 and 5.
+pub(crate) const LOG_LABELS: usize = 20;
+
+/// Labels of a log axis: `format(v)` where `v` is 1, 2 or 5 times a power of ten, nothing
+/// elsewhere, so ticks read well and do not crowd the top of a decade. Plotters offers each power
+/// of ten twice (as the last light point of one decade and the first of the next), one after the
+/// other; the repeat gets no label, so no two labels are drawn on one spot.
+#[derive(Default)]
+pub(crate) struct LogLabels {
+    last: std::cell::Cell<f64>,
+}
+
+impl LogLabels {
+    pub(crate) fn label(&self, v: f64, format: impl Fn(f64) -> String) -> String {
+        let repeat = (v - self.last.get()).abs() <= 1e-9 * v.abs();
+        self.last.set(v);
+        if repeat { String::new() } else { log_label(v, format) }
+    }
+}
+
+/// `format(v)` where `v` is 1, 2 or 5 times a power of ten, nothing elsewhere.
+pub(crate) fn log_label(v: f64, format: impl Fn(f64) -> String) -> String {
+    if v <= 0.0 || !v.is_finite() {
+        return String::new();
+    }
+    let mantissa = v / 10f64.powf(v.log10().floor());
+    let near = |m: f64| (mantissa - m).abs() < 1e-6 * m || (mantissa - 10.0 * m).abs() < 1e-5 * m;
+    if near(1.0) || near(2.0) || near(5.0) { format(v) } else { String::new() }
 }
 
 /// The label of a point on the nines axis: `0%`, `90%`, `99%`, `99.9%`, ...
@@ -197,33 +310,30 @@ pub fn percentiles(series: &[(String, &DirStats)]) -> Result<String, PlotError> 
     let deepest = lines.iter().flat_map(|s| s.points.last()).map(|p| p.0).fold(1.0, f64::max).ceil();
     let ys = lines.iter().flat_map(|s| s.points.iter().map(|p| p.1));
     let (lo, hi) = span(ys.clone().fold(f64::MAX, f64::min) * 0.8, ys.fold(0.0, f64::max) * 1.5, true);
-    svg(P, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption("Latency by percentile", (FONT, 20))
-            .margin(14)
-            .margin_right(48)
-            .x_label_area_size(44)
-            .y_label_area_size(84)
+    let ylog = LogLabels::default();
+    svg(P, &line_keys(&lines), |root| {
+        let mut chart = frame(root, "Latency by percentile")
             .build_cartesian_2d(0.0..deepest, (lo..hi).log_scale())
             .map_err(err(P))?;
         chart
             .configure_mesh()
             .light_line_style(WHITE.mix(0.0))
-            .x_desc("percentile")
+            .label_style((FONT, TICK_PX))
+            .axis_desc_style((FONT, DESC_PX))
+            .x_desc("percentile (nines)")
             .y_desc("latency")
             .x_labels(deepest as usize + 1)
             .x_label_formatter(&|x| if x.fract() == 0.0 { nines_label(*x) } else { String::new() })
-            .y_labels(10)
-            .y_label_formatter(&|y| tick_latency(*y))
+            .y_labels(LOG_LABELS)
+            .y_label_formatter(&|y| ylog.label(*y, tick_latency))
             .draw()
             .map_err(err(P))?;
-        draw_lines(&mut chart, &lines, false, P)?;
-        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, P)
+        draw_lines(&mut chart, &lines, false, P)
     })
 }
 
-/// Share of I/Os per latency bucket, buckets [`BUCKETS_PER_DECADE`] to a decade, one step line per
-/// series.
+/// Share of I/Os per latency bucket, [`BUCKETS_PER_DECADE`] buckets to a decade, one step line per
+/// series, on a log scale so that a tail of a few I/Os in a million still shows.
 pub fn histogram(series: &[(String, &DirStats)]) -> Result<String, PlotError> {
     const P: &str = "latency histogram";
     let bucket = |v: u64| (BUCKETS_PER_DECADE * (v.max(1) as f64).log10()).floor() as i32;
@@ -247,60 +357,95 @@ pub fn histogram(series: &[(String, &DirStats)]) -> Result<String, PlotError> {
         .collect();
     let kmin = counted.iter().flat_map(|(_, b)| b.first()).map(|b| b.0).min().unwrap_or(0);
     let kmax = counted.iter().flat_map(|(_, b)| b.last()).map(|b| b.0).max().unwrap_or(1);
-    let top = counted.iter().flat_map(|(_, b)| b.iter().map(|x| x.1)).fold(1.0, f64::max) * 1.1;
+    let shares = counted.iter().flat_map(|(_, b)| b.iter().map(|x| x.1)).filter(|s| *s > 0.0);
+    // The floor sits a factor below the smallest share, so a bucket of one I/O stands clear of it.
+    let floor = shares.clone().fold(100.0, f64::min) / 3.0;
+    let (ylo, yhi) = span(floor, 100.0, true);
     let lines: Vec<Series> = counted
         .into_iter()
         .map(|(label, b)| {
-            let mut points = vec![(edge(kmin), 0.0)];
+            let at = |k: i32| b.iter().find(|x| x.0 == k).map_or(ylo, |x| x.1.max(ylo));
+            let mut points = vec![(edge(kmin), ylo)];
             for k in kmin..=kmax {
-                let share = b.iter().find(|x| x.0 == k).map_or(0.0, |x| x.1);
-                points.push((edge(k), share));
-                points.push((edge(k + 1), share));
+                points.push((edge(k), at(k)));
+                points.push((edge(k + 1), at(k)));
             }
-            points.push((edge(kmax + 1), 0.0));
+            points.push((edge(kmax + 1), ylo));
             Series { label, points }
         })
         .collect();
     let (xlo, xhi) = span(edge(kmin), edge(kmax + 1), true);
-    svg(P, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption("Latency histogram", (FONT, 20))
-            .margin(14)
-            .margin_right(48)
-            .x_label_area_size(44)
-            .y_label_area_size(84)
-            .build_cartesian_2d((xlo..xhi).log_scale(), 0.0..top)
+    let xlog = LogLabels::default();
+    let ylog = LogLabels::default();
+    svg(P, &line_keys(&lines), |root| {
+        let mut chart = frame(root, "Latency histogram")
+            .build_cartesian_2d((xlo..xhi).log_scale(), (ylo..yhi).log_scale())
             .map_err(err(P))?;
         chart
             .configure_mesh()
             .light_line_style(WHITE.mix(0.0))
-            .x_desc(format!("latency ({} buckets per decade)", BUCKETS_PER_DECADE))
-            .y_desc("share of I/Os (%)")
-            .x_label_formatter(&|x| tick_latency(*x))
-            .y_label_formatter(&|y| format!("{y:.0}%"))
+            .label_style((FONT, TICK_PX))
+            .axis_desc_style((FONT, DESC_PX))
+            .x_desc(format!("latency ({BUCKETS_PER_DECADE} buckets per decade)"))
+            .y_desc("share of I/Os (log)")
+            .x_labels(LOG_LABELS)
+            .x_label_formatter(&|x| xlog.label(*x, tick_latency))
+            .y_labels(LOG_LABELS)
+            .y_label_formatter(&|y| ylog.label(*y, |v| Unit::Percent.format(v)))
             .draw()
             .map_err(err(P))?;
-        draw_lines(&mut chart, &lines, false, P)?;
-        draw_legend(&mut chart, SeriesLabelPosition::UpperRight, P)
+        draw_lines(&mut chart, &lines, false, P)
     })
 }
 
-/// How a time-series axis shows its values.
-#[derive(Clone, Copy, Debug)]
-pub enum Unit {
-    Count,
-    MegabytesPerSecond,
-    Latency,
-}
-
-impl Unit {
-    fn format(self, v: f64) -> String {
-        match self {
-            Unit::Count => tick_count(v),
-            Unit::MegabytesPerSecond => format!("{v:.0}"),
-            Unit::Latency => tick_latency(v),
-        }
-    }
+/// Cumulative share of I/Os at or below each latency (a CDF), one line per series.
+pub fn cdf(series: &[(String, &DirStats)]) -> Result<String, PlotError> {
+    const P: &str = "latency CDF";
+    // Forty points to a decade are smooth at this size and keep the SVG small.
+    let step = |v: u64| (40.0 * (v.max(1) as f64).log10()).floor() as i64;
+    let lines: Vec<Series> = series
+        .iter()
+        .filter(|(_, d)| d.ios > 0)
+        .map(|(label, d)| {
+            let total = d.hist.len() as f64;
+            let mut seen = 0u64;
+            let mut points: Vec<(f64, f64)> = Vec::new();
+            let mut last_step = None;
+            for v in d.hist.iter_recorded() {
+                seen += v.count_at_value();
+                let x = v.value_iterated_to().max(1);
+                let point = (x as f64, 100.0 * seen as f64 / total);
+                if last_step == Some(step(x)) {
+                    *points.last_mut().expect("a step was pushed") = point;
+                } else {
+                    points.push(point);
+                }
+                last_step = Some(step(x));
+            }
+            Series { label: label.clone(), points }
+        })
+        .collect();
+    let xs = lines.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+    let (xlo, xhi) = span(xs.clone().fold(f64::MAX, f64::min) * 0.9, xs.fold(0.0, f64::max) * 1.1, true);
+    let xlog = LogLabels::default();
+    svg(P, &line_keys(&lines), |root| {
+        let mut chart =
+            frame(root, "Latency CDF").build_cartesian_2d((xlo..xhi).log_scale(), 0.0..100.0).map_err(err(P))?;
+        chart
+            .configure_mesh()
+            .light_line_style(WHITE.mix(0.0))
+            .label_style((FONT, TICK_PX))
+            .axis_desc_style((FONT, DESC_PX))
+            .x_desc("latency")
+            .y_desc("I/Os at or below (%)")
+            .x_labels(LOG_LABELS)
+            .x_label_formatter(&|x| xlog.label(*x, tick_latency))
+            .y_labels(6)
+            .y_label_formatter(&|y| Unit::Percent.format(*y))
+            .draw()
+            .map_err(err(P))?;
+        draw_lines(&mut chart, &lines, false, P)
+    })
 }
 
 /// Values over time, one line per series; latency on a log axis, rates from zero.
@@ -310,38 +455,42 @@ pub fn time_series(title: &str, y_desc: &str, unit: Unit, series: &[Series]) -> 
     let ys = series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
     let (xlo, xhi) = span(xs.clone().fold(f64::MAX, f64::min).min(0.0), xs.fold(0.0, f64::max), false);
     let ymax = ys.clone().fold(0.0, f64::max);
+    let ymin = ys.fold(f64::MAX, f64::min);
     let markers = series.iter().all(|s| s.points.len() <= 60);
-    let draw = |root: &DrawingArea<SVGBackend<'_>, Shift>, log: bool| -> Result<(), PlotError> {
-        let mut builder = ChartBuilder::on(root);
-        builder.caption(title, (FONT, 20)).margin(14).margin_right(48).x_label_area_size(44).y_label_area_size(84);
+    let keys = line_keys(series);
+    let ylog = LogLabels::default();
+    let draw = |root: &Area<'_>, log: bool| -> Result<(), PlotError> {
+        let builder = frame(root, title);
         macro_rules! body {
             ($chart:expr) => {{
                 let mut chart = $chart;
                 chart
                     .configure_mesh()
                     .light_line_style(WHITE.mix(0.0))
-                    .x_desc("time (s)")
+                    .label_style((FONT, TICK_PX))
+                    .axis_desc_style((FONT, DESC_PX))
+                    .x_desc("time")
                     .y_desc(y_desc)
-                    .x_label_formatter(&|x| format!("{x}"))
-                    .y_labels(10)
-                    .y_label_formatter(&|y| unit.format(*y))
+                    .x_labels(10)
+                    .x_label_formatter(&|x| Unit::Seconds.format(*x))
+                    .y_labels(if log { LOG_LABELS } else { 8 })
+                    .y_label_formatter(&|y| if log { ylog.label(*y, |v| unit.format(v)) } else { unit.format(*y) })
                     .draw()
                     .map_err(err(P))?;
-                draw_lines(&mut chart, series, markers, P)?;
-                draw_legend(&mut chart, SeriesLabelPosition::UpperRight, P)
+                draw_lines(&mut chart, series, markers, P)
             }};
         }
         if log {
-            let ymin = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(f64::MAX, f64::min);
-            // Headroom above the data for the legend.
-            let (lo, hi) = span(ymin * 0.8, ymax * 4.0, true);
+            let (lo, hi) = span(ymin * 0.8, ymax * 1.5, true);
+            let mut builder = builder;
             body!(builder.build_cartesian_2d(xlo..xhi, (lo..hi).log_scale()).map_err(err(P))?)
         } else {
-            let (lo, hi) = span(0.0, ymax * (1.2 + 0.07 * series.len() as f64), false);
+            let (lo, hi) = span(0.0, ymax * 1.1, false);
+            let mut builder = builder;
             body!(builder.build_cartesian_2d(xlo..xhi, lo..hi).map_err(err(P))?)
         }
     };
-    svg(P, |root| draw(root, matches!(unit, Unit::Latency)))
+    svg(P, &keys, |root| draw(root, matches!(unit, Unit::Latency)))
 }
 
 /// IOPS against mean and p99 latency as the offered rate rises, with each curve's stop marked.
@@ -354,51 +503,53 @@ pub fn iorate(curves: &[IorateCurve]) -> Result<String, PlotError> {
     let ys = curves.iter().flat_map(|c| c.points.iter().flat_map(|p| [p.mean_ns, p.p99_ns]));
     let (lo, hi) = span(ys.clone().fold(f64::MAX, f64::min) * 0.7, ys.fold(0.0, f64::max) * 1.6, true);
     let (_, xhi) = span(0.0, xmax * 1.05, false);
-    svg(P, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption("IOPS against latency", (FONT, 20))
-            .margin(14)
-            .margin_right(48)
-            .x_label_area_size(44)
-            .y_label_area_size(84)
-            .build_cartesian_2d(0.0..xhi, (lo..hi).log_scale())
-            .map_err(err(P))?;
+    let keys: Vec<Key> = curves
+        .iter()
+        .enumerate()
+        .flat_map(|(i, c)| {
+            [
+                Key { label: format!("{} mean", c.label), color: color(i), mark: Mark::Line },
+                Key { label: format!("{} p99", c.label), color: color(i), mark: Mark::Dashed },
+            ]
+        })
+        .collect();
+    let ylog = LogLabels::default();
+    svg(P, &keys, |root| {
+        let mut chart =
+            frame(root, "IOPS against latency").build_cartesian_2d(0.0..xhi, (lo..hi).log_scale()).map_err(err(P))?;
         chart
             .configure_mesh()
             .light_line_style(WHITE.mix(0.0))
+            .label_style((FONT, TICK_PX))
+            .axis_desc_style((FONT, DESC_PX))
             .x_desc("achieved IOPS")
             .y_desc("latency")
+            .x_labels(8)
             .x_label_formatter(&|x| tick_count(*x))
-            .y_labels(10)
-            .y_label_formatter(&|y| tick_latency(*y))
+            .y_labels(LOG_LABELS)
+            .y_label_formatter(&|y| ylog.label(*y, tick_latency))
             .draw()
             .map_err(err(P))?;
         for (i, c) in curves.iter().enumerate() {
             let col = color(i);
             let mean: Vec<(f64, f64)> = c.points.iter().map(|p| (p.iops, p.mean_ns.max(1.0))).collect();
             let p99: Vec<(f64, f64)> = c.points.iter().map(|p| (p.iops, p.p99_ns.max(1.0))).collect();
-            chart
-                .draw_series(LineSeries::new(mean.iter().copied(), col.stroke_width(2)))
-                .map_err(err(P))?
-                .label(format!("{} mean", c.label))
-                .legend(legend(col));
+            chart.draw_series(LineSeries::new(mean.iter().copied(), col.stroke_width(2))).map_err(err(P))?;
             chart.draw_series(mean.iter().map(|&p| Circle::new(p, 4, col.filled()))).map_err(err(P))?;
-            chart
-                .draw_series(DashedLineSeries::new(p99.iter().copied(), 8, 5, col.stroke_width(2)))
-                .map_err(err(P))?
-                .label(format!("{} p99", c.label))
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 8, y)], col.stroke_width(3)));
+            chart.draw_series(DashedLineSeries::new(p99.iter().copied(), 8, 5, col.stroke_width(2))).map_err(err(P))?;
             chart.draw_series(p99.iter().map(|&p| TriangleMarker::new(p, 5, col.filled()))).map_err(err(P))?;
             if let Some(stop) = &c.stop {
                 let line = vec![(stop.iops, lo), (stop.iops, hi)];
                 chart.draw_series(DashedLineSeries::new(line, 4, 4, col.stroke_width(1))).map_err(err(P))?;
                 let text = if stop.rule.is_empty() { "stop".to_string() } else { format!("stop: {}", stop.rule) };
-                let style = TextStyle::from((FONT, 13).into_font()).color(&col).pos(Pos::new(HPos::Right, VPos::Top));
-                let y = hi / (hi / lo).powf(0.04 + 0.06 * i as f64);
+                // The note reads away from the nearer edge, so it stays inside the plot.
+                let side = if stop.iops > xhi / 2.0 { HPos::Right } else { HPos::Left };
+                let style = TextStyle::from((FONT, TICK_PX).into_font()).color(&col).pos(Pos::new(side, VPos::Top));
+                let y = hi / (hi / lo).powf(0.03 + 0.07 * i as f64);
                 chart.draw_series(std::iter::once(Text::new(text, (stop.iops, y), style))).map_err(err(P))?;
             }
         }
-        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, P)
+        Ok(())
     })
 }
 
@@ -410,17 +561,22 @@ fn heat(t: f64) -> RGBColor {
 }
 
 /// A threads × queue-depth sweep as a heat map of IOPS, each cell labelled (and its p99 when known).
+///
+/// # Errors
+/// A sweep with a single thread count or queue depth (its cells would have no height or width; the
+/// bar charts of `bars` draw it instead).
 pub fn heat_map(s: &Sweep) -> Result<String, PlotError> {
     const P: &str = "sweep heat map";
     let (cols, rows) = (s.queue_depths.len(), s.threads.len());
+    if cols < 2 || rows < 2 {
+        return Err(PlotError::new(P, "a heat map needs at least two thread counts and two queue depths"));
+    }
     let max = s.iops.iter().flatten().copied().fold(0.0, f64::max);
-    svg(P, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(format!("{}: IOPS by threads and queue depth", s.label), (FONT, 20))
-            .margin(14)
-            .margin_right(48)
-            .x_label_area_size(44)
-            .y_label_area_size(84)
+    // Two lines of text must fit a cell: shrink the font for crowded sweeps.
+    let cell_px = (PLOT_SIZE.0 - 170) / cols as u32;
+    let label_px = (cell_px / 6).clamp(11, TICK_PX);
+    svg(P, &[], |root| {
+        let mut chart = frame(root, &format!("{}: IOPS by threads and queue depth", s.label))
             // A segmented range includes its end: `0..n - 1` has n cells.
             .build_cartesian_2d((0..cols as i32 - 1).into_segmented(), (0..rows as i32 - 1).into_segmented())
             .map_err(err(P))?;
@@ -432,6 +588,8 @@ pub fn heat_map(s: &Sweep) -> Result<String, PlotError> {
             .configure_mesh()
             .light_line_style(WHITE.mix(0.0))
             .disable_mesh()
+            .label_style((FONT, TICK_PX))
+            .axis_desc_style((FONT, DESC_PX))
             .x_desc("queue depth per thread")
             .y_desc("threads")
             .x_label_formatter(&|v| name(v, &s.queue_depths))
@@ -449,12 +607,13 @@ pub fn heat_map(s: &Sweep) -> Result<String, PlotError> {
                 chart.draw_series(std::iter::once(Rectangle::new(cell, heat(t).filled()))).map_err(err(P))?;
                 let ink = if t > 0.55 { WHITE } else { BLACK };
                 let style =
-                    TextStyle::from((FONT, 15).into_font()).color(&ink).pos(Pos::new(HPos::Center, VPos::Center));
+                    TextStyle::from((FONT, label_px).into_font()).color(&ink).pos(Pos::new(HPos::Center, VPos::Center));
                 let p99 = s.p99_ns.as_ref().and_then(|m| m.get(r)).and_then(|row| row.get(c));
                 let centre = (SegmentValue::CenterOf(x), SegmentValue::CenterOf(y));
-                let mut lines = vec![(format_count(v), if p99.is_some() { -9 } else { 0 })];
+                let dy = (label_px / 2 + 2) as i32;
+                let mut lines = vec![(tick_count(v), if p99.is_some() { -dy } else { 0 })];
                 if let Some(p) = p99 {
-                    lines.push((format!("p99 {}", tick_latency(*p)), 10));
+                    lines.push((format!("p99 {}", tick_latency(*p)), dy));
                 }
                 chart
                     .draw_series(
@@ -484,35 +643,47 @@ pub fn steady_state(s: &SteadyState) -> Result<String, PlotError> {
         Some(_) => format!("{}: not steady", s.label),
         None => format!("{}: {} of {} window rounds so far", s.label, n, s.window),
     };
-    svg(P, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(title, (FONT, 20))
-            .margin(14)
-            .margin_right(48)
-            .x_label_area_size(44)
-            .y_label_area_size(84)
-            .build_cartesian_2d(0.5..n as f64 + 0.5, lo..hi)
-            .map_err(err(P))?;
+    let green = RGBColor(44, 160, 44);
+    let red = RGBColor(214, 39, 40);
+    let mut keys = Vec::new();
+    if let Some(v) = verdict {
+        keys.push(Key {
+            label: format!("window ±{:.0}% of average ({:.0}% band)", STEADY_RANGE * 50.0, STEADY_RANGE * 100.0),
+            color: green,
+            mark: Mark::Box,
+        });
+        keys.push(Key { label: format!("window average {}", tick_count(v.average)), color: green, mark: Mark::Line });
+        keys.push(Key {
+            label: format!(
+                "best fit: rises {:.1}% of average across the window (limit {:.0}%)",
+                v.slope_fraction * 100.0,
+                STEADY_SLOPE * 100.0
+            ),
+            color: red,
+            mark: Mark::Line,
+        });
+    }
+    keys.push(Key { label: format!("{} per round", s.metric), color: color(0), mark: Mark::Line });
+    svg(P, &keys, |root| {
+        let mut chart = frame(root, &title).build_cartesian_2d(0.5..n as f64 + 0.5, lo..hi).map_err(err(P))?;
         chart
             .configure_mesh()
             .light_line_style(WHITE.mix(0.0))
+            .label_style((FONT, TICK_PX))
+            .axis_desc_style((FONT, DESC_PX))
             .x_desc("round")
             .y_desc(s.metric.as_str())
-            .x_labels(n.clamp(2, 25))
+            .x_labels(n.clamp(2, 16))
             .x_label_formatter(&|x| if x.fract() == 0.0 { format!("{x:.0}") } else { String::new() })
             .y_label_formatter(&|y| tick_count(*y))
             .draw()
             .map_err(err(P))?;
-        let green = RGBColor(44, 160, 44);
-        let red = RGBColor(214, 39, 40);
         if let Some(v) = verdict {
             let (x0, x1) = (v.first as f64 + 0.5, n as f64 + 0.5);
             let (blo, bhi) = (v.average * (1.0 - STEADY_RANGE / 2.0), v.average * (1.0 + STEADY_RANGE / 2.0));
             chart
                 .draw_series(std::iter::once(Rectangle::new([(x0, blo), (x1, bhi)], green.mix(0.12).filled())))
-                .map_err(err(P))?
-                .label(format!("window ±{:.0}% of average ({:.0}% band)", STEADY_RANGE * 50.0, STEADY_RANGE * 100.0))
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 20, y + 5)], green.mix(0.3).filled()));
+                .map_err(err(P))?;
             for level in [blo, bhi] {
                 chart
                     .draw_series(DashedLineSeries::new(vec![(x0, level), (x1, level)], 6, 4, green.stroke_width(1)))
@@ -520,36 +691,18 @@ pub fn steady_state(s: &SteadyState) -> Result<String, PlotError> {
             }
             chart
                 .draw_series(LineSeries::new(vec![(x0, v.average), (x1, v.average)], green.stroke_width(2)))
-                .map_err(err(P))?
-                .label(format!("window average {}", format_count(v.average)))
-                .legend(legend(green));
+                .map_err(err(P))?;
             let fit = |i: f64| v.intercept + v.slope * i;
             let (i0, i1) = (v.first as f64, (n - 1) as f64);
             chart
                 .draw_series(LineSeries::new(vec![(i0 + 1.0, fit(i0)), (i1 + 1.0, fit(i1))], red.stroke_width(2)))
-                .map_err(err(P))?
-                .label(format!(
-                    "best fit: rises {:.1}% of average across the window (limit {:.0}%)",
-                    v.slope_fraction * 100.0,
-                    STEADY_SLOPE * 100.0
-                ))
-                .legend(legend(red));
+                .map_err(err(P))?;
         }
         let c = color(0);
         let pts: Vec<(f64, f64)> = s.rounds.iter().enumerate().map(|(i, &y)| (i as f64 + 1.0, y)).collect();
-        chart
-            .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))
-            .map_err(err(P))?
-            .label(format!("{} per round", s.metric))
-            .legend(legend(c));
+        chart.draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2))).map_err(err(P))?;
         chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, c.filled()))).map_err(err(P))?;
-        // Rounds usually settle from one side: put the legend in the corner the first rounds left empty.
-        let falling = s.rounds.first() > s.rounds.last();
-        draw_legend(
-            &mut chart,
-            if falling { SeriesLabelPosition::UpperRight } else { SeriesLabelPosition::LowerRight },
-            P,
-        )
+        Ok(())
     })
 }
 
@@ -566,6 +719,15 @@ mod tests {
         assert_eq!(tick_count(500_000.0), "500k");
         assert_eq!(tick_count(4_500_000.0), "4.5M");
         assert_eq!(tick_count(0.0), "0");
+    }
+
+    #[test]
+    fn log_axes_label_ones_twos_and_fives() {
+        let labels: Vec<String> =
+            [100e3, 200e3, 300e3, 500e3, 700e3, 1e6, 2e6].iter().map(|v| log_label(*v, tick_latency)).collect();
+        assert_eq!(labels, ["100µs", "200µs", "", "500µs", "", "1ms", "2ms"]);
+        assert_eq!(log_label(0.0, tick_latency), "");
+        assert_eq!(log_label(0.001, |v| Unit::Percent.format(v)), "0.001%");
     }
 
     #[test]

@@ -3,9 +3,11 @@
 //!
 //! Silent unless stderr is a terminal (and `quiet` is off), so logs and CI output get only reports.
 //! The caller drives it: `begin_step` when a step starts, `round` when a round starts, `tick` from the
-//! coordinator's per-interval observer, `end_step` when the step ends. The time left is what the plan
-//! still holds: the rest of the current step (never less than zero when a step overruns) plus every
-//! step not yet started.
+//! coordinator's per-interval observer, `end_step` when the step ends (`skip_step` for one done
+//! earlier). The time left is what the plan still holds, corrected by what the run has learnt: the
+//! rest of the current step (from its rounds once it overruns its plan) plus every step not yet
+//! started, stretched by how much longer than planned the finished steps took. Lines printed while
+//! the bar is up go through `suspend`, so they never share its line.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -20,6 +22,9 @@ pub struct StepProgress {
     step_started: Option<Instant>,
     label: String,
     round: Option<(u32, Option<u32>)>,
+    /// Planned and actual time of the steps run (not skipped) so far.
+    finished_planned: Duration,
+    finished_actual: Duration,
 }
 
 impl StepProgress {
@@ -53,6 +58,8 @@ impl StepProgress {
             step_started: None,
             label: String::new(),
             round: None,
+            finished_planned: Duration::ZERO,
+            finished_actual: Duration::ZERO,
         }
     }
 
@@ -77,9 +84,42 @@ impl StepProgress {
     }
 
     pub fn end_step(&mut self) {
+        self.end_step_after(self.in_step());
+    }
+
+    /// Step `index` was done earlier: it counts as finished, and teaches nothing about the pace.
+    pub fn skip_step(&mut self, index: usize) {
+        self.step = index.min(self.planned.len());
         self.done = self.done.max(self.step + 1).min(self.planned.len());
         self.step_started = None;
         self.redraw();
+    }
+
+    fn end_step_after(&mut self, actual: Duration) {
+        if let Some(p) = self.planned.get(self.step).filter(|_| self.step_started.is_some()) {
+            self.finished_planned += *p;
+            self.finished_actual += actual;
+        }
+        self.done = self.done.max(self.step + 1).min(self.planned.len());
+        self.step_started = None;
+        self.redraw();
+    }
+
+    /// Runs `f` (which prints) with the bar taken off the screen, then draws it again.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        match &self.bar {
+            Some(b) => b.suspend(f),
+            None => f(),
+        }
+    }
+
+    /// How much longer than planned the finished steps took: at least 1 (a plan that ran fast is
+    /// not trusted to keep doing so), at most 4.
+    fn pace(&self) -> f64 {
+        if self.finished_planned.is_zero() {
+            return 1.0;
+        }
+        (self.finished_actual.as_secs_f64() / self.finished_planned.as_secs_f64()).clamp(1.0, 4.0)
     }
 
     pub fn finish(&self) {
@@ -92,12 +132,28 @@ impl StepProgress {
         self.step_started.map_or(Duration::ZERO, |s| s.elapsed())
     }
 
-    /// The plan's time left with `in_step` spent in the current step.
+    /// The time left with `in_step` spent in the current step.
     pub fn time_left(&self, in_step: Duration) -> Duration {
+        let pace = self.pace();
         let current = self.planned.get(self.step).filter(|_| self.step_started.is_some());
-        let rest_of_step = current.map_or(Duration::ZERO, |p| p.saturating_sub(in_step));
+        let rest_of_step = current.map_or(Duration::ZERO, |p| {
+            let stretched = p.mul_f64(pace);
+            if in_step < stretched { stretched - in_step } else { self.rest_by_rounds(in_step) }
+        });
         let first_unstarted = if current.is_some() { self.step + 1 } else { self.done };
-        rest_of_step + self.planned.iter().skip(first_unstarted).sum::<Duration>()
+        rest_of_step + self.planned.iter().skip(first_unstarted).sum::<Duration>().mul_f64(pace)
+    }
+
+    /// The rest of the current step at the pace of its rounds so far (the current one counted as
+    /// half done); zero without a known round count.
+    fn rest_by_rounds(&self, in_step: Duration) -> Duration {
+        match self.round {
+            Some((r, Some(of))) if r >= 1 && of >= r => {
+                let per_round = in_step.as_secs_f64() / (f64::from(r) - 0.5);
+                Duration::from_secs_f64(per_round * (f64::from(of - r) + 0.5))
+            }
+            _ => Duration::ZERO,
+        }
     }
 
     /// The line shown beside the bar, e.g. `step 3/12 round 2/5 · 1m20s left · randread qd=32`.
@@ -111,6 +167,13 @@ impl StepProgress {
             });
         }
         m.push_str(&format!(" · {} left", format_left(self.time_left(in_step))));
+        if let Some(over) =
+            self.planned.get(self.step).filter(|_| self.step_started.is_some()).and_then(|p| in_step.checked_sub(*p))
+        {
+            if over >= Duration::from_secs(1) {
+                m.push_str(&format!(" (step {} over plan)", format_left(over)));
+            }
+        }
         if !self.label.is_empty() {
             m.push_str(" · ");
             m.push_str(&self.label);
@@ -166,6 +229,25 @@ mod tests {
         assert_eq!(p.time_left(Duration::ZERO), Duration::ZERO);
         assert_eq!(p.message(Duration::ZERO), "step 3/3 · 0s left");
         p.finish();
+    }
+
+    #[test]
+    fn time_left_moves_when_steps_overrun() {
+        let s = |n| Duration::from_secs(n);
+        let mut p = StepProgress::hidden(vec![s(10), s(10), s(10)]);
+        p.begin_step(0, "fill");
+        p.end_step_after(s(20));
+        // The first step took twice its plan: the rest is expected to as well.
+        assert_eq!(p.time_left(Duration::ZERO), s(40));
+        p.begin_step(1, "sweep");
+        p.round(2, Some(4));
+        // Over its (stretched) plan in round 2 of 4 after 30 s: 20 s a round, 50 s to go.
+        assert_eq!(p.time_left(s(30)), s(50) + s(20));
+        assert_eq!(p.time_left(s(36)), s(60) + s(20), "the estimate moves with the time spent");
+        assert!(p.message(s(36)).contains("(step 26s over plan)"), "{}", p.message(s(36)));
+        p.end_step_after(s(40));
+        p.skip_step(2);
+        assert_eq!(p.time_left(Duration::ZERO), Duration::ZERO);
     }
 
     #[test]

@@ -1,6 +1,8 @@
-//! The human table: one header, then a row per worker and direction and a total row per direction.
+//! The human report: a header, then a table with a row per worker and direction and a total row per
+//! direction (compact by default, every column with `--wide`), then errors, CPU cost and notes.
 
-use super::{format_count, format_latency, percentile_key, rates};
+use super::columns::{self, Cell, Column, Kind};
+use super::{format_latency, percentile_key, rates};
 use crate::config::{RunConfig, format_core_list};
 use crate::coordinator::RunResult;
 use crate::io::Direction;
@@ -9,8 +11,42 @@ use crate::units::format_size;
 use crate::verify::{Mismatch, MismatchKind};
 use std::fmt::Write;
 
+/// How wide the table is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Width {
+    /// IOPS, MB/s, mean, p50 and the percentiles from p99 up (five at most) and max: fits 100
+    /// columns.
+    #[default]
+    Compact,
+    /// Every column: MiB/s and MB/s, I/O count, min, mean, max, stddev and every percentile.
+    Wide,
+}
+
 /// Renders the whole text report.
-pub fn render(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> String {
+pub fn render(cfg: &RunConfig, r: &RunResult, clock_source: &str, width: Width) -> String {
+    let mut out = header(cfg, r, clock_source);
+    out.push('\n');
+    for line in columns::render(&table(cfg, r, width)) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    let _ = writeln!(out, "{}", errors_line(&r.total.errors));
+    cpu_lines(&mut out, r);
+    placement_line(&mut out, r);
+    worker_notes(&mut out, cfg, r);
+    verify_lines(&mut out, r);
+    let clamped: u64 = r.total.dir.iter().map(|d| d.clamped).sum();
+    if clamped > 0 {
+        let _ = writeln!(
+            out,
+            "{clamped} I/Os took over an hour; the histogram holds them at one hour (min/max/mean are exact)"
+        );
+    }
+    out
+}
+
+/// The tool, engine and target line, the workload line, and how the run ended.
+fn header(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> String {
     let mut out = String::new();
     let w = &cfg.workload;
     let target = match &cfg.target {
@@ -57,18 +93,17 @@ pub fn render(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> String {
     for e in &r.events {
         let _ = writeln!(out, "event: {e}");
     }
-    out.push('\n');
+    out
+}
 
-    let mut header = format!(
-        "{:<10} {:<5} {:>10} {:>9} {:>9} {:>11} {:>9} {:>9} {:>9} {:>9}",
-        "", "dir", "IOPS", "MiB/s", "MB/s", "ios", "min", "mean", "max", "stddev"
-    );
-    for p in &cfg.percentiles {
-        let _ = write!(header, " {:>9}", format!("p{}", percentile_key(*p).trim_end_matches(".0")));
-    }
-    let _ = writeln!(out, "{header}");
+/// The percentiles a compact table shows: the median and the tail from p99, five at most.
+fn compact_percentiles(all: &[f64]) -> Vec<f64> {
+    all.iter().copied().filter(|p| *p == 50.0 || *p >= 99.0).take(5).collect()
+}
 
-    let show_workers = r.workers.len() > 1;
+/// A row per worker and direction (when there are several workers), then a total row per direction.
+fn table(cfg: &RunConfig, r: &RunResult, width: Width) -> Vec<Column> {
+    let w = &cfg.workload;
     let dirs: Vec<Direction> = Direction::ALL
         .into_iter()
         .filter(|d| match d {
@@ -76,94 +111,64 @@ pub fn render(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> String {
             Direction::Write => w.read_percent < 100,
         })
         .collect();
-    if show_workers {
+    let mut rows: Vec<(String, Direction, &DirStats, u64)> = Vec::new();
+    if r.workers.len() > 1 {
         for wr in &r.workers {
             let elapsed = wr.summary.as_ref().map_or(0, |s| s.measured_ns);
-            for &d in &dirs {
-                row(&mut out, &format!("worker {}", wr.index), d, &wr.stats.dir[d as usize], elapsed, &cfg.percentiles);
-            }
+            rows.extend(dirs.iter().map(|&d| (format!("worker {}", wr.index), d, &wr.stats.dir[d as usize], elapsed)));
         }
     }
-    for &d in &dirs {
-        row(&mut out, "total", d, &r.total.dir[d as usize], r.elapsed_ns, &cfg.percentiles);
-    }
-    let _ = writeln!(out, "{}", errors_line(&r.total.errors));
-    out.push_str(&cpu_lines(r));
-    out.push_str(&placement_line(r));
-    for wr in &r.workers {
-        if let Some(s) = &wr.summary {
-            if s.lost_in_flight > 0 {
-                let _ = writeln!(
-                    out,
-                    "worker {}: {} I/Os still in flight after --drain-timeout {:?}; the device may be hung",
-                    wr.index, s.lost_in_flight, cfg.drain_timeout
-                );
-            }
-            if let Some(f) = &s.first_error {
-                let _ = writeln!(
-                    out,
-                    "worker {}: first error: {} on {} of {} bytes at offset {}",
-                    wr.index,
-                    f.error,
-                    f.dir.name(),
-                    f.len,
-                    f.offset
-                );
-            }
-        }
-    }
-    if let Some(v) = &r.verify {
-        let ios = r.total.ios().max(1);
-        let _ = writeln!(
-            out,
-            "verify: {} block checks, {} failed on {} blocks{}; stamping and checking took {:.0} ns per I/O inside the measured window, so the figures above include it (the re-read after the run is not in them)",
-            v.units_checked,
-            v.mismatch_count,
-            v.mismatches.len(),
-            if v.read_errors > 0 { format!(", {} verify-pass reads failed", v.read_errors) } else { String::new() },
-            v.cost_ns as f64 / ios as f64
-        );
-        for m in v.mismatches.iter().take(10) {
-            let _ = writeln!(out, "  {}", describe_mismatch(m));
-        }
-        if v.mismatches.len() > 10 {
-            let _ = writeln!(out, "  ... {} more blocks (listed in the JSON)", v.mismatches.len() - 10);
-        }
-    }
-    let clamped: u64 = r.total.dir.iter().map(|d| d.clamped).sum();
-    if clamped > 0 {
-        let _ = writeln!(
-            out,
-            "{clamped} I/Os took over an hour; the histogram holds them at one hour (min/max/mean are exact)"
-        );
-    }
-    out
-}
-
-/// One line per mismatch: where, what was expected, what was found.
-pub fn describe_mismatch(m: &Mismatch) -> String {
-    let what = match m.kind {
-        MismatchKind::Foreign => "no nvmebench header: overwritten by something else, or never written".to_string(),
-        MismatchKind::Misdirected { found_offset } => {
-            format!("misdirected write: holds the data of offset {found_offset}")
-        }
-        MismatchKind::LostWrite { found_generation } => format!("lost write: found generation {found_generation}"),
-        MismatchKind::FutureGeneration { found_generation } => {
-            format!("generation {found_generation} from a write that reported failure")
-        }
-        MismatchKind::Stale { found_seed } => format!("stale data from another run (seed {found_seed:#x})"),
-        MismatchKind::Payload { first, last, bytes } => {
-            format!("torn or corrupted: {bytes} bytes differ between bytes {first} and {last} of the block")
-        }
+    rows.extend(dirs.iter().map(|&d| ("total".to_string(), d, &r.total.dir[d as usize], r.elapsed_ns)));
+    let percentiles = match width {
+        Width::Compact => compact_percentiles(&cfg.percentiles),
+        Width::Wide => cfg.percentiles.clone(),
     };
-    format!("offset {} (expected generation {}): {what}", m.offset, m.expected_generation)
+    let col = |title: &str, kind: Kind, f: &dyn Fn(&DirStats, u64) -> Cell| Column {
+        title: title.into(),
+        kind,
+        cells: rows.iter().map(|(_, _, s, e)| f(s, *e)).collect(),
+    };
+    let lat =
+        |f: fn(&DirStats) -> f64| move |s: &DirStats, _: u64| if s.ios == 0 { Cell::Empty } else { Cell::Number(f(s)) };
+    let mut cols = vec![
+        Column {
+            title: String::new(),
+            kind: Kind::Text,
+            cells: rows.iter().map(|x| Cell::Text(x.0.clone())).collect(),
+        },
+        Column {
+            title: "dir".into(),
+            kind: Kind::Text,
+            cells: rows.iter().map(|x| Cell::Text(x.1.name().into())).collect(),
+        },
+        col("IOPS", Kind::Count, &|s, e| Cell::Number(rates(s, e).0)),
+    ];
+    if width == Width::Wide {
+        cols.push(col("bw", Kind::BinaryRate, &|s, e| Cell::Number(rates(s, e).1)));
+    }
+    cols.push(col("bw", Kind::DecimalRate, &|s, e| Cell::Number(rates(s, e).1)));
+    if width == Width::Wide {
+        cols.push(col("ios", Kind::Whole, &|s, _| Cell::Number(s.ios as f64)));
+        cols.push(col("min", Kind::Latency, &lat(|s| s.min_ns as f64)));
+    }
+    cols.push(col("mean", Kind::Latency, &lat(DirStats::mean_ns)));
+    for p in percentiles {
+        let title = format!("p{}", percentile_key(p).trim_end_matches(".0"));
+        cols.push(col(&title, Kind::Latency, &move |s, _| {
+            if s.ios == 0 { Cell::Empty } else { Cell::Number(s.percentile_ns(p) as f64) }
+        }));
+    }
+    cols.push(col("max", Kind::Latency, &lat(|s| s.max_ns as f64)));
+    if width == Width::Wide {
+        cols.push(col("stddev", Kind::Latency, &lat(DirStats::stddev_ns)));
+    }
+    cols
 }
 
 /// CPU per I/O, measured two ways: the workers' own threads over their measured windows (what an
 /// I/O costs the loop), and the whole process from the gate to the end (ramp, drain, coordinator
 /// and helper threads included).
-fn cpu_lines(r: &RunResult) -> String {
-    let mut out = String::new();
+fn cpu_lines(out: &mut String, r: &RunResult) {
     let ios = r.total.ios() + r.total.errors.total();
     let thread_ns = r.worker_cpu_ns();
     if ios > 0 && thread_ns > 0 {
@@ -194,50 +199,92 @@ fn cpu_lines(r: &RunResult) -> String {
             format_latency(per_io)
         );
     }
-    out
 }
 
 /// Where the threads ran, in one line: whether the workers had their cores to themselves.
-fn placement_line(r: &RunResult) -> String {
-    let Some(p) = &r.placement else { return String::new() };
+fn placement_line(out: &mut String, r: &RunResult) {
+    let Some(p) = &r.placement else { return };
     let others: Vec<String> = p.threads.iter().filter(|t| !t.worker).map(|t| t.name.clone()).collect();
     let cores = format_core_list(&p.housekeeping_cores);
-    if p.workers_alone {
-        format!(
-            "threads: workers alone on their cores; {} other threads ({}) on cores {cores}\n",
+    let _ = if p.workers_alone {
+        writeln!(
+            out,
+            "threads: workers alone on their cores; {} other threads ({}) on cores {cores}",
             others.len(),
             others.join(", ")
         )
     } else {
-        format!(
-            "threads: no core is free of workers, so {} other threads ({}) share the workers' cores {cores}; their work can delay a worker\n",
+        writeln!(
+            out,
+            "threads: no core is free of workers, so {} other threads ({}) share the workers' cores {cores}; their work can delay a worker",
             others.len(),
             others.join(", ")
         )
+    };
+}
+
+/// I/Os lost in flight and each worker's first error.
+fn worker_notes(out: &mut String, cfg: &RunConfig, r: &RunResult) {
+    for wr in &r.workers {
+        let Some(s) = &wr.summary else { continue };
+        if s.lost_in_flight > 0 {
+            let _ = writeln!(
+                out,
+                "worker {}: {} I/Os still in flight after --drain-timeout {:?}; the device may be hung",
+                wr.index, s.lost_in_flight, cfg.drain_timeout
+            );
+        }
+        if let Some(f) = &s.first_error {
+            let _ = writeln!(
+                out,
+                "worker {}: first error: {} on {} of {} bytes at offset {}",
+                wr.index,
+                f.error,
+                f.dir.name(),
+                f.len,
+                f.offset
+            );
+        }
     }
 }
 
-fn row(out: &mut String, who: &str, d: Direction, s: &DirStats, elapsed_ns: u64, percentiles: &[f64]) {
-    let (iops, bw) = rates(s, elapsed_ns);
-    let lat = |v: f64| if s.ios == 0 { "-".to_string() } else { format_latency(v) };
-    let _ = write!(
+fn verify_lines(out: &mut String, r: &RunResult) {
+    let Some(v) = &r.verify else { return };
+    let ios = r.total.ios().max(1);
+    let _ = writeln!(
         out,
-        "{:<10} {:<5} {:>10} {:>9.1} {:>9.1} {:>11} {:>9} {:>9} {:>9} {:>9}",
-        who,
-        d.name(),
-        format_count(iops),
-        bw / (1024.0 * 1024.0),
-        bw / 1e6,
-        s.ios,
-        lat(s.min_ns as f64),
-        lat(s.mean_ns()),
-        lat(s.max_ns as f64),
-        lat(s.stddev_ns()),
+        "verify: {} block checks, {} failed on {} blocks{}; stamping and checking took {:.0} ns per I/O inside the measured window, so the figures above include it (the re-read after the run is not in them)",
+        v.units_checked,
+        v.mismatch_count,
+        v.mismatches.len(),
+        if v.read_errors > 0 { format!(", {} verify-pass reads failed", v.read_errors) } else { String::new() },
+        v.cost_ns as f64 / ios as f64
     );
-    for p in percentiles {
-        let _ = write!(out, " {:>9}", lat(s.percentile_ns(*p) as f64));
+    for m in v.mismatches.iter().take(10) {
+        let _ = writeln!(out, "  {}", describe_mismatch(m));
     }
-    out.push('\n');
+    if v.mismatches.len() > 10 {
+        let _ = writeln!(out, "  ... {} more blocks (listed in the JSON)", v.mismatches.len() - 10);
+    }
+}
+
+/// One line per mismatch: where, what was expected, what was found.
+pub fn describe_mismatch(m: &Mismatch) -> String {
+    let what = match m.kind {
+        MismatchKind::Foreign => "no nvmebench header: overwritten by something else, or never written".to_string(),
+        MismatchKind::Misdirected { found_offset } => {
+            format!("misdirected write: holds the data of offset {found_offset}")
+        }
+        MismatchKind::LostWrite { found_generation } => format!("lost write: found generation {found_generation}"),
+        MismatchKind::FutureGeneration { found_generation } => {
+            format!("generation {found_generation} from a write that reported failure")
+        }
+        MismatchKind::Stale { found_seed } => format!("stale data from another run (seed {found_seed:#x})"),
+        MismatchKind::Payload { first, last, bytes } => {
+            format!("torn or corrupted: {bytes} bytes differ between bytes {first} and {last} of the block")
+        }
+    };
+    format!("offset {} (expected generation {}): {what}", m.offset, m.expected_generation)
 }
 
 fn errors_line(e: &ErrorCounts) -> String {

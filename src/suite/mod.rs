@@ -264,9 +264,8 @@ impl Runner<'_> {
         for (i, step) in self.plan.steps.iter().enumerate() {
             let path = self.dir.join(format!("{}.json", step.id));
             if path.exists() {
-                eprintln!("nvmebench: step {}/{n} {}: done earlier, skipped", i + 1, step.id);
-                progress.begin_step(i, &step.label);
-                progress.end_step();
+                progress.suspend(|| eprintln!("nvmebench: step {}/{n} {}: done earlier, skipped", i + 1, step.id));
+                progress.skip_step(i);
                 continue;
             }
             progress.begin_step(i, &step.label);
@@ -301,7 +300,7 @@ impl Runner<'_> {
                     .expect("a result document always serialises")
                         + "\n";
                     write_atomic(&path, &text)?;
-                    println!("{}: {summary}", step.label);
+                    progress.suspend(|| println!("{}: {summary}", step.label));
                 }
                 Err(Cut::Signal(sig)) => {
                     progress.finish();
@@ -351,7 +350,9 @@ impl Runner<'_> {
         }
         if m.result.error_count() > 0 {
             self.errors = true;
-            eprintln!("nvmebench: {} I/O errors in this measurement; the step records them", m.result.error_count());
+            progress.suspend(|| {
+                eprintln!("nvmebench: {} I/O errors in this measurement; the step records them", m.result.error_count())
+            });
         }
         Ok(Ok(m))
     }
@@ -401,7 +402,7 @@ impl Runner<'_> {
             runs.push(exec::document(&format!("{} {}x{}", step.label, p.threads, p.qd), &step.streams, &m, t));
         }
         let table = sweep::table(&step.label, &measured);
-        println!("{table}");
+        progress.suspend(|| println!("{table}"));
         let at = |i: Option<usize>| {
             i.map(|i| SweepMark {
                 threads: measured[i].threads,
@@ -451,14 +452,13 @@ impl Runner<'_> {
                 p99_ns: Some(matrix(|m| m.p99_ns)),
             }]);
         }
-        let mark =
-            |i: Option<usize>| i.map_or("none".to_string(), |i| format!("{}x{}", measured[i].threads, measured[i].qd));
+        let mark = |i: usize| format!("{}x{}", measured[i].threads, measured[i].qd);
         let summary = format!(
-            "{} points, peak {} IOPS at {}, knee at {}",
+            "{} points, {}, {}",
             measured.len(),
-            peak.map_or("0".into(), |i| format_count(measured[i].iops)),
-            mark(peak),
-            mark(knee)
+            peak.map_or("no I/O".into(), |i| format!("peak {} IOPS at {}", format_count(measured[i].iops), mark(i))),
+            // Say what the rule found, not a placeholder: no point's latency outran its IOPS.
+            knee.map_or("no knee (latency never rose faster than IOPS)".into(), |i| format!("knee at {}", mark(i)))
         );
         Ok(Ok((StepDoc::Collection(Box::new(doc)), summary)))
     }
@@ -523,7 +523,7 @@ impl Runner<'_> {
         if let Some(stop) = &stop {
             table.push_str(&format!("stopped: {}\n", stop.rule));
         }
-        println!("{table}");
+        progress.suspend(|| println!("{table}"));
         let summary = format!(
             "max {} IOPS, {} paced steps{}",
             format_count(max_iops),
@@ -551,17 +551,19 @@ impl Runner<'_> {
         let mut doc = Collection { label: Some(step.label.clone()), ..Collection::default() };
         if purge {
             let p = steady::purge(self.target, 0, self.plan.capacity_bytes, self.args.allow_destroy);
-            eprintln!("nvmebench: purge {p}");
+            progress.suspend(|| eprintln!("nvmebench: purge {p}"));
             doc.purge = Some(p);
         }
         if let Some(fill) = fill {
             let bytes = (self.args.fill * self.plan.capacity_bytes as f64) as u64;
             let ios = bytes.div_ceil(steady::FILL_BS).max(1);
             let t = Timing { ramp: Duration::ZERO, runtime: None, ios: Some(ios) };
-            eprintln!(
-                "nvmebench: workload-independent preconditioning: {} sequential 128k writes ({}x the capacity)",
-                ios, self.args.fill
-            );
+            progress.suspend(|| {
+                eprintln!(
+                    "nvmebench: workload-independent preconditioning: {} sequential 128k writes ({}x the capacity)",
+                    ios, self.args.fill
+                )
+            });
             let m = match self.measure(fill, 1, 32, t, None, progress)? {
                 Ok(m) => m,
                 Err(c) => return Ok(Err(c)),
@@ -587,19 +589,21 @@ impl Runner<'_> {
             rounds.push(m.iops());
             runs.push(exec::document(&format!("{} round {r}", step.label), &step.streams, &m, t));
             let v = steady::verdict(&rounds, steady::WINDOW);
-            eprintln!(
-                "nvmebench: {} round {r}: {} IOPS{}",
-                step.label,
-                format_count(m.iops()),
-                v.map_or(String::new(), |v| format!(
-                    " (window {}-{}: range {:.1}%, slope {:.1}% of the average{})",
-                    v.first + 1,
-                    r,
-                    v.range_fraction * 100.0,
-                    v.slope_fraction * 100.0,
-                    if v.steady { ", steady" } else { "" }
-                ))
-            );
+            progress.suspend(|| {
+                eprintln!(
+                    "nvmebench: {} round {r}: {} IOPS{}",
+                    step.label,
+                    format_count(m.iops()),
+                    v.map_or(String::new(), |v| format!(
+                        " (window {}-{}: range {:.1}%, slope {:.1}% of the average{})",
+                        v.first + 1,
+                        r,
+                        v.range_fraction * 100.0,
+                        v.slope_fraction * 100.0,
+                        if v.steady { ", steady" } else { "" }
+                    ))
+                )
+            });
             if v.is_some_and(|v| v.steady) {
                 reached = Some((r, v.expect("checked above")));
                 break;

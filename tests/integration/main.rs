@@ -4,11 +4,13 @@ mod bad_input;
 mod common;
 mod compare;
 mod devices;
+mod docs;
 mod fio;
 mod fuzz;
 mod kernel_engines;
 mod layers;
 mod null;
+mod plots;
 mod report;
 mod schema;
 #[cfg(feature = "spdk")]

@@ -182,3 +182,59 @@ fn only_workers_run_on_worker_cores_while_a_run_goes_on() {
     assert_eq!(p["workers_alone"], true, "{p}");
     assert!(!p["housekeeping_cores"].as_array().unwrap().contains(&serde_json::json!(0)), "{p}");
 }
+
+#[test]
+fn status_lines_for_logs_and_a_live_line_that_never_shares_the_report() {
+    let o =
+        nvmebench(&["run", "--engine", "null", "--time", "600ms", "--interval", "100ms", "--status-interval", "200ms"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let e = stderr(&o);
+    let lines: Vec<&str> = e.lines().filter(|l| l.contains("/0.6s,")).collect();
+    assert_eq!(lines.len(), 3, "a line every 200 ms of 600: {e}");
+    assert!(lines[0].starts_with("0.2s/0.6s, 0.4s left | read ") && lines[0].ends_with(" | errors 0"), "{e}");
+    assert!(!e.contains('\r') && !e.contains('\x1b'), "plain lines for logs: {e:?}");
+    assert!(stdout(&o).starts_with("nvmebench "), "the report is alone on stdout");
+
+    let o = nvmebench(&["run", "--engine", "null", "--time", "300ms", "--interval", "100ms", "--progress", "always"]);
+    let e = stderr(&o);
+    assert!(e.starts_with("\r") && e.contains("/0.3s, ") && e.contains("\x1b[K"), "redrawn in place: {e:?}");
+    assert!(e.ends_with('\n'), "ended with a newline when stderr is not a terminal: {e:?}");
+    let o = nvmebench(&["run", "--engine", "null", "--time", "300ms", "--interval", "100ms", "--progress", "never"]);
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+    let o = nvmebench(&["run", "--engine", "null", "--time", "300ms", "--interval", "100ms"]);
+    assert!(stderr(&o).is_empty(), "auto: stderr is a pipe here: {}", stderr(&o));
+}
+
+#[test]
+fn the_text_table_fits_100_columns_unless_wide() {
+    let args = ["run", "--engine", "null", "--time", "300ms", "--jobs", "2", "--rw", "randrw"];
+    let o = nvmebench(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let table: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("dir"))
+        .take_while(|l| !l.starts_with("errors"))
+        .collect();
+    assert_eq!(table.len(), 2 + 6, "titles, units, 2 workers x 2 directions and 2 totals: {out}");
+    for l in &table {
+        assert!(l.chars().count() <= 100, "{} columns: {l}", l.chars().count());
+    }
+    let units = table[1];
+    assert!(units.contains("MB/s") || units.contains("GB/s"), "{units}");
+    assert_eq!(
+        units.split_whitespace().filter(|u| ["ns", "µs", "ms", "s"].contains(u)).count(),
+        7,
+        "one unit per latency column: {units}"
+    );
+    let total = table.iter().find(|l| l.starts_with("total")).unwrap();
+    assert!(total.split_whitespace().nth(2).unwrap().contains(','), "IOPS with thousands separators: {total}");
+
+    let mut wide = args.to_vec();
+    wide.push("--wide");
+    let out = stdout(&nvmebench(&wide));
+    for col in ["ios", "min", "stddev", "p90", "p99.999"] {
+        assert!(out.lines().any(|l| l.split_whitespace().any(|w| w == col)), "--wide has {col}: {out}");
+    }
+    assert!(out.contains("MiB/s") || out.contains("GiB/s"), "{out}");
+}

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::SystemTime;
 
 /// Runs the null engine and returns its JSON result, written to `dir/name.json`.
-fn null_run(dir: &Path, name: &str, extra: &[&str]) -> (PathBuf, Value) {
+pub fn null_run(dir: &Path, name: &str, extra: &[&str]) -> (PathBuf, Value) {
     let path = dir.join(format!("{name}.json"));
     let mut args = vec!["run", "--quiet", "--interval", "100ms", "--json", path.to_str().unwrap()];
     if !extra.contains(&"--engine") {
@@ -120,7 +120,7 @@ fn html_report_is_well_formed_self_contained_and_has_every_series() {
         "{t}"
     );
     let t = texts_under(&doc, "sweep-0");
-    assert!(t.contains("390.00k") && t.contains("p99 170µs"), "{t}");
+    assert!(t.contains("390k") && t.contains("p99 170µs"), "{t}");
     let t = texts_under(&doc, "steady-0");
     assert!(t.contains("steady from round 6") && t.contains("20% band"), "{t}");
     // Config, machine and device identity of each run.
@@ -130,7 +130,7 @@ fn html_report_is_well_formed_self_contained_and_has_every_series() {
 }
 
 /// Chromium, if installed, as a command with the flags for a headless, offline, throwaway profile.
-fn chromium(profile: &Path) -> Option<Command> {
+pub fn chromium(profile: &Path) -> Option<Command> {
     let path = std::env::var_os("PATH")?;
     let exe = std::env::split_paths(&path)
         .flat_map(|d| ["chromium", "chromium-browser"].map(|n| d.join(n)))
@@ -154,7 +154,7 @@ fn chromium(profile: &Path) -> Option<Command> {
 }
 
 /// Console messages and failed loads in Chromium's log: a page without script should have none.
-fn page_problems(log: &str) -> Vec<String> {
+pub fn page_problems(log: &str) -> Vec<String> {
     log.lines()
         .filter(|l| l.contains(":CONSOLE") || l.contains("net::ERR_") || l.contains("Uncaught"))
         .map(str::to_string)
@@ -162,7 +162,7 @@ fn page_problems(log: &str) -> Vec<String> {
 }
 
 /// Width and height from a PNG's IHDR chunk.
-fn png_size(bytes: &[u8]) -> (u32, u32) {
+pub fn png_size(bytes: &[u8]) -> (u32, u32) {
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "a PNG");
     let be = |i: usize| u32::from_be_bytes(bytes[i..i + 4].try_into().unwrap());
     (be(16), be(20))
@@ -199,7 +199,28 @@ fn chromium_renders_the_report_without_console_errors() {
     let problems = page_problems(&stderr(&o));
     assert!(problems.is_empty(), "console errors: {problems:?}");
     let dom = stdout(&o);
-    assert_eq!(dom.matches("<svg").count(), 8, "every plot is in the rendered DOM");
+    let charts = [
+        "percentiles",
+        "histogram",
+        "cdf",
+        "iops-bars",
+        "mbps-bars",
+        "mean-bars",
+        "p99-bars",
+        "p99.99-bars",
+        "iops-time",
+        "mbps-time",
+        "p99-time",
+        "iorate-plot",
+        "sweep-0",
+        "sweep-0-iops",
+        "sweep-0-p99",
+        "steady-0",
+    ];
+    assert_eq!(dom.matches("<svg").count(), charts.len(), "every plot is in the rendered DOM");
+    for id in charts {
+        assert!(dom.contains(&format!("<figure id=\"{id}\">")), "#{id} in the rendered DOM");
+    }
     assert!(dom.contains("id=\"percentiles\"") && dom.contains("id=\"steady-0\""));
 
     // Kept in cargo's target dir so a person can look at it.
@@ -218,6 +239,62 @@ fn chromium_renders_the_report_without_console_errors() {
     // A blank page of this size compresses to a few kB; eight plots with text do not.
     assert!(png.len() > 150_000, "the screenshot looks empty ({} bytes)", png.len());
     eprintln!("screenshot: {}", shot.display());
+}
+
+#[test]
+fn one_chart_as_svg_and_png_and_a_page_to_publish() {
+    let dir = scratch_dir();
+    let (a, av) = null_run(dir.path(), "alpha", &["--ios", "50000"]);
+    let (b, _) = null_run(dir.path(), "beta", &["--ios", "40000", "--rw", "randrw"]);
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let svg = dir.path().join("p99.svg");
+    let o = nvmebench(&[
+        "report",
+        a,
+        b,
+        "--chart",
+        "p99-bars",
+        "--label",
+        &format!("{a}=Drive A"),
+        "-o",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("a standalone SVG: {e}"));
+    assert_eq!(doc.root_element().tag_name().namespace(), Some("http://www.w3.org/2000/svg"));
+    assert!(text.contains("p99 latency by run") && text.contains("Drive A") && text.contains("beta"), "{text}");
+
+    let png = dir.path().join("cdf.png");
+    let o = nvmebench(&["report", a, "--format", "png", "--chart", "cdf", "-o", png.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(png_size(&bytes), (1920, 2 * 480 + 2 * 42), "twice the SVG's size, one legend row");
+
+    // As a device run records it: the drive's identity in the config.
+    let mut device = av.clone();
+    device["config"]["target"] =
+        json!({ "path": "/dev/nvme0n1", "kind": "block device", "model": "Acme NVMe", "serial": "S3EVNX0K123456" });
+    let dev = dir.path().join("device.json");
+    std::fs::write(&dev, device.to_string()).unwrap();
+    let page = dir.path().join("p.html");
+    let render = |extra: &[&str]| {
+        let mut args =
+            vec!["report", dev.to_str().unwrap(), b, "--title", "Drive A <against> B", "-o", page.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let o = nvmebench(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        std::fs::read_to_string(&page).unwrap()
+    };
+    assert!(render(&[]).contains("S3EVNX0K123456"), "the serial is shown unless asked not to");
+    let html = render(&["--hide-serial", "--label", &format!("{b}=Drive B")]);
+    assert!(!html.contains("S3EVNX0K123456"), "the serial number is nowhere on the page");
+    assert!(html.contains("<td>model</td><td>Acme NVMe</td>"), "the rest of the identity stays");
+    assert!(
+        html.contains("<title>Drive A &lt;against&gt; B</title>")
+            && html.contains("<h1>Drive A &lt;against&gt; B</h1>")
+    );
+    assert!(html.contains("<td class=\"l\">Drive B</td>"), "labelled");
 }
 
 #[test]
@@ -268,7 +345,10 @@ fn processes_started_together_merge_into_one_result() {
         .map(|(i, n)| {
             let path = dir.path().join(format!("host{i}.json"));
             let child = Command::new(env!("CARGO_BIN_EXE_nvmebench"))
+                // Paced to last a second or so, so that start jitter is small beside the runs (the
+                // merge warns about inputs that did not run together).
                 .args(["run", "--engine", "null", "--quiet", "--rw", "randrw", "--ios", &n.to_string()])
+                .args(["--rate-iops", "20000"])
                 .args(["--start-at", &start, "--json", path.to_str().unwrap()])
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped())
@@ -294,7 +374,15 @@ fn processes_started_together_merge_into_one_result() {
     args.extend(["-o", total.to_str().unwrap()]);
     let o = nvmebench(&args);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("warning"), "runs started together overlap: {}", stderr(&o));
     let m = read_result(&total);
+    assert_eq!(m["merged"]["notes"], json!([]));
+    let page = dir.path().join("fleet.html");
+    let o = nvmebench(&["report", total.to_str().unwrap(), "-o", page.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<figure id=\"inputs\">") && html.contains("IOPS by input"), "a bar per merged input");
+    assert!(html.contains("<figure id=\"workers\">"), "a bar per worker of every input");
     let t = &m["results"]["total"];
     let merged_ios = t["read"]["ios"].as_u64().unwrap() + t["write"]["ios"].as_u64().unwrap();
     assert_eq!(merged_ios, ios.iter().sum::<u64>(), "the merged I/O count is the sum");
@@ -374,6 +462,22 @@ fn bad_inputs_get_one_sentence_and_exit_2_and_write_nothing() {
         (vec!["report", g, "-o", "r.pdf"], "cannot tell the format from the extension 'pdf'"),
         (vec!["merge", g, "-o", g], "is one of the inputs"),
         (vec!["report", "--format", "csv", "--", "-"], "cannot read -"),
+        (
+            vec!["report", g, "--label", "missing.json=X"],
+            "--label missing.json=X: missing.json holds no run among the inputs",
+        ),
+        (vec!["report", g, "--label", "nonsense"], "--label nonsense: write FILE=NAME"),
+        (
+            vec!["report", g, "--format", "png"],
+            "--format png writes one chart; name it with --chart (one of: percentiles, histogram, cdf",
+        ),
+        (
+            vec!["report", g, "--chart", "nope", "-o", "x.svg"],
+            "--chart nope: no such chart in these results; pick one of: percentiles,",
+        ),
+        (vec!["report", g, "--chart", "cdf"], "--chart picks a chart for --format svg or png"),
+        (vec!["report", g, "-o", "/proc/r.html"], "cannot write /proc/r.html"),
+        (vec!["man", "bench"], "man bench: no such command"),
     ];
     for (args, words) in usage {
         let o = nvmebench(&args);
