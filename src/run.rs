@@ -327,6 +327,8 @@ pub fn spdk_attach(
         logical_block_bytes: u64::from(s.sector_bytes()),
         device: None,
         nvme_sibling: None,
+        model: None,
+        serial: None,
     };
     Ok((s, t))
 }

@@ -72,6 +72,12 @@ pub struct Target {
     pub device: Option<String>,
     /// The block device of the same NVMe namespace: `/dev/nvmeXnY` for `/dev/ngXnY` and back.
     pub nvme_sibling: Option<PathBuf>,
+    /// The drive's model and serial number as sysfs reports them (devices only); reports can leave
+    /// the serial out (`report --hide-serial`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serial: Option<String>,
 }
 
 impl Target {
@@ -93,6 +99,8 @@ impl Target {
                     logical_block_bytes: logical_block_of_dev(pmeta.dev()).unwrap_or(DEFAULT_LOGICAL_BLOCK),
                     device: Some(dev_name(pmeta.dev())),
                     nvme_sibling: None,
+                    model: None,
+                    serial: None,
                 });
             }
             Err(source) => return Err(TargetError::Inspect { path: p, source }),
@@ -106,6 +114,8 @@ impl Target {
                 logical_block_bytes: logical_block_of_dev(meta.dev()).unwrap_or(DEFAULT_LOGICAL_BLOCK),
                 device: Some(dev_name(meta.dev())),
                 nvme_sibling: None,
+                model: None,
+                serial: None,
             })
         } else if ft.is_block_device() {
             let rdev = meta.rdev();
@@ -121,6 +131,8 @@ impl Target {
                 logical_block_bytes: logical_block_of_dev(rdev).unwrap_or(DEFAULT_LOGICAL_BLOCK),
                 device: Some(dev_name(rdev)),
                 nvme_sibling: nvme_sibling(path),
+                model: model_of(rdev),
+                serial: serial_of(path).filter(|s| !s.starts_with("loop:")),
             })
         } else if ft.is_char_device() && is_nvme_generic(meta.rdev()) {
             // Size and block size come from the namespace itself (Identify Namespace, in config); the
@@ -135,6 +147,8 @@ impl Target {
                 logical_block_bytes: block.and_then(logical_block_of_dev).unwrap_or(DEFAULT_LOGICAL_BLOCK),
                 device: Some(dev_name(meta.rdev())),
                 nvme_sibling: sibling,
+                model: None,
+                serial: None,
             })
         } else {
             let kind = if ft.is_dir() {
@@ -468,6 +482,14 @@ pub fn serial_of(device: &Path) -> Option<String> {
         }
     }
     fs::read_to_string(disk.join("loop/backing_file")).ok().map(|b| format!("loop:{}", b.trim()))
+}
+
+/// The device's model as sysfs reports it (NVMe, SCSI, virtio have one).
+fn model_of(dev: u64) -> Option<String> {
+    let disk = whole_disk_dir(dev)?;
+    ["device/model", "device/device/model"]
+        .iter()
+        .find_map(|f| fs::read_to_string(disk.join(f)).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()))
 }
 
 fn dev_name(dev: u64) -> String {

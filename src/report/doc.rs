@@ -156,6 +156,12 @@ pub struct TargetDoc {
     pub device: Option<String>,
     /// The block device of the same NVMe namespace: `/dev/nvmeXnY` for `/dev/ngXnY` and back.
     pub nvme_sibling: Option<String>,
+    /// The drive's model, as sysfs reports it (devices only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The drive's serial number (devices only); `report --hide-serial` leaves it out of a page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serial: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -130,6 +130,8 @@ mod tests {
             logical_block_bytes: 512,
             device: None,
             nvme_sibling: None,
+            model: None,
+            serial: None,
         };
         assert!(purge(Some(&t), 0, 1 << 20, false).contains("--allow-destroy"));
     }

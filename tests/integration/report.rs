@@ -273,8 +273,7 @@ fn one_chart_as_svg_and_png_and_a_page_to_publish() {
 
     // As a device run records it: the drive's identity in the config.
     let mut device = av.clone();
-    device["config"]["target"] =
-        json!({ "path": "/dev/nvme0n1", "kind": "block device", "model": "Acme NVMe", "serial": "S3EVNX0K123456" });
+    device["config"]["target"] = json!({ "path": "/dev/nvme0n1", "kind": "block_device", "size_bytes": 1u64 << 30, "logical_block_bytes": 4096, "device": "259:0", "nvme_sibling": null, "model": "Acme NVMe", "serial": "S3EVNX0K123456" });
     let dev = dir.path().join("device.json");
     std::fs::write(&dev, device.to_string()).unwrap();
     let page = dir.path().join("p.html");
