@@ -53,6 +53,8 @@ pub enum SetupError {
     Signals(std::io::Error),
     #[error(transparent)]
     Rebind(#[from] crate::rebind::RebindError),
+    #[error("cannot start the telemetry thread: {0}")]
+    Telemetry(std::io::Error),
 }
 
 /// Runs `nvmebench run` to completion and writes its reports.
@@ -248,7 +250,14 @@ fn execute_with(
         buffer_seed: cfg.workload.seed,
         spdk,
     };
-    Ok(launch::run_engine(&cfg.engine, on, plan, |p| live.update(p))?)
+    let probes = if cfg.telemetry_interval.is_some() { crate::telemetry::probes(cfg) } else { Vec::new() };
+    let sampler = match (cfg.telemetry_interval, probes.is_empty()) {
+        (Some(every), false) => Some(crate::telemetry::Sampler::start(probes, every).map_err(SetupError::Telemetry)?),
+        _ => None,
+    };
+    let mut result = launch::run_engine(&cfg.engine, on, plan, |p| live.update(p))?;
+    result.telemetry = sampler.map(|s| s.finish(result.error_count() > 0));
+    Ok(result)
 }
 
 /// SIGINT and SIGTERM stop the run and still write the report; a second one exits at once.

@@ -87,6 +87,7 @@ pub fn render(set: &ResultSet) -> Result<String, PlotError> {
             "Share of I/Os in each latency bucket; buckets widen with latency (ten per decade).",
         );
         time_section(&mut h, &set.runs)?;
+        drive_section(&mut h, &set.runs)?;
         h.push_str("<h2 id=\"runs\">Runs</h2>\n");
         for r in &set.runs {
             run_section(&mut h, r);
@@ -266,6 +267,52 @@ fn time_section(h: &mut String, runs: &[RunDoc]) -> Result<(), PlotError> {
     Ok(())
 }
 
+/// The drives' composite temperature and throttle state over the run, from the documents' telemetry
+/// samples, on the intervals' timeline.
+fn drive_section(h: &mut String, runs: &[RunDoc]) -> Result<(), PlotError> {
+    let (mut temps, mut states) = (Vec::new(), Vec::new());
+    for r in runs {
+        for t in r.doc.telemetry.iter().flat_map(|t| &t.targets).filter(|t| !t.samples.is_empty()) {
+            let label = format!("{} {}", r.label, t.target);
+            let points = t.samples.iter().filter_map(|s| Some((s.t_s, f64::from(s.temperature_c?)))).collect();
+            temps.push(Series { label: label.clone(), points });
+            // 1 while the drive throttled (thermal management counters grew since the sample before)
+            // or held a critical warning, else 0.
+            let mut prev = &t.samples[0];
+            let points = t
+                .samples
+                .iter()
+                .map(|s| {
+                    let throttled = (0..2).any(|i| {
+                        s.thermal_transitions[i] > prev.thermal_transitions[i]
+                            || s.thermal_time_s[i] > prev.thermal_time_s[i]
+                    });
+                    prev = s;
+                    (s.t_s, f64::from(u8::from(throttled || s.critical_warning != 0)))
+                })
+                .collect();
+            states.push(Series { label, points });
+        }
+    }
+    if temps.is_empty() {
+        return Ok(());
+    }
+    h.push_str("<h2 id=\"drive\">Drive telemetry over time</h2>\n");
+    figure(
+        h,
+        "temperature-time",
+        &plot::time_series("Drive composite temperature", "°C", Unit::Count, &temps)?,
+        "The SMART / Health log's composite temperature at each telemetry sample (before, during and after the run).",
+    );
+    figure(
+        h,
+        "throttle-time",
+        &plot::time_series("Drive throttling or critical warning", "1 = yes", Unit::Count, &states)?,
+        "1 where the drive entered or spent time in thermal management since the previous sample, or held a critical warning bit.",
+    );
+    Ok(())
+}
+
 fn text(v: &Value) -> Option<String> {
     match v {
         Value::Null => None,
@@ -420,5 +467,61 @@ mod tests {
         flatten("", &serde_json::json!({ "a": { "b": [1, 2] }, "c": [{ "d": null }], "e": "s" }), &mut out);
         let lines: Vec<String> = out.iter().map(|(k, v)| format!("{k}={v}")).collect();
         assert_eq!(lines, ["a.b=1, 2", "c[0].d=null", "e=s"]);
+    }
+
+    #[test]
+    fn drive_temperature_and_throttling_are_drawn_over_time() {
+        use crate::report::doc::{HealthSampleDoc, TelemetryDoc, TelemetryTargetDoc};
+        let read = crate::stats::DirStats::default();
+        // A run without I/O still has its drive drawn.
+        let mut doc = crate::report::json::sample_document(&read, &read, 1_000_000_000, "h");
+        let sample = |t_s, temperature_k: u16, transitions| HealthSampleDoc {
+            t_s,
+            temperature_c: Some(i32::from(temperature_k) - 273),
+            critical_warning: 0,
+            composite_temperature_k: temperature_k,
+            available_spare_pct: 100,
+            available_spare_threshold_pct: 10,
+            percentage_used: 0,
+            data_units_read: 0,
+            data_units_written: 0,
+            host_read_commands: 0,
+            host_write_commands: 0,
+            controller_busy_time_min: 0,
+            power_cycles: 0,
+            power_on_hours: 0,
+            unsafe_shutdowns: 0,
+            media_errors: 0,
+            error_log_entries: 0,
+            warning_temperature_time_min: 0,
+            critical_temperature_time_min: 0,
+            temperature_sensors_k: [0; 8],
+            thermal_transitions: [transitions, 0],
+            thermal_time_s: [0, 0],
+        };
+        doc.telemetry = Some(TelemetryDoc {
+            interval_s: 1.0,
+            targets: vec![TelemetryTargetDoc {
+                target: "/dev/nvme0n1".into(),
+                source: "kernel".into(),
+                unavailable: None,
+                samples: vec![sample(-0.1, 320, 0), sample(1.0, 340, 1), sample(2.1, 345, 1)],
+                warnings: vec![],
+                read_failure: None,
+                read_failures: 0,
+                error_log: None,
+                error_log_unavailable: None,
+            }],
+        });
+        let mut set = ResultSet::default();
+        set.runs.push(crate::report::load::checked_sample(doc.clone(), "a"));
+        let page = render(&set).expect("renders");
+        assert!(page.contains("<figure id=\"temperature-time\">"), "temperature chart drawn");
+        assert!(page.contains("<figure id=\"throttle-time\">"), "throttle chart drawn");
+
+        doc.telemetry = None;
+        let mut set = ResultSet::default();
+        set.runs.push(crate::report::load::checked_sample(doc, "a"));
+        assert!(!render(&set).expect("renders").contains("temperature-time"), "no telemetry, no chart");
     }
 }

@@ -13,6 +13,7 @@ pub mod merge;
 pub mod plot;
 pub mod progress;
 pub mod table;
+pub mod telemetry;
 pub mod text;
 
 use crate::stats::DirStats;

@@ -59,7 +59,7 @@ fn controller_name(sys: &Path) -> Option<String> {
         return Some(n);
     }
     if sys.join("partition").exists() {
-        return controller_name(&fs::canonicalize(sys).ok()?.parent()?.to_path_buf());
+        return controller_name(fs::canonicalize(sys).ok()?.parent()?);
     }
     let mut paths: Vec<PathBuf> = fs::read_dir(sys.join("multipath")).ok()?.flatten().map(|e| e.path()).collect();
     paths.sort();
