@@ -250,7 +250,7 @@ fn execute_with(
         buffer_seed: cfg.workload.seed,
         spdk,
     };
-    let probes = if cfg.telemetry_interval.is_some() { crate::telemetry::probes(cfg) } else { Vec::new() };
+    let probes = if cfg.telemetry_interval.is_some() { crate::telemetry::probes(cfg, spdk) } else { Vec::new() };
     let sampler = match (cfg.telemetry_interval, probes.is_empty()) {
         (Some(every), false) => Some(crate::telemetry::Sampler::start(probes, every).map_err(SetupError::Telemetry)?),
         _ => None,

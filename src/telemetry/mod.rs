@@ -179,17 +179,47 @@ impl Sampled {
     }
 }
 
-/// What to sample for the run `cfg`: the kernel engines' NVMe target (the null engine touches no
-/// drive, and SPDK's admin-queue reads are not wired in yet, so those have none).
-pub fn probes(cfg: &crate::config::RunConfig) -> Vec<Probe> {
+/// What to sample for the run `cfg`: the kernel engines' NVMe target, or every controller SPDK
+/// attached (`spdk`); the null engine touches no drive.
+pub fn probes(cfg: &crate::config::RunConfig, spdk: Option<&crate::launch::SpdkRun>) -> Vec<Probe> {
     use crate::config::EngineSpec;
     match (&cfg.engine, &cfg.target) {
-        (EngineSpec::Null(_) | EngineSpec::Spdk, _) | (_, None) => Vec::new(),
+        (EngineSpec::Spdk, _) => spdk_probes(spdk),
+        (EngineSpec::Null(_), _) | (_, None) => Vec::new(),
         (_, Some(t)) => vec![Probe {
             target: t.path.display().to_string(),
             source: Source::Kernel,
             reader: kernel::KernelController::open(t).map(|c| Box::new(c) as Box<dyn LogReader>),
         }],
+    }
+}
+
+#[cfg(feature = "spdk")]
+fn spdk_probes(spdk: Option<&crate::launch::SpdkRun>) -> Vec<Probe> {
+    spdk.iter()
+        .flat_map(|s| &s.session.controllers)
+        .map(|c| Probe {
+            target: c.info.trid.clone(),
+            source: Source::Spdk,
+            reader: Ok(Box::new(SpdkController(c.clone())) as Box<dyn LogReader>),
+        })
+        .collect()
+}
+
+/// Without the `spdk` feature there is never an SPDK run.
+#[cfg(not(feature = "spdk"))]
+fn spdk_probes(_: Option<&crate::launch::SpdkRun>) -> Vec<Probe> {
+    Vec::new()
+}
+
+/// An SPDK-attached controller, read through its admin queue.
+#[cfg(feature = "spdk")]
+struct SpdkController(std::sync::Arc<crate::engine::spdk::ctrlr::Controller>);
+
+#[cfg(feature = "spdk")]
+impl LogReader for SpdkController {
+    fn read_log(&mut self, lid: u8, buf: &mut [u8]) -> Result<(), String> {
+        self.0.get_log_page(lid, buf)
     }
 }
 

@@ -276,3 +276,24 @@ fn a_suite_runs_through_spdk_past_the_keep_alive_timeout() {
     assert_eq!(step["results"]["total"]["errors"]["total"], 0);
     assert!(step["results"]["total"]["read"]["ios"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn telemetry_is_read_over_the_admin_queue() {
+    let Some(t) = TcpTarget::start(4436) else { return };
+    let o = spdk_run(&t.trid, "--time 1 --telemetry-interval 200ms --output json");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    crate::common::assert_conforms(&j, "spdk run with telemetry");
+    let target = &j["telemetry"]["targets"][0];
+    assert_eq!((target["target"].as_str(), target["source"].as_str()), (Some(t.trid.as_str()), Some("spdk")));
+    assert!(target.get("unavailable").is_none(), "the TCP target answers the health log: {target}");
+    let samples = target["samples"].as_array().expect("samples");
+    assert!(samples.len() >= 4, "before, every 200 ms of 1 s, after: {}", samples.len());
+    assert_eq!(j["results"]["telemetry_alert"], false);
+
+    let o = spdk_run(&t.trid, "--time 1 --telemetry-interval 200ms");
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("telemetry:")).collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    assert!(lines[0].starts_with(&format!("telemetry: {} via SPDK: ", t.trid)), "{text}");
+}
