@@ -179,37 +179,26 @@ impl Sampled {
     }
 }
 
-/// What to sample for the run `cfg`: the kernel engines' NVMe target, or every controller SPDK
-/// attached (`spdk`); the null engine touches no drive.
-pub fn probes(cfg: &crate::config::RunConfig, spdk: Option<&crate::launch::SpdkRun>) -> Vec<Probe> {
-    use crate::config::EngineSpec;
-    match (&cfg.engine, &cfg.target) {
-        (EngineSpec::Spdk, _) => spdk_probes(spdk),
-        (EngineSpec::Null(_), _) | (_, None) => Vec::new(),
-        (_, Some(t)) => vec![Probe {
-            target: t.path.display().to_string(),
-            source: Source::Kernel,
-            reader: kernel::KernelController::open(t).map(|c| Box::new(c) as Box<dyn LogReader>),
-        }],
+/// A kernel engine's target, read through the kernel's admin passthrough (or why it cannot be).
+pub fn kernel_probe(t: &crate::target::Target) -> Probe {
+    Probe {
+        target: t.path.display().to_string(),
+        source: Source::Kernel,
+        reader: kernel::KernelController::open(t).map(|c| Box::new(c) as Box<dyn LogReader>),
     }
 }
 
+/// Every controller SPDK attached, read through its admin queue.
 #[cfg(feature = "spdk")]
-fn spdk_probes(spdk: Option<&crate::launch::SpdkRun>) -> Vec<Probe> {
-    spdk.iter()
-        .flat_map(|s| &s.session.controllers)
+pub fn spdk_probes(controllers: &[std::sync::Arc<crate::engine::spdk::ctrlr::Controller>]) -> Vec<Probe> {
+    controllers
+        .iter()
         .map(|c| Probe {
             target: c.info.trid.clone(),
             source: Source::Spdk,
             reader: Ok(Box::new(SpdkController(c.clone())) as Box<dyn LogReader>),
         })
         .collect()
-}
-
-/// Without the `spdk` feature there is never an SPDK run.
-#[cfg(not(feature = "spdk"))]
-fn spdk_probes(_: Option<&crate::launch::SpdkRun>) -> Vec<Probe> {
-    Vec::new()
 }
 
 /// An SPDK-attached controller, read through its admin queue.
