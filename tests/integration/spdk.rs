@@ -296,4 +296,12 @@ fn telemetry_is_read_over_the_admin_queue() {
     let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("telemetry:")).collect();
     assert_eq!(lines.len(), 1, "{text}");
     assert!(lines[0].starts_with(&format!("telemetry: {} via SPDK: ", t.trid)), "{text}");
+
+    // After I/O errors the Error Information log is read too. The errors are injected on the host,
+    // so the target's log has nothing of them: read, and empty.
+    let o = spdk_run(&t.trid, "--ios 200 --on-error continue --spdk-inject-error read:5 --output json");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let j = json(&o);
+    let target = &j["telemetry"]["targets"][0];
+    assert_eq!(target["error_log"], serde_json::json!([]), "{target}");
 }
