@@ -285,6 +285,11 @@ pub struct RunArgs {
     #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = parse_positive_duration)]
     pub interval: Duration,
 
+    /// How often to read the drive's SMART / Health log during the run (also read before and after
+    /// it); at least 100ms; `off` or `0` reads none.
+    #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = crate::telemetry::TelemetryInterval::parse)]
+    pub telemetry_interval: crate::telemetry::TelemetryInterval,
+
     /// Latency percentiles to report.
     #[arg(long, default_value = "50,90,99,99.9,99.99,99.999", value_name = "LIST", value_parser = parse_percentiles)]
     pub percentiles: Percentiles,

@@ -373,6 +373,9 @@ pub struct RunConfig {
     pub rate_iops: Option<f64>,
     #[serde(serialize_with = "secs")]
     pub interval: Duration,
+    /// `--telemetry-interval`; `None`: no telemetry. The document carries it under `telemetry`.
+    #[serde(skip)]
+    pub telemetry_interval: Option<Duration>,
     pub percentiles: Vec<f64>,
     pub on_error: OnError,
     #[serde(skip)]
@@ -453,6 +456,7 @@ impl RunConfig {
             ios: args.ios,
             rate_iops: args.rate_iops,
             interval: args.interval,
+            telemetry_interval: args.telemetry_interval.0,
             percentiles: args.percentiles.0.clone(),
             on_error: args.on_error,
             output: args.output,

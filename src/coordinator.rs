@@ -94,6 +94,8 @@ pub struct RunResult {
     /// Faults injected from outside the workers during the run (a controller reset) and what became
     /// of them, one sentence each.
     pub events: Vec<String>,
+    /// The drives' health logs over the run (`None`: not read, as with `--telemetry-interval off`).
+    pub telemetry: Option<crate::telemetry::Telemetry>,
 }
 
 /// What verification found, over all workers.
@@ -492,6 +494,7 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
             cpu,
             placement,
             events: Vec::new(),
+            telemetry: None,
         }
     }
 }

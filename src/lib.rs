@@ -24,6 +24,7 @@ pub mod run;
 pub mod stats;
 pub mod suite;
 pub mod target;
+pub mod telemetry;
 pub mod units;
 pub mod verify;
 pub mod worker;

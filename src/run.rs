@@ -55,6 +55,8 @@ pub enum SetupError {
     Signals(std::io::Error),
     #[error(transparent)]
     Rebind(#[from] crate::rebind::RebindError),
+    #[error("cannot start the telemetry thread: {0}")]
+    Telemetry(std::io::Error),
 }
 
 /// How `run`'s options (`--quiet`, `--progress`, `--status-interval`) show the live line.
@@ -271,7 +273,26 @@ fn execute_with(
         buffer_seed: cfg.workload.seed,
         spdk,
     };
-    Ok(launch::run_engine(&cfg.engine, on, plan, |p| live.update(p))?)
+    let probes = if cfg.telemetry_interval.is_some() { telemetry_probes(cfg, spdk) } else { Vec::new() };
+    let sampler = match (cfg.telemetry_interval, probes.is_empty()) {
+        (Some(every), false) => Some(crate::telemetry::Sampler::start(probes, every).map_err(SetupError::Telemetry)?),
+        _ => None,
+    };
+    let mut result = launch::run_engine(&cfg.engine, on, plan, |p| live.update(p))?;
+    result.telemetry = sampler.map(|s| s.finish(result.error_count() > 0));
+    Ok(result)
+}
+
+/// What telemetry reads: every controller SPDK attached, or the kernel engines' target; the null
+/// engine touches no drive.
+fn telemetry_probes(cfg: &RunConfig, spdk: Option<&SpdkRun>) -> Vec<crate::telemetry::Probe> {
+    match (spdk, &cfg.target) {
+        #[cfg(feature = "spdk")]
+        (Some(s), _) => crate::telemetry::spdk_probes(&s.session.controllers),
+        _ if matches!(cfg.engine, crate::config::EngineSpec::Null(_)) => Vec::new(),
+        (_, Some(t)) => vec![crate::telemetry::kernel_probe(t)],
+        (_, None) => Vec::new(),
+    }
 }
 
 /// SIGINT and SIGTERM stop the run and still write the report; a second one exits at once.

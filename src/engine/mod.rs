@@ -7,6 +7,7 @@
 //! with [`Engine::poll`], refilling each completed slot at once. Engines never decide what to issue;
 //! that is the workload generator's job.
 
+pub mod admin;
 pub mod aio;
 pub mod buf;
 pub mod null;

@@ -35,7 +35,7 @@ pub const NVME_URING_CMD_IO: u32 = 0xC048_4E80;
 /// `_IO('N', 0x40)`: the namespace id of an open namespace device.
 const NVME_IOCTL_ID: libc::c_ulong = 0x4E40;
 /// `_IOWR('N', 0x41, struct nvme_passthru_cmd)`: an admin command.
-const NVME_IOCTL_ADMIN_CMD: libc::c_ulong = 0xC048_4E41;
+pub(crate) const NVME_IOCTL_ADMIN_CMD: libc::c_ulong = 0xC048_4E41;
 
 /// The kernel's `struct nvme_uring_cmd` (and, with `result` in place of the last word,
 /// `struct nvme_passthru_cmd`): 72 bytes, little-endian on every platform nvme runs this on.

@@ -407,6 +407,8 @@ fn clone_shape(r: &RunResult) -> RunResult {
         started_at: r.started_at,
         verify: None,
         placement: r.placement.clone(),
+        // Job files sample no drive telemetry yet.
+        telemetry: None,
         cpu: r.cpu,
         events: r.events.clone(),
     }

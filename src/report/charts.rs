@@ -37,6 +37,7 @@ pub fn all(set: &ResultSet) -> Result<Vec<Chart>, PlotError> {
     let mut out = latency(&set.runs)?;
     out.extend(comparison(&set.runs)?);
     out.extend(over_time(&set.runs)?);
+    out.extend(drive(&set.runs)?);
     out.extend(breakdown(&set.runs)?);
     out.extend(iorate(set)?);
     for (i, s) in set.sweeps.iter().enumerate() {
@@ -167,6 +168,50 @@ pub fn over_time(runs: &[RunDoc]) -> Result<Vec<Chart>, PlotError> {
             "p99-time",
             plot::time_series("p99 latency per interval", "p99 latency", Unit::Latency, &p99)?,
             "The 99th percentile of each interval's latencies (log scale).",
+        ),
+    ])
+}
+
+/// The drives' composite temperature and throttle state over the run, from the documents' telemetry
+/// samples, on the intervals' timeline.
+pub fn drive(runs: &[RunDoc]) -> Result<Vec<Chart>, PlotError> {
+    let (mut temps, mut states) = (Vec::new(), Vec::new());
+    for r in runs {
+        for t in r.doc.telemetry.iter().flat_map(|t| &t.targets).filter(|t| !t.samples.is_empty()) {
+            let label = format!("{} {}", r.label, t.target);
+            let points = t.samples.iter().filter_map(|s| Some((s.t_s, f64::from(s.temperature_c?)))).collect();
+            temps.push(Series { label: label.clone(), points });
+            // 1 while the drive throttled (thermal management counters grew since the sample before)
+            // or held a critical warning, else 0.
+            let mut prev = &t.samples[0];
+            let points = t
+                .samples
+                .iter()
+                .map(|s| {
+                    let throttled = (0..2).any(|i| {
+                        s.thermal_transitions[i] > prev.thermal_transitions[i]
+                            || s.thermal_time_s[i] > prev.thermal_time_s[i]
+                    });
+                    prev = s;
+                    (s.t_s, f64::from(u8::from(throttled || s.critical_warning != 0)))
+                })
+                .collect();
+            states.push(Series { label, points });
+        }
+    }
+    if temps.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(vec![
+        chart(
+            "temperature-time",
+            plot::time_series("Drive composite temperature", "°C", Unit::Count, &temps)?,
+            "The SMART / Health log's composite temperature at each telemetry sample (before, during and after the run).",
+        ),
+        chart(
+            "throttle-time",
+            plot::time_series("Drive throttling or critical warning", "1 = yes", Unit::Count, &states)?,
+            "1 where the drive entered or spent time in thermal management since the previous sample, or held a critical warning bit.",
         ),
     ])
 }

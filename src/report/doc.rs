@@ -68,6 +68,10 @@ pub struct RunDocument {
     /// How `merge` made the document, and from what.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged: Option<Merged>,
+    /// The drives' health logs (`--telemetry-interval`); absent when it was off, in a merge, and
+    /// before telemetry existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<TelemetryDoc>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -134,6 +138,89 @@ pub struct ConfigDoc {
     pub allow_destroy: bool,
     pub drain_timeout: f64,
     pub start_at_unix_s: Option<f64>,
+}
+
+/// Drive telemetry: every target's SMART / Health Information log over the run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TelemetryDoc {
+    /// `--telemetry-interval`, seconds.
+    pub interval_s: f64,
+    pub targets: Vec<TelemetryTargetDoc>,
+}
+
+/// One target's telemetry.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TelemetryTargetDoc {
+    /// The target as the run names it (a path, or an SPDK transport ID).
+    pub target: String,
+    /// `kernel` (admin passthrough on /dev/nvmeX) or `spdk` (SPDK's admin queue).
+    pub source: String,
+    /// Why there are no samples: a regular file, a controller without the log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+    /// Before the run, every interval, after the run.
+    #[serde(default)]
+    pub samples: Vec<HealthSampleDoc>,
+    /// What went wrong between the first and the later samples, one phrase each.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    /// The first read that failed after the first succeeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_failure: Option<String>,
+    /// How many reads failed after the first succeeded.
+    #[serde(default)]
+    pub read_failures: u64,
+    /// The Error Information log's newest entries, read after a run with I/O errors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_log: Option<Vec<ErrorLogEntryDoc>>,
+    /// Why the Error Information log could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_log_unavailable: Option<String>,
+}
+
+/// One reading of the SMART / Health Information log (`telemetry::health::HealthLog`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct HealthSampleDoc {
+    /// Seconds from the end of the ramp, on the intervals' timeline (negative before it).
+    pub t_s: f64,
+    /// The composite temperature, °C (`null`: not reported).
+    pub temperature_c: Option<i32>,
+    pub critical_warning: u8,
+    pub composite_temperature_k: u16,
+    pub available_spare_pct: u8,
+    pub available_spare_threshold_pct: u8,
+    pub percentage_used: u8,
+    /// Thousands of 512-byte units.
+    pub data_units_read: u64,
+    pub data_units_written: u64,
+    pub host_read_commands: u64,
+    pub host_write_commands: u64,
+    pub controller_busy_time_min: u64,
+    pub power_cycles: u64,
+    pub power_on_hours: u64,
+    pub unsafe_shutdowns: u64,
+    pub media_errors: u64,
+    pub error_log_entries: u64,
+    pub warning_temperature_time_min: u32,
+    pub critical_temperature_time_min: u32,
+    /// Sensors 1-8 in kelvins; 0: no such sensor.
+    pub temperature_sensors_k: [u16; 8],
+    /// Entries into thermal management levels 1 and 2.
+    pub thermal_transitions: [u32; 2],
+    /// Seconds in thermal management levels 1 and 2.
+    pub thermal_time_s: [u32; 2],
+}
+
+/// One Error Information log entry (`telemetry::errlog::ErrorLogEntry`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ErrorLogEntryDoc {
+    pub error_count: u64,
+    pub sqid: u16,
+    pub cid: u16,
+    pub status_code_type: u8,
+    pub status_code: u8,
+    pub lba: u64,
+    pub nsid: u32,
 }
 
 /// fio's `continue_on_error` in nvmebench's words: `"stop"`, `"continue"` or `{"retry": N}`.
@@ -277,6 +364,10 @@ pub struct Results {
     /// Data verification, with `--verify`.
     #[serde(default)]
     pub verify: Option<VerifyDoc>,
+    /// A drive throttled, raised a critical warning or logged new media errors during the run (see
+    /// `telemetry`).
+    #[serde(default)]
+    pub telemetry_alert: bool,
     /// The process's CPU time over the run (absent in a merge).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<CpuDoc>,

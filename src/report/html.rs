@@ -73,6 +73,7 @@ pub fn render(set: &ResultSet, opts: &PageOptions) -> Result<String, PlotError> 
         section(&mut h, "latency", "Latency", &charts::latency(&set.runs)?);
         section(&mut h, "compare", "Runs compared", &charts::comparison(&set.runs)?);
         time_section(&mut h, &set.runs)?;
+        section(&mut h, "drive", "Drive telemetry over time", &charts::drive(&set.runs)?);
         section(&mut h, "breakdown", "Workers and inputs", &charts::breakdown(&set.runs)?);
         h.push_str("<h2 id=\"runs\">Runs</h2>\n");
         for r in &set.runs {
@@ -429,5 +430,64 @@ mod tests {
         flatten("", &serde_json::json!({ "a": { "b": [1, 2] }, "c": [{ "d": null }], "e": "s" }), &mut out);
         let lines: Vec<String> = out.iter().map(|(k, v)| format!("{k}={v}")).collect();
         assert_eq!(lines, ["a.b=1, 2", "c[0].d=null", "e=s"]);
+    }
+
+    #[test]
+    fn drive_temperature_and_throttling_are_drawn_over_time() {
+        use crate::report::doc::{HealthSampleDoc, TelemetryDoc, TelemetryTargetDoc};
+        let read = crate::stats::DirStats::default();
+        // A run without I/O still has its drive drawn.
+        let mut doc = crate::report::json::sample_document(&read, &read, 1_000_000_000, "h");
+        let sample = |t_s, temperature_k: u16, transitions| HealthSampleDoc {
+            t_s,
+            temperature_c: Some(i32::from(temperature_k) - 273),
+            critical_warning: 0,
+            composite_temperature_k: temperature_k,
+            available_spare_pct: 100,
+            available_spare_threshold_pct: 10,
+            percentage_used: 0,
+            data_units_read: 0,
+            data_units_written: 0,
+            host_read_commands: 0,
+            host_write_commands: 0,
+            controller_busy_time_min: 0,
+            power_cycles: 0,
+            power_on_hours: 0,
+            unsafe_shutdowns: 0,
+            media_errors: 0,
+            error_log_entries: 0,
+            warning_temperature_time_min: 0,
+            critical_temperature_time_min: 0,
+            temperature_sensors_k: [0; 8],
+            thermal_transitions: [transitions, 0],
+            thermal_time_s: [0, 0],
+        };
+        doc.telemetry = Some(TelemetryDoc {
+            interval_s: 1.0,
+            targets: vec![TelemetryTargetDoc {
+                target: "/dev/nvme0n1".into(),
+                source: "kernel".into(),
+                unavailable: None,
+                samples: vec![sample(-0.1, 320, 0), sample(1.0, 340, 1), sample(2.1, 345, 1)],
+                warnings: vec![],
+                read_failure: None,
+                read_failures: 0,
+                error_log: None,
+                error_log_unavailable: None,
+            }],
+        });
+        let mut set = ResultSet::default();
+        set.runs.push(crate::report::load::checked_sample(doc.clone(), "a"));
+        let page = render(&set, &PageOptions::default()).expect("renders");
+        assert!(page.contains("<figure id=\"temperature-time\">"), "temperature chart drawn");
+        assert!(page.contains("<figure id=\"throttle-time\">"), "throttle chart drawn");
+
+        doc.telemetry = None;
+        let mut set = ResultSet::default();
+        set.runs.push(crate::report::load::checked_sample(doc, "a"));
+        assert!(
+            !render(&set, &PageOptions::default()).expect("renders").contains("temperature-time"),
+            "no telemetry, no chart"
+        );
     }
 }

@@ -73,6 +73,7 @@ pub fn document(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> RunDocume
                 unit_bytes: v.table.unit_bytes(),
                 mismatches: v.mismatches.iter().map(recast).collect(),
             }),
+            telemetry_alert: r.telemetry.as_ref().is_some_and(|t| t.alert()),
             cpu: Some(CpuDoc {
                 user_ns: r.cpu.user_ns,
                 sys_ns: r.cpu.sys_ns,
@@ -102,6 +103,7 @@ pub fn document(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> RunDocume
         streams: None,
         suite_step: None,
         merged: None,
+        telemetry: r.telemetry.as_ref().map(|t| super::telemetry::document(t, r.started_at, cfg.ramp)),
     }
 }
 
@@ -289,6 +291,7 @@ pub(crate) fn sample_document(read: &DirStats, write: &DirStats, elapsed_ns: u64
             failure: None,
             events: vec![],
             verify: None,
+            telemetry_alert: false,
             cpu: None,
             worker_cpu: None,
             timestamps: Some(timestamps()),
@@ -305,6 +308,7 @@ pub(crate) fn sample_document(read: &DirStats, write: &DirStats, elapsed_ns: u64
         streams: None,
         suite_step: None,
         merged: None,
+        telemetry: None,
     }
 }
 
@@ -424,6 +428,37 @@ mod tests {
                 }],
             }),
             events: vec!["controller reset at 0.5 s: done in 3 ms".into()],
+            telemetry: Some(crate::telemetry::Telemetry {
+                interval: std::time::Duration::from_secs(1),
+                targets: vec![crate::telemetry::TargetTelemetry {
+                    target: "/dev/nvme0n1".into(),
+                    source: crate::telemetry::Source::Kernel,
+                    unavailable: None,
+                    samples: [0u8, 2]
+                        .map(|w| crate::telemetry::Sample {
+                            at: std::time::SystemTime::now(),
+                            health: crate::telemetry::health::HealthLog {
+                                critical_warning: w,
+                                composite_temperature_k: 320,
+                                media_errors: u64::MAX,
+                                thermal_transitions: [1, 2],
+                                ..Default::default()
+                            },
+                        })
+                        .to_vec(),
+                    read_failures: Some(("Interrupted".into(), 2)),
+                    error_log: Some(vec![crate::telemetry::errlog::ErrorLogEntry {
+                        error_count: 5,
+                        sqid: 1,
+                        cid: 2,
+                        status_code_type: 2,
+                        status_code: 0x81,
+                        lba: 77,
+                        nsid: 1,
+                    }]),
+                    error_log_unavailable: None,
+                }],
+            }),
         };
         for extra in [
             &["--rw", "randrw", "--bssplit", "4k/50:64k/50", "--random-dist", "zipf:1.2"][..],
@@ -438,6 +473,10 @@ mod tests {
             assert_eq!(serde_json::to_value(&back).unwrap(), written);
             assert_eq!(back.results.total.errors.kinds.len(), 3);
             assert_eq!(back.results.verify.as_ref().unwrap().mismatches.len(), kinds.len());
+            let telemetry = back.telemetry.as_ref().expect("telemetry written");
+            assert!(back.results.telemetry_alert, "the temperature bit rose during the run");
+            assert_eq!(telemetry.targets[0].warnings, ["critical warning: temperature beyond a threshold"]);
+            assert_eq!(telemetry.targets[0].samples[1].media_errors, u64::MAX);
         }
     }
 }

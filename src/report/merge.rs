@@ -106,6 +106,8 @@ pub fn merge(runs: &[RunDoc]) -> Result<RunDocument, ResultsError> {
             events: runs.iter().flat_map(|r| r.doc.results.events.iter().cloned()).collect(),
             // Verification and CPU time belong to one process's run; a merge has neither.
             verify: None,
+            // Each host's drives are its own; whether any of them alerted still holds for the whole.
+            telemetry_alert: runs.iter().any(|r| r.doc.results.telemetry_alert),
             cpu: None,
             worker_cpu: None,
             timestamps: runs[0].doc.results.timestamps.clone(),
@@ -118,6 +120,7 @@ pub fn merge(runs: &[RunDoc]) -> Result<RunDocument, ResultsError> {
         streams: None,
         suite_step: None,
         merged: Some(Merged { rule: ELAPSED_RULE.into(), inputs, notes: overlap_note(runs).into_iter().collect() }),
+        telemetry: None,
     })
 }
 

@@ -23,6 +23,7 @@ pub mod plot;
 pub mod progress;
 pub mod raster;
 pub mod table;
+pub mod telemetry;
 pub mod text;
 pub mod ticks;
 

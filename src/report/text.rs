@@ -93,6 +93,9 @@ fn header(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> String {
     for e in &r.events {
         let _ = writeln!(out, "event: {e}");
     }
+    for line in r.telemetry.iter().flat_map(super::telemetry::text_lines) {
+        let _ = writeln!(out, "telemetry: {line}");
+    }
     out
 }
 

@@ -50,6 +50,7 @@ fn each_bad_input_exits_2_with_one_sentence() {
         (&["--filename", f, "--rw", "randomread"], "is not an access pattern"),
         (&["--filename", f, "--percentiles", "50,101"], "is not a percentile"),
         (&["--filename", f, "--interval", "0"], "is zero"),
+        (&["--filename", f, "--telemetry-interval", "50ms"], "shorter than the 100ms minimum"),
         (&["--filename", f, "--json", "/nonexistent/dir/out.json"], "does not exist; create it or pick another path"),
         (&["--filename", f, "--output", "xml"], "invalid value 'xml'"),
         (&["--filename", f, "--on-error", "ignore"], "invalid value 'ignore'"),

@@ -16,6 +16,7 @@ mod schema;
 #[cfg(feature = "spdk")]
 mod spdk;
 mod suite;
+mod telemetry;
 mod testbed;
 mod uring;
 mod verify;

@@ -318,3 +318,32 @@ fn fio_job_files_run_through_the_bypass_path() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(json(&o)["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn telemetry_is_read_over_the_admin_queue() {
+    let Some(t) = TcpTarget::start(4438) else { return };
+    let o = spdk_run(&t.trid, "--time 1 --telemetry-interval 200ms --output json");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    crate::common::assert_conforms(&j, "spdk run with telemetry");
+    let target = &j["telemetry"]["targets"][0];
+    assert_eq!((target["target"].as_str(), target["source"].as_str()), (Some(t.trid.as_str()), Some("spdk")));
+    assert!(target.get("unavailable").is_none(), "the TCP target answers the health log: {target}");
+    let samples = target["samples"].as_array().expect("samples");
+    assert!(samples.len() >= 4, "before, every 200 ms of 1 s, after: {}", samples.len());
+    assert_eq!(j["results"]["telemetry_alert"], false);
+
+    let o = spdk_run(&t.trid, "--time 1 --telemetry-interval 200ms");
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("telemetry:")).collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    assert!(lines[0].starts_with(&format!("telemetry: {} via SPDK: ", t.trid)), "{text}");
+
+    // After I/O errors the Error Information log is read too. The errors are injected on the host,
+    // so the target's log has nothing of them: read, and empty.
+    let o = spdk_run(&t.trid, "--ios 200 --on-error continue --spdk-inject-error read:5 --output json");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let j = json(&o);
+    let target = &j["telemetry"]["targets"][0];
+    assert_eq!(target["error_log"], serde_json::json!([]), "{target}");
+}

@@ -12,13 +12,13 @@ use std::process::{Command, Output, Stdio};
 use std::sync::Mutex;
 
 /// Boots one at a time: two TCG guests on a small machine would each take twice as long.
-static BOOT: Mutex<()> = Mutex::new(());
+pub(crate) static BOOT: Mutex<()> = Mutex::new(());
 
 fn script(rel: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel).display().to_string()
 }
 
-fn testbed_ready() -> bool {
+pub(crate) fn testbed_ready() -> bool {
     let o = Command::new(script("scripts/testbed.sh")).arg("--check").output().expect("bash runs");
     if !o.status.success() {
         eprintln!("skipped: {}", stdout(&o).trim());
@@ -27,7 +27,7 @@ fn testbed_ready() -> bool {
     true
 }
 
-fn testbed(args: &[&str], stdout_to: Stdio) -> Output {
+pub(crate) fn testbed(args: &[&str], stdout_to: Stdio) -> Output {
     let _one = BOOT.lock().unwrap_or_else(|e| e.into_inner());
     let started = std::time::Instant::now();
     // A hung guest fails its test in 10 minutes instead of holding CI for the script's default 15.

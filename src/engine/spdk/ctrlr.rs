@@ -6,7 +6,7 @@ use serde::Serialize;
 use std::ffi::{CString, c_char};
 use std::ptr::NonNull;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long a reset waits for every worker on the controller to step off its queue pair.
@@ -233,6 +233,61 @@ impl Controller {
         unsafe { spdk_sys::spdk_nvme_ctrlr_process_admin_completions(self.ptr.as_ptr()) };
     }
 
+    /// Reads the first `buf.len()` bytes of log page `lid` (controller scope) through the admin
+    /// queue, processing admin completions until it is back (the session's admin poller may process
+    /// it first; either way the callback only sets an atomic). Never call it from a worker.
+    ///
+    /// # Errors
+    /// A reset owns the controller, SPDK refused the command, the controller answered with an error
+    /// status, or no answer came within [`ADMIN_TIMEOUT`].
+    pub fn get_log_page(&self, lid: u8, buf: &mut [u8]) -> Result<(), String> {
+        if self.gate.wanted() {
+            return Err("the controller is being reset".into());
+        }
+        let mut dma =
+            super::dma::DmaBuf::new(1, buf.len(), self.info.numa_node.unwrap_or(-1), 0).map_err(|e| e.to_string())?;
+        let done = Arc::new(AtomicU32::new(0));
+        let arg = Arc::into_raw(done.clone()) as *mut std::ffi::c_void;
+        // SAFETY: a live controller; the payload is DMA-able memory of at least buf.len() bytes that
+        // stays allocated until the completion (forgotten below if it never comes); `arg` is an Arc
+        // reference the callback takes back exactly once.
+        let rc = unsafe {
+            spdk_sys::spdk_nvme_ctrlr_cmd_get_log_page(
+                self.ptr.as_ptr(),
+                lid,
+                0xFFFF_FFFF,
+                dma.slot_ptr(0).cast(),
+                buf.len() as u32,
+                0,
+                Some(on_admin_complete),
+                arg,
+            )
+        };
+        if rc != 0 {
+            // SAFETY: SPDK did not take the command, so the callback will never run: take `arg` back.
+            drop(unsafe { Arc::from_raw(arg as *const AtomicU32) });
+            return Err(format!("Get Log Page was not submitted: {}", std::io::Error::from_raw_os_error(-rc)));
+        }
+        let start = Instant::now();
+        let status = loop {
+            match done.load(Ordering::Acquire) {
+                0 if start.elapsed() > ADMIN_TIMEOUT => {
+                    // The controller may still write into the buffer: it must outlive this call.
+                    std::mem::forget(dma);
+                    return Err(format!("no answer to Get Log Page within {} s", ADMIN_TIMEOUT.as_secs()));
+                }
+                0 => {
+                    self.poll_admin();
+                    std::thread::sleep(Duration::from_micros(100));
+                }
+                v => break (v & 0xffff) as u16,
+            }
+        };
+        super::decode_status(status).map_err(|e| e.to_string())?;
+        buf.copy_from_slice(&dma.slot_mut(0)[..buf.len()]);
+        Ok(())
+    }
+
     /// Resets the controller (SPDK's full reset: CC.EN toggled on PCIe, a new association on
     /// fabrics) under a running workload: parks the workers, resets, lets them go. Commands in
     /// flight come back aborted (and count as errors, or are retried with --on-error retry:N).
@@ -259,6 +314,17 @@ impl Controller {
         self.gate.requested.store(false, Ordering::SeqCst);
         if rc == 0 { outcome(true, None) } else { outcome(false, Some(format!("spdk_nvme_ctrlr_reset returned {rc}"))) }
     }
+}
+
+/// How long an admin command of telemetry's may take.
+pub const ADMIN_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Completion of [`Controller::get_log_page`]: stores the status word with bit 16 set.
+extern "C" fn on_admin_complete(arg: *mut std::ffi::c_void, cpl: *const spdk_sys::spdk_nvme_cpl) {
+    // SAFETY: `arg` came from Arc::into_raw in get_log_page and SPDK calls this once; `cpl` is valid
+    // for the duration of the callback.
+    let (done, status) = unsafe { (Arc::from_raw(arg as *const AtomicU32), spdk_sys::nvmebench_shim_cpl_status(cpl)) };
+    done.store(u32::from(status) | 1 << 16, Ordering::Release);
 }
 
 impl Drop for Controller {
