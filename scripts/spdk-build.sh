@@ -86,16 +86,22 @@ apt_deps="build-essential pkg-config python3 python3-pip python3-venv libnuma-de
 libaio-dev libncurses-dev libkeyutils-dev libdpdk-dev meson ninja-build libjson-c-dev libcmocka-dev \
 python3-pyelftools libclang-dev git"
 if [ "$install_deps" = 1 ]; then
-  if [ "$dry" = 1 ]; then
-    say "would run: apt-get install -y $apt_deps"
+  command -v apt-get >/dev/null || die "--install-deps needs apt-get (Debian/Ubuntu); install the equivalent of: $apt_deps"
+  missing=""
+  for p in $apt_deps; do
+    dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"
+  done
+  if [ -z "$missing" ]; then
+    :
+  elif [ "$dry" = 1 ]; then
+    say "would run: apt-get install -y$missing"
   else
-    [ "$(id -u)" = 0 ] || die "--install-deps runs apt-get and needs root (or install: apt-get install $apt_deps)"
-    command -v apt-get >/dev/null || die "--install-deps needs apt-get (Debian/Ubuntu); install the equivalent of: $apt_deps"
-    say "installing build dependencies with apt-get"
+    [ "$(id -u)" = 0 ] || die "--install-deps runs apt-get and needs root (or install:$missing)"
+    say "installing build dependencies:$missing"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     # shellcheck disable=SC2086  # a list of package names
-    apt-get install -y -qq $apt_deps >/dev/null
+    apt-get install -y -qq $missing >/dev/null || die "apt-get could not install:$missing"
   fi
 fi
 
