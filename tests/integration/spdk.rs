@@ -397,6 +397,7 @@ fn spdk_engine_over_vfio_user() {
     for extra in ["--qd 32", "--qd 32 --mem-size 256", "--qd 1 --mem-size 256 --bs 64k"] {
         let o = spdk_run_no_leftovers(trid, &format!("{extra} --time 1 --output json"));
         assert_eq!(o.status.code(), Some(0), "{extra}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("EAL"), "DPDK stays quiet unless --spdk-log asks: {}", stderr(&o));
         let j = json(&o);
         assert_eq!(j["engine"]["options"]["transport"], "VFIOUSER", "{extra}");
         let r = &j["results"]["total"]["read"];

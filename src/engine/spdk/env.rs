@@ -55,9 +55,19 @@ impl EnvOptions {
     }
 
     /// Extra DPDK EAL arguments: `--in-memory` when single-file segments would otherwise leave
-    /// hugepage files behind and no other process needs to see them.
-    fn env_context(&self) -> Option<&'static str> {
-        (self.single_file_segments && !self.no_huge && self.shm_id.is_none()).then_some("--in-memory")
+    /// hugepage files behind and no other process needs to see them. In that mode DPDK's EAL notes
+    /// on stderr that it found no 1 GiB pages, whatever SPDK's log level; while SPDK's log is off,
+    /// the EAL's is held to errors too, so that a user still sees nvmebench's one line.
+    fn env_context(&self) -> Option<String> {
+        let in_memory = self.single_file_segments && !self.no_huge && self.shm_id.is_none();
+        let mut args = Vec::new();
+        if in_memory {
+            args.push("--in-memory");
+            if self.log_level.is_none() {
+                args.push("--log-level=lib.eal:4");
+            }
+        }
+        (!args.is_empty()).then(|| args.join(" "))
     }
 }
 
@@ -95,7 +105,7 @@ impl SpdkEnv {
             CString::new(format!("[{}]", options.cores.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")))
                 .expect("digits and commas have no NUL");
         let iova = options.iova_mode.as_deref().map(|m| CString::new(m).expect("validated by the CLI: no NUL"));
-        let context = options.env_context().map(|c| CString::new(c).expect("constant has no NUL"));
+        let context = options.env_context().map(|c| CString::new(c).expect("constants have no NUL"));
         // SAFETY: every pointer is NULL or a NUL-terminated CString alive until the call returns
         // (SPDK copies what it keeps: the EAL arguments are strdup'ed); called at most once per
         // process (guarded by ENV).
@@ -162,7 +172,9 @@ mod tests {
     #[test]
     fn single_file_segments_run_in_memory_unless_shared() {
         let sfs = EnvOptions { single_file_segments: true, ..EnvOptions::default() };
-        assert_eq!(sfs.env_context(), Some("--in-memory"));
+        assert_eq!(sfs.env_context().as_deref(), Some("--in-memory --log-level=lib.eal:4"));
+        let logged = EnvOptions { log_level: Some("notice".into()), ..sfs.clone() };
+        assert_eq!(logged.env_context().as_deref(), Some("--in-memory"));
         assert_eq!(EnvOptions { shm_id: Some(1), ..sfs.clone() }.env_context(), None, "other processes see the files");
         assert_eq!(EnvOptions { no_huge: true, ..sfs.clone() }.env_context(), None);
         assert_eq!(EnvOptions::default().env_context(), None, "DPDK unlinks its files itself (--huge-unlink)");
