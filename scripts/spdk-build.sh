@@ -237,7 +237,10 @@ repo_root=$(cd "$(dirname "$0")/.." && pwd)
 case "$prefix/" in "$repo_root"/*) die "--prefix '$prefix' is inside nvmebench's repository; SPDK is installed outside it (default ~/.cache/nvmebench)" ;; esac
 probe=$prefix
 while [ ! -e "$probe" ]; do probe=$(dirname "$probe"); done
-{ [ -d "$probe" ] && [ -w "$probe" ]; } || die "--prefix '$prefix' is not writable (nearest existing folder: $probe); choose another with --prefix"
+# A real write: root passes any permission test, but not a read-only or pseudo filesystem.
+probe_file=$(mktemp -p "$probe" .nvmebench-spdk-probe.XXXXXX 2>/dev/null) ||
+  die "--prefix '$prefix' is not writable (nearest existing folder: $probe); choose another with --prefix"
+rm -f "$probe_file"
 
 # Everything that decides what gets built; the same inputs give the same install.
 inputs="recipe=$RECIPE
