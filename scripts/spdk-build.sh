@@ -210,6 +210,14 @@ if [ -n "$vfu_arg" ]; then
   else
     die "--vfio-user-source '$vfu_arg' is neither a directory nor a tar archive"
   fi
+else
+  # The tree's own libvfio-user submodule, when it has one (a tag's clone fetches it); the source's
+  # identity already covers its content.
+  case "$src_kind" in
+    git) vfu_id=submodule ;;
+    dir) [ -f "$src_path/libvfio-user/meson.build" ] && vfu_id=submodule ;;
+    tarball) printf '%s\n' "$listing" | grep -q "^$top/libvfio-user/meson.build\$" && vfu_id=submodule ;;
+  esac
 fi
 
 # --- DPDK ----------------------------------------------------------------------------------------
@@ -366,9 +374,15 @@ fi
 
 cd "$tree"
 t0=$(date +%s)
+# A tree that was built before (its own configure ran) may hold objects of another configuration.
+built_before=0
+[ -f mk/config.mk ] && built_before=1
 say "configure: ${config_opts[*]}"
 ./configure "${config_opts[@]}" >>"$log" 2>&1 || fail "SPDK's configure failed; the last lines of $log:
 $(tail -n 15 "$log")"
+if [ "$built_before" = 1 ]; then
+  make clean >>"$log" 2>&1 || true
+fi
 say "make -j$jobs (a few minutes)"
 make -j"$jobs" >>"$log" 2>&1 || fail "SPDK's build failed; the last lines of $log:
 $(grep -m5 -i 'error' "$log" || tail -n 15 "$log")"
