@@ -8,13 +8,13 @@
 //! several pages (all of `--mem-size`, reserved at start in one piece, or a heap growth of several
 //! pages) is mapped from the wrong file, and the target reads and writes memory the initiator never
 //! sees: with `--mem-size 256` the controller's reply to Identify never arrives, attaching hangs for
-//! 30 s and fails (SPDK's default grows the heap a page at a time and got away with it). With single-file
-//! segments each segment list is one file and every region's offset is right, so they are turned on
-//! for vfio-user transport IDs (and by `--single-file-segments`). DPDK cannot unlink such files
-//! (`--huge-unlink` is refused with them), so without a shared-memory id the process runs
-//! `--in-memory`: the pages come from memfd files that exist in no directory and vanish with the
-//! process, even when it is killed. With `--shm-id` (multi-process) the files must stay visible to
-//! the other processes, so they are left in place, as SPDK's own apps do.
+//! 30 s and fails (SPDK's default grows the heap a page at a time and got away with it). With
+//! single-file segments each segment list is one file and every region's offset is right, so they
+//! are turned on for vfio-user transport IDs (and by `--single-file-segments`). DPDK cannot unlink
+//! such files (`--huge-unlink` is refused with them), so without a shared-memory id the process
+//! runs `--in-memory`: the pages come from memfd files that exist in no directory and vanish with
+//! the process, even when it is killed. With `--shm-id` (multi-process) the files must stay visible
+//! to the other processes, so they are left in place, as SPDK's own apps do.
 
 use super::SpdkError;
 use std::ffi::CString;
