@@ -189,7 +189,14 @@ fn a_target_that_dies_mid_run_ends_the_run_cleanly() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // Kill the target mid-run, not mid-start-up (which a loaded machine can stretch past any fixed
+    // sleep): once the admin and the I/O queue pair's connections are up, and a moment more.
+    let port: u16 = t.trid.split_whitespace().find_map(|w| w.strip_prefix("trsvcid:")).unwrap().parse().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while established_to(port) < 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1000));
     let state = std::fs::read_to_string(&t.state).unwrap();
     let pid = state.lines().find_map(|l| l.strip_prefix("pid=")).unwrap().to_string();
     Command::new("kill").args(["-KILL", &pid]).status().unwrap();
@@ -201,6 +208,20 @@ fn a_target_that_dies_mid_run_ends_the_run_cleanly() {
     assert!(out.contains("run failed:") && out.contains("partial results"), "{out}");
     assert!(out.lines().any(|l| l.starts_with("total")), "partial results are printed: {out}");
     assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+}
+
+/// Established TCP connections whose local port is `port` (the target's side), from /proc/net/tcp.
+fn established_to(port: u16) -> usize {
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+    let local = format!(":{port:04X}");
+    table
+        .lines()
+        .skip(1)
+        .filter(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.len() > 3 && f[1].ends_with(&local) && f[3] == "01"
+        })
+        .count()
 }
 
 #[test]
