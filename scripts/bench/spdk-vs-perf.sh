@@ -6,16 +6,12 @@ set -eu
 
 usage() {
   cat <<USAGE
-Usage: $0 [--trid TRID | --target tcp|vfio-user] [--qd N] [--bs SIZE] [--rw randread|randwrite|read|write]
-          [--time S] [--core N] [--rounds N] [--bin PATH]
+Usage: $0 [--trid TRID] [--qd N] [--bs SIZE] [--rw randread|randwrite|read|write] [--time S]
+          [--core N] [--rounds N] [--bin PATH]
 
-Without --trid, starts a target on the last CPU and stops it afterwards: SPDK's NVMe-oF/TCP target
-on 127.0.0.1 with a RAM disk (--target tcp, the default; scripts/spdk-tcp-target.sh) or its
-vfio-user target with a null namespace (--target vfio-user; scripts/spdk-vfu-target.sh). With
---trid, uses that controller (e.g. a PCIe function bound to vfio-pci: 'trtype:PCIe
-traddr:0000:00:04.0'). Writes destroy the namespace's data. perf tracks every I/O's latency (-L),
-as nvmebench does; over vfio-user it gets -g (single-file hugepage segments), which nvmebench turns
-on by itself, and the hugepage file perf leaves is removed.
+Without --trid, starts SPDK's NVMe-oF/TCP target on 127.0.0.1 (scripts/spdk-tcp-target.sh, on the
+last CPU) and stops it afterwards. With --trid, uses that controller (e.g. a PCIe function bound to
+vfio-pci: 'trtype:PCIe traddr:0000:00:04.0'). Writes destroy the namespace's data.
 Needs an installed SPDK (SPDK_DIR or pkg-config) and nvmebench built with --features spdk.
 --bin uses an nvmebench already built with --features spdk (e.g. inside the testbed, whose root is
 read-only) instead of building one.
@@ -23,11 +19,10 @@ Defaults: --qd 32 --bs 4096 --rw randread --time 5 --core 0 --rounds 2
 USAGE
 }
 
-trid="" target=tcp qd=32 bs=4096 rw=randread time=5 core=0 rounds=2 bin=""
+trid="" qd=32 bs=4096 rw=randread time=5 core=0 rounds=2 bin=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --trid) trid=$2; shift 2 ;;
-    --target) target=$2; shift 2 ;;
     --qd) qd=$2; shift 2 ;;
     --bs) bs=$2; shift 2 ;;
     --rw) rw=$2; shift 2 ;;
@@ -40,7 +35,6 @@ while [ $# -gt 0 ]; do
   esac
 done
 case "$qd$bs$time$core$rounds" in *[!0-9]*) echo "$0: --qd, --bs, --time, --core and --rounds take whole numbers" >&2; exit 2 ;; esac
-case "$target" in tcp|vfio-user) ;; *) echo "$0: --target takes tcp or vfio-user, not '$target'" >&2; exit 2 ;; esac
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
 if [ -n "${SPDK_DIR:-}" ]; then
@@ -61,34 +55,20 @@ fi
 tmp=$(mktemp -d)
 started=0
 cleanup() {
-  if [ "$started" = tcp ]; then
-    NVMEBENCH_TGT_STATE="$tmp/tgt.state" "$here/scripts/spdk-tcp-target.sh" stop >/dev/null
-  elif [ "$started" = vfio-user ]; then
-    NVMEBENCH_VFU_STATE="$tmp/vfu.state" "$here/scripts/spdk-vfu-target.sh" stop >/dev/null
-  fi
+  [ "$started" = 1 ] && NVMEBENCH_TGT_STATE="$tmp/tgt.state" "$here/scripts/spdk-tcp-target.sh" stop >/dev/null
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-if [ -z "$trid" ] && [ "$target" = tcp ]; then
+if [ -z "$trid" ]; then
   trid=$(NVMEBENCH_TGT_STATE="$tmp/tgt.state" "$here/scripts/spdk-tcp-target.sh" start --size 1024 --port 4440)
-  started=tcp
-elif [ -z "$trid" ]; then
-  trid=$(NVMEBENCH_VFU_STATE="$tmp/vfu.state" "$here/scripts/spdk-vfu-target.sh" start --dir "$tmp/vfu")
-  started=vfio-user
+  started=1
 fi
 allow=""
 case "$rw" in *write*) allow="--allow-destroy" ;; esac
-perf_flags="-L"
-case "$trid" in *[Vv][Ff][Ii][Oo][Uu][Ss][Ee][Rr]*) perf_flags="-L -g" ;; esac
 
 for r in $(seq 1 "$rounds"); do
-  # shellcheck disable=SC2086  # $perf_flags are separate flags
-  LD_LIBRARY_PATH="$prefix/lib" "$perf" -q "$qd" -o "$bs" -w "$rw" -t "$time" -c "[$core]" $perf_flags -r "$trid" \
-    >"$tmp/perf.$r.txt" 2>&1 &
-  perf_pid=$!
-  wait "$perf_pid" || { cat "$tmp/perf.$r.txt" >&2; exit 1; }
-  # With -g DPDK cannot unlink its hugepage file; perf leaves it behind.
-  awk '$3 == "hugetlbfs" { print $2 }' /proc/mounts | while read -r m; do rm -f "$m/spdk_pid${perf_pid}"map_*; done
+  LD_LIBRARY_PATH="$prefix/lib" "$perf" -q "$qd" -o "$bs" -w "$rw" -t "$time" -c "[$core]" -r "$trid" \
+    >"$tmp/perf.$r.txt" 2>&1
   # shellcheck disable=SC2086  # $allow is one flag or nothing
   "$bin" run --engine spdk --trid "$trid" --qd "$qd" --bs "$bs" --rw "$rw" --time "$time" --cores "$core" \
     $allow --quiet --output json >"$tmp/nb.$r.json"
