@@ -297,10 +297,11 @@ fi
 # --- build in a scratch directory ----------------------------------------------------------------
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/nvmebench-spdk-build.XXXXXX")
+# A failed configure or build keeps its tree for inspection; anything else is removed.
 cleanup() {
-  if [ "$keep" = 1 ] || [ "${built:-0}" = 0 ]; then
-    [ "${built:-0}" = 0 ] && echo "spdk-build: the scratch tree is kept for inspection: $scratch" >&2
-  else
+  if [ "${built:-0}" = 0 ] && [ "${building:-0}" = 1 ]; then
+    echo "spdk-build: the scratch tree is kept for inspection: $scratch" >&2
+  elif [ "$keep" = 0 ]; then
     rm -rf "$scratch"
   fi
 }
@@ -373,6 +374,7 @@ if grep -q 'if (minor > 4) {' "$f"; then
 fi
 
 cd "$tree"
+building=1
 t0=$(date +%s)
 # A tree that was built before (its own configure ran) may hold objects of another configuration.
 built_before=0
