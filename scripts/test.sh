@@ -25,7 +25,9 @@ done
 cd "$(dirname "$0")/.."
 
 # The spdk feature (and the spdk-sys crate) build only against an installed SPDK: SPDK_DIR, or
-# pkg-config's path. Without one, everything else is tested and the SPDK tests say they skip.
+# pkg-config's path. Without one, everything else is tested and the SPDK tests say they skip. With
+# one, the SPDK tests run: the NVMe-oF/TCP and vfio-user targets (scripts/spdk-*-target.sh) and,
+# where the testbed boots, SPDK over emulated PCIe.
 spdk=0
 if [ -n "${SPDK_DIR:-}" ]; then
   export PKG_CONFIG_PATH="$SPDK_DIR/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
@@ -49,6 +51,11 @@ fi
 if [ "$spdk" = 1 ]; then
   cargo test --workspace --features spdk
 else
-  echo "skipped: SPDK not installed (set SPDK_DIR to its install prefix to build and test the spdk engine)"
+  cached=$(find "${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/nvmebench" -maxdepth 3 -name spdk_nvme.pc 2>/dev/null | sort | tail -n1)
+  if [ -n "$cached" ]; then
+    echo "skipped: SPDK not found through SPDK_DIR or pkg-config; one is built at ${cached%/lib/pkgconfig/spdk_nvme.pc}: SPDK_DIR=${cached%/lib/pkgconfig/spdk_nvme.pc} $0"
+  else
+    echo "skipped: SPDK not installed (scripts/spdk-build.sh builds one and prints its SPDK_DIR; then SPDK_DIR=... $0)"
+  fi
   cargo test
 fi

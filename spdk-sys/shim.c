@@ -43,9 +43,12 @@ int32_t nvmebench_shim_ctrlr_numa_id(struct spdk_nvme_ctrlr *ctrlr)
 
 /* Initialises the environment. Kept in C because spdk_env_opts grew an opts_size field (that must
  * be set before spdk_env_opts_init) in SPDK 24.09; older releases have no such field. Pointers may
- * be NULL for "default"; mem_size_mb < 0 keeps SPDK's default. Returns spdk_env_init's result. */
+ * be NULL for "default"; mem_size_mb < 0 keeps SPDK's default. single_file_segments puts each
+ * memory segment list in one hugepage file (DPDK --single-file-segments); env_context holds extra
+ * DPDK EAL arguments. Returns spdk_env_init's result. */
 int nvmebench_shim_env_init(const char *name, const char *core_mask, int main_core, int shm_id,
-			    int mem_size_mb, bool no_huge, bool no_pci, const char *iova_mode)
+			    int mem_size_mb, bool no_huge, bool no_pci, const char *iova_mode,
+			    bool single_file_segments, const char *env_context)
 {
 	struct spdk_env_opts opts;
 
@@ -69,6 +72,10 @@ int nvmebench_shim_env_init(const char *name, const char *core_mask, int main_co
 	opts.no_pci = no_pci;
 	if (iova_mode != NULL) {
 		opts.iova_mode = iova_mode;
+	}
+	opts.hugepage_single_segments = single_file_segments;
+	if (env_context != NULL) {
+		opts.env_context = (void *)env_context;
 	}
 	return spdk_env_init(&opts);
 }

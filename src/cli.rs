@@ -483,6 +483,11 @@ pub struct SpdkEnvArgs {
     #[arg(long, value_parser = ["pa", "va"])]
     pub iova_mode: Option<String>,
 
+    /// One hugepage file per memory segment list (DPDK --single-file-segments, SPDK perf's -g).
+    /// Always on for vfio-user transport IDs, which need it to share memory with the target.
+    #[arg(long)]
+    pub single_file_segments: bool,
+
     /// Show SPDK's own log messages on stderr at this level [default: none]
     #[arg(long, value_parser = ["error", "warn", "notice", "info", "debug"])]
     pub spdk_log: Option<String>,
@@ -543,6 +548,7 @@ impl SpdkArgs {
             (self.shm_id.is_some(), "--shm-id"),
             (self.no_huge, "--no-huge"),
             (self.iova_mode.is_some(), "--iova-mode"),
+            (self.single_file_segments, "--single-file-segments"),
             (self.io_queue_size.is_some(), "--io-queue-size"),
             (self.spdk_log.is_some(), "--spdk-log"),
             (self.spdk_inject_error.is_some(), "--spdk-inject-error"),

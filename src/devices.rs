@@ -94,6 +94,8 @@ fn list(args: &DevicesArgs) -> anyhow::Result<()> {
         iova_mode: args.spdk.iova_mode.clone(),
         no_pci: trids.iter().all(|t| !t.trid.to_ascii_lowercase().contains("trtype:pcie")),
         log_level: args.spdk.spdk_log.clone(),
+        single_file_segments: args.spdk.single_file_segments
+            || EnvOptions::needs_single_file_segments(trids.iter().map(|t| t.trid.as_str())),
     };
     let env = SpdkEnv::init(&env_opts).map_err(|e| SetupError::Config(ConfigError::Engine(e.to_string())))?;
     let mut infos = Vec::new();

@@ -88,6 +88,10 @@ pub struct Host {
     pub memlock_bytes: Option<u64>,
     /// The `spdk` feature is compiled in.
     pub spdk_compiled: bool,
+    /// Where an installed SPDK may be, most likely first (absolute, under `root`): `$SPDK_DIR`,
+    /// scripts/spdk-build.sh's cache (`~/.cache/nvmebench/spdk-*`, newest first), /opt/spdk,
+    /// /usr/local.
+    pub spdk_prefixes: Vec<PathBuf>,
     /// Whether creating an io_uring works here, and the error if not.
     pub uring: Result<(), String>,
 }
@@ -106,13 +110,27 @@ impl Host {
             // "unlimited" (or an unreadable file) parses to None.
             memlock_bytes: memlock.and_then(|m| m.parse().ok()),
             spdk_compiled: cfg!(feature = "spdk"),
+            spdk_prefixes: spdk_prefixes(
+                std::env::var_os("SPDK_DIR").map(PathBuf::from),
+                std::env::var_os("XDG_CACHE_HOME")
+                    .map(PathBuf::from)
+                    .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache"))),
+                Path::new("/"),
+            ),
             uring: io_uring::IoUring::new(2).map(drop).map_err(|e| e.to_string()),
         }
     }
 
     /// A fabricated machine under `root`, for tests.
     pub fn at(root: &Path) -> Host {
-        Host { root: root.to_path_buf(), is_root: true, memlock_bytes: None, spdk_compiled: false, uring: Ok(()) }
+        Host {
+            root: root.to_path_buf(),
+            is_root: true,
+            memlock_bytes: None,
+            spdk_compiled: false,
+            spdk_prefixes: spdk_prefixes(None, Some(PathBuf::from("/root/.cache")), root),
+            uring: Ok(()),
+        }
     }
 
     fn p(&self, rel: &str) -> PathBuf {
@@ -482,26 +500,61 @@ fn memlock(host: &Host, need: u64) -> Check {
     }
 }
 
-/// Whether this binary has the SPDK engine, and if not, whether an installed SPDK could build it.
+/// Whether this binary has the SPDK engine, and if not, the exact command that builds it: with an
+/// installed SPDK, or after building one with scripts/spdk-build.sh.
 fn spdk_build(host: &Host) -> Check {
     if host.spdk_compiled {
-        return check(IoPath::Bypass, "spdk", Status::Ok, "compiled in".into(), None);
+        return check(IoPath::Bypass, "spdk", Status::Ok, "compiled in (this binary has the spdk engine)".into(), None);
     }
     let installed =
-        ["opt/spdk/lib/libspdk_nvme.so", "usr/local/lib/libspdk_nvme.so"].iter().find(|p| host.p(p).exists());
+        host.spdk_prefixes.iter().find(|p| host.p(&p.join("lib/pkgconfig/spdk_nvme.pc").to_string_lossy()).exists());
     check(
         IoPath::Bypass,
         "spdk",
         Status::Warn,
         match installed {
-            Some(p) => format!("not compiled in (build with --features spdk); an SPDK is installed at /{p}"),
-            None => "not compiled in (build with --features spdk)".to_string(),
+            Some(p) => format!("not compiled in; an SPDK is installed at {}", p.display()),
+            None => "not compiled in, and no installed SPDK found".to_string(),
         },
         Some(match installed {
-            Some(_) => "PKG_CONFIG_PATH=/opt/spdk/lib/pkgconfig cargo build --release --features spdk".to_string(),
-            None => "install SPDK, then cargo build --release --features spdk (see README)".to_string(),
+            Some(p) => format!("SPDK_DIR={} cargo build --release --features spdk", p.display()),
+            None => format!(
+                "scripts/spdk-build.sh --install-deps && SPDK_DIR={}/nvmebench/spdk-{DEFAULT_SPDK} cargo build --release --features spdk",
+                host.spdk_prefixes
+                    .iter()
+                    .find_map(|p| p.to_str()?.strip_suffix(&format!("/nvmebench/spdk-{DEFAULT_SPDK}")))
+                    .unwrap_or("~/.cache")
+            ),
         }),
     )
+}
+
+/// The SPDK release scripts/spdk-build.sh builds when given no source.
+const DEFAULT_SPDK: &str = "25.09";
+
+/// Candidate SPDK install prefixes, most likely first: `spdk_dir`, the build script's cache under
+/// `cache` (the default release's place first, then the others it holds, newest first), /opt/spdk and
+/// /usr/local. `root` is where the cache is looked for (`/` on a real machine).
+fn spdk_prefixes(spdk_dir: Option<PathBuf>, cache: Option<PathBuf>, root: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = spdk_dir.into_iter().collect();
+    if let Some(cache) = cache {
+        let dir = cache.join("nvmebench");
+        out.push(dir.join(format!("spdk-{DEFAULT_SPDK}")));
+        let mut found: Vec<PathBuf> = fs::read_dir(root.join(dir.strip_prefix("/").unwrap_or(&dir)))
+            .map(|rd| {
+                rd.filter_map(|e| e.ok())
+                    .filter(|e| e.file_name().to_string_lossy().starts_with("spdk-"))
+                    .map(|e| dir.join(e.file_name()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        found.sort();
+        out.extend(found.into_iter().rev());
+    }
+    out.extend([PathBuf::from("/opt/spdk"), PathBuf::from("/usr/local")]);
+    let mut seen = BTreeSet::new();
+    out.retain(|p| seen.insert(p.clone()));
+    out
 }
 
 /// The kernel path's checks (io_uring on the nvme driver); per-namespace checks only when there is one.
@@ -974,5 +1027,30 @@ mod tests {
         let m = checks.iter().find(|c| c.name == "memlock").unwrap();
         assert_eq!(m.status, Status::Fail);
         assert!(m.fix.as_deref().unwrap().starts_with("ulimit -l unlimited"));
+    }
+
+    #[test]
+    fn without_spdk_compiled_in_the_fix_is_the_exact_build_command() {
+        let t = machine("vfio-pci", 256);
+        let spdk = |h: &Host| diagnose(h, &cfg(None, &[0])).unwrap().into_iter().find(|c| c.name == "spdk").unwrap();
+        let c = spdk(&Host::at(t.path()));
+        assert_eq!((c.status, c.detail.as_str()), (Status::Warn, "not compiled in, and no installed SPDK found"));
+        assert_eq!(
+            c.fix.as_deref(),
+            Some(
+                "scripts/spdk-build.sh --install-deps && SPDK_DIR=/root/.cache/nvmebench/spdk-25.09 cargo build --release --features spdk"
+            )
+        );
+        // An older release in the build script's cache is found and named.
+        put(t.path(), "root/.cache/nvmebench/spdk-24.09/lib/pkgconfig/spdk_nvme.pc", "");
+        let c = spdk(&Host::at(t.path()));
+        assert_eq!(c.detail, "not compiled in; an SPDK is installed at /root/.cache/nvmebench/spdk-24.09");
+        assert_eq!(
+            c.fix.as_deref(),
+            Some("SPDK_DIR=/root/.cache/nvmebench/spdk-24.09 cargo build --release --features spdk")
+        );
+        let mut h = Host::at(t.path());
+        h.spdk_compiled = true;
+        assert_eq!(spdk(&h).status, Status::Ok);
     }
 }

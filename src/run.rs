@@ -339,6 +339,8 @@ pub fn spdk_attach(
         iova_mode: a.iova_mode.clone(),
         no_pci: fabrics_only,
         log_level: a.spdk_log.clone(),
+        single_file_segments: a.single_file_segments
+            || EnvOptions::needs_single_file_segments(trids.iter().map(|t| t.trid.as_str())),
     };
     let s = SpdkSession::attach(&env, &trids).map_err(|e| ConfigError::Engine(e.to_string()))?;
     let t = crate::target::Target {

@@ -19,7 +19,8 @@ unsafe extern "C" {
     /// The controller's NUMA node, or -1 if unknown (any SPDK version).
     pub fn nvmebench_shim_ctrlr_numa_id(ctrlr: *mut spdk_nvme_ctrlr) -> i32;
     /// Initialises the SPDK environment across SPDK versions; NULL pointers and negative numbers mean
-    /// "SPDK's default". Returns spdk_env_init's result (0 or a negative errno).
+    /// "SPDK's default". `single_file_segments` is `spdk_env_opts.hugepage_single_segments`;
+    /// `env_context` extra DPDK EAL arguments. Returns spdk_env_init's result (0 or a negative errno).
     pub fn nvmebench_shim_env_init(
         name: *const core::ffi::c_char,
         core_mask: *const core::ffi::c_char,
@@ -29,6 +30,8 @@ unsafe extern "C" {
         no_huge: bool,
         no_pci: bool,
         iova_mode: *const core::ffi::c_char,
+        single_file_segments: bool,
+        env_context: *const core::ffi::c_char,
     ) -> i32;
     /// Copies the controller's model (40), serial (20) and firmware (8) strings, NUL-terminated.
     pub fn nvmebench_shim_ctrlr_ids(

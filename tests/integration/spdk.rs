@@ -1,7 +1,8 @@
 //! The SPDK engine against SPDK's own NVMe-oF/TCP target on 127.0.0.1 (a RAM-disk namespace), started
-//! and stopped by scripts/spdk-tcp-target.sh. Built only with `--features spdk`; scripts/test.sh
-//! turns the feature on when an installed SPDK is found and says "skipped: SPDK not installed"
-//! otherwise. Needs root (hugepages).
+//! and stopped by scripts/spdk-tcp-target.sh, and against its vfio-user target (a null or RAM-disk
+//! namespace, scripts/spdk-vfu-target.sh; skipped where SPDK was built without vfio-user). Built only
+//! with `--features spdk`; scripts/test.sh turns the feature on when an installed SPDK is found and
+//! says "skipped: SPDK not installed" otherwise. Needs root (hugepages).
 
 use crate::common::{nvmebench, read_result, stderr, stdout};
 use std::path::PathBuf;
@@ -13,14 +14,20 @@ struct TcpTarget {
     state: PathBuf,
 }
 
+fn is_root() -> bool {
+    let root = std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"));
+    if !root {
+        eprintln!("skipped: the SPDK tests need root (hugepages)");
+    }
+    root
+}
+
 impl TcpTarget {
     fn start(port: u16) -> Option<TcpTarget> {
-        let root = std::fs::read_to_string("/proc/self/status")
-            .unwrap_or_default()
-            .lines()
-            .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"));
-        if !root {
-            eprintln!("skipped: the SPDK tests need root (hugepages)");
+        if !is_root() {
             return None;
         }
         let state = PathBuf::from(format!("/tmp/nvmebench-test-tgt-{port}.state"));
@@ -182,7 +189,14 @@ fn a_target_that_dies_mid_run_ends_the_run_cleanly() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // Kill the target mid-run, not mid-start-up (which a loaded machine can stretch past any fixed
+    // sleep): once the admin and the I/O queue pair's connections are up, and a moment more.
+    let port: u16 = t.trid.split_whitespace().find_map(|w| w.strip_prefix("trsvcid:")).unwrap().parse().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while established_to(port) < 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1000));
     let state = std::fs::read_to_string(&t.state).unwrap();
     let pid = state.lines().find_map(|l| l.strip_prefix("pid=")).unwrap().to_string();
     Command::new("kill").args(["-KILL", &pid]).status().unwrap();
@@ -194,6 +208,20 @@ fn a_target_that_dies_mid_run_ends_the_run_cleanly() {
     assert!(out.contains("run failed:") && out.contains("partial results"), "{out}");
     assert!(out.lines().any(|l| l.starts_with("total")), "partial results are printed: {out}");
     assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+}
+
+/// Established TCP connections whose local port is `port` (the target's side), from /proc/net/tcp.
+fn established_to(port: u16) -> usize {
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+    let local = format!(":{port:04X}");
+    table
+        .lines()
+        .skip(1)
+        .filter(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.len() > 3 && f[1].ends_with(&local) && f[3] == "01"
+        })
+        .count()
 }
 
 #[test]
@@ -346,4 +374,177 @@ fn telemetry_is_read_over_the_admin_queue() {
     let j = json(&o);
     let target = &j["telemetry"]["targets"][0];
     assert_eq!(target["error_log"], serde_json::json!([]), "{target}");
+}
+
+/// A running vfio-user target (scripts/spdk-vfu-target.sh), stopped on drop.
+struct VfuTarget {
+    trid: String,
+    state: PathBuf,
+    dir: PathBuf,
+}
+
+const VFU_SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/spdk-vfu-target.sh");
+
+impl VfuTarget {
+    /// A target named `name` with a null namespace, or a RAM disk of `malloc_mib` MiB; `None` (and
+    /// a `skipped:` line) where SPDK has no vfio-user or the test is not root.
+    fn start(name: &str, malloc_mib: Option<u32>) -> Option<VfuTarget> {
+        if !is_root() {
+            return None;
+        }
+        let state = PathBuf::from(format!("/tmp/nvmebench-test-vfu-{name}.state"));
+        let dir = PathBuf::from(format!("/tmp/nvmebench-test-vfu-{name}.d"));
+        let _ = Command::new(VFU_SCRIPT).arg("stop").env("NVMEBENCH_VFU_STATE", &state).output();
+        let last_core = std::thread::available_parallelism().map_or(0, |n| n.get() - 1);
+        let mut args = vec!["start".to_string(), "--core".into(), last_core.to_string(), "--dir".into()];
+        args.push(dir.to_string_lossy().into_owned());
+        if let Some(m) = malloc_mib {
+            args.extend(["--malloc".into(), m.to_string()]);
+        }
+        let o = Command::new(VFU_SCRIPT)
+            .args(&args)
+            .env("NVMEBENCH_VFU_STATE", &state)
+            .output()
+            .expect("the target script runs");
+        let err = String::from_utf8_lossy(&o.stderr);
+        if o.status.code() == Some(2) && err.contains("built without vfio-user") {
+            eprintln!("skipped: {}", err.trim());
+            return None;
+        }
+        assert!(o.status.success(), "target did not start: {err}");
+        let trid = String::from_utf8_lossy(&o.stdout).trim().to_string();
+        Some(VfuTarget { trid, state, dir })
+    }
+
+    fn pid(&self) -> u32 {
+        let state = std::fs::read_to_string(&self.state).expect("the target is running");
+        state.lines().find_map(|l| l.strip_prefix("pid=")).and_then(|p| p.parse().ok()).expect("the state has pid=")
+    }
+
+    /// Stops the target and checks that it left nothing: process, listener directory, RPC socket.
+    fn stop_and_check(self) {
+        let pid = self.pid();
+        let sock = self.state.with_extension("sock");
+        let o = Command::new(VFU_SCRIPT).arg("stop").env("NVMEBENCH_VFU_STATE", &self.state).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists(), "nvmf_tgt {pid} still runs");
+        assert!(!self.dir.exists() && !sock.exists() && !self.state.exists(), "the target left files behind");
+        assert_eq!(hugepage_files(pid), Vec::<PathBuf>::new());
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for VfuTarget {
+    fn drop(&mut self) {
+        let _ = Command::new(VFU_SCRIPT).arg("stop").env("NVMEBENCH_VFU_STATE", &self.state).output();
+    }
+}
+
+/// Hugepage files DPDK made for process `pid` (`spdk_pid<PID>*`) in any hugetlbfs mount.
+fn hugepage_files(pid: u32) -> Vec<PathBuf> {
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    let prefix = format!("spdk_pid{pid}");
+    mounts
+        .lines()
+        .filter(|l| l.split_whitespace().nth(2) == Some("hugetlbfs"))
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .filter_map(|m| std::fs::read_dir(m).ok())
+        .flatten()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect()
+}
+
+/// `nvmebench run --engine spdk --trid TRID --cores 0` and `extra`; also checks that the run left
+/// no hugepage files behind, whatever its outcome.
+fn spdk_run_no_leftovers(trid: &str, extra: &str) -> std::process::Output {
+    let mut args = vec!["run", "--engine", "spdk", "--trid", trid, "--cores", "0"];
+    args.extend(extra.split_whitespace());
+    let child = Command::new(env!("CARGO_BIN_EXE_nvmebench"))
+        .args(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let pid = child.id();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(hugepage_files(pid), Vec::<PathBuf>::new(), "{args:?} left hugepage files");
+    o
+}
+
+/// Reads over vfio-user from a null namespace: SPDK's default memory and a fixed --mem-size (which
+/// failed to attach before single-file segments), QD1 and QD32; `devices` sees the controller.
+#[test]
+fn spdk_engine_over_vfio_user() {
+    let Some(t) = VfuTarget::start("read", None) else { return };
+    let trid = t.trid.as_str();
+    assert!(trid.starts_with("trtype:VFIOUSER traddr:/tmp/nvmebench-test-vfu-read.d subnqn:"), "{trid}");
+
+    let o = nvmebench(&["devices", "--trid", trid]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("model \"nvmebench vfu null\""), "{}", stdout(&o));
+
+    for extra in ["--qd 32", "--qd 32 --mem-size 256", "--qd 1 --mem-size 256 --bs 64k"] {
+        let o = spdk_run_no_leftovers(trid, &format!("{extra} --time 1 --output json"));
+        assert_eq!(o.status.code(), Some(0), "{extra}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("EAL"), "DPDK stays quiet unless --spdk-log asks: {}", stderr(&o));
+        let j = json(&o);
+        assert_eq!(j["engine"]["options"]["transport"], "VFIOUSER", "{extra}");
+        let r = &j["results"]["total"]["read"];
+        assert!(r["iops"].as_f64().unwrap() > 0.0 && r["ios"].as_u64().unwrap() > 0, "{extra}: {r}");
+        assert_eq!(j["results"]["total"]["errors"]["total"], 0, "{extra}");
+    }
+
+    // A directory no target listens in: one sentence, exit 2, and nothing left behind.
+    let missing = trid.replace("vfu-read.d", "vfu-none.d");
+    let o = spdk_run_no_leftovers(&missing, "--ios 10");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cannot attach the NVMe controller"), "{}", stderr(&o));
+    assert_eq!(stderr(&o).trim_end().lines().count(), 1, "{}", stderr(&o));
+
+    t.stop_and_check();
+}
+
+/// Writes and verified reads over vfio-user on a RAM-disk namespace, with SPDK's default memory and
+/// with --mem-size 256.
+#[test]
+fn verified_writes_over_vfio_user() {
+    let Some(t) = VfuTarget::start("verify", Some(64)) else { return };
+    let trid = t.trid.as_str();
+    let o = spdk_run_no_leftovers(trid, "--rw write --ios 10");
+    assert_eq!(o.status.code(), Some(2), "writes need --allow-destroy: {}", stderr(&o));
+    for mem in ["", "--mem-size 256"] {
+        let flags = format!(
+            "--rw randrw --bssplit 4k/50:64k/50 --qd 16 --ios 4000 --verify --allow-destroy --output json {mem}"
+        );
+        let o = spdk_run_no_leftovers(trid, &flags);
+        assert_eq!(o.status.code(), Some(0), "{mem}: {}", stderr(&o));
+        let j = json(&o);
+        let tot = &j["results"]["total"];
+        assert!(tot["write"]["iops"].as_f64().unwrap() > 0.0 && tot["read"]["iops"].as_f64().unwrap() > 0.0, "{tot}");
+        assert_eq!(tot["errors"]["total"], 0, "{mem}");
+        let v = &j["results"]["verify"];
+        assert!(v["units_checked"].as_u64().unwrap() > 1000, "{mem}: {v}");
+        assert_eq!(v["mismatch_count"], 0, "{mem}: {v}");
+    }
+    t.stop_and_check();
+}
+
+/// The vfio-user target script's bad input: one sentence, exit 2, nothing started.
+#[test]
+fn vfu_target_script_refuses_bad_input() {
+    let state = "/tmp/nvmebench-test-vfu-bad.state";
+    for (args, expected) in [
+        (vec!["start", "--size", "lots"], "take whole numbers"),
+        (vec!["start", "--frobnicate"], "unknown option '--frobnicate'"),
+        (vec!["restart"], "unknown command 'restart'"),
+        (vec!["trid"], "no target is running"),
+    ] {
+        let o = Command::new(VFU_SCRIPT).args(&args).env("NVMEBENCH_VFU_STATE", state).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(expected), "{args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o).trim_end().lines().count(), 1, "{args:?}: {}", stderr(&o));
+    }
+    assert!(!std::path::Path::new(state).exists());
 }

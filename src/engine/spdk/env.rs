@@ -1,5 +1,20 @@
 //! The SPDK environment (DPDK's EAL underneath): initialised once per process, before any controller
 //! is attached, with the worker cores, hugepage memory and IOVA mode the run asks for.
+//!
+//! vfio-user controllers need one thing more. The initiator shares its DMA memory with the target by
+//! passing, for each registered memory region, the file descriptor and offset of the hugepage file
+//! behind the region's first page (SPDK's `spdk_mem_get_fd_and_offset`); the target maps that many
+//! bytes of that file. By default DPDK backs every 2 MiB page with a file of its own, so a region of
+//! several pages (all of `--mem-size`, reserved at start in one piece, or a heap growth of several
+//! pages) is mapped from the wrong file, and the target reads and writes memory the initiator never
+//! sees: with `--mem-size 256` the controller's reply to Identify never arrives, attaching hangs for
+//! 30 s and fails (SPDK's default grows the heap a page at a time and got away with it). With
+//! single-file segments each segment list is one file and every region's offset is right, so they
+//! are turned on for vfio-user transport IDs (and by `--single-file-segments`). DPDK cannot unlink
+//! such files (`--huge-unlink` is refused with them), so without a shared-memory id the process
+//! runs `--in-memory`: the pages come from memfd files that exist in no directory and vanish with
+//! the process, even when it is killed. With `--shm-id` (multi-process) the files must stay visible
+//! to the other processes, so they are left in place, as SPDK's own apps do.
 
 use super::SpdkError;
 use std::ffi::CString;
@@ -23,6 +38,37 @@ pub struct EnvOptions {
     /// SPDK's own log messages on stderr: `None` keeps them off, so that nvmebench's one-line
     /// errors are all a user sees; `error`, `warn`, `notice`, `info` or `debug` turn them on.
     pub log_level: Option<String>,
+    /// One hugepage file per memory segment list (DPDK `--single-file-segments`); needed by
+    /// vfio-user controllers (see the module's documentation). Ignored with `no_huge`.
+    pub single_file_segments: bool,
+}
+
+impl EnvOptions {
+    /// Whether attaching these transport IDs needs single-file hugepage segments: any vfio-user one.
+    pub fn needs_single_file_segments<'a>(trids: impl IntoIterator<Item = &'a str>) -> bool {
+        trids.into_iter().any(|t| {
+            t.split_whitespace().any(|tok| {
+                tok.split_once([':', '='])
+                    .is_some_and(|(k, v)| k.eq_ignore_ascii_case("trtype") && v.eq_ignore_ascii_case("vfiouser"))
+            })
+        })
+    }
+
+    /// Extra DPDK EAL arguments: `--in-memory` when single-file segments would otherwise leave
+    /// hugepage files behind and no other process needs to see them. In that mode DPDK's EAL notes
+    /// on stderr that it found no 1 GiB pages, whatever SPDK's log level; while SPDK's log is off,
+    /// the EAL's is held to errors too, so that a user still sees nvmebench's one line.
+    fn env_context(&self) -> Option<String> {
+        let in_memory = self.single_file_segments && !self.no_huge && self.shm_id.is_none();
+        let mut args = Vec::new();
+        if in_memory {
+            args.push("--in-memory");
+            if self.log_level.is_none() {
+                args.push("--log-level=lib.eal:4");
+            }
+        }
+        (!args.is_empty()).then(|| args.join(" "))
+    }
 }
 
 /// Proof that the environment is up. Dropping the last reference does not tear DPDK down: the EAL
@@ -59,8 +105,10 @@ impl SpdkEnv {
             CString::new(format!("[{}]", options.cores.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")))
                 .expect("digits and commas have no NUL");
         let iova = options.iova_mode.as_deref().map(|m| CString::new(m).expect("validated by the CLI: no NUL"));
+        let context = options.env_context().map(|c| CString::new(c).expect("constants have no NUL"));
         // SAFETY: every pointer is NULL or a NUL-terminated CString alive until the call returns
-        // (SPDK copies what it keeps); called at most once per process (guarded by ENV).
+        // (SPDK copies what it keeps: the EAL arguments are strdup'ed); called at most once per
+        // process (guarded by ENV).
         let rc = unsafe {
             spdk_sys::nvmebench_shim_env_init(
                 name.as_ptr(),
@@ -71,6 +119,8 @@ impl SpdkEnv {
                 options.no_huge,
                 options.no_pci,
                 iova.as_ref().map_or(std::ptr::null(), |i| i.as_ptr()),
+                options.single_file_segments && !options.no_huge,
+                context.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
             )
         };
         if rc < 0 {
@@ -102,4 +152,31 @@ pub fn check_hugepages() -> Result<(), SpdkError> {
         return Err(SpdkError::NoHugetlbfs);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vfio_user_trids_need_single_file_segments() {
+        let vfu = "trtype:VFIOUSER traddr:/tmp/vfu subnqn:nqn.2019-07.io.spdk:x";
+        let tcp = "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:4420 subnqn:nqn.x";
+        assert!(EnvOptions::needs_single_file_segments([vfu]));
+        assert!(EnvOptions::needs_single_file_segments([tcp, "trtype=vfiouser traddr:/x"]));
+        assert!(!EnvOptions::needs_single_file_segments([tcp, "trtype:PCIe traddr:0000:01:00.0"]));
+        // A path that merely contains the word is not the transport.
+        assert!(!EnvOptions::needs_single_file_segments(["trtype:TCP traddr:/vfiouser"]));
+    }
+
+    #[test]
+    fn single_file_segments_run_in_memory_unless_shared() {
+        let sfs = EnvOptions { single_file_segments: true, ..EnvOptions::default() };
+        assert_eq!(sfs.env_context().as_deref(), Some("--in-memory --log-level=lib.eal:4"));
+        let logged = EnvOptions { log_level: Some("notice".into()), ..sfs.clone() };
+        assert_eq!(logged.env_context().as_deref(), Some("--in-memory"));
+        assert_eq!(EnvOptions { shm_id: Some(1), ..sfs.clone() }.env_context(), None, "other processes see the files");
+        assert_eq!(EnvOptions { no_huge: true, ..sfs.clone() }.env_context(), None);
+        assert_eq!(EnvOptions::default().env_context(), None, "DPDK unlinks its files itself (--huge-unlink)");
+    }
 }
