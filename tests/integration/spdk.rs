@@ -318,7 +318,7 @@ fn plugin_filename(trid: &str) -> String {
 
 #[test]
 fn fio_job_files_run_through_the_bypass_path() {
-    let Some(t) = TcpTarget::start(4436) else { return };
+    let Some(t) = TcpTarget::start(4437) else { return };
     let dir = crate::common::scratch_dir();
     // The SPDK fio plugin's own job file: ioengine=spdk with the transport ID as the filename.
     let job = dir.path().join("spdk.fio");
