@@ -68,6 +68,11 @@ pub(super) struct Loop<'c, E: Engine> {
     cpu_at_start: u64,
     /// The index of the last measured interval sent.
     last_index: Option<u64>,
+    /// The stamp of the last completion the previous pass handled, if it handled any: the next
+    /// pass takes its decisions (stop, boundary, pacing) on it instead of reading the clock again,
+    /// which saves a clock read per busy pass (at QD1, a third of them). I/O stamps are always read
+    /// afresh.
+    recent: Option<u64>,
 }
 
 impl<'c, E: Engine> Loop<'c, E> {
@@ -126,6 +131,7 @@ impl<'c, E: Engine> Loop<'c, E> {
             last_completion: 0,
             cpu_at_start: 0,
             last_index: None,
+            recent: None,
         }
     }
 
@@ -158,7 +164,10 @@ impl<'c, E: Engine> Loop<'c, E> {
             self.next_cut = self.limits.interval_ns.min(self.limits.ramp_ns);
         }
         loop {
-            let now = self.now_ns();
+            let now = match self.recent.take() {
+                Some(t) => t,
+                None => self.now_ns(),
+            };
             if self.stop.is_none() {
                 self.watch_stop(now, shared);
             }
@@ -178,6 +187,9 @@ impl<'c, E: Engine> Loop<'c, E> {
                 }
             }
             let (reaped, error_seen) = self.reap()?;
+            if reaped > 0 {
+                self.recent = Some(self.last_completion);
+            }
             self.requeue_retries()?;
             self.check_reads();
             if error_seen && self.limits.stop_on_error {
