@@ -752,9 +752,8 @@ fn parse_bs_pair(text: &str) -> Result<(BsSplit, BsSplit), ConfigError> {
 /// One worker per listed core, or `jobs` workers over the allowed cores in order. More workers than
 /// cores share cores round-robin (the caller warns).
 fn resolve_cores(cores: Option<&[usize]>, jobs: Option<usize>) -> Result<Vec<usize>, ConfigError> {
-    let mut allowed: Vec<usize> =
-        core_affinity::get_core_ids().ok_or(ConfigError::NoCores)?.into_iter().map(|c| c.id).collect();
-    allowed.sort_unstable();
+    // As the process started: SPDK's environment pins the main thread to one core when it starts.
+    let allowed: Vec<usize> = crate::cpu::allowed_cores().to_vec();
     if allowed.is_empty() {
         return Err(ConfigError::NoCores);
     }

@@ -19,6 +19,9 @@ use nvmebench::suite::{SuiteError, suite_command};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // Remember the cores this process may use before anything (SPDK's environment) narrows the
+    // main thread's mask: worker placement and the other threads' placement are decided from it.
+    let _ = nvmebench::cpu::allowed_cores();
     let argv = match fio::argv::normalize(std::env::args_os().collect()) {
         Ok(a) => a,
         Err(m) => {

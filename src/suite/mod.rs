@@ -223,12 +223,7 @@ fn attach_spdk(
 }
 
 fn allowed_cores() -> Result<Vec<usize>, String> {
-    let mut c: Vec<usize> = core_affinity::get_core_ids()
-        .ok_or("cannot find the cores this process may run on")?
-        .into_iter()
-        .map(|c| c.id)
-        .collect();
-    c.sort_unstable();
+    let c = crate::cpu::allowed_cores().to_vec();
     if c.is_empty() {
         return Err("no cores are allowed for this process".into());
     }
