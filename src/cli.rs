@@ -524,6 +524,21 @@ pub struct SpdkArgs {
     /// Completions reaped per poll at most [default: the queue depth]
     #[arg(long, value_name = "N", value_parser = parse_qd)]
     pub max_completions: Option<u32>,
+
+    /// Ring a queue pair's submission doorbell once per poll for every command queued since the
+    /// last one (`on`, SPDK's delay_cmd_submit, as SPDK perf runs) or with every command (`off`)
+    #[arg(long, value_name = "WHEN", value_enum, default_value_t = DelaySubmit::On)]
+    pub delay_cmd_submit: DelaySubmit,
+}
+
+/// `--delay-cmd-submit`: when the SPDK engine rings the submission doorbell.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum DelaySubmit {
+    /// Once per poll, for every command queued since the last one.
+    #[default]
+    On,
+    /// With every command.
+    Off,
 }
 
 impl std::ops::Deref for SpdkArgs {
@@ -554,6 +569,7 @@ impl SpdkArgs {
             (self.spdk_inject_error.is_some(), "--spdk-inject-error"),
             (self.spdk_reset_after.is_some(), "--spdk-reset-after"),
             (self.max_completions.is_some(), "--max-completions"),
+            (self.delay_cmd_submit != DelaySubmit::On, "--delay-cmd-submit"),
         ]
         .into_iter()
         .find_map(|(given, flag)| given.then_some(flag))

@@ -687,16 +687,16 @@ mod tests {
         p.workers[0].runtime = Some(Duration::from_secs(1));
         let mut seen = Vec::new();
         let r = run(b, p, clock, |pt| seen.push(*pt)).unwrap();
-        // 4 slots each completing every 1 ms for 1 s: 4000 I/Os. An interval holds what was reaped
-        // before its end: the first misses the completions at 100 ms (reaped just after the cut),
-        // the last (cut by the stop, not by a boundary) also holds those at 1 s. Every measured I/O
-        // is in exactly one interval.
+        // 4 slots each completing every 1 ms for 1 s: 4000 I/Os. An interval holds what completed
+        // in (start, end]: the completions at 100 ms are stamped and reaped before the pass that
+        // sees the boundary (the passes in between are idle and take no decision), so they count
+        // in the first interval. Every measured I/O is in exactly one interval.
         assert_eq!(r.total.read().ios, 4000);
         assert_eq!(r.workers[0].summary.as_ref().unwrap().stop_reason, StopReason::Time);
         let times: Vec<f64> = r.intervals.iter().map(|i| i.t_s).collect();
         assert_eq!(times, vec![0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]);
         let ios: Vec<u64> = r.intervals.iter().map(|i| i.read.ios).collect();
-        assert_eq!(ios, vec![396, 400, 400, 400, 400, 400, 400, 400, 400, 404]);
+        assert_eq!(ios, vec![400; 10]);
         assert!(r.intervals.iter().all(|i| !i.partial && i.span_s == 0.1 && i.workers == 1));
         assert!(r.intervals.iter().all(|i| i.read.p99_ns == 1_000_000 && i.read.iops == i.read.ios as f64 * 10.0));
         assert_eq!(seen.len(), 10);
@@ -710,9 +710,9 @@ mod tests {
         p.workers[0].ramp = Duration::from_millis(500);
         p.workers[0].runtime = Some(Duration::from_millis(200));
         let r = run(b, p, clock, |_| {}).unwrap();
-        // 200 issued in the 200 ms window, plus the one issued at 499 ms that completes at 500 ms,
-        // inside the window (as in fio, what completes after the ramp counts).
-        assert_eq!(r.total.read().ios, 201);
+        // What completes in (500 ms, 700 ms] counts (as in fio, what completes after the ramp):
+        // 200 I/Os. The one completing at 500 ms exactly is the ramp's last.
+        assert_eq!(r.total.read().ios, 200);
     }
 
     #[test]
@@ -811,6 +811,38 @@ mod tests {
     }
 
     #[test]
+    fn inline_refills_keep_counts_limits_and_stamps_exact() {
+        // The SPDK engine's way: each completed slot gets its next I/O from inside the completion
+        // handling. Same scripted latencies, same figures, same stop.
+        let steps = (0..1000).map(|i| Step { latency_ns: 1000 + (i % 10) * 100, result: Ok(()) }).collect();
+        let script = Script { steps, default_latency_ns: 5000, inline_refill: true, ..Script::default() };
+        let (b, clock, seen) = fake(script);
+        let mut p = plan(1, 1, spec(RwMode::RandRead, 100));
+        p.workers[0].io_limit = Some(1000);
+        let r = run(b, p, clock, |_| {}).unwrap();
+        let d = r.total.read();
+        assert_eq!(d.ios, 1000);
+        assert_eq!((d.min_ns, d.max_ns), (1000, 1900));
+        assert_eq!(d.mean_ns(), 1450.0);
+        assert_eq!(r.workers[0].summary.as_ref().unwrap().stop_reason, StopReason::IoLimit);
+        // Not one I/O beyond the limit was handed to the engine.
+        assert_eq!(seen.lock().unwrap()[0].len(), 1000);
+    }
+
+    #[test]
+    fn inline_refills_stop_at_the_deadline_and_cut_intervals_on_time() {
+        let script = Script { default_latency_ns: 1_000_000, inline_refill: true, ..Script::default() };
+        let (b, clock, _) = fake(script);
+        let mut p = plan(1, 4, spec(RwMode::RandRead, 100));
+        p.workers[0].runtime = Some(Duration::from_secs(1));
+        let r = run(b, p, clock, |_| {}).unwrap();
+        assert_eq!(r.total.read().ios, 4000);
+        assert_eq!(r.workers[0].summary.as_ref().unwrap().stop_reason, StopReason::Time);
+        let ios: Vec<u64> = r.intervals.iter().map(|i| i.read.ios).collect();
+        assert_eq!(ios, vec![400; 10]);
+    }
+
+    #[test]
     fn each_io_is_stamped_on_its_own_at_issue() {
         // Four I/Os queued in one pass, 100 ns apart (the engine takes 100 ns per queue call), all
         // submitted together and completing together 1 µs after the submit: each latency counts from
@@ -854,9 +886,9 @@ mod tests {
         assert!(r.intervals[..10].iter().all(|i| !i.partial));
         assert!(last.partial);
         assert_eq!((last.t_s, last.span_s), (1.05, 0.05));
-        // 4 I/Os per ms over 50 ms, plus the 4 completing at 1.05 s: the rate is over 50 ms, not 100.
-        assert_eq!(last.read.ios, 204);
-        assert_eq!(last.read.iops, 204.0 / 0.05);
+        // 4 I/Os per ms over (1.0 s, 1.05 s]: the rate is over 50 ms, not 100.
+        assert_eq!(last.read.ios, 200);
+        assert_eq!(last.read.iops, 200.0 / 0.05);
         let sum: u64 = r.intervals.iter().map(|i| i.read.ios).sum();
         assert_eq!(sum, r.total.read().ios);
     }

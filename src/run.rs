@@ -156,6 +156,7 @@ impl SpdkRun {
         let options = crate::engine::spdk::SpdkOptions {
             io_queue_size: a.io_queue_size.unwrap_or(0),
             max_completions: a.max_completions.unwrap_or(0),
+            delay_cmd_submit: a.delay_cmd_submit == crate::cli::DelaySubmit::On,
             inject: a.spdk_inject_error.map(|i| (i.write, i.count, i.sct, i.sc)),
         };
         SpdkRun { session, options, reset_after: a.spdk_reset_after }

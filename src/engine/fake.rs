@@ -31,6 +31,9 @@ pub struct Script {
     /// Time the handling of each completion takes before the worker sees it, so that completions
     /// reaped by one poll are handled at different times.
     pub reap_cost_ns: u64,
+    /// Answer true to `refills_inline`, so that the worker hands next I/Os over from its
+    /// completion handling (the SPDK engine's way).
+    pub inline_refill: bool,
 }
 
 /// Every op queued, per worker, for tests to inspect.
@@ -139,6 +142,10 @@ impl Engine for FakeEngine {
             }
         }
         Ok(())
+    }
+
+    fn refills_inline(&self) -> bool {
+        self.script.inline_refill
     }
 
     fn info(&self) -> EngineInfo {

@@ -109,6 +109,48 @@ pub trait Engine {
     /// Returns how many were reaped.
     fn poll<F: FnMut(u32, Result<(), IoError>)>(&mut self, max: u32, done: F) -> Result<u32, EngineError>;
 
+    /// Whether [`poll_refill`](Engine::poll_refill) queues the next I/Os from inside completion
+    /// handling. Only then does the worker call it.
+    fn refills_inline(&self) -> bool {
+        false
+    }
+
+    /// Reaps like [`poll`](Engine::poll), but `done` may return the slot's next I/O, which the
+    /// engine queues there and then, before the completion handling ends (as SPDK perf submits from
+    /// its completion callback, before SPDK rings the doorbells). A next I/O the queue has no room
+    /// for is queued by the engine at its next poll, still counted as in flight. Returns how many
+    /// completions were reaped and how many next I/Os were taken.
+    ///
+    /// The default, for engines that cannot queue from inside their completion handling, reaps
+    /// one completion at a time and queues its successor right after it.
+    fn poll_refill<F: FnMut(u32, Result<(), IoError>) -> Option<IoOp>>(
+        &mut self,
+        max: u32,
+        mut done: F,
+    ) -> Result<(u32, u32), EngineError> {
+        let (mut reaped, mut refilled) = (0, 0);
+        while reaped < max {
+            let mut next = None;
+            if self.poll(1, |slot, result| next = done(slot, result).map(|op| (slot, op)))? == 0 {
+                break;
+            }
+            reaped += 1;
+            if let Some((slot, op)) = next {
+                // Engines whose queue can refuse (Busy) answer false to `refills_inline` and are never
+                // asked; a refusal here would lose the I/O, so it is an engine failure.
+                if self.queue(slot, &op)? == Queued::Busy {
+                    return Err(EngineError::Runtime {
+                        engine: "worker",
+                        what: "queuing an I/O in a completed slot",
+                        source: io::Error::other("the engine's queue was full"),
+                    });
+                }
+                refilled += 1;
+            }
+        }
+        Ok((reaped, refilled))
+    }
+
     /// Called instead of `submit` when a poll found nothing while I/Os are queued or in flight:
     /// submits what is queued, then, for engines whose completions arrive by interrupt, blocks until
     /// one does (ideally in the same syscall). Polled engines just submit and the worker spins.

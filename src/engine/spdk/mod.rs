@@ -201,6 +201,11 @@ pub struct SpdkOptions {
     pub io_queue_size: u32,
     /// Completions reaped per poll at most (0: no bound beyond the queue depth).
     pub max_completions: u32,
+    /// Ring the submission doorbell once per poll (SPDK's `delay_cmd_submit`, perf's choice) rather
+    /// than with every command. The worker queues each completed slot's next I/O from inside its
+    /// completion callback (`poll_refill`), so at any depth the doorbell SPDK rings at the end of
+    /// that same poll sends it: one doorbell write per poll, no extra poll before it.
+    pub delay_cmd_submit: bool,
 }
 
 pub struct SpdkBuilder {
@@ -228,16 +233,67 @@ struct SlotCtx {
 /// be generic.
 type Handler = dyn FnMut(u32, Result<(), IoError>);
 
+/// The same for `poll_refill`: it may hand back the slot's next I/O.
+type RefillHandler = dyn FnMut(u32, Result<(), IoError>) -> Option<IoOp>;
+
+/// What queuing a command takes, reachable from the trampoline so that a slot's next command can
+/// be queued from inside its completion. Raw pointers into the engine, which owns all of them.
+#[derive(Clone, Copy)]
+struct Submitter {
+    ns: *mut spdk_sys::spdk_nvme_ns,
+    qpair: *mut spdk_sys::spdk_nvme_qpair,
+    bufs: *mut u8,
+    slot_bytes: usize,
+    ctx: *const SlotCtx,
+    sector_shift: u32,
+}
+
+impl Submitter {
+    /// Queues `op` in `slot`; SPDK's return code.
+    ///
+    /// # Safety
+    /// On the engine's thread, with the engine (its namespace, queue pair, buffers and slot
+    /// contexts) alive, and `slot` free: below the queue depth, its previous command completed.
+    #[inline]
+    unsafe fn queue(&self, slot: u32, op: &IoOp) -> i32 {
+        let lba = op.offset >> self.sector_shift;
+        let count = op.len >> self.sector_shift;
+        // Read and write take the same arguments; pick the function once.
+        let submit = match op.dir {
+            Direction::Read => spdk_sys::spdk_nvme_ns_cmd_read,
+            Direction::Write => spdk_sys::spdk_nvme_ns_cmd_write,
+        };
+        // SAFETY: per this function's contract: ns and qpair are live and this thread's; the slot's
+        // buffer (inside the allocation, `slot` being below the depth) is large enough for `op.len`
+        // and untouched until the completion; its context outlives the command; `on_complete`
+        // matches spdk_nvme_cmd_cb.
+        unsafe {
+            let buf = self.bufs.add(slot as usize * self.slot_bytes).cast::<c_void>();
+            let arg = self.ctx.add(slot as usize).cast_mut().cast::<c_void>();
+            submit(self.ns, self.qpair, buf, lba, count, Some(on_complete), arg, 0)
+        }
+    }
+}
+
 /// What the trampoline reaches through a slot's context.
 struct Ring {
-    /// The handler of the `poll` in progress; `None` outside `poll`. Its lifetime is erased: `poll`
-    /// sets it and clears it before returning, so it never outlives the closure it points to.
+    /// The handler of the `poll` (or `poll_refill`) in progress; both `None` outside them. Their
+    /// lifetimes are erased: the call sets one and clears it before returning, so it never outlives
+    /// the closure it points to.
     handler: Option<NonNull<Handler>>,
-    /// Completions handled during this `poll`.
+    refill: Option<NonNull<RefillHandler>>,
+    /// Completions handled during this `poll`, and next commands queued from them.
     reaped: u32,
+    refilled: u32,
     /// Completions that arrived outside `poll` (SPDK aborting queued commands), handed over on the
     /// next one.
     late: Vec<(u32, u16)>,
+    /// Next commands SPDK had no request for (`-ENOMEM`), queued again at the next poll. They
+    /// keep their issue stamps: the wait is part of their latency.
+    bounced: Vec<(u32, IoOp)>,
+    /// A next command SPDK refused outright: the queue pair is unusable.
+    refused: Option<i32>,
+    submit: Submitter,
     /// A panic of the handler, caught so it does not unwind through C, resumed after it.
     panic: Option<Box<dyn std::any::Any + Send>>,
 }
@@ -255,6 +311,32 @@ extern "C" fn on_complete(arg: *mut c_void, cpl: *const spdk_sys::spdk_nvme_cpl)
         let ctx = &*(arg as *const SlotCtx);
         (&mut *ctx.ring, ctx.slot, spdk_sys::nvmebench_shim_cpl_status(cpl))
     };
+    if let Some(refill) = ring.refill {
+        ring.reaped += 1;
+        if ring.panic.is_some() {
+            return;
+        }
+        let call = std::panic::AssertUnwindSafe(|| {
+            // SAFETY: as for `handler` below, set by the `poll_refill` waiting for this callback.
+            unsafe { (*refill.as_ptr())(slot, decode_status(status)) }
+        });
+        match std::panic::catch_unwind(call) {
+            Ok(Some(op)) => {
+                // Queued before SPDK rings this pass's doorbells, as perf submits from its callback.
+                // SAFETY: on the engine's thread inside its own poll; this slot's command has just
+                // completed, so its buffer and context are free.
+                match unsafe { ring.submit.queue(slot, &op) } {
+                    0 => {}
+                    rc if rc == -libc::ENOMEM => ring.bounced.push((slot, op)),
+                    rc => ring.refused = Some(rc),
+                }
+                ring.refilled += 1;
+            }
+            Ok(None) => {}
+            Err(p) => ring.panic = Some(p),
+        }
+        return;
+    }
     let Some(handler) = ring.handler else {
         ring.late.push((slot, status));
         return;
@@ -287,14 +369,14 @@ pub struct SpdkEngine {
     // Drop order matters: the qpair (which may reference the buffers and contexts) is freed in Drop
     // before the fields below are dropped.
     qpair: NonNull<spdk_sys::spdk_nvme_qpair>,
-    ns: NonNull<spdk_sys::spdk_nvme_ns>,
-    ctx: Box<[SlotCtx]>,
+    /// The slots' callback contexts; SPDK's commands and the ring's submitter point into them.
+    _ctx: Box<[SlotCtx]>,
     ring: Box<Ring>,
     bufs: DmaBuf,
     ns_ref: NsRef,
-    sector_shift: u32,
     entries: u32,
     max_completions: u32,
+    delay_cmd_submit: bool,
     /// The controller's reset count when this queue pair was last known connected.
     reset_generation: u64,
 }
@@ -320,7 +402,8 @@ impl SpdkEngine {
             opts.io_queue_size = options.io_queue_size;
         }
         opts.io_queue_requests = opts.io_queue_requests.max(queue_depth * 2);
-        opts.__bindgen_anon_1.delay_cmd_submit = true;
+        let delay_cmd_submit = options.delay_cmd_submit;
+        opts.__bindgen_anon_1.delay_cmd_submit = delay_cmd_submit;
         // SAFETY: a live controller; opts valid for the call (SPDK copies it).
         let qp = unsafe { spdk_sys::spdk_nvme_ctrlr_alloc_io_qpair(ctrlr, &opts, size) };
         let qpair = NonNull::new(qp).ok_or_else(|| {
@@ -350,28 +433,92 @@ impl SpdkEngine {
                 return Err(setup("adding error injection", io::Error::from_raw_os_error(-rc)));
             }
         }
-        let mut ring =
-            Box::new(Ring { handler: None, reaped: 0, late: Vec::with_capacity(queue_depth as usize), panic: None });
+        let mut ring = Box::new(Ring {
+            handler: None,
+            refill: None,
+            reaped: 0,
+            refilled: 0,
+            late: Vec::with_capacity(queue_depth as usize),
+            bounced: Vec::with_capacity(queue_depth as usize),
+            refused: None,
+            submit: Submitter {
+                ns: ns.as_ptr(),
+                qpair: qpair.as_ptr(),
+                bufs: bufs.slot_ptr(0),
+                slot_bytes: bufs.slot_bytes(),
+                ctx: std::ptr::null(),
+                sector_shift: ns_ref.sector_bytes.trailing_zeros(),
+            },
+            panic: None,
+        });
         let ring_ptr: *mut Ring = &mut *ring;
         let ctx: Box<[SlotCtx]> = (0..queue_depth).map(|slot| SlotCtx { ring: ring_ptr, slot }).collect();
+        ring.submit.ctx = ctx.as_ptr();
         ns_ref.ctrlr.gate.join();
         let reset_generation = ns_ref.ctrlr.gate.generation();
         Ok(SpdkEngine {
             reset_generation,
             qpair,
-            ns,
-            ctx,
+            _ctx: ctx,
             ring,
             bufs,
-            sector_shift: ns_ref.sector_bytes.trailing_zeros(),
             ns_ref,
             entries: opts.io_queue_size,
             max_completions: if options.max_completions == 0 { queue_depth } else { options.max_completions },
+            delay_cmd_submit,
         })
     }
 }
 
 impl SpdkEngine {
+    /// What every poll does first: park for a controller reset that wants the queue pair, queue
+    /// again the commands SPDK had no request for last time. Returns how many late completions wait.
+    #[inline]
+    fn before_poll(&mut self) -> u32 {
+        if self.ns_ref.ctrlr.gate.wanted() {
+            self.ns_ref.ctrlr.gate.park();
+        }
+        if !self.ring.bounced.is_empty() {
+            self.requeue_bounced();
+        }
+        self.ring.late.len() as u32
+    }
+
+    #[cold]
+    fn requeue_bounced(&mut self) {
+        let mut kept = 0;
+        for i in 0..self.ring.bounced.len() {
+            let (slot, op) = self.ring.bounced[i];
+            // SAFETY: this thread's engine, alive; the slot's previous command completed.
+            if unsafe { self.ring.submit.queue(slot, &op) } != 0 {
+                self.ring.bounced[kept] = (slot, op);
+                kept += 1;
+            }
+        }
+        self.ring.bounced.truncate(kept);
+    }
+
+    /// Lets SPDK process completions with the handler `poll` or `poll_refill` installed, then
+    /// removes it.
+    #[inline]
+    fn process(&mut self, max: u32) -> Result<(), EngineError> {
+        let limit = max.min(self.max_completions);
+        self.ring.reaped = 0;
+        self.ring.refilled = 0;
+        // SAFETY: the qpair is live and used only by this thread; callbacks run before this returns
+        // and reach the ring only through the slot contexts (no Rust reference to it is held here).
+        let rc = unsafe { spdk_sys::spdk_nvme_qpair_process_completions(self.qpair.as_ptr(), limit) };
+        self.ring.handler = None;
+        self.ring.refill = None;
+        if let Some(p) = self.ring.panic.take() {
+            std::panic::resume_unwind(p);
+        }
+        if rc < 0 {
+            self.reconnect_after_reset(rc)?;
+        }
+        Ok(())
+    }
+
     /// A failed queue pair after a reset of its controller: fabrics queue pairs come back
     /// disconnected (their commands aborted), and only their own thread may reconnect them. Any
     /// other failure ends the run.
@@ -409,63 +556,85 @@ fn runtime(what: &'static str, rc: i32) -> EngineError {
 impl Engine for SpdkEngine {
     #[inline]
     fn queue(&mut self, slot: u32, op: &IoOp) -> Result<Queued, EngineError> {
-        let lba = op.offset >> self.sector_shift;
-        let count = op.len >> self.sector_shift;
-        let buf = self.bufs.slot_ptr(slot).cast::<c_void>();
-        let arg = (&self.ctx[slot as usize] as *const SlotCtx).cast_mut().cast::<c_void>();
-        // Read and write take the same arguments; pick the function once.
-        let submit = match op.dir {
-            Direction::Read => spdk_sys::spdk_nvme_ns_cmd_read,
-            Direction::Write => spdk_sys::spdk_nvme_ns_cmd_write,
-        };
-        // SAFETY: ns and qpair are live and used only by this thread; `buf` is this slot's DMA buffer,
-        // large enough for `op.len` and untouched until the completion; `arg` points at this slot's
-        // context, which outlives the command; `on_complete` matches spdk_nvme_cmd_cb.
-        let rc = unsafe { submit(self.ns.as_ptr(), self.qpair.as_ptr(), buf, lba, count, Some(on_complete), arg, 0) };
-        match rc {
+        // SAFETY: this thread's engine, alive; the caller guarantees the slot is free.
+        match unsafe { self.ring.submit.queue(slot, op) } {
             0 => Ok(Queued::Ok),
             rc if rc == -libc::ENOMEM => Ok(Queued::Busy),
             rc => Err(runtime("submitting a command", rc)),
         }
     }
 
-    /// Commands are rung in at the next poll (delayed doorbell), so there is nothing to do here.
-    #[inline]
+    /// With delayed doorbells, commands are rung in at the next poll; otherwise each command rang
+    /// its own. Either way there is nothing to do here.
     fn submit(&mut self) -> Result<(), EngineError> {
         Ok(())
     }
 
     #[inline]
     fn poll<F: FnMut(u32, Result<(), IoError>)>(&mut self, max: u32, mut done: F) -> Result<u32, EngineError> {
-        let limit = max.min(self.max_completions);
-        if self.ns_ref.ctrlr.gate.wanted() {
-            self.ns_ref.ctrlr.gate.park();
-        }
-        let late = self.ring.late.len() as u32;
-        for (slot, status) in self.ring.late.drain(..) {
-            done(slot, decode_status(status));
+        let late = self.before_poll();
+        if late > 0 {
+            for (slot, status) in self.ring.late.drain(..) {
+                done(slot, decode_status(status));
+            }
         }
         let handler: &mut (dyn FnMut(u32, Result<(), IoError>) + '_) = &mut done;
-        // SAFETY: only the lifetime is erased; the pointer is cleared below, before `done` goes out
-        // of scope, and only the trampoline on this thread reads it meanwhile.
+        // SAFETY: only the lifetime is erased; the pointer is cleared in `process`, before `done`
+        // goes out of scope, and only the trampoline on this thread reads it meanwhile.
         let handler: NonNull<Handler> = unsafe {
             std::mem::transmute::<NonNull<dyn FnMut(u32, Result<(), IoError>) + '_>, NonNull<Handler>>(NonNull::from(
                 handler,
             ))
         };
         self.ring.handler = Some(handler);
-        self.ring.reaped = 0;
-        // SAFETY: the qpair is live and used only by this thread; callbacks run before this returns
-        // and reach the ring only through the slot contexts (no Rust reference to it is held here).
-        let rc = unsafe { spdk_sys::spdk_nvme_qpair_process_completions(self.qpair.as_ptr(), limit) };
-        self.ring.handler = None;
-        if let Some(p) = self.ring.panic.take() {
-            std::panic::resume_unwind(p);
-        }
-        if rc < 0 {
-            self.reconnect_after_reset(rc)?;
-        }
+        self.process(max)?;
         Ok(late + self.ring.reaped)
+    }
+
+    #[inline]
+    fn refills_inline(&self) -> bool {
+        true
+    }
+
+    #[inline]
+    fn poll_refill<F: FnMut(u32, Result<(), IoError>) -> Option<IoOp>>(
+        &mut self,
+        max: u32,
+        mut done: F,
+    ) -> Result<(u32, u32), EngineError> {
+        let late = self.before_poll();
+        let mut refilled = 0;
+        if late > 0 {
+            // Aborted outside a poll: their replacements go out the ordinary way.
+            for i in 0..late as usize {
+                let (slot, status) = self.ring.late[i];
+                if let Some(op) = done(slot, decode_status(status)) {
+                    // SAFETY: this thread's engine, alive; the slot's command has completed.
+                    match unsafe { self.ring.submit.queue(slot, &op) } {
+                        0 => {}
+                        rc if rc == -libc::ENOMEM => self.ring.bounced.push((slot, op)),
+                        rc => return Err(runtime("submitting a command", rc)),
+                    }
+                    refilled += 1;
+                }
+            }
+            self.ring.late.clear();
+        }
+        let handler: &mut (dyn FnMut(u32, Result<(), IoError>) -> Option<IoOp> + '_) = &mut done;
+        // SAFETY: only the lifetime is erased; the pointer is cleared in `process`, before `done`
+        // goes out of scope, and only the trampoline on this thread reads it meanwhile.
+        let handler: NonNull<RefillHandler> = unsafe {
+            std::mem::transmute::<
+                NonNull<dyn FnMut(u32, Result<(), IoError>) -> Option<IoOp> + '_>,
+                NonNull<RefillHandler>,
+            >(NonNull::from(handler))
+        };
+        self.ring.refill = Some(handler);
+        self.process(max)?;
+        if let Some(rc) = self.ring.refused.take() {
+            return Err(runtime("submitting a command", rc));
+        }
+        Ok((late + self.ring.reaped, refilled + self.ring.refilled))
     }
 
     fn slot_buf(&mut self, slot: u32) -> &mut [u8] {
@@ -481,7 +650,7 @@ impl Engine for SpdkEngine {
                 ("model".into(), c.model.clone()),
                 ("nsid".into(), self.ns_ref.nsid.to_string()),
                 ("io_queue_size".into(), self.entries.to_string()),
-                ("delay_cmd_submit".into(), "1".into()),
+                ("delay_cmd_submit".into(), u8::from(self.delay_cmd_submit).to_string()),
                 ("max_completions".into(), self.max_completions.to_string()),
             ],
         }
