@@ -490,7 +490,10 @@ fn resolve_pacing(args: &RunArgs, read_percent: u32) -> Result<PaceSpec, ConfigE
             let (paced, issued) = if r.read.is_some() { ("reads", "writes") } else { ("writes", "reads") };
             return Err(invalid(
                 "rate",
-                format!("it paces only {paced}, and --rw {} issues only {issued}; give the rate as READ,WRITE (like ,20m for writes)", args.rw),
+                format!(
+                    "it paces only {paced}, and --rw {} issues only {issued}; give the rate as READ,WRITE (like ,20m for writes)",
+                    args.rw
+                ),
             ));
         }
     }
@@ -533,10 +536,14 @@ fn resolve_buffers(args: &RunArgs, writes: bool) -> Result<BufferContents, Confi
         compress_percent: args.buffer_compress_percentage.unwrap_or(0),
         dedupe_percent: args.dedupe_percentage.unwrap_or(0),
     };
-    let flag = if args.buffer_compress_percentage.is_some() { "buffer-compress-percentage" } else { "dedupe-percentage" };
+    let flag =
+        if args.buffer_compress_percentage.is_some() { "buffer-compress-percentage" } else { "dedupe-percentage" };
     // A verified read-only run takes them: they say how the blocks it checks were laid out.
     if !writes && !args.verify && (args.buffer_compress_percentage.is_some() || args.dedupe_percentage.is_some()) {
-        return Err(invalid(flag, format!("it shapes written data, and --rw {} writes nothing; use a workload that writes", args.rw)));
+        return Err(invalid(
+            flag,
+            format!("it shapes written data, and --rw {} writes nothing; use a workload that writes", args.rw),
+        ));
     }
     Ok(b)
 }

@@ -72,13 +72,7 @@ fn unit_len_tag(len: usize) -> u32 {
 
 /// Checks `unit` read at byte `offset` against the last completed generation `expected`.
 #[inline]
-pub fn check(
-    unit: &[u8],
-    offset: u64,
-    expected: u32,
-    seed: u64,
-    contents: BufferContents,
-) -> Result<(), MismatchKind> {
+pub fn check(unit: &[u8], offset: u64, expected: u32, seed: u64, contents: BufferContents) -> Result<(), MismatchKind> {
     let head = &unit[..HEADER_BYTES];
     let word = |r: std::ops::Range<usize>| u32::from_le_bytes(head[r].try_into().expect("4-byte range"));
     let dword = |r: std::ops::Range<usize>| u64::from_le_bytes(head[r].try_into().expect("8-byte range"));
@@ -332,7 +326,10 @@ mod tests {
         assert_eq!(check(&vec![0u8; 4096], 0, 1, SEED, PLAIN), Err(MismatchKind::Foreign));
         assert_eq!(check(&unit(4096, 1), 8192, 1, SEED, PLAIN), Err(MismatchKind::Misdirected { found_offset: 4096 }));
         assert_eq!(check(&unit(8192, 1), 8192, 2, SEED, PLAIN), Err(MismatchKind::LostWrite { found_generation: 1 }));
-        assert_eq!(check(&unit(8192, 5), 8192, 2, SEED, PLAIN), Err(MismatchKind::FutureGeneration { found_generation: 5 }));
+        assert_eq!(
+            check(&unit(8192, 5), 8192, 2, SEED, PLAIN),
+            Err(MismatchKind::FutureGeneration { found_generation: 5 })
+        );
         let mut other = vec![0u8; 4096];
         fill(&mut other, 8192, 1, SEED + 1, PLAIN);
         assert_eq!(check(&other, 8192, 1, SEED, PLAIN), Err(MismatchKind::Stale { found_seed: SEED + 1 }));

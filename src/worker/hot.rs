@@ -425,7 +425,11 @@ impl<'c, E: Engine> Loop<'c, E> {
     #[inline]
     fn kick(&mut self, reaped: u32) -> Result<(), EngineError> {
         if reaped == 0 && self.in_flight > 0 {
-            if self.pacer.as_ref().is_some_and(Pacer::is_open_loop) { self.engine.progress()? } else { self.engine.wait()? }
+            if self.pacer.as_ref().is_some_and(Pacer::is_open_loop) {
+                self.engine.progress()?
+            } else {
+                self.engine.wait()?
+            }
         } else if self.to_submit {
             self.engine.submit()?;
         }

@@ -101,11 +101,10 @@ impl Filler {
     /// Fills the first `len` bytes of `slot`'s buffer `buf` for its next write.
     #[inline]
     pub fn fill(&mut self, slot: u32, len: u32, buf: &mut [u8]) {
-        let len = len as usize;
-        let clean = &mut self.clean[slot as usize];
-        if (*clean as usize) < len {
-            buf[*clean as usize..len].copy_from_slice(&self.base[*clean as usize..len]);
-            *clean = len as u32;
+        self.restore(slot, len, buf);
+        if self.stamp_bytes == 0 {
+            // All zeros (`--buffer-compress-percentage 100`): nothing to stamp, copies or not.
+            return;
         }
         let which = if self.dedupe_threshold > 0 && self.unique > 0 && self.rng.next_u64() < self.dedupe_threshold {
             self.rng.next_u64() % self.unique
@@ -113,20 +112,36 @@ impl Filler {
             self.unique += 1;
             self.unique - 1
         };
-        stamp(&mut buf[..len], mix(self.key ^ which), self.stamp_bytes);
+        stamp(&mut buf[..len as usize], mix(self.key ^ which), self.stamp_bytes);
+    }
+
+    /// Puts the pattern back into the first `len` bytes of `slot`'s buffer where a read (or the
+    /// engine's own initial fill) left something else.
+    #[inline]
+    fn restore(&mut self, slot: u32, len: u32, buf: &mut [u8]) {
+        let clean = &mut self.clean[slot as usize];
+        if *clean < len {
+            buf[*clean as usize..len as usize].copy_from_slice(&self.base[*clean as usize..len as usize]);
+            *clean = len;
+        }
     }
 }
 
-/// Overwrites the first `n` bytes of each chunk of `buf` with words drawn from `s`.
+/// Overwrites the first `n` bytes of each chunk of `buf` with `w`, `w + G`, `w + 2G`, ... (a Weyl
+/// sequence: distinct within a write, and across writes as unlikely to meet as two random words).
 #[inline]
-fn stamp(buf: &mut [u8], s: u64, n: usize) {
-    if n == 0 {
-        return;
-    }
-    for (i, chunk) in buf.chunks_mut(COMPRESS_CHUNK).enumerate() {
-        let w = mix(s.wrapping_add((i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))).to_le_bytes();
-        let k = n.min(chunk.len());
-        chunk[..k].copy_from_slice(&w[..k]);
+fn stamp(buf: &mut [u8], mut w: u64, n: usize) {
+    const G: u64 = 0x9e37_79b9_7f4a_7c15;
+    for chunk in buf.chunks_mut(COMPRESS_CHUNK) {
+        // The usual case is one 8-byte store; a variable-length copy would be a memcpy call.
+        match chunk.first_chunk_mut::<8>() {
+            Some(head) if n == 8 => *head = w.to_le_bytes(),
+            _ => {
+                let k = n.min(chunk.len());
+                chunk[..k].copy_from_slice(&w.to_le_bytes()[..k]);
+            }
+        }
+        w = w.wrapping_add(G);
     }
 }
 

@@ -81,9 +81,9 @@ impl ByteRate {
                 return Ok(None);
             }
             match crate::units::parse_size(t) {
-                Ok(0) => Err(format!(
+                Ok(0) => Err(
                     "a rate of 0 paces nothing; give bytes per second above 0 (like 100m), or leave the direction out (',20m')"
-                )),
+                    .to_string()),
                 Ok(n) => Ok(Some(n)),
                 Err(_) => Err(format!("'{t}' is not a rate; give bytes per second with an optional unit, like 100m")),
             }

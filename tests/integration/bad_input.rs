@@ -56,7 +56,10 @@ fn each_bad_input_exits_2_with_one_sentence() {
         (&["--filename", f, "--thinktime-blocks", "4"], "which is not given; add --thinktime"),
         (&["--filename", f, "--thinktime", "1ms", "--thinktime-blocks", "0"], "is not a block count"),
         (&["--filename", f, "--thinktime", "1ms", "--thinktime-spin", "2ms"], "spin for at most the think time"),
-        (&["--filename", f, "--rw", "randwrite", "--buffer-compress-percentage", "101"], "use a whole number from 0 to 100"),
+        (
+            &["--filename", f, "--rw", "randwrite", "--buffer-compress-percentage", "101"],
+            "use a whole number from 0 to 100",
+        ),
         (&["--filename", f, "--rw", "randwrite", "--dedupe-percentage=-1"], "from 0 to 100"),
         (&["--filename", f, "--buffer-compress-percentage", "50"], "and --rw randread writes nothing"),
         (&["--filename", f, "--random-dist", "zipf"], "needs a theta"),

@@ -22,9 +22,8 @@ fn bandwidth_pacing_holds_each_direction_at_its_rate() {
 
     // Reads and writes apart, in a 50/50 mix: each direction keeps its own rate (fio's rate_ddir
     // lets the direction behind go first), whatever the mix.
-    let o = nvmebench(&[
-        "run", "--engine", "null", "--rw", "randrw", "--rate", "4m,1m", "--time", "1", "--output", "json",
-    ]);
+    let o =
+        nvmebench(&["run", "--engine", "null", "--rw", "randrw", "--rate", "4m,1m", "--time", "1", "--output", "json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let j = json(&o);
     let (r, w) = (iops(&j, "read"), iops(&j, "write"));
@@ -35,7 +34,17 @@ fn bandwidth_pacing_holds_each_direction_at_its_rate() {
     // Paced latency counts from when each I/O was due: a 2 ms device at 1000 IOPS and QD1 cannot
     // keep up, and the queueing shows in the latency instead of vanishing.
     let o = nvmebench(&[
-        "run", "--engine", "null:lat=2ms", "--qd", "1", "--rate", "4000k", "--time", "500ms", "--output", "json",
+        "run",
+        "--engine",
+        "null:lat=2ms",
+        "--qd",
+        "1",
+        "--rate",
+        "4000k",
+        "--time",
+        "500ms",
+        "--output",
+        "json",
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let j = json(&o);
@@ -46,7 +55,16 @@ fn bandwidth_pacing_holds_each_direction_at_its_rate() {
 #[test]
 fn poisson_arrivals_keep_the_mean_rate_and_the_text_report_names_the_options() {
     let o = nvmebench(&[
-        "run", "--engine", "null", "--rate-iops", "4000", "--rate-process", "poisson", "--time", "1", "--output",
+        "run",
+        "--engine",
+        "null",
+        "--rate-iops",
+        "4000",
+        "--rate-process",
+        "poisson",
+        "--time",
+        "1",
+        "--output",
         "json",
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -107,7 +125,15 @@ fn think_time_stalls_after_each_batch() {
     assert_eq!((p["thinktime_s"].as_f64(), p["thinktime_blocks"].as_u64()), (Some(0.002), Some(4)));
     // fio's spelling: a bare number is microseconds; spinning the whole time is exact.
     let o = nvmebench(&[
-        "run", "--engine", "null", "--thinktime=500", "--thinktime_spin=500", "--time", "500ms", "--output", "json",
+        "run",
+        "--engine",
+        "null",
+        "--thinktime=500",
+        "--thinktime_spin=500",
+        "--time",
+        "500ms",
+        "--output",
+        "json",
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let r = iops(&json(&o), "read");
