@@ -16,7 +16,7 @@ use crate::options::OnError;
 use crate::stats::Stats;
 use crate::verify::{GenTable, Verifier};
 use crate::workload::Generator;
-use crate::workload::contents::Filler;
+use crate::workload::contents::{self, Filler};
 use crate::workload::rate::{Gate, Pacer};
 
 /// The plan's limits, in nanoseconds of the run's timeline.
@@ -95,7 +95,7 @@ impl<'c, E: Engine> Loop<'c, E> {
         });
         let seed = plan.spec.seed ^ (plan.index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let filler = (plan.spec.writes() && verifier.is_none())
-            .then(|| Filler::new(plan.spec.buffers, qd, plan.spec.max_bs() as usize, seed));
+            .then(|| Filler::new(plan.spec.buffers, qd, plan.spec.max_bs() as usize, seed ^ contents::run_nonce()));
         let mixed = plan.spec.read_percent > 0 && plan.spec.writes();
         let limits = Limits {
             interval_ns: plan.interval.as_nanos().max(1) as u64,

@@ -57,6 +57,14 @@ pub fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// A value that differs from run to run, for [`Filler::new`]'s seed: data written by two runs with
+/// the same `--seed` (same offsets) still differs, so a drive that notices a block rewritten with
+/// what it already holds gains nothing. Offsets, pacing and verify payloads stay reproducible.
+pub fn run_nonce() -> u64 {
+    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    mix(t.as_nanos() as u64 ^ u64::from(std::process::id()).rotate_left(32))
+}
+
 /// Keeps one worker's write buffers in the pattern and stamps each write.
 pub struct Filler {
     /// The pattern, as long as the largest I/O: random starts, zero tails, per chunk.
