@@ -7,6 +7,7 @@ use crate::options::{OnError, OutputFormat, SmallBlocks};
 use crate::units::{self, SizeOrPercent};
 use crate::workload::RwMode;
 use crate::workload::dist::RandomDist;
+use crate::workload::rate::{self, ByteRate, RateProcess};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -281,6 +282,40 @@ pub struct RunArgs {
     #[arg(long, value_name = "IOPS", value_parser = parse_rate)]
     pub rate_iops: Option<f64>,
 
+    /// Open-loop pacing in bytes per second per worker, as fio's rate (per job): `100m` for reads
+    /// and writes each, `100m,20m` for reads and writes apart, `,20m` for writes only. Binary units
+    /// (1m = 1048576 B/s); latency counts from each I/O's scheduled time.
+    #[arg(long, value_name = "READ[,WRITE]", value_parser = ByteRate::parse, conflicts_with = "rate_iops")]
+    pub rate: Option<ByteRate>,
+
+    /// How paced I/Os are spaced (fio's rate_process): linear (evenly) or poisson (exponential
+    /// gaps with the same mean, seeded by --seed) [default: linear]
+    #[arg(long, value_name = "PROCESS", value_parser = RateProcess::parse)]
+    pub rate_process: Option<RateProcess>,
+
+    /// After --thinktime-blocks I/Os, wait for them to complete and stall this long before issuing
+    /// more (fio's thinktime; a bare number is microseconds, as in fio).
+    #[arg(long, value_name = "DURATION", value_parser = rate::parse_think)]
+    pub thinktime: Option<Duration>,
+
+    /// Of each think time, how much is spent spinning; the rest is slept (fio's thinktime_spin).
+    #[arg(long, value_name = "DURATION", value_parser = rate::parse_think)]
+    pub thinktime_spin: Option<Duration>,
+
+    /// I/Os issued between think times (fio's thinktime_blocks) [default: 1]
+    #[arg(long, value_name = "N", value_parser = parse_think_blocks)]
+    pub thinktime_blocks: Option<u32>,
+
+    /// Percentage of each written 512-byte chunk that is zeros, so the data compresses to about
+    /// the rest (fio's buffer_compress_percentage) [default: 0, random]
+    #[arg(long, value_name = "PCT", value_parser = parse_percent_u32)]
+    pub buffer_compress_percentage: Option<u32>,
+
+    /// Percentage of writes that are exact copies of an earlier write (fio's dedupe_percentage)
+    /// [default: 0, every write unique]
+    #[arg(long, value_name = "PCT", value_parser = parse_percent_u32)]
+    pub dedupe_percentage: Option<u32>,
+
     /// Reporting interval for the live line and the JSON time series.
     #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = parse_positive_duration)]
     pub interval: Duration,
@@ -393,10 +428,6 @@ pub struct FioArgs {
     /// Pacing per job, as fio's rate_iops: N with numjobs=J paces the run at N×J IOPS.
     #[arg(long = "rate_iops", value_name = "IOPS", value_parser = parse_rate)]
     pub rate_iops_per_job: Option<f64>,
-
-    /// Bandwidth per job in bytes per second, as fio's rate (one block size: paced as IOPS).
-    #[arg(long = "rate", value_name = "BYTES", value_parser = units::parse_size)]
-    pub rate_per_job: Option<u64>,
 
     /// I/Os per job, as fio's number_ios (--ios is the total).
     #[arg(long = "number_ios", value_name = "N", value_parser = parse_ios)]
@@ -787,6 +818,10 @@ fn parse_io_queue_size(text: &str) -> Result<u32, String> {
 
 fn parse_jobs(text: &str) -> Result<usize, String> {
     whole_in(text, 1, 4096, "a worker count")
+}
+
+fn parse_think_blocks(text: &str) -> Result<u32, String> {
+    whole_in(text, 1, u32::MAX, "a block count")
 }
 
 fn parse_ios(text: &str) -> Result<u64, String> {

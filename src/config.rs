@@ -14,6 +14,8 @@ use crate::target::{PollSupport, Target, TargetError, TargetKind};
 use crate::units::{self, SizeOrPercent, format_size};
 use crate::verify::GenTable;
 use crate::workload::bssplit::BsSplit;
+use crate::workload::contents::BufferContents;
+use crate::workload::rate::{PaceSpec, RateProcess, ThinkTime};
 use crate::workload::{RwMode, WorkloadSpec};
 use serde::{Serialize, Serializer};
 use std::path::PathBuf;
@@ -439,6 +441,8 @@ impl RunConfig {
             range_bytes: size,
             random_dist: args.random_dist,
             seed: args.seed.or(state_seed).unwrap_or(DEFAULT_SEED),
+            pacing: resolve_pacing(args, read_percent)?,
+            buffers: resolve_buffers(args, writes)?,
         };
         check_writes_allowed(args, target.as_ref(), &workload)?;
         check_sqpoll_cpu(&engine, engine_text)?;
@@ -476,6 +480,72 @@ impl RunConfig {
         c.dedup();
         self.cores.len().div_ceil(c.len().max(1))
     }
+}
+
+/// `--rate`, `--rate-process` and `--thinktime*`: each refused where it would pace nothing.
+fn resolve_pacing(args: &RunArgs, read_percent: u32) -> Result<PaceSpec, ConfigError> {
+    if let Some(r) = args.rate {
+        let (reads, writes) = (read_percent > 0, read_percent < 100);
+        if !(reads && r.read.is_some() || writes && r.write.is_some()) {
+            let (paced, issued) = if r.read.is_some() { ("reads", "writes") } else { ("writes", "reads") };
+            return Err(invalid(
+                "rate",
+                format!(
+                    "it paces only {paced}, and --rw {} issues only {issued}; give the rate as READ,WRITE (like ,20m for writes)",
+                    args.rw
+                ),
+            ));
+        }
+    }
+    let process = args.rate_process.unwrap_or_default();
+    if process == RateProcess::Poisson && args.rate.is_none() && args.rate_iops.is_none() {
+        return Err(invalid(
+            "rate-process",
+            "poisson spaces paced I/Os, and nothing is paced; add --rate or --rate-iops".into(),
+        ));
+    }
+    let thinktime = match args.thinktime {
+        Some(think) if think.is_zero() => {
+            return Err(invalid("thinktime", "0 thinks for no time; give a duration above 0 or leave it out".into()));
+        }
+        Some(think) => Some(ThinkTime {
+            think,
+            spin: args.thinktime_spin.unwrap_or(Duration::ZERO),
+            blocks: args.thinktime_blocks.unwrap_or(1),
+        }),
+        None => {
+            let flag = if args.thinktime_spin.is_some() { "thinktime-spin" } else { "thinktime-blocks" };
+            if args.thinktime_spin.is_some() || args.thinktime_blocks.is_some() {
+                return Err(invalid(flag, "it shapes --thinktime, which is not given; add --thinktime".into()));
+            }
+            None
+        }
+    };
+    if let Some(t) = thinktime.filter(|t| t.spin > t.think) {
+        return Err(invalid(
+            "thinktime-spin",
+            format!("{:?} is longer than --thinktime {:?}; spin for at most the think time", t.spin, t.think),
+        ));
+    }
+    Ok(PaceSpec::new(args.rate.unwrap_or_default(), process, thinktime))
+}
+
+/// `--buffer-compress-percentage` and `--dedupe-percentage` (clap checked the range).
+fn resolve_buffers(args: &RunArgs, writes: bool) -> Result<BufferContents, ConfigError> {
+    let b = BufferContents {
+        compress_percent: args.buffer_compress_percentage.unwrap_or(0),
+        dedupe_percent: args.dedupe_percentage.unwrap_or(0),
+    };
+    let flag =
+        if args.buffer_compress_percentage.is_some() { "buffer-compress-percentage" } else { "dedupe-percentage" };
+    // A verified read-only run takes them: they say how the blocks it checks were laid out.
+    if !writes && !args.verify && (args.buffer_compress_percentage.is_some() || args.dedupe_percentage.is_some()) {
+        return Err(invalid(
+            flag,
+            format!("it shapes written data, and --rw {} writes nothing; use a workload that writes", args.rw),
+        ));
+    }
+    Ok(b)
 }
 
 /// SPDK needs a transport ID, and its own flags mean nothing to any other engine.

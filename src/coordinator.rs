@@ -579,6 +579,8 @@ mod tests {
             range_bytes: 1 << 30,
             random_dist: RandomDist::Uniform,
             seed: 1,
+            pacing: Default::default(),
+            buffers: Default::default(),
         })
     }
 

@@ -10,6 +10,7 @@
 //! pure computation; the worker decides when to call it.
 
 use crate::io::{Direction, IoOp};
+use crate::workload::contents::{BufferContents, COMPRESS_CHUNK, mix};
 use serde::Serialize;
 
 /// "NVMB": marks a unit written by nvmebench.
@@ -49,12 +50,13 @@ pub struct Mismatch {
     pub kind: MismatchKind,
 }
 
-/// Fills `unit` (one logical block at byte `offset`) for write generation `generation`.
+/// Fills `unit` (one logical block at byte `offset`) for write generation `generation`; the payload
+/// follows `contents` (zero tails per chunk, copies of a few shared payloads).
 #[inline]
-pub fn fill(unit: &mut [u8], offset: u64, generation: u32, seed: u64) {
+pub fn fill(unit: &mut [u8], offset: u64, generation: u32, seed: u64, contents: BufferContents) {
     let tag = unit_len_tag(unit.len());
     let (head, payload) = unit.split_at_mut(HEADER_BYTES);
-    fill_payload(payload, offset, generation, seed);
+    fill_payload(payload, &mut Payload::new(offset, generation, seed, contents));
     let sum = checksum(payload);
     head[0..4].copy_from_slice(&MAGIC.to_le_bytes());
     head[4..8].copy_from_slice(&generation.to_le_bytes());
@@ -70,7 +72,7 @@ fn unit_len_tag(len: usize) -> u32 {
 
 /// Checks `unit` read at byte `offset` against the last completed generation `expected`.
 #[inline]
-pub fn check(unit: &[u8], offset: u64, expected: u32, seed: u64) -> Result<(), MismatchKind> {
+pub fn check(unit: &[u8], offset: u64, expected: u32, seed: u64, contents: BufferContents) -> Result<(), MismatchKind> {
     let head = &unit[..HEADER_BYTES];
     let word = |r: std::ops::Range<usize>| u32::from_le_bytes(head[r].try_into().expect("4-byte range"));
     let dword = |r: std::ops::Range<usize>| u64::from_le_bytes(head[r].try_into().expect("8-byte range"));
@@ -97,10 +99,9 @@ pub fn check(unit: &[u8], offset: u64, expected: u32, seed: u64) -> Result<(), M
     // Find which bytes differ: regenerate what should be there.
     let mut want = [0u8; 8];
     let (mut first, mut last, mut bytes) = (u32::MAX, 0u32, 0u32);
-    let mut x = payload_seed(offset, expected, seed);
+    let mut words = Payload::new(offset, expected, seed, contents);
     for (i, chunk) in payload.chunks(8).enumerate() {
-        x = step(x);
-        want.copy_from_slice(&x.to_le_bytes());
+        want.copy_from_slice(&words.word(i * 8).to_le_bytes());
         for (j, (&a, &b)) in chunk.iter().zip(want.iter()).enumerate() {
             if a != b {
                 let at = (HEADER_BYTES + i * 8 + j) as u32;
@@ -126,12 +127,43 @@ fn step(mut x: u64) -> u64 {
     x
 }
 
+/// Payloads that copy each other (`--dedupe-percentage`) are drawn from this many.
+const SHARED_PAYLOADS: u64 = 64;
+
+/// The payload's words, in order: random, or zero where `contents` puts a chunk's zero tail.
+struct Payload {
+    x: u64,
+    random: usize,
+}
+
+impl Payload {
+    #[inline]
+    fn new(offset: u64, generation: u32, seed: u64, contents: BufferContents) -> Payload {
+        let own = payload_seed(offset, generation, seed);
+        let threshold = contents.dedupe_threshold();
+        // A copy: one of a few payloads every unit of the run may share (the header stays unique).
+        let h = mix(own);
+        let x = if threshold > 0 && h < threshold {
+            payload_seed(mix(h) % SHARED_PAYLOADS, 0, seed ^ 0x6475_7065)
+        } else {
+            own
+        };
+        Payload { x, random: contents.random_per_chunk() }
+    }
+
+    /// The 8 bytes at payload byte `at` (a multiple of 8; calls in order).
+    #[inline]
+    fn word(&mut self, at: usize) -> u64 {
+        self.x = step(self.x);
+        let k = self.random.saturating_sub(at % COMPRESS_CHUNK);
+        if k >= 8 { self.x } else { self.x & ((1u64 << (8 * k)) - 1) }
+    }
+}
+
 #[inline]
-fn fill_payload(payload: &mut [u8], offset: u64, generation: u32, seed: u64) {
-    let mut x = payload_seed(offset, generation, seed);
-    for chunk in payload.chunks_mut(8) {
-        x = step(x);
-        chunk.copy_from_slice(&x.to_le_bytes()[..chunk.len()]);
+fn fill_payload(payload: &mut [u8], words: &mut Payload) {
+    for (i, chunk) in payload.chunks_mut(8).enumerate() {
+        chunk.copy_from_slice(&words.word(i * 8).to_le_bytes()[..chunk.len()]);
     }
 }
 
@@ -273,30 +305,66 @@ mod tests {
     use super::*;
 
     const SEED: u64 = 0xfeed;
+    const PLAIN: BufferContents = BufferContents { compress_percent: 0, dedupe_percent: 0 };
 
     fn unit(offset: u64, generation: u32) -> Vec<u8> {
         let mut u = vec![0u8; 4096];
-        fill(&mut u, offset, generation, SEED);
+        fill(&mut u, offset, generation, SEED, PLAIN);
         u
     }
 
     #[test]
     fn a_written_unit_checks_out() {
-        assert_eq!(check(&unit(8192, 3), 8192, 3, SEED), Ok(()));
+        assert_eq!(check(&unit(8192, 3), 8192, 3, SEED, PLAIN), Ok(()));
         let mut small = vec![0u8; 512];
-        fill(&mut small, 512, 1, SEED);
-        assert_eq!(check(&small, 512, 1, SEED), Ok(()));
+        fill(&mut small, 512, 1, SEED, PLAIN);
+        assert_eq!(check(&small, 512, 1, SEED, PLAIN), Ok(()));
     }
 
     #[test]
     fn each_fault_is_classified() {
-        assert_eq!(check(&vec![0u8; 4096], 0, 1, SEED), Err(MismatchKind::Foreign));
-        assert_eq!(check(&unit(4096, 1), 8192, 1, SEED), Err(MismatchKind::Misdirected { found_offset: 4096 }));
-        assert_eq!(check(&unit(8192, 1), 8192, 2, SEED), Err(MismatchKind::LostWrite { found_generation: 1 }));
-        assert_eq!(check(&unit(8192, 5), 8192, 2, SEED), Err(MismatchKind::FutureGeneration { found_generation: 5 }));
+        assert_eq!(check(&vec![0u8; 4096], 0, 1, SEED, PLAIN), Err(MismatchKind::Foreign));
+        assert_eq!(check(&unit(4096, 1), 8192, 1, SEED, PLAIN), Err(MismatchKind::Misdirected { found_offset: 4096 }));
+        assert_eq!(check(&unit(8192, 1), 8192, 2, SEED, PLAIN), Err(MismatchKind::LostWrite { found_generation: 1 }));
+        assert_eq!(
+            check(&unit(8192, 5), 8192, 2, SEED, PLAIN),
+            Err(MismatchKind::FutureGeneration { found_generation: 5 })
+        );
         let mut other = vec![0u8; 4096];
-        fill(&mut other, 8192, 1, SEED + 1);
-        assert_eq!(check(&other, 8192, 1, SEED), Err(MismatchKind::Stale { found_seed: SEED + 1 }));
+        fill(&mut other, 8192, 1, SEED + 1, PLAIN);
+        assert_eq!(check(&other, 8192, 1, SEED, PLAIN), Err(MismatchKind::Stale { found_seed: SEED + 1 }));
+    }
+
+    #[test]
+    fn compressible_and_shared_payloads_check_out_and_corruption_is_caught() {
+        use std::io::Write;
+        let c = BufferContents { compress_percent: 60, dedupe_percent: 50 };
+        let (mut packed, mut payloads) = (0usize, std::collections::HashSet::new());
+        let n = 2000u64;
+        for i in 0..n {
+            let mut u = vec![0u8; 4096];
+            fill(&mut u, i * 4096, 1, SEED, c);
+            assert_eq!(check(&u, i * 4096, 1, SEED, c), Ok(()));
+            let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+            z.write_all(&u).unwrap();
+            packed += z.finish().unwrap().len();
+            payloads.insert(u[HEADER_BYTES..].to_vec());
+            // One flipped byte, in a random start or in a zero tail, is caught and located.
+            for at in [HEADER_BYTES + 3, 500, 4000] {
+                let mut bad = u.clone();
+                bad[at] ^= 0x01;
+                let at = at as u32;
+                assert_eq!(
+                    check(&bad, i * 4096, 1, SEED, c),
+                    Err(MismatchKind::Payload { first: at, last: at, bytes: 1 })
+                );
+            }
+        }
+        let ratio = packed as f64 / (n * 4096) as f64;
+        assert!((ratio - 0.4).abs() < 0.05, "deflate ratio {ratio}");
+        // Half the payloads are copies of a few shared ones.
+        let unique = payloads.len() as f64 / n as f64;
+        assert!((unique - 0.5).abs() < 0.05, "{unique}");
     }
 
     #[test]
@@ -305,7 +373,7 @@ mod tests {
         let mut u = unit(0, 2);
         let old = unit(0, 1);
         u[2048..].copy_from_slice(&old[2048..]);
-        match check(&u, 0, 2, SEED) {
+        match check(&u, 0, 2, SEED, PLAIN) {
             Err(MismatchKind::Payload { first, last, bytes }) => {
                 assert!((2048..2056).contains(&first), "{first}");
                 assert_eq!(last, 4095);
@@ -315,7 +383,7 @@ mod tests {
         }
         let mut one = unit(0, 2);
         one[1000] ^= 0x10;
-        assert_eq!(check(&one, 0, 2, SEED), Err(MismatchKind::Payload { first: 1000, last: 1000, bytes: 1 }));
+        assert_eq!(check(&one, 0, 2, SEED, PLAIN), Err(MismatchKind::Payload { first: 1000, last: 1000, bytes: 1 }));
     }
 
     #[test]
@@ -360,6 +428,7 @@ pub const MISMATCHES_KEPT: usize = 64;
 pub struct Verifier {
     pub table: GenTable,
     seed: u64,
+    contents: BufferContents,
     /// Generation each slot's write carries; reads use `u32::MAX`.
     slot_gen: Vec<u32>,
     /// In-flight `(offset, len)` per slot (`len` 0: free).
@@ -376,10 +445,11 @@ pub struct Verifier {
 }
 
 impl Verifier {
-    pub fn new(table: GenTable, seed: u64, queue_depth: usize) -> Verifier {
+    pub fn new(table: GenTable, seed: u64, contents: BufferContents, queue_depth: usize) -> Verifier {
         Verifier {
             table,
             seed,
+            contents,
             slot_gen: vec![0; queue_depth],
             in_flight: vec![(0, 0); queue_depth],
             pending: Vec::with_capacity(queue_depth),
@@ -406,7 +476,7 @@ impl Verifier {
             let unit = self.table.unit_bytes();
             let g = (0..u64::from(op.len) / unit).map(|k| self.table.next(op.offset + k * unit)).max().unwrap_or(1);
             for (k, chunk) in buf[..op.len as usize].chunks_exact_mut(unit as usize).enumerate() {
-                fill(chunk, op.offset + k as u64 * unit, g, self.seed);
+                fill(chunk, op.offset + k as u64 * unit, g, self.seed, self.contents);
             }
             self.slot_gen[slot as usize] = g;
         }
@@ -460,7 +530,7 @@ impl Verifier {
                 continue;
             }
             self.units_checked += 1;
-            if let Err(kind) = check(chunk, offset, expected, self.seed) {
+            if let Err(kind) = check(chunk, offset, expected, self.seed, self.contents) {
                 self.record(Mismatch { offset, expected_generation: expected, kind });
             }
         }

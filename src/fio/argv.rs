@@ -128,12 +128,12 @@ pub fn normalize(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
     Ok(out)
 }
 
-/// Folds fio's per-job values (`--rate_iops`, `--rate`, `--number_ios`, `--cpus_allowed`) into the
+/// Folds fio's per-job values (`--rate_iops`, `--number_ios`, `--cpus_allowed`) into the
 /// run's own totals and core list; returns the run's notes.
 ///
 /// # Errors
 /// A sentence when a per-job value collides with its total (`--rate_iops` with `--rate-iops`) or
-/// cannot be converted (`--rate` with mixed block sizes).
+/// with another pacing (`--rate`). `--rate` needs no folding: it is per job here as in fio.
 pub fn fold(args: &mut RunArgs) -> Result<(), String> {
     let f: FioArgs = args.fio.clone();
     let jobs = match (&args.cores, args.jobs) {
@@ -149,17 +149,12 @@ pub fn fold(args: &mut RunArgs) -> Result<(), String> {
         args.cores = Some(crate::cli::CoreList(cpus.0.iter().copied().cycle().take(n).collect()));
         args.jobs = None;
     }
-    let per_job_rate = match (f.rate_iops_per_job, f.rate_per_job) {
-        (Some(_), Some(_)) => return Err("--rate_iops and --rate both pace the run; give one".into()),
-        (Some(r), None) => Some(r),
-        (None, Some(bytes)) => Some(rate_to_iops(bytes, args)?),
-        (None, None) => None,
-    };
-    if let Some(r) = per_job_rate {
+    if let Some(r) = f.rate_iops_per_job {
+        if args.rate.is_some() {
+            return Err("--rate_iops and --rate both pace the run; give one".into());
+        }
         if args.rate_iops.is_some() {
-            return Err(
-                "--rate-iops (the total) and fio's per-job --rate_iops/--rate both pace the run; give one".into()
-            );
+            return Err("--rate-iops (the total) and fio's per-job --rate_iops both pace the run; give one".into());
         }
         args.rate_iops = Some(r * jobs as f64);
     }
@@ -176,23 +171,6 @@ pub fn fold(args: &mut RunArgs) -> Result<(), String> {
         args.quiet = true;
     }
     Ok(())
-}
-
-/// fio's `rate` (bytes per second per job) as IOPS, for one block size in every direction used.
-fn rate_to_iops(bytes_per_s: u64, args: &RunArgs) -> Result<f64, String> {
-    let bs = match (&args.bs, &args.bssplit) {
-        (None, None) => u64::from(crate::config::DEFAULT_BS),
-        (Some(bs), None) if !bs.contains(',') => crate::units::parse_size(bs).map_err(|m| format!("--bs: {m}"))?,
-        _ => {
-            return Err(format!(
-                "--rate={bytes_per_s} paces bandwidth, which nvmebench paces as I/Os; with several block sizes give --rate_iops instead"
-            ));
-        }
-    };
-    if bs == 0 || bytes_per_s < bs {
-        return Err(format!("--rate={bytes_per_s} is less than one {bs}-byte I/O per second; raise it"));
-    }
-    Ok(bytes_per_s as f64 / bs as f64)
 }
 
 #[cfg(test)]
@@ -269,9 +247,12 @@ mod tests {
 
     #[test]
     fn per_job_values_fold_into_totals() {
-        let a = parsed(&["--cpus_allowed=[2,3]", "--numjobs=3", "--rate=8m", "--bs=8k"]);
+        let a = parsed(&["--cpus_allowed=[2,3]", "--numjobs=3", "--rate=8m,", "--rate_process=poisson", "--bs=8k"]);
         assert_eq!(a.cores.unwrap().0, [2, 3, 2]);
-        assert_eq!(a.rate_iops, Some(3.0 * 1024.0));
+        // fio's rate is per job, and so is ours: nothing to fold.
+        assert_eq!(a.rate, Some(crate::workload::rate::ByteRate { read: Some(8 << 20), write: None }));
+        assert_eq!(a.rate_process, Some(crate::workload::rate::RateProcess::Poisson));
+        assert_eq!(a.rate_iops, None);
         let a = parsed(&["--cpus_allowed=0x3"]);
         assert_eq!(a.cores.unwrap().0, [0]);
     }

@@ -204,7 +204,7 @@ fn check_together(group: &[(Job, RunConfig)]) -> Result<(), FioError> {
             return Err(differ("the I/Os per job (size, io_size or number_ios)"));
         }
         if a.rate_iops.is_some() != b.rate_iops.is_some() {
-            return Err(differ("pacing (rate_iops or rate on one and not the other)"));
+            return Err(differ("pacing (rate_iops on one and not the other)"));
         }
     }
     if let Some((job, _)) = group.iter().find(|(j, _)| logs(j)) {

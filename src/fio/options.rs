@@ -148,15 +148,13 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
             }
             arg("rate_iops", v)
         }
-        "rate" => {
-            if v.contains(',') {
-                return Err(format!(
-                    "rate={v}: separate read and write rates are not supported; give one rate for both"
-                ));
-            }
-            let bytes = units::parse_size(v).map_err(|m| format!("rate={v}: {m}"))?;
-            arg("rate", &bytes.to_string())
-        }
+        "rate" => arg("rate", v),
+        "rate_process" => arg("rate-process", v),
+        "thinktime" => arg("thinktime", v),
+        "thinktime_spin" => arg("thinktime-spin", v),
+        "thinktime_blocks" => arg("thinktime-blocks", v),
+        "buffer_compress_percentage" => arg("buffer-compress-percentage", v),
+        "dedupe_percentage" => arg("dedupe-percentage", v),
         "number_ios" => arg("number_ios", v),
         "cpus_allowed" => arg("cpus_allowed", v),
         "cpumask" => {
@@ -297,7 +295,9 @@ mod tests {
         assert_eq!(args("bsrange", Some("4k-8k,512-1k")), ["--bssplit=4k:8k,512:1k"]);
         assert_eq!(args("ioengine", Some("libaio")), ["--engine=aio"]);
         assert_eq!(args("ioengine", Some("io_uring")), ["--engine=uring:fixedbufs=0,regfile=0"]);
-        assert_eq!(args("rate", Some("1m")), ["--rate=1048576"]);
+        assert_eq!(args("rate", Some("1m,")), ["--rate=1m,"]);
+        assert_eq!(args("thinktime", Some("100")), ["--thinktime=100"]);
+        assert_eq!(args("dedupe_percentage", Some("30")), ["--dedupe-percentage=30"]);
         assert_eq!(args("cpumask", Some("5")), ["--cpus_allowed=0x5"]);
         assert_eq!(args("readwrite", Some("readwrite")), ["--rw=rw"]);
         assert_eq!(map("hipri", None).unwrap(), Some(Mapped::EngineOption("poll=1".into())));

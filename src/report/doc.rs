@@ -21,7 +21,10 @@ use std::collections::BTreeMap;
 /// 2: intervals are cut on the run's common timeline and their rates divide by measured spans (a
 /// final partial interval is included and marked); per-worker thread CPU, timestamps and thread
 /// placement were added.
-pub const SCHEMA_VERSION: u32 = 2;
+/// 3: `config.workload` records pacing (`pacing`: fio's rate per worker and direction, rate process,
+/// think time) and written-buffer contents (`buffers`); writes are no longer one fixed buffer per
+/// slot but stamped per write.
+pub const SCHEMA_VERSION: u32 = 3;
 pub const HIST_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
 /// Default number of rounds in a steady-state measurement window (SNIA PTS).
 pub const DEFAULT_STEADY_WINDOW: usize = 5;
@@ -285,6 +288,47 @@ pub struct WorkloadDoc {
     pub range_bytes: u64,
     pub random_dist: RandomDist,
     pub seed: u64,
+    /// Pacing beyond `config.rate_iops` (absent before schema 3: none).
+    #[serde(default)]
+    pub pacing: PacingDoc,
+    /// What written blocks hold (absent before schema 3: random).
+    #[serde(default)]
+    pub buffers: BuffersDoc,
+}
+
+/// fio's `rate`, `rate_process` and `thinktime`; `null` where not set.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PacingDoc {
+    /// fio's `rate` for reads: bytes per second per worker.
+    pub rate_read_bytes_per_s: Option<u64>,
+    /// fio's `rate` for writes: bytes per second per worker.
+    pub rate_write_bytes_per_s: Option<u64>,
+    /// How paced I/Os (`rate` or `config.rate_iops`) are spaced.
+    #[serde(default)]
+    pub rate_process: RateProcessDoc,
+    /// The stall after every `thinktime_blocks` I/Os, seconds.
+    pub thinktime_s: Option<f64>,
+    /// The part of each stall spent spinning, seconds.
+    pub thinktime_spin_s: Option<f64>,
+    pub thinktime_blocks: Option<u32>,
+}
+
+/// fio's `rate_process`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RateProcessDoc {
+    #[default]
+    Linear,
+    Poisson,
+}
+
+/// Written data: `compress_percent`% of every 512-byte chunk is zeros (fio's
+/// `buffer_compress_percentage`), `dedupe_percent`% of writes copy an earlier one (fio's
+/// `dedupe_percentage`); the rest is random and unique per write.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BuffersDoc {
+    pub compress_percent: u32,
+    pub dedupe_percent: u32,
 }
 
 /// fio's `rw`.

@@ -131,7 +131,7 @@ fn job(j: &FioJob<'_>, plus: bool) -> Value {
         o.insert("usr_cpu".into(), json!(cpu.user_ns as f64 / wall * 100.0));
         o.insert("sys_cpu".into(), json!(cpu.sys_ns as f64 / wall * 100.0));
     }
-    if j.cfg.rate_iops.is_none() {
+    if j.cfg.rate_iops.is_none() && !j.cfg.workload.pacing.is_set() {
         o.insert("iodepth_level".into(), iodepth_level(j.cfg.queue_depth));
     }
     // fio's latency_target is off here; these are the values fio writes then.

@@ -347,6 +347,23 @@ fn workload_facts(f: &mut Facts, r: &RunDoc) {
     f.add("runtime / ramp", c["runtime"].as_f64().map(|t| format!("{t} s / {} s", c["ramp"].as_f64().unwrap_or(0.0))));
     f.add("I/O limit", text(&c["ios"]));
     f.add("rate limit (IOPS)", text(&c["rate_iops"]));
+    let p = &w["pacing"];
+    let per_worker = |k: &str| p[k].as_u64().map(|b| format!("{}/s", format_size(b)));
+    f.add("rate limit (reads, per worker)", per_worker("rate_read_bytes_per_s"));
+    f.add("rate limit (writes, per worker)", per_worker("rate_write_bytes_per_s"));
+    if !c["rate_iops"].is_null() || !p["rate_read_bytes_per_s"].is_null() || !p["rate_write_bytes_per_s"].is_null() {
+        f.add("rate process", text(&p["rate_process"]));
+    }
+    f.add(
+        "think time",
+        p["thinktime_s"].as_f64().map(|t| {
+            format!("{} after every {} I/Os", format_latency(t * 1e9), p["thinktime_blocks"].as_u64().unwrap_or(1))
+        }),
+    );
+    let b = &w["buffers"];
+    let pct = |k: &str| b[k].as_u64().filter(|v| *v > 0).map(|v| format!("{v}%"));
+    f.add("buffers compressible", pct("compress_percent"));
+    f.add("writes deduplicable", pct("dedupe_percent"));
     f.add("start at (UNIX s)", text(&c["start_at_unix_s"]));
 }
 

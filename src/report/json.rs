@@ -261,6 +261,8 @@ pub(crate) fn sample_document(read: &DirStats, write: &DirStats, elapsed_ns: u64
             range_bytes: 1 << 30,
             random_dist: RandomDist::Uniform,
             seed: 1,
+            pacing: Default::default(),
+            buffers: Default::default(),
         },
         cores: vec![0],
         queue_depth: 1,

@@ -83,6 +83,7 @@ fn header(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> String {
     if let Some(rate) = cfg.rate_iops {
         let _ = write!(line, " rate={rate}iops");
     }
+    let _ = write!(line, "{}", pacing_words(cfg));
     let _ = writeln!(out, "{line} measured={:.2}s seed={:#x} clock={clock_source}", r.elapsed_ns as f64 / 1e9, w.seed);
     if let Some(sig) = r.interrupted_by {
         let _ = writeln!(out, "interrupted by signal {sig}: partial results");
@@ -95,6 +96,43 @@ fn header(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> String {
     }
     for line in r.telemetry.iter().flat_map(super::telemetry::text_lines) {
         let _ = writeln!(out, "telemetry: {line}");
+    }
+    out
+}
+
+/// The pacing and buffer options in effect, in fio's words: ` rate=100m,20m/s per worker
+/// rate_process=poisson thinktime=100.00µs every 4 I/Os buffers=compress50%,dedupe30%`; a run
+/// without pacing says nothing of it, and a run that writes always says what its buffers hold.
+fn pacing_words(cfg: &RunConfig) -> String {
+    let (w, mut out) = (&cfg.workload, String::new());
+    let p = &w.pacing;
+    if p.rate.is_set() {
+        let one = |r: Option<u64>| r.map(format_size).unwrap_or_default();
+        let rate = match (p.rate.read, p.rate.write) {
+            (r, w) if r == w => one(r),
+            (r, w) => format!("{},{}", one(r), one(w)),
+        };
+        let _ = write!(out, " rate={rate}/s per worker");
+    }
+    if p.rate.is_set() || cfg.rate_iops.is_some() {
+        let _ = write!(out, " rate_process={}", p.rate_process);
+    }
+    if let Some(t) = p.thinktime {
+        let _ = write!(out, " thinktime={}", format_latency(t.think.as_nanos() as f64));
+        if !t.spin.is_zero() {
+            let _ = write!(out, "(spin {})", format_latency(t.spin.as_nanos() as f64));
+        }
+        let _ = write!(out, " every {} I/O{}", t.blocks, if t.blocks == 1 { "" } else { "s" });
+    }
+    if w.writes() {
+        let b = w.buffers;
+        let _ = write!(out, " buffers=");
+        let _ = match (b.compress_percent, b.dedupe_percent) {
+            (0, 0) => write!(out, "random"),
+            (c, 0) => write!(out, "compress{c}%"),
+            (0, d) => write!(out, "dedupe{d}%"),
+            (c, d) => write!(out, "compress{c}%,dedupe{d}%"),
+        };
     }
     out
 }

@@ -16,7 +16,8 @@ use crate::options::OnError;
 use crate::stats::Stats;
 use crate::verify::{GenTable, Verifier};
 use crate::workload::Generator;
-use crate::workload::rate::Pacer;
+use crate::workload::contents::{self, Filler};
+use crate::workload::rate::{Gate, Pacer};
 
 /// The plan's limits, in nanoseconds of the run's timeline.
 struct Limits {
@@ -47,6 +48,9 @@ pub(super) struct Loop<'c, E: Engine> {
     spare: Option<Box<Stats>>,
     pacer: Option<Pacer>,
     verifier: Option<Verifier>,
+    /// Keeps write buffers in the `--buffer-*` pattern, stamped per write (not with `--verify`,
+    /// whose blocks the verifier fills).
+    filler: Option<Filler>,
     /// Retries so far of each slot's I/O, and slots whose failed I/O waits to be queued again.
     tries: Vec<u32>,
     retry: Vec<u32>,
@@ -96,8 +100,12 @@ impl<'c, E: Engine> Loop<'c, E> {
             if let Some(known) = &v.known {
                 table.absorb(known);
             }
-            Verifier::new(table, v.seed, qd)
+            Verifier::new(table, v.seed, plan.spec.buffers, qd)
         });
+        let seed = plan.spec.seed ^ (plan.index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let filler = (plan.spec.writes() && verifier.is_none())
+            .then(|| Filler::new(plan.spec.buffers, qd, plan.spec.max_bs() as usize, seed ^ contents::run_nonce()));
+        let mixed = plan.spec.read_percent > 0 && plan.spec.writes();
         let limits = Limits {
             interval_ns: plan.interval.as_nanos().max(1) as u64,
             ramp_ns: plan.ramp.as_nanos() as u64,
@@ -116,6 +124,7 @@ impl<'c, E: Engine> Loop<'c, E> {
             engine,
             generator,
             verifier,
+            filler,
             clock,
             epoch: 0,
             limits,
@@ -123,7 +132,7 @@ impl<'c, E: Engine> Loop<'c, E> {
             free: (0..plan.queue_depth).rev().collect(),
             stats: Box::default(),
             spare: Some(Box::default()),
-            pacer: plan.rate_iops.map(|r| Pacer::new(r, 0)),
+            pacer: Pacer::new(plan.rate_iops, &plan.spec.pacing, mixed, seed),
             tries: vec![0; qd],
             retry: Vec::with_capacity(qd),
             pending: None,
@@ -321,21 +330,35 @@ impl<'c, E: Engine> Loop<'c, E> {
             if self.measuring && self.limits.io_limit.is_some_and(|l| self.issued_measured >= l) {
                 break;
             }
-            let due = match &self.pacer {
-                Some(p) if p.due_ns() > now => break,
-                Some(p) => Some(p.due_ns()),
-                None => None,
+            let mut op = self.pending.take().unwrap_or_else(|| self.generator.next_op());
+            let due = match self.pacer.as_mut().map(|p| p.gate(op.dir, now, self.in_flight + staged)) {
+                None | Some(Gate::Go(None)) => None,
+                Some(Gate::Go(Some(d))) => Some(d),
+                Some(Gate::Switch(dir)) => {
+                    // The held I/O waits for its direction's turn; one of the other goes first (if
+                    // the verifier or the engine cannot take that one yet, it is dropped).
+                    self.pending = Some(std::mem::replace(&mut op, self.generator.next_op_in(dir)));
+                    self.pacer.as_ref().and_then(|p| p.due_ns(dir))
+                }
+                Some(Gate::Wait) => {
+                    self.pending = Some(op);
+                    break;
+                }
             };
-            let op = self.pending.take().unwrap_or_else(|| self.generator.next_op());
             if let Some(v) = &mut self.verifier {
                 // Never two overlapping I/Os in flight: the op waits for the other's end.
                 if v.overlaps(&op) {
-                    self.pending = Some(op);
+                    self.pending.get_or_insert(op);
                     break;
                 }
                 let t = self.clock.raw();
                 v.prepare(slot, &op, self.engine.slot_buf(slot));
                 v.cost_ns += self.clock.delta_as_nanos(t, self.clock.raw());
+            } else if let Some(f) = &mut self.filler {
+                match op.dir {
+                    Direction::Write => f.fill(slot, op.len, self.engine.slot_buf(slot)),
+                    Direction::Read => f.read_into(slot),
+                }
             }
             // This I/O's own issue stamp, just before the engine takes it; a paced I/O counts from
             // when it was due (no coordinated omission).
@@ -350,14 +373,14 @@ impl<'c, E: Engine> Loop<'c, E> {
                     staged += 1;
                     self.issued_measured += u64::from(self.measuring);
                     if let Some(p) = &mut self.pacer {
-                        p.advance();
+                        p.issued(op.dir, op.len);
                     }
                 }
                 Queued::Busy => {
                     if let Some(v) = &mut self.verifier {
                         v.cancel(slot);
                     }
-                    self.pending = Some(op);
+                    self.pending.get_or_insert(op);
                     break;
                 }
             }
@@ -408,11 +431,16 @@ impl<'c, E: Engine> Loop<'c, E> {
     }
 
     /// Whether completed slots may be refilled from inside the completion handling: only the
-    /// plain closed loop (no pacing, no verification, nothing held back, not stopping), where the
-    /// refill needs nothing but the generator and a clock read.
+    /// plain closed loop (no pacing or think time, no verification, no write buffers to stamp,
+    /// nothing held back, not stopping), where the refill needs nothing but the generator and a
+    /// clock read. Writes go the ordinary way: their buffers are stamped first.
     #[inline]
     fn inline_ok(&self) -> bool {
-        self.pacer.is_none() && self.verifier.is_none() && self.pending.is_none() && self.stop.is_none()
+        self.pacer.is_none()
+            && self.verifier.is_none()
+            && self.filler.is_none()
+            && self.pending.is_none()
+            && self.stop.is_none()
     }
 
     /// [`reap`](Self::reap) for engines that queue from inside their completion handling: each
@@ -492,7 +520,11 @@ impl<'c, E: Engine> Loop<'c, E> {
     #[inline]
     fn kick(&mut self, reaped: u32) -> Result<(), EngineError> {
         if reaped == 0 && self.in_flight > 0 {
-            if self.pacer.is_none() { self.engine.wait()? } else { self.engine.progress()? }
+            if self.pacer.as_ref().is_some_and(Pacer::is_open_loop) {
+                self.engine.progress()?
+            } else {
+                self.engine.wait()?
+            }
         } else if self.to_submit {
             self.engine.submit()?;
         }

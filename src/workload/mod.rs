@@ -1,10 +1,12 @@
-//! What to issue: the direction, offset and length of every I/O, and when (rate pacing).
+//! What to issue: the direction, offset and length of every I/O, when (rate pacing, think time),
+//! and what written blocks hold (buffer contents).
 //!
 //! A [`Generator`] is owned by one worker and produces one [`IoOp`] per call without allocating. It
 //! knows nothing of engines: the same seed yields the same sequence of operations whichever engine
 //! carries them out, which is what lets `compare` put engines side by side on identical work.
 
 pub mod bssplit;
+pub mod contents;
 pub mod dist;
 pub mod rate;
 
@@ -86,6 +88,10 @@ pub struct WorkloadSpec {
     pub range_bytes: u64,
     pub random_dist: RandomDist,
     pub seed: u64,
+    /// fio's `rate` (per worker), `rate_process` and `thinktime`.
+    pub pacing: rate::PaceSpec,
+    /// What written blocks hold.
+    pub buffers: contents::BufferContents,
 }
 
 impl WorkloadSpec {
@@ -172,6 +178,13 @@ impl Generator {
         } else {
             self.always
         };
+        self.next_op_in(dir)
+    }
+
+    /// The next operation, in direction `dir` whatever the mix says (a paced worker whose other
+    /// direction is ahead of its rate issues this one meanwhile).
+    #[inline]
+    pub fn next_op_in(&mut self, dir: Direction) -> IoOp {
         let split = &self.bs[dir as usize];
         let len = if split.is_single() { split.pick(0) } else { split.pick(self.rng.next_u64()) };
         let offset = if self.random {
@@ -207,6 +220,8 @@ mod tests {
             range_bytes: 64 << 20,
             random_dist: RandomDist::Uniform,
             seed: 7,
+            pacing: rate::PaceSpec::default(),
+            buffers: contents::BufferContents::default(),
         }
     }
 

@@ -1,39 +1,359 @@
-//! Open-loop pacing: when each I/O is *meant* to be issued.
+//! Open-loop pacing and think time: when each I/O is *meant* to be issued, and when the worker
+//! pauses.
 //!
-//! With `--rate-iops`, I/Os follow a fixed schedule instead of the closed loop. Latency is measured from
-//! the scheduled time, not from when a free slot finally let the I/O out, so time spent queued behind a
-//! slow device is counted (no coordinated omission). The schedule never skips ahead to catch up.
+//! With `--rate-iops` (one schedule for every I/O) or `--rate` (fio's `rate`: bytes per second per
+//! worker, a schedule per direction), I/Os follow a schedule instead of the closed loop. Latency is
+//! measured from the scheduled time, not from when a free slot finally let the I/O out, so time
+//! spent queued behind a slow device is counted (no coordinated omission). The schedule never skips
+//! ahead to catch up. Gaps are fixed (`linear`) or exponential with the same mean (`poisson`, fio's
+//! `rate_process=poisson`), drawn from a seeded generator so a run repeats.
+//!
+//! `--thinktime` is fio's: after `thinktime_blocks` I/Os the worker issues nothing more until all
+//! of them have completed, then stalls for the think time (busy for `thinktime_spin` of it,
+//! asleep for the rest) before it goes on.
+//!
+//! This module decides only *when*; what is issued is the generator's business, and the worker
+//! acts on the answers ([`Pacer::gate`]).
 
-/// A fixed-interval schedule, in nanoseconds since the worker's start.
-#[derive(Clone, Debug)]
-pub struct Pacer {
-    /// Interval in 1/2^16 ns, so rates that do not divide a second evenly do not drift.
-    interval_fp: u64,
-    next_fp: u64,
+use crate::io::Direction;
+use rand_core::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::{Serialize, Serializer};
+use std::fmt;
+use std::time::Duration;
+
+/// fio's `rate_process`: how the gaps between paced I/Os are drawn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RateProcess {
+    /// Evenly spaced (fio's default).
+    #[default]
+    Linear,
+    /// Exponential gaps with the same mean: Poisson arrivals.
+    Poisson,
 }
 
+impl RateProcess {
+    pub fn parse(text: &str) -> Result<RateProcess, String> {
+        match text.trim() {
+            "linear" => Ok(RateProcess::Linear),
+            "poisson" => Ok(RateProcess::Poisson),
+            _ => Err(format!("'{text}' is not a rate process; use linear or poisson")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RateProcess::Linear => "linear",
+            RateProcess::Poisson => "poisson",
+        }
+    }
+}
+
+impl fmt::Display for RateProcess {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// fio's `rate`: bytes per second per worker, for reads and for writes; `None` leaves a direction
+/// unpaced.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ByteRate {
+    pub read: Option<u64>,
+    pub write: Option<u64>,
+}
+
+impl ByteRate {
+    /// Parses fio's spelling: `100m` (both directions), `100m,20m` (reads, writes), `100m,` (reads
+    /// only), `,20m` (writes only); sizes are binary (`1m` = 1048576), as fio's. A third (trim)
+    /// value is accepted only empty.
+    ///
+    /// # Errors
+    /// A sentence for a value that is not a size, a rate of 0, or nothing paced at all.
+    pub fn parse(text: &str) -> Result<ByteRate, String> {
+        let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+        if parts.len() > 3 || parts.get(2).is_some_and(|t| !t.is_empty()) {
+            return Err(format!("'{text}' gives a trim rate, and only reads and writes are paced; write READ[,WRITE]"));
+        }
+        let one = |t: &str| -> Result<Option<u64>, String> {
+            if t.is_empty() {
+                return Ok(None);
+            }
+            match crate::units::parse_size(t) {
+                Ok(0) => Err(
+                    "a rate of 0 paces nothing; give bytes per second above 0 (like 100m), or leave the direction out (',20m')"
+                    .to_string()),
+                Ok(n) => Ok(Some(n)),
+                Err(_) => Err(format!("'{t}' is not a rate; give bytes per second with an optional unit, like 100m")),
+            }
+        };
+        let rate = match parts.as_slice() {
+            [both] => {
+                let r = one(both)?;
+                ByteRate { read: r, write: r }
+            }
+            [r, w, ..] => ByteRate { read: one(r)?, write: one(w)? },
+            [] => ByteRate::default(),
+        };
+        if rate.read.is_none() && rate.write.is_none() {
+            return Err(format!("'{text}' gives no rate; write READ[,WRITE] bytes per second, like 100m or 100m,20m"));
+        }
+        Ok(rate)
+    }
+
+    pub fn is_set(&self) -> bool {
+        self.read.is_some() || self.write.is_some()
+    }
+
+    pub fn of(&self, dir: Direction) -> Option<u64> {
+        match dir {
+            Direction::Read => self.read,
+            Direction::Write => self.write,
+        }
+    }
+}
+
+/// fio's `thinktime`, `thinktime_spin` and `thinktime_blocks`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThinkTime {
+    /// The whole stall.
+    pub think: Duration,
+    /// How much of it is spent busy (the rest asleep).
+    pub spin: Duration,
+    /// I/Os issued between stalls (fio's default 1).
+    pub blocks: u32,
+}
+
+/// Parses a think time as fio does: a bare number is microseconds (`thinktime=100`); units as
+/// elsewhere (`2ms`, `1s`).
+///
+/// # Errors
+/// A sentence when the text is not a duration.
+pub fn parse_think(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit()) {
+        let us: u64 = t.parse().map_err(|_| format!("'{text}' is too long a think time"))?;
+        return Ok(Duration::from_micros(us));
+    }
+    crate::units::parse_duration(t)
+}
+
+/// Everything about a worker's pacing that follows from the flags (the total `--rate-iops` comes
+/// apart, already divided per worker). Serialised flat, times in seconds: `rate_read_bytes_per_s`,
+/// `rate_write_bytes_per_s`, `rate_process`, `thinktime_s`, `thinktime_spin_s`, `thinktime_blocks`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PaceSpec {
+    /// fio's `rate`, per worker.
+    pub rate: ByteRate,
+    pub rate_process: RateProcess,
+    pub thinktime: Option<ThinkTime>,
+}
+
+impl Serialize for PaceSpec {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let t = self.thinktime;
+        let mut st = s.serialize_struct("PaceSpec", 6)?;
+        st.serialize_field("rate_read_bytes_per_s", &self.rate.read)?;
+        st.serialize_field("rate_write_bytes_per_s", &self.rate.write)?;
+        st.serialize_field("rate_process", &self.rate_process)?;
+        st.serialize_field("thinktime_s", &t.map(|t| t.think.as_secs_f64()))?;
+        st.serialize_field("thinktime_spin_s", &t.map(|t| t.spin.as_secs_f64()))?;
+        st.serialize_field("thinktime_blocks", &t.map(|t| t.blocks))?;
+        st.end()
+    }
+}
+
+impl PaceSpec {
+    pub fn new(rate: ByteRate, rate_process: RateProcess, thinktime: Option<ThinkTime>) -> PaceSpec {
+        PaceSpec { rate, rate_process, thinktime }
+    }
+
+    /// Whether anything paces or pauses the workers beyond `--rate-iops`.
+    pub fn is_set(&self) -> bool {
+        self.rate.is_set() || self.thinktime.is_some()
+    }
+}
+
+/// One schedule: when its next I/O is due, in 1/2^16 ns since the worker's start (so rates that do
+/// not divide a second evenly do not drift).
+#[derive(Clone, Debug)]
+struct Schedule {
+    next_fp: u64,
+    /// Mean gap per I/O (IOPS pacing) or per byte (bandwidth pacing), in 1/2^16 ns.
+    step_fp: f64,
+}
+
+/// What the worker may do with the I/O it has in hand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gate {
+    /// Issue it, counting its latency from `Some(due)` (paced) or from now (`None`: unpaced).
+    Go(Option<u64>),
+    /// Its direction is not due but the other one is: issue an I/O of that direction first, and
+    /// keep this one (fio's `rate_ddir`).
+    Switch(Direction),
+    /// Issue nothing yet.
+    Wait,
+}
+
+/// A worker's pacing state: the schedules and the think-time countdown.
+#[derive(Clone, Debug)]
+pub struct Pacer {
+    /// `[0]` paces every I/O (IOPS) or reads (bandwidth), `[1]` writes (bandwidth only).
+    sched: [Option<Schedule>; 2],
+    per_byte: bool,
+    /// Both directions are issued, so an I/O may give way to the other direction.
+    mixed: bool,
+    poisson: Option<Xoshiro256PlusPlus>,
+    think: Option<Thinker>,
+}
+
+/// Scale of the fixed-point times.
+const FP: f64 = 65536.0;
+
 impl Pacer {
-    /// A schedule of `iops` operations per second starting at `start_ns`.
-    pub fn new(iops: f64, start_ns: u64) -> Pacer {
-        let interval_fp = (1e9 / iops * 65536.0).max(1.0) as u64;
-        Pacer { interval_fp, next_fp: start_ns << 16 }
+    /// The pacing of a worker: `iops` (its share of `--rate-iops`) or `spec.rate` bytes per second
+    /// per direction, gaps drawn by `spec.rate_process` from `seed`, and `spec.thinktime`. `None`
+    /// when nothing paces it. `mixed`: the worker issues both directions.
+    pub fn new(iops: Option<f64>, spec: &PaceSpec, mixed: bool, seed: u64) -> Option<Pacer> {
+        let think = spec.thinktime.map(Thinker::new);
+        let sched = match iops {
+            Some(r) => [Some(Schedule { next_fp: 0, step_fp: (1e9 / r * FP).max(1.0) }), None],
+            None => [spec.rate.read, spec.rate.write]
+                .map(|r| r.map(|bps| Schedule { next_fp: 0, step_fp: 1e9 / bps as f64 * FP })),
+        };
+        if sched.iter().all(Option::is_none) && think.is_none() {
+            return None;
+        }
+        let poisson = (spec.rate_process == RateProcess::Poisson)
+            .then(|| Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x706f_6973_736f_6e00));
+        Some(Pacer { sched, per_byte: iops.is_none(), mixed, poisson, think })
     }
 
-    /// When the next I/O is due.
+    /// Whether I/Os follow a schedule (open loop) rather than only pausing to think.
+    pub fn is_open_loop(&self) -> bool {
+        self.sched.iter().any(Option::is_some)
+    }
+
     #[inline]
-    pub fn due_ns(&self) -> u64 {
-        self.next_fp >> 16
+    fn index(&self, dir: Direction) -> usize {
+        if self.per_byte { dir as usize } else { 0 }
     }
 
-    /// Marks the due I/O as issued and moves to the following one.
+    /// When the next I/O of `dir` is due (ns); `None` when that direction is unpaced.
     #[inline]
-    pub fn advance(&mut self) {
-        self.next_fp += self.interval_fp;
+    pub fn due_ns(&self, dir: Direction) -> Option<u64> {
+        self.sched[self.index(dir)].as_ref().map(|s| s.next_fp >> 16)
     }
 
-    /// Restarts the schedule at `start_ns` (after the ramp).
+    /// Decides about an I/O of `dir` at `now`, with `in_flight` I/Os out. May sleep, during the
+    /// part of a think time that is not spun.
+    #[inline]
+    pub fn gate(&mut self, dir: Direction, now: u64, in_flight: u32) -> Gate {
+        if let Some(t) = &mut self.think {
+            if !t.may_issue(now, in_flight) {
+                return Gate::Wait;
+            }
+        }
+        match self.due_ns(dir) {
+            None => Gate::Go(None),
+            Some(d) if d <= now => Gate::Go(Some(d)),
+            Some(_) => {
+                let other = match dir {
+                    Direction::Read => Direction::Write,
+                    Direction::Write => Direction::Read,
+                };
+                // fio's rate_ddir: a direction ahead of its rate gives way to one behind.
+                match self.due_ns(other) {
+                    _ if !self.mixed || !self.per_byte => Gate::Wait,
+                    Some(d) if d > now => Gate::Wait,
+                    _ => Gate::Switch(other),
+                }
+            }
+        }
+    }
+
+    /// Records that an I/O of `dir` and `len` bytes went out: its schedule moves on by one gap.
+    #[inline]
+    pub fn issued(&mut self, dir: Direction, len: u32) {
+        if let Some(t) = &mut self.think {
+            t.left = t.left.saturating_sub(1);
+        }
+        let i = self.index(dir);
+        let per_byte = self.per_byte;
+        let Some(s) = &mut self.sched[i] else { return };
+        let mean = if per_byte { s.step_fp * f64::from(len) } else { s.step_fp };
+        let gap = match &mut self.poisson {
+            None => mean,
+            Some(rng) => mean * exp1(rng),
+        };
+        s.next_fp += gap.max(1.0) as u64;
+    }
+
+    /// Restarts every schedule at `start_ns` (after the ramp).
     pub fn restart(&mut self, start_ns: u64) {
-        self.next_fp = start_ns << 16;
+        for s in self.sched.iter_mut().flatten() {
+            s.next_fp = start_ns << 16;
+        }
+    }
+}
+
+/// A draw of the exponential distribution with mean 1.
+#[inline]
+fn exp1(rng: &mut Xoshiro256PlusPlus) -> f64 {
+    // 53 random bits in (0, 1]: never ln(0).
+    let u = ((rng.next_u64() >> 11) + 1) as f64 * (1.0 / (1u64 << 53) as f64);
+    -u.ln()
+}
+
+/// The think-time countdown.
+#[derive(Clone, Debug)]
+struct Thinker {
+    blocks: u32,
+    /// I/Os still to issue before the next stall.
+    left: u32,
+    think_ns: u64,
+    spin_ns: u64,
+    /// When the current stall began.
+    since: Option<u64>,
+}
+
+impl Thinker {
+    fn new(t: ThinkTime) -> Thinker {
+        let blocks = t.blocks.max(1);
+        Thinker {
+            blocks,
+            left: blocks,
+            think_ns: t.think.as_nanos() as u64,
+            spin_ns: t.spin.min(t.think).as_nanos() as u64,
+            since: None,
+        }
+    }
+
+    #[inline]
+    fn may_issue(&mut self, now: u64, in_flight: u32) -> bool {
+        self.left > 0 || self.stall(now, in_flight)
+    }
+
+    /// The quota is used up: wait for the queue to drain, then think (spin, then sleep).
+    #[cold]
+    fn stall(&mut self, now: u64, in_flight: u32) -> bool {
+        let start = match self.since {
+            Some(s) => s,
+            None if in_flight > 0 => return false,
+            None => *self.since.insert(now),
+        };
+        let end = start + self.think_ns;
+        if now >= end {
+            self.since = None;
+            self.left = self.blocks;
+            return true;
+        }
+        if now >= start + self.spin_ns {
+            std::thread::sleep(Duration::from_nanos(end - now));
+        }
+        false
     }
 }
 
@@ -41,23 +361,133 @@ impl Pacer {
 mod tests {
     use super::*;
 
+    fn iops(rate: f64, process: RateProcess) -> Pacer {
+        Pacer::new(Some(rate), &PaceSpec::new(ByteRate::default(), process, None), false, 1).unwrap()
+    }
+
     #[test]
     fn schedule_does_not_drift() {
-        let mut p = Pacer::new(3.0, 0);
+        let mut p = iops(3.0, RateProcess::Linear);
         for _ in 0..3_000 {
-            p.advance();
+            p.issued(Direction::Read, 4096);
         }
         // 3000 I/Os at 3/s end at 1000 s to within a nanosecond.
-        assert!((p.due_ns() as i64 - 1_000_000_000_000).abs() <= 1, "{}", p.due_ns());
+        let due = p.due_ns(Direction::Read).unwrap();
+        assert!((due as i64 - 1_000_000_000_000).abs() <= 1, "{due}");
     }
 
     #[test]
     fn restart_moves_the_origin() {
-        let mut p = Pacer::new(1000.0, 0);
-        p.advance();
+        let mut p = iops(1000.0, RateProcess::Linear);
+        p.issued(Direction::Read, 0);
         p.restart(5_000);
-        assert_eq!(p.due_ns(), 5_000);
-        p.advance();
-        assert_eq!(p.due_ns(), 1_005_000);
+        assert_eq!(p.due_ns(Direction::Write), Some(5_000));
+        p.issued(Direction::Write, 0);
+        assert_eq!(p.due_ns(Direction::Read), Some(1_005_000));
+    }
+
+    #[test]
+    fn bandwidth_is_paced_per_direction_and_per_byte() {
+        let spec = PaceSpec::new(ByteRate::parse("1m,256k").unwrap(), RateProcess::Linear, None);
+        let mut p = Pacer::new(None, &spec, true, 1).unwrap();
+        for _ in 0..256 {
+            p.issued(Direction::Read, 4096);
+            p.issued(Direction::Write, 1024);
+        }
+        // 1 MiB at 1 MiB/s, and 256 KiB at 256 KiB/s: both a second.
+        assert!(p.due_ns(Direction::Read).unwrap().abs_diff(1_000_000_000) <= 1);
+        assert!(p.due_ns(Direction::Write).unwrap().abs_diff(1_000_000_000) <= 1);
+        // An 8 KiB read takes twice a 4 KiB read's share of time.
+        p.restart(0);
+        p.issued(Direction::Read, 8192);
+        assert!(p.due_ns(Direction::Read).unwrap().abs_diff(7_812_500) <= 1);
+    }
+
+    #[test]
+    fn a_direction_ahead_gives_way_to_one_behind() {
+        let spec = PaceSpec::new(ByteRate::parse("1m,1m").unwrap(), RateProcess::Linear, None);
+        let mut p = Pacer::new(None, &spec, true, 1).unwrap();
+        p.issued(Direction::Read, 1 << 20);
+        assert_eq!(p.gate(Direction::Read, 10, 0), Gate::Switch(Direction::Write));
+        assert_eq!(p.gate(Direction::Write, 10, 0), Gate::Go(Some(0)));
+        p.issued(Direction::Write, 1 << 20);
+        assert_eq!(p.gate(Direction::Read, 10, 0), Gate::Wait);
+        // Writes unpaced (`100m,`): always free, so a waiting read gives way to them.
+        let spec = PaceSpec::new(ByteRate::parse("1m,").unwrap(), RateProcess::Linear, None);
+        let mut p = Pacer::new(None, &spec, true, 1).unwrap();
+        p.issued(Direction::Read, 1 << 20);
+        assert_eq!(p.gate(Direction::Read, 10, 0), Gate::Switch(Direction::Write));
+        assert_eq!(p.gate(Direction::Write, 10, 0), Gate::Go(None));
+        // Not mixed: no switching.
+        let mut p = Pacer::new(None, &spec, false, 1).unwrap();
+        p.issued(Direction::Read, 1 << 20);
+        assert_eq!(p.gate(Direction::Read, 10, 0), Gate::Wait);
+    }
+
+    #[test]
+    fn poisson_gaps_have_the_mean_and_the_spread_of_an_exponential() {
+        let mut p = iops(10_000.0, RateProcess::Poisson);
+        let n = 200_000;
+        let mut gaps = Vec::with_capacity(n);
+        let mut last = p.due_ns(Direction::Read).unwrap() as f64;
+        for _ in 0..n {
+            p.issued(Direction::Read, 4096);
+            let due = p.due_ns(Direction::Read).unwrap() as f64;
+            gaps.push(due - last);
+            last = due;
+        }
+        let mean = gaps.iter().sum::<f64>() / n as f64;
+        let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / n as f64;
+        let cv = var.sqrt() / mean;
+        // 100 µs mean gap; an exponential's coefficient of variation is 1 (linear pacing's is 0).
+        assert!((mean - 100_000.0).abs() < 1_000.0, "mean {mean}");
+        assert!((cv - 1.0).abs() < 0.02, "cv {cv}");
+        // Seeded: the same seed draws the same gaps.
+        let mut a = iops(10_000.0, RateProcess::Poisson);
+        let mut b = iops(10_000.0, RateProcess::Poisson);
+        for _ in 0..100 {
+            a.issued(Direction::Read, 0);
+            b.issued(Direction::Read, 0);
+        }
+        assert_eq!(a.due_ns(Direction::Read), b.due_ns(Direction::Read));
+        let mut lin = iops(10_000.0, RateProcess::Linear);
+        lin.issued(Direction::Read, 0);
+        assert_eq!(lin.due_ns(Direction::Read), Some(100_000));
+    }
+
+    #[test]
+    fn think_time_waits_for_the_queue_to_drain_then_stalls() {
+        let t = ThinkTime { think: Duration::from_micros(100), spin: Duration::from_micros(100), blocks: 2 };
+        let spec = PaceSpec::new(ByteRate::default(), RateProcess::Linear, Some(t));
+        let mut p = Pacer::new(None, &spec, false, 1).unwrap();
+        assert!(!p.is_open_loop());
+        assert_eq!(p.gate(Direction::Read, 0, 0), Gate::Go(None));
+        p.issued(Direction::Read, 4096);
+        assert_eq!(p.gate(Direction::Read, 0, 1), Gate::Go(None));
+        p.issued(Direction::Read, 4096);
+        // Two issued: nothing more while they are in flight, nor for 100 µs after the queue drained.
+        assert_eq!(p.gate(Direction::Read, 50_000, 2), Gate::Wait);
+        assert_eq!(p.gate(Direction::Read, 60_000, 0), Gate::Wait);
+        assert_eq!(p.gate(Direction::Read, 159_999, 0), Gate::Wait);
+        assert_eq!(p.gate(Direction::Read, 160_000, 0), Gate::Go(None));
+        p.issued(Direction::Read, 4096);
+        assert_eq!(p.gate(Direction::Read, 160_001, 1), Gate::Go(None));
+    }
+
+    #[test]
+    fn parses_fio_rates_and_think_times() {
+        assert_eq!(ByteRate::parse("100m").unwrap(), ByteRate { read: Some(100 << 20), write: Some(100 << 20) });
+        assert_eq!(ByteRate::parse("100m,20m").unwrap(), ByteRate { read: Some(100 << 20), write: Some(20 << 20) });
+        assert_eq!(ByteRate::parse(",20m").unwrap(), ByteRate { read: None, write: Some(20 << 20) });
+        assert_eq!(ByteRate::parse("1k,").unwrap(), ByteRate { read: Some(1024), write: None });
+        assert!(ByteRate::parse("0").unwrap_err().contains("a rate of 0 paces nothing"));
+        assert!(ByteRate::parse("fast").unwrap_err().contains("is not a rate"));
+        assert!(ByteRate::parse(",").unwrap_err().contains("gives no rate"));
+        assert!(ByteRate::parse("1m,1m,1m").unwrap_err().contains("trim rate"));
+        assert_eq!(parse_think("100").unwrap(), Duration::from_micros(100));
+        assert_eq!(parse_think("2ms").unwrap(), Duration::from_millis(2));
+        assert!(parse_think("soon").is_err());
+        assert_eq!(RateProcess::parse("poisson"), Ok(RateProcess::Poisson));
+        assert!(RateProcess::parse("bursty").unwrap_err().contains("linear or poisson"));
     }
 }

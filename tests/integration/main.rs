@@ -10,6 +10,7 @@ mod fuzz;
 mod kernel_engines;
 mod layers;
 mod null;
+mod pacing;
 mod plots;
 mod report;
 mod schema;

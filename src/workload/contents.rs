@@ -1,0 +1,242 @@
+//! What written blocks hold: data a compressing or deduplicating drive cannot complete for free.
+//!
+//! By default every write is random and unique. `--buffer-compress-percentage N` (fio's
+//! `buffer_compress_percentage`) makes N% of every 512-byte chunk (fio's `buffer_compress_chunk`)
+//! zeros after a random start, so the data compresses to about (100 - N)% of its size.
+//! `--dedupe-percentage N` (fio's `dedupe_percentage`) makes N% of writes exact copies of an
+//! earlier write of this worker.
+//!
+//! Refreshing a whole buffer per write would cost more than the rest of the I/O path, so a
+//! [`Filler`] keeps every slot's buffer in the pattern and, per write, overwrites only the first
+//! (up to) 8 random bytes of each 512-byte chunk with a stamp drawn for that write (fio's
+//! `scramble_buffers` idea): every 512-byte sector, and so every block a drive could deduplicate,
+//! differs from every other write's, at a cost of one store per 512 bytes. A copy reuses an
+//! earlier write's stamp. A read landing in a slot's buffer is noted, and the pattern is copied
+//! back before the slot's next write. With `--verify` the verify module fills the blocks instead
+//! (header and payload, in the same layout).
+//!
+//! It deliberately does not know engines: the worker hands it the slot's bytes.
+
+use rand_core::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::Serialize;
+
+/// fio's default `buffer_compress_chunk`: the compressible share is laid out per this many bytes.
+pub const COMPRESS_CHUNK: usize = 512;
+
+/// The buffer options in effect.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct BufferContents {
+    /// Percentage of every chunk that is zeros (fio's `buffer_compress_percentage`).
+    pub compress_percent: u32,
+    /// Percentage of writes that copy an earlier one (fio's `dedupe_percentage`).
+    pub dedupe_percent: u32,
+}
+
+impl BufferContents {
+    /// Random bytes at the start of each [`COMPRESS_CHUNK`]-byte chunk; the rest are zeros.
+    pub fn random_per_chunk(&self) -> usize {
+        COMPRESS_CHUNK * (100 - self.compress_percent.min(100) as usize) / 100
+    }
+
+    /// `dedupe_percent` as a threshold on a uniform `u64`.
+    pub fn dedupe_threshold(&self) -> u64 {
+        ((u128::from(self.dedupe_percent.min(100)) << 64) / 100).min(u128::from(u64::MAX)) as u64
+    }
+
+    pub fn is_default(&self) -> bool {
+        *self == BufferContents::default()
+    }
+}
+
+/// splitmix64's finaliser: a fast, well-mixed 64-bit hash.
+#[inline]
+pub fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A value that differs from run to run, for [`Filler::new`]'s seed: data written by two runs with
+/// the same `--seed` (same offsets) still differs, so a drive that notices a block rewritten with
+/// what it already holds gains nothing. Offsets, pacing and verify payloads stay reproducible.
+pub fn run_nonce() -> u64 {
+    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    mix(t.as_nanos() as u64 ^ u64::from(std::process::id()).rotate_left(32))
+}
+
+/// Keeps one worker's write buffers in the pattern and stamps each write.
+pub struct Filler {
+    /// The pattern, as long as the largest I/O: random starts, zero tails, per chunk.
+    base: Vec<u8>,
+    /// Per slot: how many leading bytes of its buffer hold `base` (a read resets it to 0).
+    clean: Vec<u32>,
+    stamp_bytes: usize,
+    key: u64,
+    dedupe_threshold: u64,
+    rng: Xoshiro256PlusPlus,
+    /// Unique writes so far; a copy picks one of them.
+    unique: u64,
+}
+
+impl Filler {
+    /// A filler for `slots` buffers of up to `max_bytes`, its pattern and stamps drawn from `seed`.
+    pub fn new(contents: BufferContents, slots: usize, max_bytes: usize, seed: u64) -> Filler {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x6275_6666_6572_7321);
+        let random = contents.random_per_chunk();
+        let mut base = vec![0u8; max_bytes];
+        for chunk in base.chunks_mut(COMPRESS_CHUNK) {
+            let n = random.min(chunk.len());
+            rng.fill_bytes(&mut chunk[..n]);
+        }
+        Filler {
+            base,
+            clean: vec![0; slots],
+            stamp_bytes: random.min(8),
+            key: rng.next_u64(),
+            dedupe_threshold: contents.dedupe_threshold(),
+            rng,
+            unique: 0,
+        }
+    }
+
+    /// A read is about to land in `slot`'s buffer.
+    #[inline]
+    pub fn read_into(&mut self, slot: u32) {
+        self.clean[slot as usize] = 0;
+    }
+
+    /// Fills the first `len` bytes of `slot`'s buffer `buf` for its next write.
+    #[inline]
+    pub fn fill(&mut self, slot: u32, len: u32, buf: &mut [u8]) {
+        self.restore(slot, len, buf);
+        if self.stamp_bytes == 0 {
+            // All zeros (`--buffer-compress-percentage 100`): nothing to stamp, copies or not.
+            return;
+        }
+        let which = if self.dedupe_threshold > 0 && self.unique > 0 && self.rng.next_u64() < self.dedupe_threshold {
+            self.rng.next_u64() % self.unique
+        } else {
+            self.unique += 1;
+            self.unique - 1
+        };
+        stamp(&mut buf[..len as usize], mix(self.key ^ which), self.stamp_bytes);
+    }
+
+    /// Puts the pattern back into the first `len` bytes of `slot`'s buffer where a read (or the
+    /// engine's own initial fill) left something else.
+    #[inline]
+    fn restore(&mut self, slot: u32, len: u32, buf: &mut [u8]) {
+        let clean = &mut self.clean[slot as usize];
+        if *clean < len {
+            buf[*clean as usize..len as usize].copy_from_slice(&self.base[*clean as usize..len as usize]);
+            *clean = len;
+        }
+    }
+}
+
+/// Overwrites the first `n` bytes of each chunk of `buf` with `w`, `w + G`, `w + 2G`, ... (a Weyl
+/// sequence: distinct within a write, and across writes as unlikely to meet as two random words).
+#[inline]
+fn stamp(buf: &mut [u8], mut w: u64, n: usize) {
+    const G: u64 = 0x9e37_79b9_7f4a_7c15;
+    for chunk in buf.chunks_mut(COMPRESS_CHUNK) {
+        // The usual case is one 8-byte store; a variable-length copy would be a memcpy call.
+        match chunk.first_chunk_mut::<8>() {
+            Some(head) if n == 8 => *head = w.to_le_bytes(),
+            _ => {
+                let k = n.min(chunk.len());
+                chunk[..k].copy_from_slice(&w.to_le_bytes()[..k]);
+            }
+        }
+        w = w.wrapping_add(G);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    use std::io::Write;
+
+    /// Deflated size over raw size, each 4 KiB block compressed on its own (as a drive would).
+    fn ratio(blocks: &[Vec<u8>]) -> f64 {
+        let (mut raw, mut packed) = (0usize, 0usize);
+        for b in blocks {
+            let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+            z.write_all(b).unwrap();
+            packed += z.finish().unwrap().len().min(b.len());
+            raw += b.len();
+        }
+        packed as f64 / raw as f64
+    }
+
+    /// `n` writes of `len` bytes through `slots` slots, as a worker makes them.
+    fn writes(contents: BufferContents, n: usize, len: u32, slots: u32) -> Vec<Vec<u8>> {
+        let mut f = Filler::new(contents, slots as usize, len as usize, 7);
+        let mut bufs = vec![vec![0xeeu8; len as usize]; slots as usize];
+        (0..n)
+            .map(|i| {
+                let slot = i as u32 % slots;
+                f.fill(slot, len, &mut bufs[slot as usize]);
+                bufs[slot as usize].clone()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn buffers_compress_to_the_share_asked_for() {
+        for pct in [0u32, 25, 50, 75, 90, 100] {
+            let blocks = writes(BufferContents { compress_percent: pct, dedupe_percent: 0 }, 256, 4096, 32);
+            let r = ratio(&blocks);
+            let want = f64::from(100 - pct) / 100.0;
+            assert!((r - want).abs() < 0.04, "compress {pct}%: deflate ratio {r:.3}, want about {want}");
+        }
+    }
+
+    fn distinct(blocks: &[Vec<u8>]) -> usize {
+        blocks
+            .iter()
+            .flat_map(|b| b.chunks(4096))
+            .map(|c| {
+                let mut h = DefaultHasher::new();
+                c.hash(&mut h);
+                h.finish()
+            })
+            .collect::<HashSet<_>>()
+            .len()
+    }
+
+    #[test]
+    fn writes_are_unique_unless_dedupe_asks_for_copies() {
+        let n = 20_000;
+        // Default: every 4 KiB block of every write differs, though 32 slots are reused.
+        let blocks = writes(BufferContents::default(), 2000, 16384, 32);
+        assert_eq!(distinct(&blocks), 2000 * 4);
+        for pct in [10u32, 50, 90] {
+            let blocks = writes(BufferContents { compress_percent: 0, dedupe_percent: pct }, n, 4096, 32);
+            let dup_share = 1.0 - distinct(&blocks) as f64 / n as f64;
+            let want = f64::from(pct) / 100.0;
+            assert!((dup_share - want).abs() < 0.02, "dedupe {pct}%: {dup_share:.3} of blocks are copies");
+        }
+        // With compression too: the copies still copy, the chunks still compress.
+        let blocks = writes(BufferContents { compress_percent: 50, dedupe_percent: 50 }, n, 4096, 32);
+        let dup_share = 1.0 - distinct(&blocks) as f64 / n as f64;
+        assert!((dup_share - 0.5).abs() < 0.02, "{dup_share}");
+        assert!((ratio(&blocks[..256]) - 0.5).abs() < 0.04);
+    }
+
+    #[test]
+    fn a_read_into_a_slot_does_not_leak_into_the_next_write() {
+        let c = BufferContents { compress_percent: 50, dedupe_percent: 0 };
+        let mut f = Filler::new(c, 1, 4096, 1);
+        let mut buf = vec![0u8; 4096];
+        f.fill(0, 4096, &mut buf);
+        buf.fill(0xff); // a read landed
+        f.read_into(0);
+        f.fill(0, 4096, &mut buf);
+        assert!(buf[256..512].iter().all(|&b| b == 0), "the zero tail is back");
+        assert!((ratio(&[buf]) - 0.5).abs() < 0.05);
+    }
+}

@@ -1,0 +1,251 @@
+//! Pacing (`--rate`, `--rate-process`, `--thinktime`) and written-buffer contents
+//! (`--buffer-compress-percentage`, `--dedupe-percentage`) through the real binary.
+
+use crate::common::{json, nvmebench, scratch_dir, stderr, stdout, uring_available};
+use std::io::Write;
+
+fn iops(j: &serde_json::Value, dir: &str) -> f64 {
+    j["results"]["total"][dir]["iops"].as_f64().unwrap()
+}
+
+#[test]
+fn bandwidth_pacing_holds_each_direction_at_its_rate() {
+    // fio's rate is per job: two workers at 4 MiB/s of 4 KiB reads make 2048 IOPS.
+    let o = nvmebench(&["run", "--engine", "null", "--jobs", "2", "--rate", "4m", "--time", "1", "--output", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    let r = iops(&j, "read");
+    assert!((r - 2048.0).abs() < 2048.0 * 0.05, "read IOPS {r}");
+    let p = &j["config"]["workload"]["pacing"];
+    assert_eq!(p["rate_read_bytes_per_s"], 4 << 20);
+    assert_eq!(p["rate_process"], "linear");
+
+    // Reads and writes apart, in a 50/50 mix: each direction keeps its own rate (fio's rate_ddir
+    // lets the direction behind go first), whatever the mix.
+    let o =
+        nvmebench(&["run", "--engine", "null", "--rw", "randrw", "--rate", "4m,1m", "--time", "1", "--output", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    let (r, w) = (iops(&j, "read"), iops(&j, "write"));
+    assert!((r - 1024.0).abs() < 1024.0 * 0.05, "read IOPS {r}");
+    assert!((w - 256.0).abs() < 256.0 * 0.06, "write IOPS {w}");
+    assert_eq!(j["config"]["workload"]["pacing"]["rate_write_bytes_per_s"], 1 << 20);
+
+    // Paced latency counts from when each I/O was due: a 2 ms device at 1000 IOPS and QD1 cannot
+    // keep up, and the queueing shows in the latency instead of vanishing.
+    let o = nvmebench(&[
+        "run",
+        "--engine",
+        "null:lat=2ms",
+        "--qd",
+        "1",
+        "--rate",
+        "4000k",
+        "--time",
+        "500ms",
+        "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    let mean = j["results"]["total"]["read"]["lat_ns"]["mean"].as_f64().unwrap();
+    assert!(mean > 50e6, "mean latency {mean} ns should include the growing backlog");
+}
+
+#[test]
+fn poisson_arrivals_keep_the_mean_rate_and_the_text_report_names_the_options() {
+    let o = nvmebench(&[
+        "run",
+        "--engine",
+        "null",
+        "--rate-iops",
+        "4000",
+        "--rate-process",
+        "poisson",
+        "--time",
+        "1",
+        "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    let r = iops(&j, "read");
+    // 4000 arrivals expected; a Poisson count's sigma is 63.
+    assert!((r - 4000.0).abs() < 300.0, "IOPS {r}");
+    assert_eq!(j["config"]["workload"]["pacing"]["rate_process"], "poisson");
+
+    let o = nvmebench(&[
+        "run",
+        "--engine",
+        "null",
+        "--rw",
+        "randwrite",
+        "--rate",
+        "8m,2m",
+        "--rate-process",
+        "poisson",
+        "--buffer-compress-percentage",
+        "40",
+        "--dedupe-percentage",
+        "10",
+        "--time",
+        "200ms",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("rate=8m,2m/s per worker rate_process=poisson"), "{out}");
+    assert!(out.contains("buffers=compress40%,dedupe10%"), "{out}");
+}
+
+#[test]
+fn think_time_stalls_after_each_batch() {
+    // 4 I/Os, then a 2 ms stall once they completed: about 2000 IOPS whatever the queue depth.
+    let o = nvmebench(&[
+        "run",
+        "--engine",
+        "null",
+        "--qd",
+        "32",
+        "--thinktime",
+        "2ms",
+        "--thinktime-blocks",
+        "4",
+        "--time",
+        "1",
+        "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    // Counted, not divided by the span (which ends at the last completion): at most 4 I/Os per
+    // 2 ms stall in 1 s. Sleep overshoots (timer slack) and a busy machine delays the loop, so the
+    // count can only fall below that.
+    let ios = j["results"]["total"]["read"]["ios"].as_u64().unwrap();
+    assert!(ios > 250 && ios <= 2004, "{ios} I/Os");
+    let p = &j["config"]["workload"]["pacing"];
+    assert_eq!((p["thinktime_s"].as_f64(), p["thinktime_blocks"].as_u64()), (Some(0.002), Some(4)));
+    // fio's spelling: a bare number is microseconds; spinning the whole time is exact.
+    let o = nvmebench(&[
+        "run",
+        "--engine",
+        "null",
+        "--thinktime=500",
+        "--thinktime_spin=500",
+        "--time",
+        "500ms",
+        "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let ios = json(&o)["results"]["total"]["read"]["ios"].as_u64().unwrap();
+    assert!(ios > 100 && ios <= 1001, "{ios} I/Os");
+}
+
+#[test]
+fn job_files_take_the_pacing_and_buffer_options() {
+    let dir = scratch_dir();
+    let job = dir.path().join("paced.fio");
+    std::fs::write(
+        &job,
+        "[global]\nioengine=null\ntime_based\nruntime=1\n[paced]\nrw=randrw\nrate=4m,1m\nrate_process=poisson\n\
+         thinktime=10\nthinktime_blocks=64\nbuffer_compress_percentage=50\ndedupe_percentage=20\n",
+    )
+    .unwrap();
+    let o = nvmebench(&["run", job.to_str().unwrap(), "--output", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let run = &json(&o)["runs"][0];
+    let w = &run["config"]["workload"];
+    assert_eq!(w["pacing"]["rate_read_bytes_per_s"], 4 << 20);
+    assert_eq!(w["pacing"]["rate_write_bytes_per_s"], 1 << 20);
+    assert_eq!(w["pacing"]["thinktime_s"].as_f64(), Some(10e-6));
+    assert_eq!(w["buffers"]["compress_percent"], 50);
+    assert_eq!(w["buffers"]["dedupe_percent"], 20);
+    let r = iops(run, "read");
+    assert!((r - 1024.0).abs() < 120.0, "read IOPS {r}");
+}
+
+/// Deflated size over raw size, 4 KiB at a time.
+fn deflate_ratio(data: &[u8]) -> f64 {
+    let mut packed = 0;
+    for b in data.chunks(4096) {
+        let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+        z.write_all(b).unwrap();
+        packed += z.finish().unwrap().len();
+    }
+    packed as f64 / data.len() as f64
+}
+
+#[test]
+fn written_data_has_the_asked_for_compressibility_and_copies() {
+    if !uring_available() {
+        return;
+    }
+    let dir = scratch_dir();
+    let data = dir.path().join("d.bin");
+    let d = data.to_str().unwrap();
+    for (compress, dedupe) in [(0u32, 0u32), (70, 0), (0, 40)] {
+        let o = nvmebench(&[
+            "run",
+            "--filename",
+            d,
+            "--size",
+            "4m",
+            "--rw",
+            "write",
+            "--ios",
+            "1024",
+            "--buffer-compress-percentage",
+            &compress.to_string(),
+            "--dedupe-percentage",
+            &dedupe.to_string(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let disk = std::fs::read(&data).unwrap();
+        let ratio = deflate_ratio(&disk);
+        let want = f64::from(100 - compress) / 100.0;
+        assert!((ratio - want).abs() < 0.05, "compress {compress}%: ratio {ratio}");
+        let distinct: std::collections::HashSet<&[u8]> = disk.chunks(4096).collect();
+        let copies = 1.0 - distinct.len() as f64 / 1024.0;
+        assert!((copies - f64::from(dedupe) / 100.0).abs() < 0.06, "dedupe {dedupe}%: {copies} copies");
+    }
+}
+
+#[test]
+fn verify_works_with_compressible_and_deduplicated_buffers() {
+    if !uring_available() {
+        return;
+    }
+    let dir = scratch_dir();
+    let data = dir.path().join("d.bin");
+    let state = dir.path().join("state.bin");
+    let (d, s) = (data.to_str().unwrap(), state.to_str().unwrap());
+    let opts = ["--buffer-compress-percentage", "50", "--dedupe-percentage", "30"];
+    let run = |extra: &[&str]| {
+        let mut a = vec!["run", "--filename", d, "--size", "4m", "--verify", "--verify-state", s, "--output", "json"];
+        a.extend_from_slice(&opts);
+        a.extend_from_slice(extra);
+        nvmebench(&a)
+    };
+    let o = run(&["--rw", "randrw", "--jobs", "2", "--qd", "8", "--ios", "4000"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(json(&o)["results"]["verify"]["mismatch_count"], 0);
+    let o = run(&["--rw", "write", "--ios", "1024"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let mut disk = std::fs::read(&data).unwrap();
+    assert!(deflate_ratio(&disk) < 0.6, "verified blocks still compress: {}", deflate_ratio(&disk));
+
+    // A flipped byte in a random start and one in a zero tail are both caught and located.
+    disk[5 * 4096 + 40] ^= 0x01;
+    disk[8 * 4096 + 32 + 400] ^= 0x80;
+    std::fs::write(&data, &disk).unwrap();
+    let o = run(&["--rw", "read", "--ios", "1024"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v = json(&o)["results"]["verify"].clone();
+    let found: Vec<(u64, &str, u64)> = v["mismatches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["offset"].as_u64().unwrap() / 4096, m["kind"].as_str().unwrap(), m["first"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(found, vec![(5, "payload", 40), (8, "payload", 432)], "{v}");
+}
