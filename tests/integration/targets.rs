@@ -49,6 +49,18 @@ fn two_files_dealt_to_one_worker_both_get_io() {
     // The working set fits the smaller file.
     assert_eq!(j["config"]["workload"]["range_bytes"], 4 << 20);
     assert_eq!(j["config"]["targets"].as_array().map(Vec::len), Some(2));
+    // The report page has a line per target.
+    let doc = dir.path().join("two.json");
+    std::fs::write(&doc, j.to_string()).unwrap();
+    let page = dir.path().join("two.html");
+    let o = nvmebench(&["report", doc.to_str().unwrap(), "-o", page.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let table = &html[html.find("<table class=\"targets\">").expect("a per-target table")..];
+    let table = &table[..table.find("</table>").unwrap()];
+    for p in [&a, &b] {
+        assert!(table.contains(&format!("<td class=\"l\">{}</td>", p.display())), "{table}");
+    }
     let w = j["results"]["workers"].as_array().unwrap();
     assert_eq!(
         w.iter().map(|w| (w["worker"].as_u64(), w["target"].as_u64())).collect::<Vec<_>>(),
