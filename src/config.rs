@@ -976,6 +976,23 @@ mod tests {
     }
 
     #[test]
+    fn filename_lists_split_at_unescaped_colons() {
+        let split = |v: &[&str]| {
+            split_filenames(&v.iter().map(PathBuf::from).collect::<Vec<_>>())
+                .map(|p| p.iter().map(|p| p.display().to_string()).collect::<Vec<_>>())
+        };
+        assert_eq!(split(&["/dev/a:/dev/b", "/c"]).unwrap(), ["/dev/a", "/dev/b", "/c"]);
+        assert_eq!(split(&["/dev/a\\:b"]).unwrap(), ["/dev/a:b"]);
+        assert_eq!(split(&[]).unwrap(), Vec::<String>::new());
+        let e = split(&["/a::/b"]).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "--filename: '/a::/b' has an empty name in its list; separate paths with single colons (A:B), and write \\: for a colon inside a name"
+        );
+        assert!(split(&["/a:"]).is_err());
+    }
+
+    #[test]
     fn core_lists_format_compactly() {
         assert_eq!(format_core_list(&[0, 1, 2, 3, 8, 10, 11]), "0-3,8,10-11");
         assert_eq!(format_core_list(&[5]), "5");

@@ -349,13 +349,26 @@ pub fn spdk_attach(
         single_file_segments: a.single_file_segments
             || EnvOptions::needs_single_file_segments(trids.iter().map(|t| t.trid.as_str())),
     };
+    for (i, t) in trids.iter().enumerate() {
+        if let Some(first) = trids[..i].iter().find(|o| o.trid.eq_ignore_ascii_case(&t.trid) && o.nsid == t.nsid) {
+            return Err(ConfigError::SameTargetTwice { first: first.trid.clone(), again: t.trid.clone() });
+        }
+    }
     let s = SpdkSession::attach(&env, &trids).map_err(|e| ConfigError::Engine(e.to_string()))?;
+    // The same namespace reached twice (a --trid with ns:N and one without) is one target.
+    let names: Vec<String> = s.namespaces.iter().map(|ns| format!("{} ns:{}", ns.ctrlr.info.trid, ns.nsid)).collect();
+    for (i, n) in names.iter().enumerate() {
+        if names[..i].contains(n) {
+            return Err(ConfigError::SameTargetTwice { first: n.clone(), again: n.clone() });
+        }
+    }
     // One target per selected namespace; the working set fits the smallest (config checks it).
     let targets = s
         .namespaces
         .iter()
-        .map(|ns| crate::target::Target {
-            path: format!("{} ns:{}", ns.ctrlr.info.trid, ns.nsid).into(),
+        .zip(names)
+        .map(|(ns, name)| crate::target::Target {
+            path: name.into(),
             kind: TargetKind::SpdkNamespace,
             size_bytes: ns.sectors * u64::from(ns.sector_bytes),
             logical_block_bytes: u64::from(ns.sector_bytes),

@@ -573,6 +573,22 @@ mod tests {
     }
 
     #[test]
+    fn the_same_file_by_another_path_is_the_same_target() {
+        let dir = tempfile::tempdir_in(".").unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        fs::write(&a, [0u8; 4096]).unwrap();
+        fs::write(&b, [0u8; 4096]).unwrap();
+        let t = |p: &Path| Target::inspect(p, Some(4096)).unwrap();
+        assert!(t(&a).same_as(&t(&dir.path().join(".").join("a"))));
+        fs::hard_link(&a, dir.path().join("h")).unwrap();
+        assert!(t(&a).same_as(&t(&dir.path().join("h"))), "a hard link is the same inode");
+        assert!(!t(&a).same_as(&t(&b)));
+        let new = dir.path().join("n");
+        assert!(t(&new).same_as(&t(&dir.path().join(".").join("n"))));
+        assert!(!t(&new).same_as(&t(&dir.path().join("m"))));
+    }
+
+    #[test]
     fn files_are_sized_and_prepared() {
         let dir = tempfile::tempdir_in(".").unwrap();
         let path = dir.path().join("f");

@@ -137,7 +137,7 @@ pub fn run_lanes<B: EngineBuilder>(
             let outcome = match lane.pass(&plans[i], shared, &links[i]) {
                 Ok(Pass::Busy) => continue,
                 Ok(Pass::Drained) => lane.end(&plans[i], &links[i]),
-                Ok(Pass::GaveUp(summary)) => Ok(summary),
+                Ok(Pass::GaveUp) => Ok(lane.give_up(&plans[i], &links[i])),
                 Err(e) => Err(e),
             };
             left -= 1;

@@ -339,8 +339,18 @@ fn several_devices_each_get_io_and_one_refused_device_refuses_all() {
     let Some(a) = Loop::new(&sub("a"), &[]) else { return };
     let Some(mut b) = Loop::new(&sub("b"), &[]) else { return };
     let o = nvmebench(&[
-        "run", "--filename", &a.dev, "--filename", &b.dev, "--rw", "randwrite", "--ios", "400", "--allow-destroy",
-        "--output", "json",
+        "run",
+        "--filename",
+        &a.dev,
+        "--filename",
+        &b.dev,
+        "--rw",
+        "randwrite",
+        "--ios",
+        "400",
+        "--allow-destroy",
+        "--output",
+        "json",
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
@@ -363,7 +373,8 @@ fn several_devices_each_get_io_and_one_refused_device_refuses_all() {
     let before = a.backing_bytes();
     let newfile = dir.path().join("never.bin");
     let list = format!("{}:{}:{}", newfile.display(), a.dev, dev_b);
-    let o = nvmebench(&["run", "--filename", &list, "--size", "1m", "--rw", "randwrite", "--time", "1", "--allow-destroy"]);
+    let o =
+        nvmebench(&["run", "--filename", &list, "--size", "1m", "--rw", "randwrite", "--time", "1", "--allow-destroy"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains(&format!("{dev_b} is mounted on")), "{}", stderr(&o));
     assert_eq!(a.backing_bytes(), before, "the first device was not written");
