@@ -531,7 +531,7 @@ fn three_namespaces_in_one_run() {
                  --telemetry-interval 1s --output json"
             ),
         ),
-        ("twice", format!("{bin} run --filename /dev/nvme0n1 --filename /dev/ng0n1 --engine uring --ios 10")),
+        ("twice", format!("ln -sf /dev/nvme0n1 /tmp/alias && {bin} run --filename /dev/nvme0n1:/tmp/alias --ios 10")),
     ];
     let o = testbed(&["--nvme", "3", "--size", "64M", &guest_script(&plan)], Stdio::piped());
     let out = stdout(&o);
@@ -554,5 +554,5 @@ fn three_namespaces_in_one_run() {
     assert_eq!(drives.len(), 3, "{}", j["telemetry"]);
     let (rc, text) = &s["twice"];
     assert_eq!(*rc, 2, "{text}");
-    assert!(text.contains("is the same target as /dev/nvme0n1"), "{text}");
+    assert!(text.contains("/tmp/alias is the same target as /dev/nvme0n1"), "{text}");
 }
