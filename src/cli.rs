@@ -207,10 +207,17 @@ pub struct RunArgs {
     #[arg(long, value_name = "ENGINE")]
     pub engine: Option<String>,
 
-    /// File or block device to run on. Without it: a scratch file, removed afterwards (the null
-    /// engine needs no target at all).
-    #[arg(long, visible_alias = "target", value_name = "PATH")]
-    pub filename: Option<PathBuf>,
+    /// File or block device to run on; repeat it, or list several as fio does (`A:B`, `\:` for a
+    /// colon in a name), to run on all at once. Without it: a scratch file, removed afterwards (the
+    /// null engine needs no target at all).
+    #[arg(long, visible_alias = "target", value_name = "PATH", action = clap::ArgAction::Append)]
+    pub filename: Vec<PathBuf>,
+
+    /// With several targets: every worker drives every target (a queue of --qd on each), instead of
+    /// targets dealt round-robin over the workers.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true",
+          action = clap::ArgAction::Set)]
+    pub each_worker_all_targets: bool,
 
     /// Access pattern: read, write, randread, randwrite, rw or randrw.
     #[arg(long, default_value = "randread", value_parser = RwMode::parse)]
@@ -228,7 +235,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "MIX")]
     pub bssplit: Option<String>,
 
-    /// I/Os in flight per worker.
+    /// I/Os in flight per worker and target.
     #[arg(long, visible_alias = "iodepth", default_value = "32", value_parser = parse_qd)]
     pub qd: u32,
 
@@ -902,7 +909,7 @@ mod tests {
     fn fio_aliases() {
         let a = parse(&["--iodepth", "8", "--numjobs", "2", "--runtime", "3", "--target", "/dev/x"]).unwrap();
         assert_eq!((a.qd, a.jobs, a.time), (8, Some(2), Some(Duration::from_secs(3))));
-        assert_eq!(a.filename, Some(PathBuf::from("/dev/x")));
+        assert_eq!(a.filename, [PathBuf::from("/dev/x")]);
     }
 
     #[test]

@@ -73,6 +73,13 @@ struct Column {
 /// Runs `nvmebench compare` and writes its report.
 pub fn compare_command(args: &CompareArgs) -> anyhow::Result<Outcome> {
     let (specs, engines) = parse_engines(args)?;
+    if crate::config::split_filenames(&args.run.filename)?.len() > 1 {
+        return Err(SetupError::from(ConfigError::Invalid {
+            option: "filename",
+            message: "compare runs its engines on one target; give one --filename (run takes several)".into(),
+        })
+        .into());
+    }
     let mut rebind = plan_rebind(args, &engines)?;
     let phases = resolve_phases(args, &specs, &engines, rebind.as_ref())?;
     check_json_dir(args.run.json.as_deref())?;
@@ -86,7 +93,7 @@ pub fn compare_command(args: &CompareArgs) -> anyhow::Result<Outcome> {
         columns: Vec::with_capacity(phases.len()),
         stopped: None,
         rebind_log: Vec::new(),
-        kernel_path: args.run.filename.clone(),
+        kernel_path: args.run.filename.first().cloned(),
     };
     for (i, ((spec, engine), phase)) in specs.iter().zip(&engines).zip(phases).enumerate() {
         if !turns.quiet {
@@ -136,12 +143,12 @@ fn resolve_phases(
     for (spec, engine) in specs.iter().zip(engines) {
         if let (EngineSpec::Spdk, Some(r)) = (engine, rebind) {
             let mut run = args.run.clone();
-            run.filename = None;
+            run.filename = Vec::new();
             run.spdk.trids = vec![r.namespace().trid()];
             phases.push(Phase::Deferred(Box::new(run)));
             continue;
         }
-        let run = kernel_args(&args.run, engine, args.run.filename.as_deref());
+        let run = kernel_args(&args.run, engine, args.run.filename.first().map(PathBuf::as_path));
         // The SPDK engine attaches its controllers here, so a missing target fails before any run.
         let (cfg, spdk) = resolve(&run, spec)?;
         phases.push(Phase::Ready(Box::new(cfg), spdk));
@@ -324,13 +331,13 @@ fn kernel_args(run: &RunArgs, engine: &EngineSpec, path: Option<&Path>) -> RunAr
         run.spdk = Default::default();
     }
     if let Some(path) = path {
-        run.filename = Some(path.to_path_buf());
+        run.filename = vec![path.to_path_buf()];
         let generic = matches!(engine, EngineSpec::UringCmd(_));
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let is_ng = name.starts_with("ng");
         if generic != is_ng && (name.starts_with("ng") || name.starts_with("nvme")) {
             if let Some(sibling) = target::nvme_sibling(path) {
-                run.filename = Some(sibling);
+                run.filename = vec![sibling];
             }
         }
     }
@@ -348,14 +355,19 @@ fn plan_rebind(args: &CompareArgs, engines: &[EngineSpec]) -> Result<Option<Rebi
         }
         .into());
     }
-    let kernel_ns = args.run.filename.as_deref().and_then(|p| PcieNamespace::of_device(p, Path::new("/sys")).ok());
+    let kernel_ns = args
+        .run
+        .filename
+        .first()
+        .map(PathBuf::as_path)
+        .and_then(|p| PcieNamespace::of_device(p, Path::new("/sys")).ok());
     if !args.rebind {
         if let (true, Some(ns), true) = (has_spdk, &kernel_ns, args.run.spdk.trids.is_empty()) {
             return Err(ConfigError::Invalid {
                 option: "engines",
                 message: format!(
                     "spdk cannot drive {} while the kernel's nvme driver owns {}; add --rebind to hand it to vfio-pci for the spdk runs and back, or bind it yourself (scripts/nvme-bind.sh bind {}) and give --trid",
-                    args.run.filename.as_deref().map(|p| p.display().to_string()).unwrap_or_default(),
+                    args.run.filename.first().map(PathBuf::as_path).map(|p| p.display().to_string()).unwrap_or_default(),
                     ns.bdf,
                     ns.bdf
                 ),
@@ -373,7 +385,7 @@ fn plan_rebind(args: &CompareArgs, engines: &[EngineSpec]) -> Result<Option<Rebi
     if !args.run.spdk.trids.is_empty() {
         return Err(invalid("the spdk runs use the namespace of --filename; drop --trid".into()));
     }
-    let Some(path) = args.run.filename.as_deref() else {
+    let Some(path) = args.run.filename.first().map(PathBuf::as_path) else {
         return Err(invalid("it needs the namespace's block device; add --filename /dev/nvmeXnY".into()));
     };
     let ns = PcieNamespace::of_device(path, Path::new("/sys"))?;

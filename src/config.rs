@@ -85,6 +85,10 @@ pub enum ConfigError {
         "no directory for the scratch file supports O_DIRECT (tried {tried}); pass --filename on a disk-backed filesystem"
     )]
     NoScratchDir { tried: String },
+    #[error(
+        "{again} is the same target as {first}; give each file or device once (one worker per target is --jobs, several per target --each-worker-all-targets or more --jobs)"
+    )]
+    SameTargetTwice { first: String, again: String },
     #[error(transparent)]
     Target(#[from] TargetError),
 }
@@ -352,15 +356,27 @@ fn resolve_verify(
     Ok((Some(VerifyConfig { unit, state_path: args.verify_state.clone(), known }), seed))
 }
 
-/// Supplies the target of engines that attach devices themselves, given the worker cores.
-pub type TargetAttach<'a> = &'a mut dyn FnMut(&[usize]) -> Result<Target, ConfigError>;
+/// Supplies the targets of engines that attach devices themselves, given the worker cores.
+pub type TargetAttach<'a> = &'a mut dyn FnMut(&[usize]) -> Result<Vec<Target>, ConfigError>;
+
+fn one_or_none(targets: &[Target]) -> bool {
+    targets.len() <= 1
+}
 
 /// A fully resolved run.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunConfig {
     pub engine: EngineSpec,
-    /// `None` only for the null engine without a target.
+    /// `None` only for the null engine without a target. With several targets, the first.
     pub target: Option<Target>,
+    /// Every target, in the order given (the first is `target`); written only when there are
+    /// several. SPDK runs have one per selected namespace.
+    #[serde(skip_serializing_if = "one_or_none")]
+    pub targets: Vec<Target>,
+    /// With several targets, every worker drives every target (`--each-worker-all-targets`);
+    /// otherwise they are dealt round-robin over the workers.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub each_worker_all_targets: bool,
     /// The target is a scratch file of nvmebench's own, removed after the run.
     pub scratch: bool,
     pub workload: WorkloadSpec,
@@ -424,8 +440,8 @@ impl RunConfig {
         let cores = resolve_cores(args.cores.as_ref().map(|c| &c.0[..]), args.jobs)?;
         let read_percent = resolve_read_percent(args)?;
         let (bs_read, bs_write) = resolve_block_sizes(args)?;
-        let (target, scratch) = resolve_target(args, &engine, engine_text, attach, &cores)?;
-        let geometry = Geometry::of(target.as_ref());
+        let (targets, scratch) = resolve_targets(args, &engine, engine_text, attach, &cores)?;
+        let geometry = Geometry::of(&targets);
         let (align, max_bs) = resolve_align(args, &geometry, read_percent, (&bs_read, &bs_write))?;
         let (offset, size) = resolve_range(args, &geometry, max_bs)?;
         let writes = read_percent < 100;
@@ -444,13 +460,23 @@ impl RunConfig {
             pacing: resolve_pacing(args, read_percent)?,
             buffers: resolve_buffers(args, writes)?,
         };
-        check_writes_allowed(args, target.as_ref(), &workload)?;
+        for t in &targets {
+            check_writes_allowed(args, Some(t), &workload)?;
+        }
+        if targets.len() > 1 && verify.as_ref().is_some_and(|v| v.state_path.is_some()) {
+            return Err(invalid(
+                "verify-state",
+                "one state file holds one target's generations, and this run has several targets; run each target on its own with its own --verify-state".into(),
+            ));
+        }
         check_sqpoll_cpu(&engine, engine_text)?;
         // pread/pwrite are synchronous: one I/O in flight per worker, whatever --qd says.
         let queue_depth = if engine == EngineSpec::Psync { 1 } else { args.qd };
         Ok(RunConfig {
             engine,
-            target,
+            target: targets.first().cloned(),
+            targets,
+            each_worker_all_targets: args.each_worker_all_targets,
             scratch,
             workload,
             cores,
@@ -578,37 +604,87 @@ fn resolve_block_sizes(args: &RunArgs) -> Result<(BsSplit, BsSplit), ConfigError
     }
 }
 
-/// The target and whether it is a scratch file: SPDK attaches through `attach`, a `--filename` is
-/// inspected (created at `--size` bytes past `--offset` if missing), an engine that needs a target
-/// and got none gets a scratch file, and the null engine needs none.
-fn resolve_target(
+/// The targets and whether the one target is a scratch file: SPDK attaches through `attach`, each
+/// `--filename` is inspected (created at `--size` bytes past `--offset` if missing), an engine that
+/// needs a target and got none gets a scratch file, and the null engine needs none. The same target
+/// twice is refused, however it is spelled.
+fn resolve_targets(
     args: &RunArgs,
     engine: &EngineSpec,
     engine_text: &str,
     attach: Option<TargetAttach<'_>>,
     cores: &[usize],
-) -> Result<(Option<Target>, bool), ConfigError> {
-    Ok(match (&args.filename, engine.needs_target()) {
+) -> Result<(Vec<Target>, bool), ConfigError> {
+    let paths = split_filenames(&args.filename)?;
+    if args.each_worker_all_targets && paths.len() < 2 && *engine != EngineSpec::Spdk {
+        return Err(invalid(
+            "each-worker-all-targets",
+            "places several targets, and this run has one; drop it or give more --filename".into(),
+        ));
+    }
+    Ok(match (paths.is_empty(), engine.needs_target()) {
         _ if *engine == EngineSpec::Spdk => {
             let attach = attach.ok_or_else(|| ConfigError::Engine("the spdk engine needs an attach step".into()))?;
-            (Some(attach(cores)?), false)
+            (attach(cores)?, false)
         }
-        (Some(path), _) => {
+        (false, _) => {
             let create = match args.size {
                 Some(SizeOrPercent::Bytes(b)) => Some(b + args.offset.map_or(0, |o| o.resolve(0))),
                 _ => None,
             };
-            let mut t = Target::inspect(path, create)?;
-            check_engine_target(engine, engine_text, &mut t)?;
-            (Some(t), false)
+            let mut targets: Vec<Target> = Vec::with_capacity(paths.len());
+            for path in &paths {
+                let mut t = Target::inspect(path, create)?;
+                check_engine_target(engine, engine_text, &mut t)?;
+                if let Some(first) = targets.iter().find(|o| o.same_as(&t)) {
+                    return Err(ConfigError::SameTargetTwice {
+                        first: first.path.display().to_string(),
+                        again: t.path.display().to_string(),
+                    });
+                }
+                targets.push(t);
+            }
+            (targets, false)
         }
-        (None, false) => (None, false),
-        (None, true) => {
+        (true, false) => (Vec::new(), false),
+        (true, true) => {
             let mut t = scratch_target()?;
             check_engine_target(engine, engine_text, &mut t)?;
-            (Some(t), true)
+            (vec![t], true)
         }
     })
+}
+
+/// Every `--filename`, each split as fio splits its lists: at every `:` not escaped as `\:`.
+pub fn split_filenames(given: &[PathBuf]) -> Result<Vec<PathBuf>, ConfigError> {
+    let mut out = Vec::new();
+    for p in given {
+        let text = p.to_string_lossy();
+        let mut cur = String::new();
+        let mut chars = text.chars().peekable();
+        let mut parts = Vec::new();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' if chars.peek() == Some(&':') => {
+                    cur.push(':');
+                    chars.next();
+                }
+                ':' => parts.push(std::mem::take(&mut cur)),
+                c => cur.push(c),
+            }
+        }
+        parts.push(cur);
+        if parts.iter().any(String::is_empty) {
+            return Err(invalid(
+                "filename",
+                format!(
+                    "'{text}' has an empty name in its list; separate paths with single colons (A:B), and write \\: for a colon inside a name"
+                ),
+            ));
+        }
+        out.extend(parts.into_iter().map(PathBuf::from));
+    }
+    Ok(out)
 }
 
 /// What the range and size checks need to know of the target (the null device has no blocks to
@@ -621,15 +697,21 @@ struct Geometry {
 }
 
 impl Geometry {
-    fn of(target: Option<&Target>) -> Geometry {
-        match target {
-            Some(t) => Geometry {
-                total: t.size_bytes,
-                lbs: t.logical_block_bytes,
-                path: t.path.display().to_string(),
-                direct: true,
+    /// With several targets, the working set must fit each: the smallest size, the largest block.
+    fn of(targets: &[Target]) -> Geometry {
+        let Some(small) = targets.iter().min_by_key(|t| t.size_bytes) else {
+            return Geometry { total: NULL_DEVICE_BYTES, lbs: 512, path: "the null device".to_string(), direct: false };
+        };
+        let big_blocks = targets.iter().max_by_key(|t| t.logical_block_bytes).unwrap_or(small);
+        Geometry {
+            total: small.size_bytes,
+            lbs: big_blocks.logical_block_bytes,
+            path: if targets.len() > 1 {
+                format!("{} (the smallest target)", small.path.display())
+            } else {
+                small.path.display().to_string()
             },
-            None => Geometry { total: NULL_DEVICE_BYTES, lbs: 512, path: "the null device".to_string(), direct: false },
+            direct: true,
         }
     }
 }
@@ -961,6 +1043,23 @@ mod tests {
             EngineSpec::parse("spdk").unwrap_err().to_string(),
             "spdk: not compiled in; build with --features spdk"
         );
+    }
+
+    #[test]
+    fn filename_lists_split_at_unescaped_colons() {
+        let split = |v: &[&str]| {
+            split_filenames(&v.iter().map(PathBuf::from).collect::<Vec<_>>())
+                .map(|p| p.iter().map(|p| p.display().to_string()).collect::<Vec<_>>())
+        };
+        assert_eq!(split(&["/dev/a:/dev/b", "/c"]).unwrap(), ["/dev/a", "/dev/b", "/c"]);
+        assert_eq!(split(&["/dev/a\\:b"]).unwrap(), ["/dev/a:b"]);
+        assert_eq!(split(&[]).unwrap(), Vec::<String>::new());
+        let e = split(&["/a::/b"]).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "--filename: '/a::/b' has an empty name in its list; separate paths with single colons (A:B), and write \\: for a colon inside a name"
+        );
+        assert!(split(&["/a:"]).is_err());
     }
 
     #[test]

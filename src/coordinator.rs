@@ -60,20 +60,37 @@ pub struct IntervalPoint {
     pub errors: u64,
 }
 
-/// One worker's results.
-#[derive(Debug)]
+/// One lane's results: a worker on a target (with one target, simply a worker).
+#[derive(Clone, Debug)]
 pub struct WorkerResult {
     pub index: usize,
+    /// The worker (thread) and the target of the lane.
+    pub thread: usize,
+    pub target: usize,
     pub core: Option<usize>,
     pub stats: Stats,
     pub summary: Option<WorkerSummary>,
+}
+
+/// One target's results: the sum of the lanes on it.
+#[derive(Clone, Debug)]
+pub struct TargetResult {
+    pub index: usize,
+    pub stats: Stats,
+    /// The lanes (indices into `RunResult::workers`) that drove it.
+    pub lanes: Vec<usize>,
+    /// The longest of its lanes' measured times.
+    pub elapsed_ns: u64,
 }
 
 /// The results of a run.
 #[derive(Debug)]
 pub struct RunResult {
     pub engine: EngineInfo,
+    /// Per lane (one worker on one target); with one target, per worker.
     pub workers: Vec<WorkerResult>,
+    /// Per target, summed over its lanes (one entry per target, in the run's order).
+    pub targets: Vec<TargetResult>,
     pub total: Stats,
     /// The longest worker's measured time.
     pub elapsed_ns: u64,
@@ -148,7 +165,10 @@ pub struct RunPlan {
 
 /// The worker threads and the channels to them.
 struct Crew {
+    /// Per worker thread.
     handles: Vec<Option<JoinHandle<()>>>,
+    /// Per worker thread, its lanes.
+    lanes_of: Vec<Vec<usize>>,
     reports: Receiver<Report>,
     spares: Vec<Sender<Box<Stats>>>,
     shared: Arc<Shared>,
@@ -196,7 +216,7 @@ pub fn run<B: EngineBuilder + 'static>(
     Ok(collector.finish(&plan, info, started_at, cpu_used, placement))
 }
 
-/// Spawns one thread per worker.
+/// Spawns one thread per worker; a worker with several lanes (targets) drives them all.
 fn spawn<B: EngineBuilder + 'static>(
     builder: Arc<B>,
     plan: &RunPlan,
@@ -205,16 +225,30 @@ fn spawn<B: EngineBuilder + 'static>(
     let n = plan.workers.len();
     let shared = Arc::new(Shared::default());
     let (report_tx, reports) = bounded(n * 4 + 4);
-    let mut crew = Crew { handles: Vec::with_capacity(n), reports, spares: Vec::with_capacity(n), shared };
-    for wp in &plan.workers {
+    let threads = plan.workers.iter().map(|w| w.thread + 1).max().unwrap_or(0);
+    let mut lanes_of: Vec<Vec<usize>> = vec![Vec::new(); threads];
+    for (i, w) in plan.workers.iter().enumerate() {
+        lanes_of[w.thread].push(i);
+    }
+    let mut crew =
+        Crew { handles: Vec::with_capacity(threads), lanes_of, reports, spares: Vec::with_capacity(n), shared };
+    let mut links: Vec<Option<Links>> = Vec::with_capacity(n);
+    for _ in &plan.workers {
         let (spare_tx, spare_rx) = bounded(2);
         crew.spares.push(spare_tx);
-        let links = Links { reports: report_tx.clone(), spares: spare_rx };
-        let worker = wp.index;
-        let (b, s, wp, c) = (builder.clone(), crew.shared.clone(), wp.clone(), clock.clone());
-        let spawned = std::thread::Builder::new()
-            .name(format!("nvmebench-w{worker}"))
-            .spawn(move || worker::run(&*b, &wp, &s, &links, &c));
+        links.push(Some(Links { reports: report_tx.clone(), spares: spare_rx }));
+    }
+    for (worker, lanes) in crew.lanes_of.clone().into_iter().enumerate() {
+        let plans: Vec<WorkerPlan> = lanes.iter().map(|&l| plan.workers[l].clone()).collect();
+        let links: Vec<Links> = lanes.iter().map(|&l| links[l].take().expect("each lane has one thread")).collect();
+        let (b, s, c) = (builder.clone(), crew.shared.clone(), clock.clone());
+        let spawned = std::thread::Builder::new().name(format!("nvmebench-w{worker}")).spawn(move || {
+            if let ([wp], [l]) = (&plans[..], &links[..]) {
+                worker::run(&*b, wp, &s, l, &c);
+            } else {
+                worker::targets::run_lanes(&*b, &plans, &s, &links, &c);
+            }
+        });
         match spawned {
             Ok(h) => crew.handles.push(Some(h)),
             Err(source) => {
@@ -241,7 +275,7 @@ fn await_ready(crew: &mut Crew, plan: &RunPlan) -> Result<(EngineInfo, Vec<i32>)
             Ok(Report::Failed { error, .. }) => return Err(CoordinatorError::Setup(error)),
             Ok(_) => unreachable!("workers report intervals only after the gate opens"),
             Err(RecvTimeoutError::Timeout) => {
-                if let Some((_, error)) = panicked(&mut crew.handles, &vec![false; n]) {
+                if let Some((_, error)) = panicked(&mut crew.handles, &crew.lanes_of, &vec![false; n]) {
                     return Err(CoordinatorError::Setup(error));
                 }
                 if plan.signal.load(Ordering::Relaxed) != 0 {
@@ -442,10 +476,12 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
             self.interrupted_by = Some(sig as i32);
             crew.shared.request_stop();
         }
-        if let Some((worker, error)) = panicked(&mut crew.handles, &self.finished) {
+        if let Some((thread, error)) = panicked(&mut crew.handles, &crew.lanes_of, &self.finished) {
             crew.shared.request_stop();
             self.failure.get_or_insert(error);
-            self.finished[worker] = true;
+            for &lane in &crew.lanes_of[thread] {
+                self.finished[lane] = true;
+            }
         }
         if self.planned_end.is_some_and(|e| started.elapsed() > e + STUCK_GRACE) {
             crew.shared.request_stop();
@@ -474,15 +510,19 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
         }
         let elapsed_ns = self.summaries.iter().flatten().map(|s| s.measured_ns).max().unwrap_or(0);
         let cpu = CpuUsage::new(cpu_used, self.ramp_ios + total.ios() + total.errors.total());
-        let workers = self
+        let workers: Vec<WorkerResult> = self
             .totals
             .into_iter()
             .zip(self.summaries)
             .enumerate()
-            .map(|(i, (stats, summary))| WorkerResult { index: i, core: plan.workers[i].core, stats, summary })
+            .map(|(i, (stats, summary))| {
+                let w = &plan.workers[i];
+                WorkerResult { index: i, thread: w.thread, target: w.target, core: w.core, stats, summary }
+            })
             .collect();
         RunResult {
             engine,
+            targets: per_target(&workers),
             workers,
             total,
             elapsed_ns,
@@ -497,6 +537,20 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
             telemetry: None,
         }
     }
+}
+
+/// Sums the lanes of each target.
+pub fn per_target(lanes: &[WorkerResult]) -> Vec<TargetResult> {
+    let n = lanes.iter().map(|l| l.target + 1).max().unwrap_or(0);
+    let mut targets: Vec<TargetResult> =
+        (0..n).map(|index| TargetResult { index, stats: Stats::default(), lanes: Vec::new(), elapsed_ns: 0 }).collect();
+    for l in lanes {
+        let t = &mut targets[l.target];
+        t.stats += &l.stats;
+        t.lanes.push(l.index);
+        t.elapsed_ns = t.elapsed_ns.max(l.summary.as_ref().map_or(0, |s| s.measured_ns));
+    }
+    targets
 }
 
 fn merge_verifiers(vs: Vec<Verifier>) -> Option<VerifyResult> {
@@ -537,10 +591,14 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
         .unwrap_or_else(|| "unknown panic".into())
 }
 
-/// A worker thread that ended without its final report: it panicked.
-fn panicked(handles: &mut [Option<JoinHandle<()>>], finished: &[bool]) -> Option<(usize, WorkerError)> {
+/// A worker thread that ended without the final reports of all its lanes: it panicked.
+fn panicked(
+    handles: &mut [Option<JoinHandle<()>>],
+    lanes_of: &[Vec<usize>],
+    finished: &[bool],
+) -> Option<(usize, WorkerError)> {
     for (worker, slot) in handles.iter_mut().enumerate() {
-        if finished[worker] || !slot.as_ref().is_some_and(|h| h.is_finished()) {
+        if lanes_of[worker].iter().all(|&l| finished[l]) || !slot.as_ref().is_some_and(|h| h.is_finished()) {
             continue;
         }
         let h = slot.take().expect("checked above");
@@ -589,7 +647,10 @@ mod tests {
             workers: (0..workers)
                 .map(|index| WorkerPlan {
                     index,
-                    workers,
+                    thread: index,
+                    target: 0,
+                    slice: index,
+                    slices: workers,
                     core: None,
                     queue_depth: qd,
                     spec: spec.clone(),

@@ -14,14 +14,15 @@ use crate::engine::null::NullBuilder;
 use crate::engine::psync::PsyncBuilder;
 use crate::engine::uring::UringBuilder;
 use crate::engine::uring_cmd::UringCmdBuilder;
+use crate::engine::{EngineBuilder, EngineError};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 /// What the engines need besides their own options: the target and how buffers are filled.
 #[derive(Clone, Copy)]
 pub struct EngineTarget<'a> {
-    /// The file or device of the kernel engines; `None` for null and SPDK.
-    pub path: Option<&'a std::path::Path>,
+    /// The files or devices of the kernel engines, one per target; empty for null and SPDK.
+    pub paths: &'a [PathBuf],
     /// Whether the workload writes (kernel engines open read-only otherwise).
     pub writes: bool,
     /// Seeds the write buffers' contents.
@@ -45,39 +46,72 @@ pub fn run_engine(
     observe: impl FnMut(&IntervalPoint),
 ) -> Result<RunResult, CoordinatorError> {
     let clock = quanta::Clock::new();
-    let path = || -> PathBuf { on.path.expect("every engine but null and spdk has a target path").to_path_buf() };
+    let target_of: Vec<usize> = plan.workers.iter().map(|w| w.target).collect();
+    let paths = || {
+        assert!(!on.paths.is_empty(), "every engine but null and spdk has a target path");
+        on.paths.iter().cloned()
+    };
     let (writes, buffer_seed) = (on.writes, on.buffer_seed);
+    fn each<B>(builders: Vec<B>, target_of: &[usize]) -> Arc<PerTarget<B>> {
+        Arc::new(PerTarget { builders, target_of: target_of.to_vec() })
+    }
     match spec {
-        EngineSpec::Null(o) => coordinator::run(Arc::new(NullBuilder { options: *o }), plan, clock, observe),
+        EngineSpec::Null(o) => {
+            coordinator::run(each(vec![NullBuilder { options: *o }], &target_of), plan, clock, observe)
+        }
         EngineSpec::Uring(o) => {
-            let builder = UringBuilder { path: path(), writes, options: *o, buffer_seed };
-            coordinator::run(Arc::new(builder), plan, clock, observe)
+            let b = paths().map(|path| UringBuilder { path, writes, options: *o, buffer_seed }).collect();
+            coordinator::run(each(b, &target_of), plan, clock, observe)
         }
         EngineSpec::UringCmd(o) => {
-            let builder = UringCmdBuilder { path: path(), writes, options: *o, buffer_seed };
-            coordinator::run(Arc::new(builder), plan, clock, observe)
+            let b = paths().map(|path| UringCmdBuilder { path, writes, options: *o, buffer_seed }).collect();
+            coordinator::run(each(b, &target_of), plan, clock, observe)
         }
         EngineSpec::Aio => {
-            coordinator::run(Arc::new(AioBuilder { path: path(), writes, buffer_seed }), plan, clock, observe)
+            let b = paths().map(|path| AioBuilder { path, writes, buffer_seed }).collect();
+            coordinator::run(each(b, &target_of), plan, clock, observe)
         }
         EngineSpec::Psync => {
-            coordinator::run(Arc::new(PsyncBuilder { path: path(), writes, buffer_seed }), plan, clock, observe)
+            let b = paths().map(|path| PsyncBuilder { path, writes, buffer_seed }).collect();
+            coordinator::run(each(b, &target_of), plan, clock, observe)
         }
         #[cfg(feature = "spdk")]
         EngineSpec::Spdk => {
             let s = on.spdk.expect("resolution attached the spdk session");
-            let builder = crate::engine::spdk::SpdkBuilder {
-                namespaces: s.session.namespaces.clone(),
-                options: s.options,
-                buffer_seed,
-            };
-            coordinator::run(Arc::new(builder), plan, clock, observe)
+            // One target per selected namespace, in --trid order.
+            let b = s
+                .session
+                .namespaces
+                .iter()
+                .map(|ns| crate::engine::spdk::SpdkBuilder {
+                    namespaces: vec![ns.clone()],
+                    options: s.options,
+                    buffer_seed,
+                })
+                .collect();
+            coordinator::run(each(b, &target_of), plan, clock, observe)
         }
         #[cfg(not(feature = "spdk"))]
         EngineSpec::Spdk => match on.spdk {
             Some(never) => match *never {},
             None => unreachable!("EngineSpec::parse refuses spdk without the feature"),
         },
+    }
+}
+
+/// Builds each lane's engine with its target's builder (the null engine has one builder for all).
+struct PerTarget<B> {
+    builders: Vec<B>,
+    /// Per lane, its target.
+    target_of: Vec<usize>,
+}
+
+impl<B: EngineBuilder> EngineBuilder for PerTarget<B> {
+    type Engine = B::Engine;
+
+    fn build(&self, lane: usize, queue_depth: u32, max_io_bytes: u32) -> Result<B::Engine, EngineError> {
+        let t = self.target_of.get(lane).copied().unwrap_or(0).min(self.builders.len() - 1);
+        self.builders[t].build(lane, queue_depth, max_io_bytes)
     }
 }
 
@@ -88,6 +122,15 @@ pub struct SpdkRun {
     pub options: crate::engine::spdk::SpdkOptions,
     /// `--spdk-reset-after`.
     pub reset_after: Option<std::time::Duration>,
+}
+
+/// How many targets an SPDK run has (its selected namespaces); 1 without one.
+pub fn spdk_targets(spdk: Option<&SpdkRun>) -> usize {
+    match spdk {
+        #[cfg(feature = "spdk")]
+        Some(s) => s.session.namespaces.len().max(1),
+        _ => 1,
+    }
 }
 
 /// Without the `spdk` feature there is never an SPDK run.

@@ -88,7 +88,7 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
     // scratch file).
     let _scratch =
         cfg.scratch.then(|| RemoveOnDrop(cfg.target.as_ref().expect("scratch runs have a target").path.clone()));
-    if let Some(t) = cfg.target.as_ref().filter(|t| t.kind == TargetKind::NewFile) {
+    for t in cfg.targets.iter().filter(|t| t.kind == TargetKind::NewFile) {
         target::prepare_file(t).map_err(|e| SetupError::Config(e.into()))?;
     }
 
@@ -241,15 +241,38 @@ fn execute_with(
     live: &LiveLine,
 ) -> Result<RunResult, SetupError> {
     let spec = Arc::new(cfg.workload.clone());
-    let n = cfg.cores.len();
-    let workers = cfg
-        .cores
+    let workers = plan_lanes(cfg, &spec);
+    let plan = RunPlan { workers, interval: cfg.interval, signal, start_at: cfg.start_at };
+    let paths: Vec<std::path::PathBuf> =
+        if spdk.is_some() { Vec::new() } else { cfg.targets.iter().map(|t| t.path.clone()).collect() };
+    let on = EngineTarget { paths: &paths, writes: cfg.workload.writes(), buffer_seed: cfg.workload.seed, spdk };
+    let probes = if cfg.telemetry_interval.is_some() { telemetry_probes(cfg, spdk) } else { Vec::new() };
+    let sampler = match (cfg.telemetry_interval, probes.is_empty()) {
+        (Some(every), false) => Some(crate::telemetry::Sampler::start(probes, every).map_err(SetupError::Telemetry)?),
+        _ => None,
+    };
+    let mut result = launch::run_engine(&cfg.engine, on, plan, |p| live.update(p))?;
+    result.telemetry = sampler.map(|s| s.finish(result.error_count() > 0));
+    Ok(result)
+}
+
+/// The run's lanes (one worker on one target, see `worker::targets`): targets placed over the
+/// workers, each lane with its slice, its share of `--ios` and `--rate-iops`, and `--qd` slots.
+pub fn plan_lanes(cfg: &RunConfig, spec: &Arc<crate::workload::WorkloadSpec>) -> Vec<WorkerPlan> {
+    let lanes = crate::worker::targets::place(cfg.cores.len(), cfg.targets.len(), cfg.each_worker_all_targets);
+    let slices = crate::worker::targets::slices(&lanes);
+    let n = lanes.len();
+    lanes
         .iter()
+        .zip(slices)
         .enumerate()
-        .map(|(index, &core)| WorkerPlan {
+        .map(|(index, (lane, (slice, slices)))| WorkerPlan {
             index,
-            workers: n,
-            core: Some(core),
+            thread: lane.worker,
+            target: lane.target,
+            slice,
+            slices,
+            core: Some(cfg.cores[lane.worker]),
             queue_depth: cfg.queue_depth,
             spec: spec.clone(),
             ramp: cfg.ramp,
@@ -266,33 +289,17 @@ fn execute_with(
                 pass: true,
             }),
         })
-        .collect();
-    let plan = RunPlan { workers, interval: cfg.interval, signal, start_at: cfg.start_at };
-    let on = EngineTarget {
-        path: cfg.target.as_ref().map(|t| t.path.as_path()),
-        writes: cfg.workload.writes(),
-        buffer_seed: cfg.workload.seed,
-        spdk,
-    };
-    let probes = if cfg.telemetry_interval.is_some() { telemetry_probes(cfg, spdk) } else { Vec::new() };
-    let sampler = match (cfg.telemetry_interval, probes.is_empty()) {
-        (Some(every), false) => Some(crate::telemetry::Sampler::start(probes, every).map_err(SetupError::Telemetry)?),
-        _ => None,
-    };
-    let mut result = launch::run_engine(&cfg.engine, on, plan, |p| live.update(p))?;
-    result.telemetry = sampler.map(|s| s.finish(result.error_count() > 0));
-    Ok(result)
+        .collect()
 }
 
-/// What telemetry reads: every controller SPDK attached, or the kernel engines' target; the null
-/// engine touches no drive.
+/// What telemetry reads: every controller SPDK attached, or each of the kernel engines' targets;
+/// the null engine touches no drive.
 fn telemetry_probes(cfg: &RunConfig, spdk: Option<&SpdkRun>) -> Vec<crate::telemetry::Probe> {
-    match (spdk, &cfg.target) {
+    match spdk {
         #[cfg(feature = "spdk")]
-        (Some(s), _) => crate::telemetry::spdk_probes(&s.session.controllers),
+        Some(s) => crate::telemetry::spdk_probes(&s.session.controllers),
         _ if matches!(cfg.engine, crate::config::EngineSpec::Null(_)) => Vec::new(),
-        (_, Some(t)) => vec![crate::telemetry::kernel_probe(t)],
-        (_, None) => Vec::new(),
+        _ => cfg.targets.iter().map(crate::telemetry::kernel_probe).collect(),
     }
 }
 
@@ -324,7 +331,7 @@ pub fn clock_source() -> &'static str {
 pub fn spdk_attach(
     a: &crate::cli::SpdkArgs,
     cores: &[usize],
-) -> Result<(crate::engine::spdk::SpdkSession, crate::target::Target), ConfigError> {
+) -> Result<(crate::engine::spdk::SpdkSession, Vec<crate::target::Target>), ConfigError> {
     use crate::engine::spdk::{SpdkSession, ctrlr::TridSpec, env::EnvOptions};
     let trids =
         a.trids.iter().map(|t| TridSpec::parse(t)).collect::<Result<Vec<_>, _>>().map_err(ConfigError::Engine)?;
@@ -343,16 +350,34 @@ pub fn spdk_attach(
         single_file_segments: a.single_file_segments
             || EnvOptions::needs_single_file_segments(trids.iter().map(|t| t.trid.as_str())),
     };
+    for (i, t) in trids.iter().enumerate() {
+        if let Some(first) = trids[..i].iter().find(|o| o.trid.eq_ignore_ascii_case(&t.trid) && o.nsid == t.nsid) {
+            return Err(ConfigError::SameTargetTwice { first: first.trid.clone(), again: t.trid.clone() });
+        }
+    }
     let s = SpdkSession::attach(&env, &trids).map_err(|e| ConfigError::Engine(e.to_string()))?;
-    let t = crate::target::Target {
-        path: s.describe().into(),
-        kind: TargetKind::SpdkNamespace,
-        size_bytes: s.usable_bytes(),
-        logical_block_bytes: u64::from(s.sector_bytes()),
-        device: None,
-        nvme_sibling: None,
-        model: None,
-        serial: None,
-    };
-    Ok((s, t))
+    // The same namespace reached twice (a --trid with ns:N and one without) is one target.
+    let names: Vec<String> = s.namespaces.iter().map(|ns| format!("{} ns:{}", ns.ctrlr.info.trid, ns.nsid)).collect();
+    for (i, n) in names.iter().enumerate() {
+        if names[..i].contains(n) {
+            return Err(ConfigError::SameTargetTwice { first: n.clone(), again: n.clone() });
+        }
+    }
+    // One target per selected namespace; the working set fits the smallest (config checks it).
+    let targets = s
+        .namespaces
+        .iter()
+        .zip(names)
+        .map(|(ns, name)| crate::target::Target {
+            path: name.into(),
+            kind: TargetKind::SpdkNamespace,
+            size_bytes: ns.sectors * u64::from(ns.sector_bytes),
+            logical_block_bytes: u64::from(ns.sector_bytes),
+            device: None,
+            nvme_sibling: None,
+            model: None,
+            serial: None,
+        })
+        .collect();
+    Ok((s, targets))
 }

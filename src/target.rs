@@ -311,6 +311,42 @@ impl Target {
         }
     }
 
+    /// Whether `other` reaches the same data: the same device (by device number, also across an
+    /// NVMe namespace's block and generic devices), the same file (by inode), or for files still to
+    /// be created the same canonical path. SPDK namespaces compare by transport ID and nsid.
+    pub fn same_as(&self, other: &Target) -> bool {
+        if self.path == other.path {
+            return true;
+        }
+        let identity = |t: &Target| -> Option<(bool, u64, u64)> {
+            let m = fs::metadata(&t.path).ok()?;
+            let ft = m.file_type();
+            if ft.is_block_device() || ft.is_char_device() {
+                Some((true, m.rdev(), 0))
+            } else {
+                Some((false, m.dev(), m.ino()))
+            }
+        };
+        match (self.kind, other.kind) {
+            (TargetKind::NewFile, _) | (_, TargetKind::NewFile) => {
+                let canon = |p: &Path| -> Option<PathBuf> {
+                    let parent = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+                    Some(fs::canonicalize(parent).ok()?.join(p.file_name()?))
+                };
+                canon(&self.path).is_some_and(|a| Some(a) == canon(&other.path))
+            }
+            _ => {
+                let sibling = |a: &Target, b: &Target| {
+                    a.nvme_sibling.as_ref().is_some_and(|s| {
+                        let t = Target { path: s.clone(), kind: TargetKind::BlockDevice, ..a.clone() };
+                        identity(&t).is_some() && identity(&t) == identity(b)
+                    })
+                };
+                (identity(self).is_some() && identity(self) == identity(other)) || sibling(self, other)
+            }
+        }
+    }
+
     pub fn describe(&self) -> String {
         let kind = match self.kind {
             TargetKind::File => "file",
@@ -534,6 +570,22 @@ mod tests {
         assert!(e.to_string().contains("is a directory"), "{e}");
         let e = Target::inspect(Path::new("/dev/null"), None).unwrap_err();
         assert!(e.to_string().contains("character device"), "{e}");
+    }
+
+    #[test]
+    fn the_same_file_by_another_path_is_the_same_target() {
+        let dir = tempfile::tempdir_in(".").unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        fs::write(&a, [0u8; 4096]).unwrap();
+        fs::write(&b, [0u8; 4096]).unwrap();
+        let t = |p: &Path| Target::inspect(p, Some(4096)).unwrap();
+        assert!(t(&a).same_as(&t(&dir.path().join(".").join("a"))));
+        fs::hard_link(&a, dir.path().join("h")).unwrap();
+        assert!(t(&a).same_as(&t(&dir.path().join("h"))), "a hard link is the same inode");
+        assert!(!t(&a).same_as(&t(&b)));
+        let new = dir.path().join("n");
+        assert!(t(&new).same_as(&t(&dir.path().join(".").join("n"))));
+        assert!(!t(&new).same_as(&t(&dir.path().join("m"))));
     }
 
     #[test]

@@ -74,7 +74,7 @@ pub fn run_job_file(path: &Path, cli: &RunArgs, given: &[String]) -> anyhow::Res
             .take(1)
             .collect();
         for (_, c) in &group {
-            if let Some(t) = c.target.as_ref().filter(|t| t.kind == TargetKind::NewFile && !t.path.exists()) {
+            for t in c.targets.iter().filter(|t| t.kind == TargetKind::NewFile && !t.path.exists()) {
                 target::prepare_file(t).map_err(|e| SetupError::Config(e.into()))?;
             }
         }
@@ -145,7 +145,7 @@ type Resolved = (Vec<Vec<(Job, RunConfig)>>, Option<SpdkRun>);
 /// namespaces it attached.
 fn resolve_all(plan: &Plan) -> Result<Resolved, FioError> {
     let mut spdk: Option<SpdkRun> = None;
-    let mut attached: Option<crate::target::Target> = None;
+    let mut attached: Option<Vec<crate::target::Target>> = None;
     let mut groups = Vec::new();
     for group in &plan.groups {
         let mut resolved = Vec::new();
@@ -161,7 +161,7 @@ fn resolve_all(plan: &Plan) -> Result<Resolved, FioError> {
                 _ => {
                     let (cfg, s) = crate::run::resolve(&job.args, engine).map_err(|e| err(e.to_string()))?;
                     if s.is_some() {
-                        attached = cfg.target.clone();
+                        attached = Some(cfg.targets.clone());
                         spdk = s;
                     }
                     cfg
@@ -194,7 +194,8 @@ fn check_together(group: &[(Job, RunConfig)]) -> Result<(), FioError> {
         if a.engine != b.engine {
             return Err(differ("ioengine"));
         }
-        if a.target.as_ref().map(|t| &t.path) != b.target.as_ref().map(|t| &t.path) {
+        let paths = |c: &RunConfig| c.targets.iter().map(|t| t.path.clone()).collect::<Vec<_>>();
+        if paths(a) != paths(b) {
             return Err(differ("filename (jobs that run together share one target here)"));
         }
         if (a.ramp, a.runtime) != (b.ramp, b.runtime) {
@@ -251,7 +252,11 @@ fn run_together(
     };
     let bench = Bench {
         engine: first.engine.clone(),
-        target_path: first.target.as_ref().map(|t| t.path.clone()),
+        target_paths: if first.engine == crate::config::EngineSpec::Spdk {
+            Vec::new()
+        } else {
+            first.targets.iter().map(|t| t.path.clone()).collect()
+        },
         cores,
         signal,
         interval: first.interval,
@@ -389,16 +394,8 @@ fn write_results(path: &Path, cli: &RunArgs, plan: &Plan, runs: &[GroupRun], dis
 fn clone_shape(r: &RunResult) -> RunResult {
     RunResult {
         engine: r.engine.clone(),
-        workers: r
-            .workers
-            .iter()
-            .map(|w| crate::coordinator::WorkerResult {
-                index: w.index,
-                core: w.core,
-                stats: w.stats.clone(),
-                summary: w.summary.clone(),
-            })
-            .collect(),
+        workers: r.workers.clone(),
+        targets: r.targets.clone(),
         total: r.total.clone(),
         elapsed_ns: r.elapsed_ns,
         intervals: r.intervals.clone(),

@@ -235,11 +235,13 @@ fn bsrange_to_bssplit(text: &str) -> Result<String, String> {
     }
 }
 
-/// The flags of fio's `filename=`: a path, or an SPDK transport ID in the SPDK fio plugin's spelling
-/// (`trtype=PCIe traddr=0000.01.00.0 ns=1`).
+/// The flags of fio's `filename=`: a path, a `:`-separated list of them (`\\:` for a colon in a
+/// name), or an SPDK transport ID in the SPDK fio plugin's spelling
+/// (`trtype=PCIe traddr=0000.01.00.0 ns=1`). A job file runs a list as fio does, every job on every
+/// file (`plan` adds `--each-worker-all-targets`).
 ///
 /// # Errors
-/// A `:`-separated list of files: each job runs on one target here.
+/// None yet; the list itself is split and checked by `config::split_filenames`.
 pub fn filename_flags(v: &str) -> Result<Vec<(String, String)>, String> {
     if v.starts_with("trtype=") {
         let pairs: Vec<String> = v
@@ -258,13 +260,7 @@ pub fn filename_flags(v: &str) -> Result<Vec<(String, String)>, String> {
             .collect();
         return Ok(vec![("--trid".into(), pairs.join(" "))]);
     }
-    let unescaped_colon = v.char_indices().any(|(i, c)| c == ':' && (i == 0 || v.as_bytes()[i - 1] != b'\\'));
-    if unescaped_colon {
-        return Err(format!(
-            "filename={v} lists several files, and each job here runs on one target; give each file its own section"
-        ));
-    }
-    Ok(vec![("--filename".into(), v.replace("\\:", ":"))])
+    Ok(vec![("--filename".into(), v.to_string())])
 }
 
 /// `0000.01.00.0` as `0000:01:00.0`.
@@ -329,7 +325,8 @@ mod tests {
             filename_flags("trtype=TCP adrfam=IPv4 traddr=127.0.0.1 trsvcid=4420 subnqn=nqn.2016-06.io.spdk\\:cnode1")
                 .unwrap();
         assert_eq!(f[0].1, "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:4420 subnqn:nqn.2016-06.io.spdk:cnode1");
-        assert_eq!(filename_flags("/dev/a\\:b").unwrap()[0].1, "/dev/a:b");
+        assert_eq!(filename_flags("/dev/a\\:b").unwrap(), [("--filename".to_string(), "/dev/a\\:b".to_string())]);
+        assert_eq!(filename_flags("/dev/a:/dev/b").unwrap(), [("--filename".to_string(), "/dev/a:/dev/b".to_string())]);
     }
 
     #[test]

@@ -151,6 +151,11 @@ fn translate(
             for (flag, val) in options::filename_flags(v).map_err(opt_err)? {
                 set(&mut flags, flag, val);
             }
+            // fio opens every file of the list in each of the job's `numjobs` jobs.
+            let list = crate::config::split_filenames(&[v.into()]).map_err(|e| opt_err(e.to_string()))?;
+            if list.len() > 1 && !v.starts_with("trtype=") {
+                set(&mut flags, "--each-worker-all-targets".into(), "true".into());
+            }
             continue;
         }
         match options::map(key, e.value.as_deref()).map_err(&opt_err)? {
@@ -398,9 +403,9 @@ mod tests {
     fn without_time_based_size_ends_the_job() {
         let p = plan_of("[a]\nioengine=null\nrw=read\nsize=1m\nbs=64k\n", &[]).unwrap();
         assert_eq!(p.groups[0][0].args.ios, Some(16));
-        assert_eq!(p.groups[0][0].args.filename, None, "the null engine needs no file");
+        assert!(p.groups[0][0].args.filename.is_empty(), "the null engine needs no file");
         let p = plan_of("[a]\nioengine=libaio\nsize=1m\n", &[]).unwrap();
-        assert_eq!(p.groups[0][0].args.filename.as_deref(), Some(std::path::Path::new("a.0.0")), "fio's file name");
+        assert_eq!(p.groups[0][0].args.filename, [std::path::PathBuf::from("a.0.0")], "fio's file name");
         let e = plan_of("[a]\nioengine=null\nrw=read\n", &[]).unwrap_err().to_string();
         assert!(e.contains("section [a]: has no end nvmebench can follow"), "{e}");
     }
@@ -413,8 +418,11 @@ mod tests {
         assert!(e.contains("job.fio:2: option 'iodepth':") && e.contains("from 1 to 65536"), "{e}");
         let e = plan_of("[a]\ndirect=0\n", &[]).unwrap_err().to_string();
         assert!(e.contains("job.fio:2: option 'direct': direct=0 asks for buffered I/O"), "{e}");
-        let e = plan_of("[a]\nfilename=/a:/b\n", &[]).unwrap_err().to_string();
-        assert!(e.contains("lists several files"), "{e}");
+        let p = plan_of("[a]\nfilename=/a:/b\\:c\nnumjobs=2\ntime_based\nruntime=1\n", &[]).unwrap();
+        assert_eq!(p.groups[0][0].args.filename, [std::path::PathBuf::from("/a:/b\\:c")]);
+        assert!(p.groups[0][0].args.each_worker_all_targets, "each of fio's jobs opens every file of its list");
+        let e = plan_of("[a]\nfilename=/a::/b\n", &[]).unwrap_err().to_string();
+        assert!(e.contains("has an empty name in its list"), "{e}");
         let e = plan_of("[a]\nioengine=null\ntime_based\n", &["--qd=4"]).unwrap_err().to_string();
         assert!(e.starts_with("--qd with a job file"), "{e}");
     }

@@ -24,7 +24,11 @@ use std::collections::BTreeMap;
 /// 3: `config.workload` records pacing (`pacing`: fio's rate per worker and direction, rate process,
 /// think time) and written-buffer contents (`buffers`); writes are no longer one fixed buffer per
 /// slot but stamped per write.
-pub const SCHEMA_VERSION: u32 = 3;
+///
+/// 4: runs on several targets: `results.targets[]` (one block per target, whole histograms),
+/// `config.targets`, and in `results.workers[]` one entry per worker and target (`target` says
+/// which; `worker` is then the worker, not the entry's position).
+pub const SCHEMA_VERSION: u32 = 4;
 pub const HIST_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
 /// Default number of rounds in a steady-state measurement window (SNIA PTS).
 pub const DEFAULT_STEADY_WINDOW: usize = 5;
@@ -121,8 +125,14 @@ pub struct EngineDoc {
 pub struct ConfigDoc {
     /// The engine's name (its options are in `engine.options`).
     pub engine: String,
-    /// `null` only for the null engine without a target.
+    /// `null` only for the null engine without a target; with several targets, the first.
     pub target: Option<TargetDoc>,
+    /// Every target, with several (schema 3).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<TargetDoc>,
+    /// Every worker drives every target, rather than targets dealt round-robin over workers.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub each_worker_all_targets: bool,
     /// The target is a scratch file of nvmebench's own, removed after the run.
     #[serde(default)]
     pub scratch: bool,
@@ -428,6 +438,27 @@ pub struct Results {
     pub total: DirPair,
     #[serde(default)]
     pub workers: Vec<WorkerDoc>,
+    /// Per target, with several targets (absent with one: the total is its block).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<TargetResultDoc>,
+}
+
+/// One target's results in a run on several: the sum of its workers' queues on it.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct TargetResultDoc {
+    /// Its position in `config.targets`.
+    pub target: usize,
+    /// The file or device path, or for SPDK the transport ID and `ns:N`.
+    pub path: String,
+    pub kind: TargetKind,
+    /// The workers that drove it (each with a queue of `config.queue_depth`).
+    pub workers: Vec<usize>,
+    /// The longest of its workers' measured times; `iops` and `bw_bytes` divide by it.
+    pub elapsed_ns: u64,
+    pub read: DirDoc,
+    pub write: DirDoc,
+    #[serde(default)]
+    pub errors: ErrorsDoc,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -646,6 +677,9 @@ pub enum IoErrorDoc {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct WorkerDoc {
     pub worker: usize,
+    /// With several targets, the target of this entry (one entry per worker and target).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<usize>,
     pub core: Option<usize>,
     #[serde(default)]
     pub elapsed_ns: u64,

@@ -301,13 +301,51 @@ fn run_section(h: &mut String, r: &RunDoc, hide_serial: bool) {
     for (k, v) in facts.0 {
         let _ = writeln!(h, "<tr><td>{}</td><td>{}</td></tr>", escape(k), escape(&v));
     }
-    h.push_str("</table>\n<details><summary>full config</summary>\n<table class=\"kv\">\n");
+    h.push_str("</table>\n");
+    target_table(h, r);
+    h.push_str("<details><summary>full config</summary>\n<table class=\"kv\">\n");
     let mut flat = Vec::new();
     flatten("", &doc["config"], &mut flat);
     for (k, v) in flat.iter().filter(|(k, _)| !(hide_serial && k.ends_with("serial"))) {
         let _ = writeln!(h, "<tr><td>{}</td><td>{}</td></tr>", escape(k), escape(v));
     }
     h.push_str("</table>\n</details>\n");
+}
+
+/// A run on several targets: a line per target and direction (`results.targets`), then the total.
+fn target_table(h: &mut String, r: &RunDoc) {
+    let targets = &r.doc.results.targets;
+    if targets.is_empty() {
+        return;
+    }
+    h.push_str(
+        "<table class=\"targets\"><tr><th class=\"l\">target</th><th class=\"l\">workers</th><th class=\"l\">dir</th><th>IOPS</th><th>MB/s</th><th>mean</th><th>p99</th><th>max</th><th>I/Os</th></tr>\n",
+    );
+    let total = ("total".to_string(), String::new(), &r.doc.results.total.read, &r.doc.results.total.write);
+    let rows = targets.iter().map(|t| {
+        let workers: Vec<String> = t.workers.iter().map(usize::to_string).collect();
+        (t.path.clone(), workers.join(","), &t.read, &t.write)
+    });
+    for (name, workers, read, write) in rows.chain(std::iter::once(total)) {
+        for (dir, d) in [("read", read), ("write", write)] {
+            if d.ios == 0 && !(dir == "read" && write.ios == 0) {
+                continue;
+            }
+            let p99 = d.lat_ns.percentiles.get("99.0").map_or(String::new(), |&v| format_latency(v as f64));
+            let _ = writeln!(
+                h,
+                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{dir}</td><td>{}</td><td>{}</td><td>{}</td><td>{p99}</td><td>{}</td><td>{}</td></tr>",
+                escape(&name),
+                escape(&workers),
+                format_count(d.iops),
+                thousands(d.bw_bytes / 1e6, 1),
+                format_latency(d.lat_ns.mean),
+                format_latency(d.lat_ns.max as f64),
+                thousands(d.ios as f64, 0)
+            );
+        }
+    }
+    h.push_str("</table>\n");
 }
 
 /// Engine, pattern, sizes, depth, workers and timing.

@@ -31,6 +31,7 @@ pub fn render(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> Value {
 
 /// The typed document of one run, as [`render`] writes it.
 pub fn document(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> RunDocument {
+    let several = r.targets.len() > 1;
     let workers = r
         .workers
         .iter()
@@ -38,7 +39,8 @@ pub fn document(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> RunDocume
             let elapsed = w.summary.as_ref().map_or(0, |s| s.measured_ns);
             let pair = dir_pair(&w.stats.dir[0], &w.stats.dir[1], &w.stats.errors, elapsed, &cfg.percentiles);
             WorkerDoc {
-                worker: w.index,
+                worker: if several { w.thread } else { w.index },
+                target: several.then_some(w.target),
                 core: w.core,
                 elapsed_ns: elapsed,
                 summary: w.summary.as_ref().map(recast),
@@ -85,6 +87,7 @@ pub fn document(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> RunDocume
             placement: r.placement.as_ref().map(recast),
             total: dir_pair(&r.total.dir[0], &r.total.dir[1], &r.total.errors, r.elapsed_ns, &cfg.percentiles),
             workers,
+            targets: if several { targets(cfg, r) } else { Vec::new() },
         },
         intervals: r
             .intervals
@@ -105,6 +108,29 @@ pub fn document(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> RunDocume
         merged: None,
         telemetry: r.telemetry.as_ref().map(|t| super::telemetry::document(t, r.started_at, cfg.ramp)),
     }
+}
+
+/// One block per target: its lanes summed, rates over its own measured time.
+fn targets(cfg: &RunConfig, r: &RunResult) -> Vec<doc::TargetResultDoc> {
+    r.targets
+        .iter()
+        .map(|t| {
+            let pair = dir_pair(&t.stats.dir[0], &t.stats.dir[1], &t.stats.errors, t.elapsed_ns, &cfg.percentiles);
+            let target = cfg.targets.get(t.index);
+            let mut workers: Vec<usize> = t.lanes.iter().map(|&l| r.workers[l].thread).collect();
+            workers.dedup();
+            doc::TargetResultDoc {
+                target: t.index,
+                path: target.map_or_else(|| format!("target {}", t.index), |t| t.path.display().to_string()),
+                kind: target.map_or(doc::TargetKind::File, |t| recast(&t.kind)),
+                workers,
+                elapsed_ns: t.elapsed_ns,
+                read: pair.read,
+                write: pair.write,
+                errors: pair.errors,
+            }
+        })
+        .collect()
 }
 
 /// The workers' own CPU time over their measured windows.
@@ -250,6 +276,8 @@ pub(crate) fn sample_document(read: &DirStats, write: &DirStats, elapsed_ns: u64
     let config = ConfigDoc {
         engine: "null".into(),
         target: None,
+        targets: vec![],
+        each_worker_all_targets: false,
         scratch: false,
         workload: WorkloadDoc {
             rw: Rw::RandRw,
@@ -304,6 +332,7 @@ pub(crate) fn sample_document(read: &DirStats, write: &DirStats, elapsed_ns: u64
                 errors: ErrorsDoc::default(),
             },
             workers: vec![],
+            targets: vec![],
         },
         intervals: vec![],
         label: None,
@@ -367,6 +396,8 @@ mod tests {
             .enumerate()
             .map(|(i, &stop_reason)| WorkerResult {
                 index: i,
+                thread: i,
+                target: i % 2,
                 core: Some(i),
                 stats: stats.clone(),
                 summary: Some(WorkerSummary {
@@ -382,7 +413,7 @@ mod tests {
                     }),
                 }),
             })
-            .collect();
+            .collect::<Vec<_>>();
         let kinds = [
             MismatchKind::Foreign,
             MismatchKind::Misdirected { found_offset: 8192 },
@@ -403,6 +434,7 @@ mod tests {
         };
         let result = RunResult {
             engine: EngineInfo { name: "null".into(), options: vec![("lat".into(), "0ns".into())] },
+            targets: crate::coordinator::per_target(&workers),
             workers,
             total: stats,
             elapsed_ns: 1_000_000,

@@ -114,6 +114,8 @@ pub fn merge(runs: &[RunDoc]) -> Result<RunDocument, ResultsError> {
             placement: None,
             total,
             workers,
+            // Targets belong to one process's run; a merge sums them into the total.
+            targets: Vec::new(),
         },
         intervals: merge_intervals(runs),
         label: None,

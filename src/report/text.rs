@@ -55,6 +55,19 @@ fn header(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> String {
         None => "no target".into(),
     };
     let _ = writeln!(out, "nvmebench {}: {} on {target}", env!("CARGO_PKG_VERSION"), r.engine);
+    if cfg.targets.len() > 1 {
+        // The first is on the line above; the rest, and how workers were placed on them.
+        for (i, t) in cfg.targets.iter().enumerate().skip(1) {
+            let _ = writeln!(out, "target {i}: {}", t.describe());
+        }
+        let placement = if cfg.each_worker_all_targets {
+            "every worker drives every target"
+        } else {
+            "targets dealt round-robin over the workers"
+        };
+        let _ =
+            writeln!(out, "{} targets, {placement}, qd {} per worker per target", cfg.targets.len(), cfg.queue_depth);
+    }
     let bs = if w.read_percent == 100 {
         w.bs_read.to_fio()
     } else if w.read_percent == 0 {
@@ -153,10 +166,23 @@ fn table(cfg: &RunConfig, r: &RunResult, width: Width) -> Vec<Column> {
         })
         .collect();
     let mut rows: Vec<(String, Direction, &DirStats, u64)> = Vec::new();
+    let several = r.targets.len() > 1;
     if r.workers.len() > 1 {
         for wr in &r.workers {
             let elapsed = wr.summary.as_ref().map_or(0, |s| s.measured_ns);
-            rows.extend(dirs.iter().map(|&d| (format!("worker {}", wr.index), d, &wr.stats.dir[d as usize], elapsed)));
+            let name = if several {
+                format!("worker {} target {}", wr.thread, wr.target)
+            } else {
+                format!("worker {}", wr.index)
+            };
+            rows.extend(dirs.iter().map(|&d| (name.clone(), d, &wr.stats.dir[d as usize], elapsed)));
+        }
+    }
+    if several {
+        for t in &r.targets {
+            rows.extend(
+                dirs.iter().map(|&d| (format!("target {}", t.index), d, &t.stats.dir[d as usize], t.elapsed_ns)),
+            );
         }
     }
     rows.extend(dirs.iter().map(|&d| ("total".to_string(), d, &r.total.dir[d as usize], r.elapsed_ns)));
@@ -216,10 +242,13 @@ fn cpu_lines(out: &mut String, r: &RunResult) {
         let per_worker: Vec<String> = r
             .workers
             .iter()
-            .filter_map(|w| {
+            .enumerate()
+            // A worker on several targets carries its thread's time on its first lane.
+            .filter(|(i, w)| !r.workers[..*i].iter().any(|o| o.thread == w.thread))
+            .filter_map(|(_, w)| {
                 let s = w.summary.as_ref()?;
                 let busy = if s.measured_ns > 0 { 100.0 * s.thread_cpu_ns as f64 / s.measured_ns as f64 } else { 0.0 };
-                Some(format!("w{} {:.3} s ({busy:.0}% busy)", w.index, s.thread_cpu_ns as f64 / 1e9))
+                Some(format!("w{} {:.3} s ({busy:.0}% busy)", w.thread, s.thread_cpu_ns as f64 / 1e9))
             })
             .collect();
         let _ = writeln!(
@@ -265,6 +294,14 @@ fn placement_line(out: &mut String, r: &RunResult) {
 }
 
 /// I/Os lost in flight and each worker's first error.
+/// `2`, or with several targets `2 on /dev/nvme1n1`.
+fn lane_name(cfg: &RunConfig, w: &crate::coordinator::WorkerResult) -> String {
+    match cfg.targets.get(w.target).filter(|_| cfg.targets.len() > 1) {
+        Some(t) => format!("{} on {}", w.thread, t.path.display()),
+        None => w.index.to_string(),
+    }
+}
+
 fn worker_notes(out: &mut String, cfg: &RunConfig, r: &RunResult) {
     for wr in &r.workers {
         let Some(s) = &wr.summary else { continue };
@@ -272,14 +309,16 @@ fn worker_notes(out: &mut String, cfg: &RunConfig, r: &RunResult) {
             let _ = writeln!(
                 out,
                 "worker {}: {} I/Os still in flight after --drain-timeout {:?}; the device may be hung",
-                wr.index, s.lost_in_flight, cfg.drain_timeout
+                lane_name(cfg, wr),
+                s.lost_in_flight,
+                cfg.drain_timeout
             );
         }
         if let Some(f) = &s.first_error {
             let _ = writeln!(
                 out,
                 "worker {}: first error: {} on {} of {} bytes at offset {}",
-                wr.index,
+                lane_name(cfg, wr),
                 f.error,
                 f.dir.name(),
                 f.len,

@@ -43,7 +43,9 @@ pub struct Timing {
 /// The machine side of a suite: engine, target and the cores workers go on.
 pub struct Bench {
     pub engine: EngineSpec,
-    pub target_path: Option<std::path::PathBuf>,
+    /// The kernel engines' targets; with several (a fio job's `filename=a:b`), every worker drives
+    /// every one of them.
+    pub target_paths: Vec<std::path::PathBuf>,
     pub cores: Vec<usize>,
     pub signal: Arc<AtomicUsize>,
     pub interval: Duration,
@@ -129,14 +131,12 @@ pub fn measure(
     mut observe: impl FnMut(&IntervalPoint),
 ) -> Result<Measurement, SuiteError> {
     let mut slots: Vec<Slot> = Vec::new();
-    let mut stream_workers = Vec::new();
     let mut threads_of = Vec::new();
     let mut qds = Vec::new();
     for (i, s) in streams.iter().enumerate() {
         let n = s.threads.resolve(jobs);
         let q = s.qd.unwrap_or(qd);
         let w = &s.cfg.workload;
-        let mut mine = Vec::new();
         for j in 0..n {
             let spec = if w.rw.is_random() || n == 1 {
                 w.clone()
@@ -146,38 +146,47 @@ pub fn measure(
                 let bytes = if j + 1 == n { w.range_start + w.range_bytes - start } else { per };
                 WorkloadSpec { range_start: start, range_bytes: bytes, ..w.clone() }
             };
-            mine.push(slots.len());
             slots.push(Slot { stream: i, spec: Arc::new(spec), qd: q });
         }
-        stream_workers.push(mine);
         threads_of.push(n);
         qds.push(q);
     }
-    let n = slots.len();
-    let workers: Vec<WorkerPlan> = slots
-        .iter()
-        .enumerate()
-        .map(|(index, s)| WorkerPlan {
-            index,
-            // The slice is already the worker's own; see the module documentation.
-            workers: 1,
-            core: Some(bench.cores[index % bench.cores.len()]),
-            queue_depth: s.qd,
-            spec: s.spec.clone(),
-            ramp: timing.ramp,
-            runtime: timing.runtime,
-            io_limit: timing.ios.map(|t| t / n as u64 + u64::from((index as u64) < t % n as u64)),
-            rate_iops: rates.map(|r| r[index].max(1.0)),
-            interval: bench.interval,
-            on_error: streams[s.stream].cfg.on_error,
-            drain_timeout: streams[s.stream].cfg.drain_timeout,
-            // Suites measure; `run --verify` checks data.
-            verify: None,
-        })
-        .collect();
+    // One lane per worker and target: every worker on every target (fio's jobs open all their
+    // files); SPDK's namespaces are dealt over the workers, as `run` deals them.
+    let targets = bench.target_paths.len().max(1);
+    let n = slots.len() * targets;
+    let mut stream_lanes: Vec<Vec<usize>> = vec![Vec::new(); streams.len()];
+    let mut workers: Vec<WorkerPlan> = Vec::with_capacity(n);
+    for (thread, s) in slots.iter().enumerate() {
+        for t in 0..targets {
+            let index = workers.len();
+            stream_lanes[s.stream].push(index);
+            workers.push(WorkerPlan {
+                index,
+                thread,
+                target: if targets > 1 { t } else { thread % launch::spdk_targets(bench.spdk.as_ref()) },
+                // The slice is already the worker's own; see the module documentation.
+                slice: 0,
+                slices: 1,
+                core: Some(bench.cores[thread % bench.cores.len()]),
+                queue_depth: s.qd,
+                spec: s.spec.clone(),
+                ramp: timing.ramp,
+                runtime: timing.runtime,
+                io_limit: timing.ios.map(|t| t / n as u64 + u64::from((index as u64) < t % n as u64)),
+                rate_iops: rates.map(|r| (r[thread] / targets as f64).max(1.0)),
+                interval: bench.interval,
+                on_error: streams[s.stream].cfg.on_error,
+                drain_timeout: streams[s.stream].cfg.drain_timeout,
+                // Suites measure; `run --verify` checks data.
+                verify: None,
+            });
+        }
+    }
+    let stream_workers = stream_lanes;
     let plan = RunPlan { workers, interval: bench.interval, signal: bench.signal.clone(), start_at: None };
     let on = EngineTarget {
-        path: bench.target_path.as_deref(),
+        paths: &bench.target_paths,
         writes: streams.iter().any(|s| s.cfg.workload.writes()),
         buffer_seed: bench.seed,
         spdk: bench.spdk.as_ref(),

@@ -157,7 +157,7 @@ pub fn suite_command(args: &SuiteArgs) -> anyhow::Result<u8> {
     };
     let bench = Bench {
         engine,
-        target_path: args.filename.clone(),
+        target_paths: args.filename.iter().cloned().collect(),
         cores,
         signal,
         // Ten points per run for the report's plots over time, at most one a second.
@@ -208,7 +208,9 @@ fn attach_spdk(
     if !spdk {
         return Ok((None, None));
     }
-    let (session, t) = crate::run::spdk_attach(&args.spdk, cores).map_err(|e| SuiteError::Usage(e.to_string()))?;
+    let (session, ts) = crate::run::spdk_attach(&args.spdk, cores).map_err(|e| SuiteError::Usage(e.to_string()))?;
+    // A suite's streams share the namespaces (dealt over its workers): one target, sized to fit all.
+    let t = Target { path: session.describe().into(), size_bytes: session.usable_bytes(), ..ts[0].clone() };
     Ok((Some(t), Some(crate::launch::SpdkRun::new(session, &args.spdk))))
 }
 

@@ -441,7 +441,8 @@ fn resolve(
         SuiteError::Usage(format!("{at}: {first}"))
     })?;
     let Command::Run(run_args) = parsed.command else { unreachable!("the argument list starts with `run`") };
-    let mut attach = |_: &[usize]| attached.cloned().ok_or_else(|| ConfigError::Engine("nothing attached".into()));
+    let mut attach =
+        |_: &[usize]| attached.map(|t| vec![t.clone()]).ok_or_else(|| ConfigError::Engine("nothing attached".into()));
     let cfg = RunConfig::resolve_with(&run_args, &args.engine, Some(&mut attach))
         .map_err(|e| SuiteError::Usage(format!("{at}: {e}")))?;
     debug_assert_eq!(&cfg.engine, engine);

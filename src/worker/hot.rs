@@ -33,6 +33,18 @@ struct Limits {
     verify_pass: bool,
 }
 
+/// What one pass of the loop left to do. Kept to a byte: a pass returns it per I/O at QD1, and a
+/// payload here costs copies on that path.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Pass {
+    /// Still issuing or draining.
+    Busy,
+    /// Stopped and nothing in flight: `end` comes next.
+    Drained,
+    /// The drain timed out with I/Os in flight: `give_up` comes next (and the engine must be leaked).
+    GaveUp,
+}
+
 /// The loop's state, built before the start gate.
 pub(super) struct Loop<'c, E: Engine> {
     engine: E,
@@ -93,7 +105,7 @@ impl<'c, E: Engine> Loop<'c, E> {
         let qd = plan.queue_depth as usize;
         let idle = IoOp { dir: Direction::Read, offset: 0, len: 0 };
         // Verified workers own disjoint slices, so no unit is written by two workers at once.
-        let generator = Generator::with_slices(&plan.spec, plan.index, plan.workers, plan.verify.is_some());
+        let generator = Generator::with_slices(&plan.spec, plan.slice, plan.slices, plan.verify.is_some());
         let verifier = plan.verify.as_ref().map(|v| {
             let (start, end) = generator.range();
             let mut table = GenTable::new(start, end - start, v.unit);
@@ -176,55 +188,82 @@ impl<'c, E: Engine> Loop<'c, E> {
         links: &Links,
         epoch: u64,
     ) -> Result<WorkerSummary, EngineError> {
+        self.begin(epoch);
+        loop {
+            match self.pass(plan, shared, links)? {
+                Pass::Busy => {}
+                Pass::Drained => return self.end(plan, links),
+                Pass::GaveUp => return Ok(self.give_up(plan, links)),
+            }
+        }
+    }
+
+    /// Sets time zero and the first boundary.
+    pub(super) fn begin(&mut self, epoch: u64) {
         self.epoch = epoch;
         if self.limits.ramp_ns == 0 {
             self.begin_measuring(0);
         } else {
             self.next_cut = self.limits.interval_ns.min(self.limits.ramp_ns);
         }
-        loop {
-            let recent = self.recent.take();
-            if recent.is_none() && self.coast > 0 {
-                self.coast -= 1;
-            } else {
-                let now = match recent {
-                    Some(t) => t,
-                    None => self.now_ns(),
-                };
-                if self.stop.is_none() {
-                    self.watch_stop(now, shared);
-                }
-                match self.stop {
-                    None => {
-                        if now >= self.next_cut {
-                            self.cut_interval(now, links, plan.index);
-                        }
-                        self.refill(now)?;
+    }
+
+    /// One pass of the loop: decide, refill, reap, kick. A worker driving several targets runs the
+    /// passes of its per-target loops in turn (`super::targets`).
+    #[inline(always)]
+    pub(super) fn pass(&mut self, plan: &WorkerPlan, shared: &Shared, links: &Links) -> Result<Pass, EngineError> {
+        let recent = self.recent.take();
+        if recent.is_none() && self.coast > 0 {
+            self.coast -= 1;
+        } else {
+            let now = match recent {
+                Some(t) => t,
+                None => self.now_ns(),
+            };
+            if self.stop.is_none() {
+                self.watch_stop(now, shared);
+            }
+            match self.stop {
+                None => {
+                    if now >= self.next_cut {
+                        self.cut_interval(now, links, plan.index);
                     }
-                    Some(_) if self.in_flight == 0 => break,
-                    Some((_, at)) => {
-                        if now.saturating_sub(at) > self.limits.drain_ns {
-                            // The device did not answer in time; the caller leaks the engine (see `run`).
-                            return Ok(self.finish(links, plan.index, u64::from(self.in_flight)));
-                        }
+                    self.refill(now)?;
+                }
+                Some(_) if self.in_flight == 0 => return Ok(Pass::Drained),
+                Some((_, at)) => {
+                    if now.saturating_sub(at) > self.limits.drain_ns {
+                        // The device did not answer in time; the caller leaks the engine (see `run`).
+                        return Ok(Pass::GaveUp);
                     }
                 }
             }
-            let (reaped, error_seen) =
-                if self.engine.refills_inline() && self.inline_ok() { self.reap_refill(shared)? } else { self.reap()? };
-            if reaped > 0 {
-                self.recent = Some(self.last_completion);
-                self.coast = 0;
-            } else if self.coast == 0 && self.coastable() {
-                self.coast = COAST_PASSES;
-            }
-            self.requeue_retries()?;
-            self.check_reads();
-            if error_seen && self.limits.stop_on_error {
-                shared.request_stop();
-            }
-            self.kick(reaped)?;
         }
+        let (reaped, error_seen) =
+            if self.engine.refills_inline() && self.inline_ok() { self.reap_refill(shared)? } else { self.reap()? };
+        if reaped > 0 {
+            self.recent = Some(self.last_completion);
+            self.coast = 0;
+        } else if self.coast == 0 && self.coastable() {
+            self.coast = COAST_PASSES;
+        }
+        self.requeue_retries()?;
+        self.check_reads();
+        if error_seen && self.limits.stop_on_error {
+            shared.request_stop();
+        }
+        self.kick(reaped)?;
+        Ok(Pass::Busy)
+    }
+
+    /// After a drain that timed out: the final interval, counting what is still in flight as lost.
+    #[cold]
+    pub(super) fn give_up(&mut self, plan: &WorkerPlan, links: &Links) -> WorkerSummary {
+        self.finish(links, plan.index, u64::from(self.in_flight))
+    }
+
+    /// After the drain: the final interval and, with `--verify`, the re-read of everything written.
+    pub(super) fn end(&mut self, plan: &WorkerPlan, links: &Links) -> Result<WorkerSummary, EngineError> {
         let summary = self.finish(links, plan.index, 0);
         if self.limits.verify_pass {
             self.verify_pass()?;

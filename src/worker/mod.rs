@@ -10,6 +10,7 @@
 //! What the worker does not do: decide what to issue (the generator does) or print anything.
 
 mod hot;
+pub mod targets;
 
 use crate::engine::{EngineBuilder, EngineError, EngineInfo};
 use crate::io::{Direction, IoError};
@@ -26,17 +27,26 @@ use std::time::Duration;
 /// Everything one worker needs to know, decided before it starts.
 #[derive(Clone, Debug)]
 pub struct WorkerPlan {
+    /// This lane's number in the run (one lane: one worker on one target; see [`targets`]).
     pub index: usize,
-    pub workers: usize,
+    /// The worker (thread) that drives the lane; lanes of one worker share its core.
+    pub thread: usize,
+    /// The target the lane drives (an index into the run's targets).
+    pub target: usize,
+    /// The lane's slice of its target's working set, of `slices` (sequential patterns, and random
+    /// ones under `--verify`, give each lane on a target its own slice).
+    pub slice: usize,
+    pub slices: usize,
     /// The core to pin to; `None` leaves the thread unpinned (tests).
     pub core: Option<usize>,
+    /// Slots of this lane: `--qd` is per worker per target.
     pub queue_depth: u32,
     pub spec: Arc<WorkloadSpec>,
     pub ramp: Duration,
     pub runtime: Option<Duration>,
-    /// This worker's share of `--ios`.
+    /// This lane's share of `--ios`.
     pub io_limit: Option<u64>,
-    /// This worker's share of `--rate-iops`.
+    /// This lane's share of `--rate-iops`.
     pub rate_iops: Option<f64>,
     pub interval: Duration,
     pub on_error: OnError,

@@ -11,6 +11,10 @@ fn each_bad_input_exits_2_with_one_sentence() {
     let newfile = dir.path().join("never-created.bin");
     let nf = newfile.to_str().unwrap();
     let before = std::fs::read(&file).unwrap();
+    let twice = format!("{f}:{f}");
+    let dotted = format!("{}/./one-mib.bin", dir.path().display());
+    let new_then_bad = format!("{nf}:/");
+    let empty_in_list = format!("{f}::{nf}");
 
     let cases: &[(&[&str], &str)] = &[
         (&["--filename", f, "--bs", "1000"], "--bs 1000 is not a multiple of"),
@@ -101,6 +105,28 @@ fn each_bad_input_exits_2_with_one_sentence() {
         (&["--filename", f, "--spdk-reset-after", "0s"], "--spdk-reset-after"),
         (&["--filename", f, "--trid", "trtype:PCIe traddr:0000:01:00.0"], "--trid is an option of the spdk engine"),
         (&["--filename", f, "--engine", "uring:reap_max=0"], "reap_max=0"),
+        (&["--filename", &twice], "is the same target as"),
+        (&["--filename", f, "--filename", &dotted], "is the same target as"),
+        (&["--filename", nf, "--filename", nf, "--size", "1m"], "is the same target as"),
+        (&["--filename", &new_then_bad, "--size", "1m"], "is a directory"),
+        (&["--filename", &empty_in_list, "--size", "1m"], "has an empty name in its list"),
+        (&["--filename", f, "--each-worker-all-targets"], "places several targets, and this run has one"),
+        (
+            &[
+                "--filename",
+                f,
+                "--filename",
+                nf,
+                "--size",
+                "1m",
+                "--rw",
+                "randwrite",
+                "--verify",
+                "--verify-state",
+                "s.bin",
+            ],
+            "one state file holds one target",
+        ),
     ];
     for (args, expected) in cases {
         let mut full = vec!["run"];

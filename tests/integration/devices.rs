@@ -324,3 +324,59 @@ fn signatures_need_the_serial_number() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("holds an MBR partition table"), "{}", stderr(&o));
 }
+
+#[test]
+fn several_devices_each_get_io_and_one_refused_device_refuses_all() {
+    if !can_loop() {
+        return;
+    }
+    let dir = scratch_dir();
+    let sub = |n: &str| {
+        let d = dir.path().join(n);
+        std::fs::create_dir_all(&d).unwrap();
+        backing_file(&d, 16 << 20)
+    };
+    let Some(a) = Loop::new(&sub("a"), &[]) else { return };
+    let Some(mut b) = Loop::new(&sub("b"), &[]) else { return };
+    let o = nvmebench(&[
+        "run",
+        "--filename",
+        &a.dev,
+        "--filename",
+        &b.dev,
+        "--rw",
+        "randwrite",
+        "--ios",
+        "400",
+        "--allow-destroy",
+        "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let t = j["results"]["targets"].as_array().unwrap();
+    assert_eq!((t[0]["write"]["ios"].as_u64(), t[1]["write"]["ios"].as_u64()), (Some(200), Some(200)));
+    assert_eq!(t[1]["path"], b.dev.as_str());
+
+    // The same device by another name is one target.
+    let link = dir.path().join("alias");
+    std::os::unix::fs::symlink(&a.dev, &link).unwrap();
+    let o = nvmebench(&["run", "--filename", &a.dev, "--filename", link.to_str().unwrap(), "--ios", "10"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("is the same target as"), "{}", stderr(&o));
+
+    // One mounted device refuses the run: nothing is written to the other, no file is created.
+    let dev_b = b.dev.clone();
+    if !b.mount(&dev_b, &dir.path().join("mnt")) {
+        return;
+    }
+    let before = a.backing_bytes();
+    let newfile = dir.path().join("never.bin");
+    let list = format!("{}:{}:{}", newfile.display(), a.dev, dev_b);
+    let o =
+        nvmebench(&["run", "--filename", &list, "--size", "1m", "--rw", "randwrite", "--time", "1", "--allow-destroy"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("{dev_b} is mounted on")), "{}", stderr(&o));
+    assert_eq!(a.backing_bytes(), before, "the first device was not written");
+    assert!(!newfile.exists(), "no file was created");
+}

@@ -71,7 +71,7 @@ proptest! {
             // Resolution reads the machine (cores, the null device) but writes nothing without
             // --filename, which this never passes.
             if let nvmebench::cli::Command::Run(run) = cli.command {
-                if run.filename.is_none() && run.engine.as_deref().is_some_and(|e| e.starts_with("null")) {
+                if run.filename.is_empty() && run.engine.as_deref().is_some_and(|e| e.starts_with("null")) {
                     let _ = nvmebench::config::RunConfig::resolve(&run);
                 }
             }

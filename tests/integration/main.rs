@@ -17,6 +17,7 @@ mod schema;
 #[cfg(feature = "spdk")]
 mod spdk;
 mod suite;
+mod targets;
 mod telemetry;
 mod testbed;
 mod uring;

@@ -548,3 +548,27 @@ fn vfu_target_script_refuses_bad_input() {
     }
     assert!(!std::path::Path::new(state).exists());
 }
+
+/// Two TCP targets in one run: one worker drives both namespaces (a queue pair each), each gets
+/// half of `--ios`, and the per-target blocks name their transport IDs and add up to the total.
+#[test]
+fn spdk_engine_on_two_targets() {
+    let Some(a) = TcpTarget::start(4439) else { return };
+    let Some(b) = TcpTarget::start(4440) else { return };
+    let o = nvmebench(&[
+        "run", "--engine", "spdk", "--trid", &a.trid, "--trid", &b.trid, "--cores", "0", "--qd", "8", "--ios", "4000",
+        "--output", "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    let t = j["results"]["targets"].as_array().expect("results.targets");
+    assert_eq!(t.len(), 2, "{}", j["results"]);
+    for (target, port) in t.iter().zip(["4439", "4440"]) {
+        assert_eq!(target["read"]["ios"], 2000, "{target}");
+        assert_eq!(target["kind"], "spdk_namespace");
+        assert!(target["path"].as_str().unwrap().ends_with(" ns:1"), "{target}");
+        assert!(target["path"].as_str().unwrap().contains(port), "{target}: the transport ID of port {port}");
+    }
+    assert_eq!(j["results"]["total"]["read"]["ios"], 4000);
+    assert_eq!(j["results"]["workers"].as_array().unwrap().len(), 2, "one worker, one queue pair per target");
+}

@@ -512,3 +512,47 @@ fn spdk_engine_over_pcie_in_the_testbed() {
     let (_, text) = step("sigkill");
     assert!(text.contains("exit=137") && text.contains("driver=nvme"), "{text}");
 }
+
+/// One boot with three emulated controllers: one worker drives all three namespaces (a queue each),
+/// every namespace gets I/O, the per-target counts add up to the total, and telemetry reads each
+/// drive's health log.
+#[test]
+fn three_namespaces_in_one_run() {
+    if !testbed_ready() {
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_nvmebench");
+    let list = "/dev/nvme0n1:/dev/nvme1n1:/dev/nvme2n1";
+    let plan: Vec<(&str, String)> = vec![
+        (
+            "three",
+            format!(
+                "{bin} run --filename {list} --rw randrw --jobs 1 --qd 4 --ios 3000 --allow-destroy \
+                 --telemetry-interval 1s --output json"
+            ),
+        ),
+        ("twice", format!("ln -sf /dev/nvme0n1 /tmp/alias && {bin} run --filename /dev/nvme0n1:/tmp/alias --ios 10")),
+    ];
+    let o = testbed(&["--nvme", "3", "--size", "64M", &guest_script(&plan)], Stdio::piped());
+    let out = stdout(&o);
+    let s = steps(&out);
+    let Some((rc, text)) = s.get("three") else { panic!("the guest did not run: {}\n{out}", stderr(&o)) };
+    assert_eq!(*rc, 0, "{text}");
+    let j = first_json(text);
+    let targets = j["results"]["targets"].as_array().expect("results.targets");
+    assert_eq!(targets.len(), 3, "{text}");
+    let mut sum = 0;
+    for (i, t) in targets.iter().enumerate() {
+        assert_eq!(t["path"], format!("/dev/nvme{i}n1"));
+        let ios = t["read"]["ios"].as_u64().unwrap() + t["write"]["ios"].as_u64().unwrap();
+        assert_eq!(ios, 1000, "--ios split evenly over the three queues: {t}");
+        sum += ios;
+    }
+    let total = &j["results"]["total"];
+    assert_eq!(sum, total["read"]["ios"].as_u64().unwrap() + total["write"]["ios"].as_u64().unwrap());
+    let drives = j["telemetry"]["targets"].as_array().expect("telemetry of each drive");
+    assert_eq!(drives.len(), 3, "{}", j["telemetry"]);
+    let (rc, text) = &s["twice"];
+    assert_eq!(*rc, 2, "{text}");
+    assert!(text.contains("/tmp/alias is the same target as /dev/nvme0n1"), "{text}");
+}

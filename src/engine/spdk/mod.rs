@@ -2,8 +2,9 @@
 //!
 //! [`SpdkSession`] initialises the environment and attaches every controller named by `--trid` on the
 //! main thread, before the workers exist. Each worker then builds its own [`SpdkEngine`] on its pinned
-//! core: one I/O queue pair on its namespace (namespaces are dealt round-robin over workers, like
-//! SPDK perf's default placement) and DMA buffers on the controller's NUMA node. Commands carry the
+//! core: one I/O queue pair per namespace it drives (each namespace is a target, which
+//! `worker::targets` deals over the workers as SPDK perf does) and DMA buffers on the controller's
+//! NUMA node. Commands carry the
 //! address of a per-slot context as their callback argument; the `extern "C"` trampoline hands each
 //! completion to the worker's handler there and then, inside `spdk_nvme_qpair_process_completions`,
 //! so that each completion is stamped when it is handled (as SPDK perf reads the TSC in its

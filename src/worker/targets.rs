@@ -1,0 +1,215 @@
+//! Several targets in one run: which worker drives which target (placement), and the worker thread
+//! that drives more than one.
+//!
+//! A run is planned as *lanes*: one lane is one worker on one target, with its own engine instance
+//! (its own ring or queue pair), its own `--qd` slots, generator, statistics and, with `--verify`,
+//! verifier, as SPDK perf gives every worker one `ns_worker_ctx` per namespace it drives. A worker
+//! with a single lane runs the plain loop of [`super::hot`] unchanged; a worker with several runs
+//! their passes in turn here and never blocks in one engine (interrupt-driven engines are asked to
+//! make progress instead of waiting, as a polled worker would), so one idle target cannot hold up
+//! the others. What this module does not do: decide offsets (each lane's generator does) or merge
+//! results (the coordinator sums lanes per worker and per target).
+
+use super::hot::{Loop, Pass};
+use super::{Links, Report, Shared, WorkerError, WorkerPlan, wait_for_gate};
+use crate::engine::{Engine, EngineBuilder, EngineError, EngineInfo, Queued};
+use crate::io::{IoError, IoOp};
+
+/// One worker on one target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lane {
+    /// The worker (thread) that drives it.
+    pub worker: usize,
+    pub target: usize,
+}
+
+/// Deals `targets` over `workers` as SPDK perf does: lane i is worker `i % workers` on target
+/// `i % targets`, for `max(workers, targets)` lanes, so every target gets a worker and every worker
+/// a target (a worker gets several when targets outnumber workers). With `each_worker_all_targets`,
+/// every worker drives every target. Lanes come ordered by worker, then target.
+pub fn place(workers: usize, targets: usize, each_worker_all_targets: bool) -> Vec<Lane> {
+    let (workers, targets) = (workers.max(1), targets.max(1));
+    let mut lanes: Vec<Lane> = if each_worker_all_targets {
+        (0..workers).flat_map(|worker| (0..targets).map(move |target| Lane { worker, target })).collect()
+    } else {
+        (0..workers.max(targets)).map(|i| Lane { worker: i % workers, target: i % targets }).collect()
+    };
+    lanes.sort_by_key(|l| (l.worker, l.target));
+    lanes
+}
+
+/// Each lane's slice of its target's working set: its rank among the lanes on the same target, and
+/// how many there are (sequential patterns give each its own slice, as workers on one target do).
+pub fn slices(lanes: &[Lane]) -> Vec<(usize, usize)> {
+    lanes
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let rank = lanes[..i].iter().filter(|o| o.target == l.target).count();
+            (rank, lanes.iter().filter(|o| o.target == l.target).count())
+        })
+        .collect()
+}
+
+/// An engine sharing its thread with others: where the plain loop would block for a completion
+/// (`wait`), it only lets the kernel post completions (`progress`), so the thread moves on to the
+/// next target's queue.
+struct Shared1<E>(E);
+
+impl<E: Engine> Engine for Shared1<E> {
+    #[inline]
+    fn queue(&mut self, slot: u32, op: &IoOp) -> Result<Queued, EngineError> {
+        self.0.queue(slot, op)
+    }
+
+    #[inline]
+    fn submit(&mut self) -> Result<(), EngineError> {
+        self.0.submit()
+    }
+
+    #[inline]
+    fn poll<F: FnMut(u32, Result<(), IoError>)>(&mut self, max: u32, done: F) -> Result<u32, EngineError> {
+        self.0.poll(max, done)
+    }
+
+    #[inline]
+    fn refills_inline(&self) -> bool {
+        self.0.refills_inline()
+    }
+
+    #[inline]
+    fn poll_refill<F: FnMut(u32, Result<(), IoError>) -> Option<IoOp>>(
+        &mut self,
+        max: u32,
+        done: F,
+    ) -> Result<(u32, u32), EngineError> {
+        self.0.poll_refill(max, done)
+    }
+
+    #[inline]
+    fn wait(&mut self) -> Result<(), EngineError> {
+        self.0.progress()
+    }
+
+    #[inline]
+    fn progress(&mut self) -> Result<(), EngineError> {
+        self.0.progress()
+    }
+
+    fn info(&self) -> EngineInfo {
+        self.0.info()
+    }
+
+    fn slot_buf(&mut self, slot: u32) -> &mut [u8] {
+        self.0.slot_buf(slot)
+    }
+}
+
+/// Runs one worker's lanes (`plans`, all on the same core, `links` in the same order) to completion
+/// on the calling thread. Every lane ends in a report, as [`super::run`]'s single lane does.
+pub fn run_lanes<B: EngineBuilder>(
+    builder: &B,
+    plans: &[WorkerPlan],
+    shared: &Shared,
+    links: &[Links],
+    clock: &quanta::Clock,
+) {
+    let fail = |lane: usize, error: WorkerError| {
+        shared.abort();
+        let _ = links[lane].reports.send(Report::Failed { worker: plans[lane].index, error, partial: None });
+    };
+    let thread = plans[0].thread;
+    if let Some(core) = plans[0].core {
+        if !core_affinity::set_for_current(core_affinity::CoreId { id: core }) {
+            return fail(0, WorkerError::Pin { worker: thread, core });
+        }
+    }
+    let mut lanes = Vec::with_capacity(plans.len());
+    for (i, plan) in plans.iter().enumerate() {
+        match builder.build(plan.index, plan.queue_depth, plan.spec.max_bs()) {
+            Ok(e) => lanes.push(Some(Loop::new(Shared1(e), plan, clock))),
+            Err(source) => return fail(i, WorkerError::Engine { worker: thread, source }),
+        }
+    }
+    let tid = nix::unistd::gettid().as_raw();
+    for (i, lane) in lanes.iter().enumerate() {
+        let info = lane.as_ref().expect("every lane was built").engine_info();
+        if links[i].reports.send(Report::Ready { worker: plans[i].index, info, tid }).is_err() {
+            return;
+        }
+    }
+    let Some(epoch) = wait_for_gate(shared) else { return };
+    for lane in lanes.iter_mut().flatten() {
+        lane.begin(epoch);
+    }
+    let mut done: Vec<Option<(super::WorkerSummary, Option<Box<crate::verify::Verifier>>)>> =
+        (0..plans.len()).map(|_| None).collect();
+    let mut left = plans.len();
+    while left > 0 {
+        for i in 0..plans.len() {
+            let Some(lane) = lanes[i].as_mut() else { continue };
+            let outcome = match lane.pass(&plans[i], shared, &links[i]) {
+                Ok(Pass::Busy) => continue,
+                Ok(Pass::Drained) => lane.end(&plans[i], &links[i]),
+                Ok(Pass::GaveUp) => Ok(lane.give_up(&plans[i], &links[i])),
+                Err(e) => Err(e),
+            };
+            left -= 1;
+            let mut lane = lanes[i].take().expect("the lane was running");
+            match outcome {
+                Ok(summary) => {
+                    let verify = lane.take_verifier().map(Box::new);
+                    if summary.lost_in_flight > 0 {
+                        // As in `super::run`: a device may still write into these buffers.
+                        std::mem::forget(lane);
+                    }
+                    done[i] = Some((summary, verify));
+                }
+                Err(source) => {
+                    shared.request_stop();
+                    let partial = Some(lane.partial());
+                    std::mem::forget(lane);
+                    let error = WorkerError::Engine { worker: thread, source };
+                    let _ = links[i].reports.send(Report::Failed { worker: plans[i].index, error, partial });
+                }
+            }
+        }
+    }
+    // One thread's CPU time, measured by every lane over nearly the same window: kept once (the
+    // largest, on the first lane that finished), so sums over lanes stay the thread's.
+    let cpu = done.iter().flatten().map(|(s, _)| s.thread_cpu_ns).max().unwrap_or(0);
+    let mut first = true;
+    for (i, d) in done.into_iter().enumerate() {
+        let Some((mut summary, verify)) = d else { continue };
+        summary.thread_cpu_ns = if first { cpu } else { 0 };
+        first = false;
+        let _ = links[i].reports.send(Report::Done { worker: plans[i].index, summary, verify });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(lanes: &[Lane]) -> Vec<(usize, usize)> {
+        lanes.iter().map(|l| (l.worker, l.target)).collect()
+    }
+
+    #[test]
+    fn targets_are_dealt_like_spdk_perf() {
+        assert_eq!(pairs(&place(1, 1, false)), [(0, 0)]);
+        // More workers than targets: targets are shared.
+        assert_eq!(pairs(&place(4, 2, false)), [(0, 0), (1, 1), (2, 0), (3, 1)]);
+        // More targets than workers: a worker drives several.
+        assert_eq!(pairs(&place(2, 3, false)), [(0, 0), (0, 2), (1, 1)]);
+        assert_eq!(pairs(&place(1, 3, false)), [(0, 0), (0, 1), (0, 2)]);
+        assert_eq!(pairs(&place(2, 2, true)), [(0, 0), (0, 1), (1, 0), (1, 1)]);
+    }
+
+    #[test]
+    fn lanes_on_one_target_split_it() {
+        let lanes = place(4, 2, false);
+        assert_eq!(slices(&lanes), [(0, 2), (0, 2), (1, 2), (1, 2)]);
+        assert_eq!(slices(&place(1, 3, false)), [(0, 1), (0, 1), (0, 1)]);
+    }
+}

@@ -1,0 +1,136 @@
+//! Several targets in one run: every target gets I/O, the per-target blocks add up to the total, the
+//! placement follows `--each-worker-all-targets`, and one refused target refuses the whole run
+//! before anything is written.
+
+use crate::common::{assert_conforms, json, make_file, nvmebench, scratch_dir, stderr, stdout, uring_available};
+use serde_json::Value;
+
+/// The per-target blocks of `j` add up to its total, direction by direction, and each got I/O.
+fn targets_sum_to_total(j: &Value, n: usize) {
+    let r = &j["results"];
+    let targets = r["targets"].as_array().expect("results.targets with several targets");
+    assert_eq!(targets.len(), n);
+    for dir in ["read", "write"] {
+        for field in ["ios", "io_bytes"] {
+            let sum: u64 = targets.iter().map(|t| t[dir][field].as_u64().unwrap()).sum();
+            assert_eq!(sum, r["total"][dir][field].as_u64().unwrap(), "{dir}.{field}");
+        }
+    }
+    for t in targets {
+        let ios = t["read"]["ios"].as_u64().unwrap() + t["write"]["ios"].as_u64().unwrap();
+        assert!(ios > 0, "target {} got no I/O", t["path"]);
+        assert!(t["read"]["hist"].as_str().is_some_and(|h| !h.is_empty()), "whole histograms per target");
+        assert!(t["elapsed_ns"].as_u64().unwrap() > 0);
+    }
+    // Per worker and target entries add up too.
+    let lanes: u64 = r["workers"].as_array().unwrap().iter().map(|w| w["read"]["ios"].as_u64().unwrap()).sum();
+    assert_eq!(lanes, r["total"]["read"]["ios"].as_u64().unwrap());
+}
+
+#[test]
+fn two_files_dealt_to_one_worker_both_get_io() {
+    let engine = if uring_available() { "uring" } else { "psync" };
+    let dir = scratch_dir();
+    let a = make_file(dir.path(), "a.bin", 4 << 20);
+    let b = make_file(dir.path(), "b.bin", 8 << 20);
+    let list = format!("{}:{}", a.display(), b.display());
+    let o =
+        nvmebench(&["run", "--engine", engine, "--filename", &list, "--qd", "4", "--ios", "2000", "--output", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    assert_conforms(&j, "a run on two targets");
+    targets_sum_to_total(&j, 2);
+    let t = j["results"]["targets"].as_array().unwrap();
+    assert_eq!(t[0]["path"], a.display().to_string());
+    assert_eq!(t[1]["path"], b.display().to_string());
+    // One worker drives both, --ios split evenly over its two queues.
+    assert_eq!((t[0]["workers"].clone(), t[1]["workers"].clone()), (serde_json::json!([0]), serde_json::json!([0])));
+    assert_eq!((t[0]["read"]["ios"].as_u64(), t[1]["read"]["ios"].as_u64()), (Some(1000), Some(1000)));
+    // The working set fits the smaller file.
+    assert_eq!(j["config"]["workload"]["range_bytes"], 4 << 20);
+    assert_eq!(j["config"]["targets"].as_array().map(Vec::len), Some(2));
+    // The report page has a line per target.
+    let doc = dir.path().join("two.json");
+    std::fs::write(&doc, j.to_string()).unwrap();
+    let page = dir.path().join("two.html");
+    let o = nvmebench(&["report", doc.to_str().unwrap(), "-o", page.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let table = &html[html.find("<table class=\"targets\">").expect("a per-target table")..];
+    let table = &table[..table.find("</table>").unwrap()];
+    for p in [&a, &b] {
+        assert!(table.contains(&format!("<td class=\"l\">{}</td>", p.display())), "{table}");
+    }
+    let w = j["results"]["workers"].as_array().unwrap();
+    assert_eq!(
+        w.iter().map(|w| (w["worker"].as_u64(), w["target"].as_u64())).collect::<Vec<_>>(),
+        [(Some(0), Some(0)), (Some(0), Some(1))]
+    );
+}
+
+#[test]
+fn each_worker_all_targets_gives_every_worker_a_queue_on_each() {
+    let dir = scratch_dir();
+    let a = make_file(dir.path(), "a.bin", 4 << 20);
+    let b = make_file(dir.path(), "b.bin", 4 << 20);
+    let c = make_file(dir.path(), "c.bin", 4 << 20);
+    let (a, b, c) = (a.to_str().unwrap(), b.to_str().unwrap(), c.to_str().unwrap());
+    let engine = if uring_available() { "uring" } else { "aio" };
+    let common = ["run", "--engine", engine, "--rw", "randrw", "--jobs", "2", "--qd", "2", "--time", "1"];
+    let mut args: Vec<&str> = common.to_vec();
+    args.extend(["--filename", a, "--filename", b, "--filename", c, "--each-worker-all-targets", "--output", "json"]);
+    let o = nvmebench(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    targets_sum_to_total(&j, 3);
+    for t in j["results"]["targets"].as_array().unwrap() {
+        assert_eq!(t["workers"], serde_json::json!([0, 1]), "{}", t["path"]);
+    }
+    assert_eq!(j["results"]["workers"].as_array().unwrap().len(), 6, "2 workers x 3 targets");
+    assert_eq!(j["config"]["each_worker_all_targets"], true);
+
+    // Dealt round-robin instead: three targets over two workers, worker 0 takes two.
+    let list = format!("{a}:{b}:{c}");
+    let args: Vec<&str> = common.iter().copied().chain(["--filename", &list, "--output", "json"]).collect();
+    let o = nvmebench(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    targets_sum_to_total(&j, 3);
+    let owners: Vec<Value> = j["results"]["targets"].as_array().unwrap().iter().map(|t| t["workers"].clone()).collect();
+    assert_eq!(owners, [serde_json::json!([0]), serde_json::json!([1]), serde_json::json!([0])]);
+
+    // The text report has a row per target and the total.
+    let text: Vec<&str> = common.iter().copied().chain(["--filename", &list]).collect();
+    let o = nvmebench(&text);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    for row in ["target 0 ", "target 1 ", "target 2 ", "worker 0 target 2", "total "] {
+        assert!(out.lines().any(|l| l.starts_with(row)), "no '{row}' row in:\n{out}");
+    }
+    assert!(out.contains("3 targets, targets dealt round-robin over the workers, qd 2 per worker per target"), "{out}");
+}
+
+#[test]
+fn new_files_are_created_only_when_every_target_passes() {
+    let dir = scratch_dir();
+    let a = dir.path().join("new-a.bin");
+    let b = dir.path().join("new-b.bin");
+    let list = format!("{}:{}", a.display(), b.display());
+    let o = nvmebench(&[
+        "run",
+        "--engine",
+        "psync",
+        "--filename",
+        &list,
+        "--size",
+        "1m",
+        "--ios",
+        "200",
+        "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    targets_sum_to_total(&json(&o), 2);
+    assert!(a.exists() && b.exists(), "both files were created at --size");
+    assert_eq!(std::fs::metadata(&b).unwrap().len(), 1 << 20);
+}
