@@ -5,8 +5,8 @@
 
 use crate::options::{OnError, OutputFormat, SmallBlocks};
 use crate::units::{self, SizeOrPercent};
-use crate::workload::RwMode;
 use crate::workload::dist::RandomDist;
+use crate::workload::{Mix, RwMode};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -211,13 +211,19 @@ pub struct RunArgs {
     #[arg(long, visible_alias = "target", value_name = "PATH")]
     pub filename: Option<PathBuf>,
 
-    /// Access pattern: read, write, randread, randwrite, rw or randrw.
+    /// Access pattern: read, write, randread, randwrite, rw, randrw, trim, randtrim or trimwrite
+    /// (each block trimmed, then written).
     #[arg(long, default_value = "randread", value_parser = RwMode::parse)]
     pub rw: RwMode,
 
-    /// Percentage of reads in rw/randrw [default: 50]
-    #[arg(long, value_name = "PCT", value_parser = parse_percent_u32)]
+    /// Percentage of reads in rw/randrw, the rest writes [default: 50]
+    #[arg(long, value_name = "PCT", value_parser = parse_percent_u32, conflicts_with = "rwmix")]
     pub rwmixread: Option<u32>,
+
+    /// Shares of a rw/randrw mix in percent, adding up to 100: `read=70,write=20,trim=10`
+    /// (operations: read, write, trim, write-zeroes, flush).
+    #[arg(long, value_name = "SHARES", value_parser = Mix::parse)]
+    pub rwmix: Option<Mix>,
 
     /// Block size, or `READ,WRITE` sizes [default: 4k]
     #[arg(long, value_name = "SIZE", conflicts_with = "bssplit")]

@@ -373,6 +373,28 @@ impl Target {
     }
 }
 
+impl Target {
+    /// Whether the target takes trims (`Direction::Trim`) or write-zeroes (`Direction::WriteZeroes`):
+    /// for a block device (or the namespace behind a generic device) the kernel's
+    /// `queue/discard_max_bytes` or `queue/write_zeroes_max_bytes`, 0 when the device cannot (for
+    /// NVMe: the controller's ONCS lacks Dataset Management or Write Zeroes). `None` when there is
+    /// nothing to ask: files (the filesystem answers each hole punched), SPDK namespaces (the engine
+    /// reads ONCS when it attaches), other operations.
+    pub fn supports(&self, dir: crate::io::Direction) -> Option<bool> {
+        let file = match dir {
+            crate::io::Direction::Trim => "queue/discard_max_bytes",
+            crate::io::Direction::WriteZeroes => "queue/write_zeroes_max_bytes",
+            _ => return None,
+        };
+        let rdev = match self.kind {
+            TargetKind::BlockDevice => fs::metadata(&self.path).ok()?.rdev(),
+            TargetKind::NvmeGeneric => fs::metadata(self.nvme_sibling.as_ref()?).ok()?.rdev(),
+            _ => return None,
+        };
+        read_number(&whole_disk_dir(rdev)?.join(file)).map(|n| n > 0)
+    }
+}
+
 /// Whether a character device is an NVMe namespace's generic device (class `nvme-generic`).
 fn is_nvme_generic(rdev: u64) -> bool {
     let class = Path::new("/sys/dev/char").join(dev_name(rdev)).join("subsystem");

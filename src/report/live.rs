@@ -257,7 +257,17 @@ mod tests {
             p99_ns,
             ..DirPoint::default()
         };
-        IntervalPoint { t_s, span_s: 0.1, partial: false, workers: 1, ramp, read, write: DirPoint::default(), errors }
+        IntervalPoint {
+            t_s,
+            span_s: 0.1,
+            partial: false,
+            workers: 1,
+            ramp,
+            read,
+            write: DirPoint::default(),
+            errors,
+            ..IntervalPoint::default()
+        }
     }
 
     #[test]

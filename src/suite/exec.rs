@@ -218,7 +218,7 @@ pub fn document(label: &str, streams: &[ResolvedStream], m: &Measurement, timing
             StreamDoc {
                 name: s.name.clone(),
                 rw: doc_rw(w.rw),
-                read_percent: w.read_percent,
+                read_percent: w.read_percent(),
                 bssplit: format!("{},{}", w.bs_read.to_fio(), w.bs_write.to_fio()),
                 range_start: w.range_start,
                 range_bytes: w.range_bytes,
@@ -242,5 +242,8 @@ fn doc_rw(rw: RwMode) -> Rw {
         RwMode::RandWrite => Rw::RandWrite,
         RwMode::Rw => Rw::Rw,
         RwMode::RandRw => Rw::RandRw,
+        RwMode::Trim => Rw::Trim,
+        RwMode::RandTrim => Rw::RandTrim,
+        RwMode::TrimWrite => Rw::TrimWrite,
     }
 }
