@@ -352,6 +352,7 @@ pub fn spdk_attach(
         nvme_sibling: None,
         model: None,
         serial: None,
+        unsupported_ops: s.unsupported_ops(),
     };
     Ok((s, t))
 }

@@ -192,9 +192,11 @@ impl Engine for AioEngine {
                 return Ok(Queued::Ok);
             }
         };
-        cb.aio_buf = buf;
+        // The kernel refuses an fsync iocb with a buffer, length or offset (EINVAL); a flush's are 0.
+        let data = op.dir != Direction::Flush;
+        cb.aio_buf = if data { buf } else { 0 };
         cb.aio_nbytes = u64::from(op.len);
-        cb.aio_offset = op.offset as i64;
+        cb.aio_offset = if data { op.offset as i64 } else { 0 };
         self.lens[slot as usize] = op.len;
         // A pointer from the Vec's own base, so later accesses to other slots leave it valid.
         self.staged.push(self.iocbs.as_mut_ptr().wrapping_add(slot as usize));

@@ -182,6 +182,18 @@ impl SpdkSession {
         self.namespaces.first().map_or(512, |n| n.sector_bytes)
     }
 
+    /// Trims and write-zeroes that some selected namespace's controller does not take (ONCS).
+    pub fn unsupported_ops(&self) -> Vec<Direction> {
+        let mut out = Vec::new();
+        if self.namespaces.iter().any(|n| !n.ctrlr.info.deallocate) {
+            out.push(Direction::Trim);
+        }
+        if self.namespaces.iter().any(|n| !n.ctrlr.info.write_zeroes) {
+            out.push(Direction::WriteZeroes);
+        }
+        out
+    }
+
     pub fn infos(&self) -> Vec<ControllerInfo> {
         self.controllers.iter().map(|c| c.info.clone()).collect()
     }
@@ -413,15 +425,25 @@ impl Engine for SpdkEngine {
         let count = op.len >> self.sector_shift;
         let buf = self.bufs.slot_ptr(slot).cast::<c_void>();
         let arg = (&self.ctx[slot as usize] as *const SlotCtx).cast_mut().cast::<c_void>();
-        // Read and write take the same arguments; pick the function once.
-        let submit = match op.dir {
-            Direction::Read => spdk_sys::spdk_nvme_ns_cmd_read,
-            Direction::Write => spdk_sys::spdk_nvme_ns_cmd_write,
+        let (ns, qp, cb) = (self.ns.as_ptr(), self.qpair.as_ptr(), Some(on_complete as _));
+        // SAFETY (every arm): ns and qpair are live and used only by this thread; `buf` is this
+        // slot's DMA buffer, large enough for `op.len` and untouched until the completion; `arg`
+        // points at this slot's context, which outlives the command; `on_complete` matches
+        // spdk_nvme_cmd_cb.
+        let rc = match op.dir {
+            // SAFETY: as above.
+            Direction::Read => unsafe { spdk_sys::spdk_nvme_ns_cmd_read(ns, qp, buf, lba, count, cb, arg, 0) },
+            // SAFETY: as above.
+            Direction::Write => unsafe { spdk_sys::spdk_nvme_ns_cmd_write(ns, qp, buf, lba, count, cb, arg, 0) },
+            // SAFETY: as above; Write Zeroes carries no data.
+            Direction::WriteZeroes => unsafe {
+                spdk_sys::spdk_nvme_ns_cmd_write_zeroes(ns, qp, lba, count, cb, arg, 0)
+            },
+            // SAFETY: as above; Flush carries no range and no data.
+            Direction::Flush => unsafe { spdk_sys::spdk_nvme_ns_cmd_flush(ns, qp, cb, arg) },
+            // SAFETY: as above; the shim builds the one range on its stack and SPDK copies it.
+            Direction::Trim => unsafe { spdk_sys::nvmebench_shim_ns_cmd_deallocate(ns, qp, lba, count, cb, arg) },
         };
-        // SAFETY: ns and qpair are live and used only by this thread; `buf` is this slot's DMA buffer,
-        // large enough for `op.len` and untouched until the completion; `arg` points at this slot's
-        // context, which outlives the command; `on_complete` matches spdk_nvme_cmd_cb.
-        let rc = unsafe { submit(self.ns.as_ptr(), self.qpair.as_ptr(), buf, lba, count, Some(on_complete), arg, 0) };
         match rc {
             0 => Ok(Queued::Ok),
             rc if rc == -libc::ENOMEM => Ok(Queued::Busy),
