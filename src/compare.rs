@@ -206,8 +206,7 @@ impl Turns<'_> {
         #[allow(clippy::drop_non_drop)]
         drop(spdk);
         live.finish();
-        let mut all = result.total.dir[0].clone();
-        all += &result.total.dir[1];
+        let all = result.total.all();
         let interrupted = result.interrupted_by.is_some();
         self.columns.push(Column { spec: spec.to_string(), cfg, result, all });
         if interrupted {

@@ -76,11 +76,9 @@ impl Measurement {
         if secs > 0.0 { self.result.total.ios() as f64 / secs } else { 0.0 }
     }
 
-    /// Both directions' latencies together.
+    /// Every direction's latencies together.
     pub fn combined(&self) -> DirStats {
-        let mut d = self.result.total.dir[0].clone();
-        d += &self.result.total.dir[1];
-        d
+        self.result.total.all()
     }
 
     /// Each worker's IOPS over the run.
