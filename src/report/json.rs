@@ -352,6 +352,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn document_keys_and_report_labels_follow_the_directions() {
+        assert_eq!(Direction::ALL.map(Direction::name), super::super::doc::DIRECTIONS);
+        assert_eq!(Direction::ALL.map(Direction::label), super::super::charts::DIRECTION_LABELS);
+    }
+
+    #[test]
     fn histograms_round_trip() {
         let mut d = DirStats::default();
         for v in [1u64, 10, 100, 1_000, 123_456, 9_999_999, HIST_HIGHEST_NS] {
