@@ -41,6 +41,7 @@ const FUNCTIONS: &[&str] = &[
     "spdk_nvme_qpair_add_cmd_error_injection",
     "spdk_nvme_ns_cmd_write",
     "spdk_nvme_ns_cmd_write_zeroes",
+    "spdk_nvme_ns_cmd_flush",
     "spdk_nvme_ctrlr_reset",
     "spdk_nvme_ctrlr_process_admin_completions",
     "spdk_nvme_ctrlr_cmd_get_log_page",

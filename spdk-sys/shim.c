@@ -79,3 +79,26 @@ int nvmebench_shim_env_init(const char *name, const char *core_mask, int main_co
 	}
 	return spdk_env_init(&opts);
 }
+
+/* The controller's Optional NVM Command Support bits that nvmebench uses: bit 0 Dataset Management
+ * (deallocate), bit 1 Write Zeroes. */
+uint32_t nvmebench_shim_ctrlr_oncs(struct spdk_nvme_ctrlr *ctrlr)
+{
+	const struct spdk_nvme_ctrlr_data *cdata = spdk_nvme_ctrlr_get_data(ctrlr);
+
+	return (cdata->oncs.dsm ? 1u : 0u) | (cdata->oncs.write_zeroes ? 2u : 0u);
+}
+
+/* Deallocates one range: Dataset Management with the deallocate attribute (the range is copied by
+ * SPDK into a request of its own). Returns spdk_nvme_ns_cmd_dataset_management's result. */
+int nvmebench_shim_ns_cmd_deallocate(struct spdk_nvme_ns *ns, struct spdk_nvme_qpair *qpair, uint64_t lba,
+				     uint32_t lba_count, spdk_nvme_cmd_cb cb_fn, void *cb_arg)
+{
+	struct spdk_nvme_dsm_range range;
+
+	memset(&range, 0, sizeof(range));
+	range.starting_lba = lba;
+	range.length = lba_count;
+	return spdk_nvme_ns_cmd_dataset_management(ns, qpair, SPDK_NVME_DSM_ATTR_DEALLOCATE, &range, 1, cb_fn,
+			cb_arg);
+}

@@ -5,9 +5,9 @@
 
 use crate::options::{OnError, OutputFormat, SmallBlocks};
 use crate::units::{self, SizeOrPercent};
-use crate::workload::RwMode;
 use crate::workload::dist::RandomDist;
 use crate::workload::rate::{self, ByteRate, RateProcess};
+use crate::workload::{Mix, RwMode};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -219,13 +219,19 @@ pub struct RunArgs {
           action = clap::ArgAction::Set)]
     pub each_worker_all_targets: bool,
 
-    /// Access pattern: read, write, randread, randwrite, rw or randrw.
+    /// Access pattern: read, write, randread, randwrite, rw, randrw, trim, randtrim or trimwrite
+    /// (each block trimmed, then written).
     #[arg(long, default_value = "randread", value_parser = RwMode::parse)]
     pub rw: RwMode,
 
-    /// Percentage of reads in rw/randrw [default: 50]
-    #[arg(long, value_name = "PCT", value_parser = parse_percent_u32)]
+    /// Percentage of reads in rw/randrw, the rest writes [default: 50]
+    #[arg(long, value_name = "PCT", value_parser = parse_percent_u32, conflicts_with = "rwmix")]
     pub rwmixread: Option<u32>,
+
+    /// Shares of a rw/randrw mix in percent, adding up to 100: `read=70,write=20,trim=10`
+    /// (operations: read, write, trim, write-zeroes, flush).
+    #[arg(long, value_name = "SHARES", value_parser = Mix::parse)]
+    pub rwmix: Option<Mix>,
 
     /// Block size, or `READ,WRITE` sizes [default: 4k]
     #[arg(long, value_name = "SIZE", conflicts_with = "bssplit")]

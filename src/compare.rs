@@ -213,8 +213,7 @@ impl Turns<'_> {
         #[allow(clippy::drop_non_drop)]
         drop(spdk);
         live.finish();
-        let mut all = result.total.dir[0].clone();
-        all += &result.total.dir[1];
+        let all = result.total.all();
         let interrupted = result.interrupted_by.is_some();
         self.columns.push(Column { spec: spec.to_string(), cfg, result, all });
         if interrupted {
@@ -443,7 +442,7 @@ fn render_text(columns: &[Column], qd: u32, stopped: Option<&str>, rebind: &[Str
         out,
         "{} bs={} qd={} workers={} (cores {}) range={}+{} seed={:#x} clock={clock}",
         w.rw,
-        if w.read_percent == 0 { w.bs_write.to_fio() } else { w.bs_read.to_fio() },
+        if w.read_percent() == 0 { w.bs_write.to_fio() } else { w.bs_read.to_fio() },
         qd,
         cfg.cores.len(),
         format_core_list(&cfg.cores),

@@ -9,6 +9,7 @@ use crate::engine::null::NullOptions;
 use crate::engine::ring::Toggle;
 use crate::engine::uring::UringOptions;
 use crate::engine::uring_cmd;
+use crate::io::Direction;
 use crate::options::{OnError, OutputFormat};
 use crate::target::{PollSupport, Target, TargetError, TargetKind};
 use crate::units::{self, SizeOrPercent, format_size};
@@ -16,7 +17,7 @@ use crate::verify::GenTable;
 use crate::workload::bssplit::BsSplit;
 use crate::workload::contents::BufferContents;
 use crate::workload::rate::{PaceSpec, RateProcess, ThinkTime};
-use crate::workload::{RwMode, WorkloadSpec};
+use crate::workload::{Mix, WorkloadSpec};
 use serde::{Serialize, Serializer};
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
@@ -77,8 +78,8 @@ pub enum ConfigError {
         "core {core} does not exist or is not allowed for this process (allowed: {allowed}); pick cores from that list"
     )]
     NoSuchCore { core: usize, allowed: String },
-    #[error("--rwmixread applies only to --rw rw and randrw; drop it, or use --rw randrw")]
-    MixWithoutMixedPattern,
+    #[error("--{0} applies only to --rw rw and randrw; drop it, or use --rw randrw")]
+    MixWithoutMixedPattern(&'static str),
     #[error("cannot find the cores this process may run on; pass --cores explicitly")]
     NoCores,
     #[error(
@@ -89,6 +90,8 @@ pub enum ConfigError {
         "{again} is the same target as {first}; give each file or device once (one worker per target is --jobs, several per target --each-worker-all-targets or more --jobs)"
     )]
     SameTargetTwice { first: String, again: String },
+    #[error("{path} does not support {what}; drop the {dir} share or run on a target that supports it")]
+    Unsupported { path: String, what: &'static str, dir: &'static str },
     #[error(transparent)]
     Target(#[from] TargetError),
 }
@@ -438,18 +441,22 @@ impl RunConfig {
         let engine = EngineSpec::parse(engine_text)?;
         check_spdk_flags(args, &engine)?;
         let cores = resolve_cores(args.cores.as_ref().map(|c| &c.0[..]), args.jobs)?;
-        let read_percent = resolve_read_percent(args)?;
+        let mix = resolve_mix(args)?;
+        check_verify_mix(args, &mix)?;
         let (bs_read, bs_write) = resolve_block_sizes(args)?;
         let (targets, scratch) = resolve_targets(args, &engine, engine_text, attach, &cores)?;
+        for t in &targets {
+            check_operations(t, &mix)?;
+        }
         let geometry = Geometry::of(&targets);
-        let (align, max_bs) = resolve_align(args, &geometry, read_percent, (&bs_read, &bs_write))?;
+        let (align, max_bs) = resolve_align(args, &geometry, &mix, (&bs_read, &bs_write))?;
         let (offset, size) = resolve_range(args, &geometry, max_bs)?;
-        let writes = read_percent < 100;
+        let writes = mix.destroys();
         let (verify, state_seed) =
             resolve_verify(args, &engine, (&bs_read, &bs_write, writes), align, geometry.lbs, offset, size)?;
         let workload = WorkloadSpec {
             rw: args.rw,
-            read_percent,
+            mix,
             bs_read,
             bs_write,
             align_bytes: align,
@@ -457,7 +464,7 @@ impl RunConfig {
             range_bytes: size,
             random_dist: args.random_dist,
             seed: args.seed.or(state_seed).unwrap_or(DEFAULT_SEED),
-            pacing: resolve_pacing(args, read_percent)?,
+            pacing: resolve_pacing(args, mix.share(Direction::Read))?,
             buffers: resolve_buffers(args, writes)?,
         };
         for t in &targets {
@@ -585,14 +592,45 @@ fn check_spdk_flags(args: &RunArgs, engine: &EngineSpec) -> Result<(), ConfigErr
     Ok(())
 }
 
-/// The share of reads: `--rwmixread` for a mixed pattern (refused for any other), else all or none.
-fn resolve_read_percent(args: &RunArgs) -> Result<u32, ConfigError> {
-    Ok(match (args.rw, args.rwmixread) {
-        (RwMode::Rw | RwMode::RandRw, m) => m.unwrap_or(DEFAULT_RWMIXREAD),
-        (_, Some(_)) => return Err(ConfigError::MixWithoutMixedPattern),
-        (RwMode::Read | RwMode::RandRead, None) => 100,
-        (RwMode::Write | RwMode::RandWrite, None) => 0,
+/// The share of each operation: `--rwmix` or `--rwmixread` for a mixed pattern (refused for any
+/// other, which fixes its own), else fio's 50/50.
+fn resolve_mix(args: &RunArgs) -> Result<Mix, ConfigError> {
+    if let Some(fixed) = args.rw.fixed_mix() {
+        return match (args.rwmixread, args.rwmix) {
+            (Some(_), _) => Err(ConfigError::MixWithoutMixedPattern("rwmixread")),
+            (None, Some(_)) => Err(ConfigError::MixWithoutMixedPattern("rwmix")),
+            (None, None) => Ok(fixed),
+        };
+    }
+    Ok(match (args.rwmixread, args.rwmix) {
+        (_, Some(m)) => m,
+        (Some(r), None) => Mix::read_write(r),
+        (None, None) => Mix::read_write(DEFAULT_RWMIXREAD),
     })
+}
+
+/// `--verify` knows what every written unit holds; a trimmed unit reads back as zeroes or as
+/// whatever the drive likes (NVMe lets a deallocated block read as either), so the two are not
+/// combined rather than half-checked.
+fn check_verify_mix(args: &RunArgs, mix: &Mix) -> Result<(), ConfigError> {
+    if args.verify && (mix.issues(Direction::Trim) || mix.issues(Direction::WriteZeroes)) {
+        return Err(invalid(
+            "verify",
+            "trimmed and zeroed blocks have no header to check (a trimmed block may read back as anything); drop --verify or the trims and write-zeroes".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses trims and write-zeroes on a device that does not take them (sysfs says 0 bytes at a
+/// time, which for NVMe means the controller's ONCS lacks the command), before anything is issued.
+fn check_operations(t: &Target, mix: &Mix) -> Result<(), ConfigError> {
+    for (dir, what) in [(Direction::Trim, "deallocation (trim)"), (Direction::WriteZeroes, "write-zeroes")] {
+        if mix.issues(dir) && t.supports(dir) == Some(false) {
+            return Err(ConfigError::Unsupported { path: t.path.display().to_string(), what, dir: dir.name() });
+        }
+    }
+    Ok(())
 }
 
 /// Read and write block sizes: `--bssplit` wins over `--bs`; neither gives the default.
@@ -721,15 +759,15 @@ impl Geometry {
 fn resolve_align(
     args: &RunArgs,
     geo: &Geometry,
-    read_percent: u32,
+    mix: &Mix,
     (bs_read, bs_write): (&BsSplit, &BsSplit),
 ) -> Result<(u64, u32), ConfigError> {
     let option = if args.bssplit.is_some() { "bssplit" } else { "bs" };
     let mut used: Vec<&BsSplit> = Vec::new();
-    if read_percent > 0 {
+    if mix.issues(Direction::Read) {
         used.push(bs_read);
     }
-    if read_percent < 100 {
+    if [Direction::Write, Direction::Trim, Direction::WriteZeroes].iter().any(|&d| mix.issues(d)) {
         used.push(bs_write);
     }
     let lbs = geo.lbs;

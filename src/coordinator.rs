@@ -11,6 +11,7 @@
 
 use crate::cpu::{self, CpuTimes, CpuUsage, Placement};
 use crate::engine::{EngineBuilder, EngineInfo};
+use crate::io::Direction;
 use crate::stats::Stats;
 use crate::verify::{GenTable, Mismatch, Verifier};
 use crate::worker::{self, IntervalReport, Links, Phase, Report, Shared, WorkerError, WorkerPlan, WorkerSummary};
@@ -41,7 +42,7 @@ pub struct DirPoint {
 }
 
 /// One interval of the run, summed over workers.
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct IntervalPoint {
     /// End of the interval, in seconds since the measurement started (negative during the ramp):
     /// the boundary, or for the final interval the moment the run ended.
@@ -57,7 +58,23 @@ pub struct IntervalPoint {
     pub ramp: bool,
     pub read: DirPoint,
     pub write: DirPoint,
+    pub trim: DirPoint,
+    pub write_zeroes: DirPoint,
+    pub flush: DirPoint,
     pub errors: u64,
+}
+
+impl IntervalPoint {
+    /// One direction's point.
+    pub fn of(&self, dir: Direction) -> &DirPoint {
+        match dir {
+            Direction::Read => &self.read,
+            Direction::Write => &self.write,
+            Direction::Trim => &self.trim,
+            Direction::WriteZeroes => &self.write_zeroes,
+            Direction::Flush => &self.flush,
+        }
+    }
 }
 
 /// One lane's results: a worker on a target (with one target, simply a worker).
@@ -294,8 +311,8 @@ struct Pending {
     stats: Box<Stats>,
     workers: usize,
     /// Per direction, the sum of each worker's I/Os and bytes divided by its own span.
-    iops: [f64; 2],
-    bw: [f64; 2],
+    iops: [f64; Direction::COUNT],
+    bw: [f64; Direction::COUNT],
     span_ns: u64,
     end_ns: u64,
     /// A worker's last report with a span shorter than an interval is in it.
@@ -458,8 +475,11 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
                 partial: e.partial,
                 workers: e.workers,
                 ramp,
-                read: dir(0),
-                write: dir(1),
+                read: dir(Direction::Read as usize),
+                write: dir(Direction::Write as usize),
+                trim: dir(Direction::Trim as usize),
+                write_zeroes: dir(Direction::WriteZeroes as usize),
+                flush: dir(Direction::Flush as usize),
                 errors: e.stats.errors.total(),
             };
             (self.observe)(&point);
@@ -617,7 +637,6 @@ mod tests {
     use super::*;
     use crate::engine::fake::{FakeBuilder, Script, SeenOps, Step};
     use crate::engine::null::{NullBuilder, NullOptions};
-    use crate::io::Direction;
     use crate::io::IoError;
     use crate::options::OnError;
     use crate::worker::StopReason;
@@ -629,7 +648,7 @@ mod tests {
     fn spec(rw: RwMode, read_percent: u32) -> Arc<WorkloadSpec> {
         Arc::new(WorkloadSpec {
             rw,
-            read_percent,
+            mix: rw.fixed_mix().unwrap_or(crate::workload::Mix::read_write(read_percent)),
             bs_read: BsSplit::single(4096),
             bs_write: BsSplit::single(4096),
             align_bytes: 4096,

@@ -9,22 +9,56 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::io;
 
-/// The direction of one I/O.
+/// The direction (the operation) of one I/O. Statistics keep one block per direction, indexed by
+/// the discriminant: reads, writes, trims (deallocate), write-zeroes and flushes are counted apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum Direction {
     Read = 0,
     Write = 1,
+    /// Deallocate a range (BLKDISCARD, a hole punched in a file, NVMe Dataset Management).
+    Trim = 2,
+    /// Make a range read as zeroes without sending them (BLKZEROOUT, NVMe Write Zeroes).
+    WriteZeroes = 3,
+    /// Make completed writes durable (fsync, NVMe Flush); carries no offset or length.
+    Flush = 4,
 }
 
 impl Direction {
-    pub const ALL: [Direction; 2] = [Direction::Read, Direction::Write];
+    /// How many directions there are: the length of every per-direction array.
+    pub const COUNT: usize = 5;
+    pub const ALL: [Direction; Direction::COUNT] =
+        [Direction::Read, Direction::Write, Direction::Trim, Direction::WriteZeroes, Direction::Flush];
 
+    /// The name in reports and JSON keys (`write_zeroes` with an underscore, as fio spells keys).
     pub fn name(self) -> &'static str {
         match self {
             Direction::Read => "read",
             Direction::Write => "write",
+            Direction::Trim => "trim",
+            Direction::WriteZeroes => "write_zeroes",
+            Direction::Flush => "flush",
         }
+    }
+
+    /// The name in text reports and on the command line (`write-zeroes`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Direction::WriteZeroes => "write-zeroes",
+            d => d.name(),
+        }
+    }
+
+    /// Whether the operation changes what the target holds (and so needs `--allow-destroy` on a
+    /// device): writes, trims and write-zeroes; a flush only makes earlier writes durable.
+    pub fn destroys(self) -> bool {
+        matches!(self, Direction::Write | Direction::Trim | Direction::WriteZeroes)
+    }
+
+    /// Whether the operation moves data through a buffer (reads and writes); the others carry at
+    /// most a range.
+    pub fn moves_data(self) -> bool {
+        matches!(self, Direction::Read | Direction::Write)
     }
 }
 
@@ -34,7 +68,7 @@ pub struct IoOp {
     pub dir: Direction,
     /// Byte offset into the target.
     pub offset: u64,
-    /// Length in bytes.
+    /// Length in bytes (0 for a flush, which has no range).
     pub len: u32,
 }
 

@@ -377,6 +377,7 @@ pub fn spdk_attach(
             nvme_sibling: None,
             model: None,
             serial: None,
+            unsupported_ops: crate::engine::spdk::unsupported_ops(&ns.ctrlr.info),
         })
         .collect();
     Ok((s, targets))

@@ -113,7 +113,7 @@ pub struct ErrorCounts {
     /// Errors of kinds beyond the first [`ERROR_KINDS`].
     pub other: u64,
     /// Errors per direction.
-    pub by_dir: [u64; 2],
+    pub by_dir: [u64; Direction::COUNT],
     /// Failed I/Os that were retried (`--on-error retry:N`); not counted as errors.
     pub retried: u64,
 }
@@ -143,7 +143,7 @@ impl ErrorCounts {
     }
 
     pub fn total(&self) -> u64 {
-        self.by_dir[0] + self.by_dir[1]
+        self.by_dir.iter().sum()
     }
 
     /// `(kind, count)`, most frequent first.
@@ -165,15 +165,17 @@ impl AddAssign<&ErrorCounts> for ErrorCounts {
         }
         self.other += o.other;
         self.retried += o.retried;
-        self.by_dir[0] += o.by_dir[0];
-        self.by_dir[1] += o.by_dir[1];
+        for (a, b) in self.by_dir.iter_mut().zip(o.by_dir) {
+            *a += b;
+        }
     }
 }
 
-/// Reads, writes and errors over some period: what a worker hands the coordinator each interval.
+/// Every direction's results and the errors over some period: what a worker hands the coordinator
+/// each interval. Indexed by [`Direction`]; a direction the workload never issues stays empty.
 #[derive(Clone, Debug, Default)]
 pub struct Stats {
-    pub dir: [DirStats; 2],
+    pub dir: [DirStats; Direction::COUNT],
     pub errors: ErrorCounts,
 }
 
@@ -186,21 +188,36 @@ impl Stats {
         &self.dir[Direction::Write as usize]
     }
 
+    pub fn of(&self, dir: Direction) -> &DirStats {
+        &self.dir[dir as usize]
+    }
+
     pub fn ios(&self) -> u64 {
-        self.dir[0].ios + self.dir[1].ios
+        self.dir.iter().map(|d| d.ios).sum()
+    }
+
+    /// Every direction summed (for whole-run figures such as `compare`'s).
+    pub fn all(&self) -> DirStats {
+        let mut all = self.dir[0].clone();
+        for d in &self.dir[1..] {
+            all += d;
+        }
+        all
     }
 
     pub fn reset(&mut self) {
-        self.dir[0].reset();
-        self.dir[1].reset();
+        for d in &mut self.dir {
+            d.reset();
+        }
         self.errors.reset();
     }
 }
 
 impl AddAssign<&Stats> for Stats {
     fn add_assign(&mut self, o: &Stats) {
-        self.dir[0] += &o.dir[0];
-        self.dir[1] += &o.dir[1];
+        for (a, b) in self.dir.iter_mut().zip(&o.dir) {
+            *a += b;
+        }
         self.errors += &o.errors;
     }
 }
@@ -270,7 +287,7 @@ mod tests {
         sum += &e;
         sum += &e;
         assert_eq!(sum.total(), 8);
-        assert_eq!(sum.by_dir, [2, 6]);
+        assert_eq!(sum.by_dir, [2, 6, 0, 0, 0]);
         assert_eq!(sum.kinds()[0], (eio, 6));
         for errno in 0..40 {
             e.count(Direction::Read, IoError::Errno { errno: 100 + errno }, 1);
@@ -289,7 +306,7 @@ mod tests {
             let mut whole = Stats::default();
             let mut split: Vec<Stats> = (0..parts).map(|_| Stats::default()).collect();
             for (i, &l) in lats.iter().enumerate() {
-                let dir = if l % 3 == 0 { 1 } else { 0 };
+                let dir = (l % Direction::COUNT as u64) as usize;
                 whole.dir[dir].record(l, 1, 4096);
                 split[i % parts].dir[dir].record(l, 1, 4096);
             }
@@ -297,7 +314,7 @@ mod tests {
             for s in &split {
                 merged += s;
             }
-            for d in 0..2 {
+            for d in 0..Direction::COUNT {
                 let (a, b) = (&whole.dir[d], &merged.dir[d]);
                 prop_assert_eq!(a.ios, b.ios);
                 prop_assert_eq!(a.bytes, b.bytes);

@@ -78,6 +78,10 @@ pub struct Target {
     pub model: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub serial: Option<String>,
+    /// Operations the target is known not to take, learnt when it was attached (an SPDK
+    /// namespace's controller whose ONCS lacks Dataset Management or Write Zeroes).
+    #[serde(skip)]
+    pub unsupported_ops: Vec<crate::io::Direction>,
 }
 
 impl Target {
@@ -101,6 +105,7 @@ impl Target {
                     nvme_sibling: None,
                     model: None,
                     serial: None,
+                    unsupported_ops: Vec::new(),
                 });
             }
             Err(source) => return Err(TargetError::Inspect { path: p, source }),
@@ -116,6 +121,7 @@ impl Target {
                 nvme_sibling: None,
                 model: None,
                 serial: None,
+                unsupported_ops: Vec::new(),
             })
         } else if ft.is_block_device() {
             let rdev = meta.rdev();
@@ -133,6 +139,7 @@ impl Target {
                 nvme_sibling: nvme_sibling(path),
                 model: model_of(rdev),
                 serial: serial_of(path).filter(|s| !s.starts_with("loop:")),
+                unsupported_ops: Vec::new(),
             })
         } else if ft.is_char_device() && is_nvme_generic(meta.rdev()) {
             // Size and block size come from the namespace itself (Identify Namespace, in config); the
@@ -149,6 +156,7 @@ impl Target {
                 nvme_sibling: sibling,
                 model: None,
                 serial: None,
+                unsupported_ops: Vec::new(),
             })
         } else {
             let kind = if ft.is_dir() {
@@ -406,6 +414,31 @@ impl Target {
             }
             None => PollSupport::Unknown,
         }
+    }
+}
+
+impl Target {
+    /// Whether the target takes trims (`Direction::Trim`) or write-zeroes (`Direction::WriteZeroes`):
+    /// for a block device (or the namespace behind a generic device) the kernel's
+    /// `queue/discard_max_bytes` or `queue/write_zeroes_max_bytes`, 0 when the device cannot (for
+    /// NVMe: the controller's ONCS lacks Dataset Management or Write Zeroes). `None` when there is
+    /// nothing to ask: files (the filesystem answers each hole punched), SPDK namespaces (the engine
+    /// reads ONCS when it attaches, into `unsupported_ops`), other operations.
+    pub fn supports(&self, dir: crate::io::Direction) -> Option<bool> {
+        if self.unsupported_ops.contains(&dir) {
+            return Some(false);
+        }
+        let file = match dir {
+            crate::io::Direction::Trim => "queue/discard_max_bytes",
+            crate::io::Direction::WriteZeroes => "queue/write_zeroes_max_bytes",
+            _ => return None,
+        };
+        let rdev = match self.kind {
+            TargetKind::BlockDevice => fs::metadata(&self.path).ok()?.rdev(),
+            TargetKind::NvmeGeneric => fs::metadata(self.nvme_sibling.as_ref()?).ok()?.rdev(),
+            _ => return None,
+        };
+        read_number(&whole_disk_dir(rdev)?.join(file)).map(|n| n > 0)
     }
 }
 

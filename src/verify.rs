@@ -504,6 +504,8 @@ impl Verifier {
             }
             (Direction::Read, true) => self.pending.push(slot),
             (Direction::Read, false) => {}
+            // Refused with --verify in config: a trimmed or zeroed unit has no header to check.
+            (Direction::Trim | Direction::WriteZeroes | Direction::Flush, _) => {}
         }
     }
 

@@ -40,6 +40,18 @@ unsafe extern "C" {
         sn: *mut core::ffi::c_char,
         fr: *mut core::ffi::c_char,
     );
+    /// The controller's ONCS bits nvmebench uses: bit 0 Dataset Management, bit 1 Write Zeroes.
+    pub fn nvmebench_shim_ctrlr_oncs(ctrlr: *mut spdk_nvme_ctrlr) -> u32;
+    /// Dataset Management deallocating `lba_count` blocks from `lba` (one range, which SPDK copies);
+    /// spdk_nvme_ns_cmd_dataset_management's result.
+    pub fn nvmebench_shim_ns_cmd_deallocate(
+        ns: *mut spdk_nvme_ns,
+        qpair: *mut spdk_nvme_qpair,
+        lba: u64,
+        lba_count: u32,
+        cb_fn: spdk_nvme_cmd_cb,
+        cb_arg: *mut core::ffi::c_void,
+    ) -> i32;
 }
 
 #[cfg(test)]

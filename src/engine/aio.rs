@@ -3,9 +3,12 @@
 //!
 //! One AIO context per worker with one `iocb` per slot; a batch goes out with one `io_submit` of
 //! the staged iocb pointers. Completions are reaped with a non-blocking `io_getevents`; `wait`
-//! blocks in `io_getevents` for at least one and keeps what it got for the next `poll`.
+//! blocks in `io_getevents` for at least one and keeps what it got for the next `poll`. A flush is
+//! an `IOCB_CMD_FSYNC`; trims and write-zeroes, which AIO cannot carry, are made synchronously in
+//! `queue` ([`RangeOps`]) and handed back by the next `poll` (fio's libaio does the same with trims).
 
 use super::buf::SlotBuffers;
+use super::rangeops::{Finished, RangeOps};
 use super::uring::judge;
 use super::{Engine, EngineBuilder, EngineError, EngineInfo, Queued};
 use crate::io::IoError;
@@ -19,6 +22,7 @@ const NAME: &str = "aio";
 
 const IOCB_CMD_PREAD: u16 = 0;
 const IOCB_CMD_PWRITE: u16 = 1;
+const IOCB_CMD_FSYNC: u16 = 2;
 
 /// The kernel's `struct iocb` (little-endian field order for `aio_key`/`aio_rw_flags`).
 #[repr(C)]
@@ -89,7 +93,10 @@ impl EngineBuilder for AioBuilder {
         }
         let qd = queue_depth as usize;
         let fd = file.as_raw_fd() as u32;
+        let ops = RangeOps::new(&file).map_err(|source| EngineError::Setup { engine: NAME, what: "fstat", source })?;
         Ok(AioEngine {
+            ops,
+            finished: Finished::new(queue_depth),
             ctx: Context(ctx),
             iocbs: vec![Iocb { aio_fildes: fd, ..Iocb::default() }; qd],
             staged: Vec::with_capacity(qd),
@@ -127,6 +134,8 @@ pub struct AioEngine {
     in_flight: u32,
     bufs: SlotBuffers,
     lens: Vec<u32>,
+    ops: RangeOps,
+    finished: Finished,
     /// Kept open for the context's life: every iocb names its fd.
     _file: File,
 }
@@ -176,10 +185,18 @@ impl Engine for AioEngine {
         cb.aio_lio_opcode = match op.dir {
             Direction::Read => IOCB_CMD_PREAD,
             Direction::Write => IOCB_CMD_PWRITE,
+            Direction::Flush => IOCB_CMD_FSYNC,
+            Direction::Trim | Direction::WriteZeroes => {
+                let r = self.ops.run(op);
+                self.finished.push(slot, r);
+                return Ok(Queued::Ok);
+            }
         };
-        cb.aio_buf = buf;
+        // The kernel refuses an fsync iocb with a buffer, length or offset (EINVAL); a flush's are 0.
+        let data = op.dir != Direction::Flush;
+        cb.aio_buf = if data { buf } else { 0 };
         cb.aio_nbytes = u64::from(op.len);
-        cb.aio_offset = op.offset as i64;
+        cb.aio_offset = if data { op.offset as i64 } else { 0 };
         self.lens[slot as usize] = op.len;
         // A pointer from the Vec's own base, so later accesses to other slots leave it valid.
         self.staged.push(self.iocbs.as_mut_ptr().wrapping_add(slot as usize));
@@ -221,6 +238,9 @@ impl Engine for AioEngine {
 
     #[inline]
     fn poll<F: FnMut(u32, Result<(), IoError>)>(&mut self, max: u32, mut done: F) -> Result<u32, EngineError> {
+        if !self.finished.is_empty() {
+            return Ok(self.finished.drain(max, &mut done));
+        }
         if self.ready.is_empty() {
             if self.in_flight == 0 {
                 return Ok(0);

@@ -12,6 +12,7 @@ pub mod aio;
 pub mod buf;
 pub mod null;
 pub mod psync;
+pub mod rangeops;
 pub mod ring;
 #[cfg(feature = "spdk")]
 pub mod spdk;

@@ -3,10 +3,11 @@
 //!
 //! The engine takes one I/O per submit and answers Busy to a second, so whatever queue depth the
 //! worker has, one I/O is in flight; the report says `iodepth=1`. The I/O runs inside `submit` and
-//! its result waits for the next `poll`. No `unsafe`: the standard library's positional reads and
-//! writes are the syscalls.
+//! its result waits for the next `poll`. Reads and writes are the standard library's positional
+//! calls; trims, write-zeroes and flushes are [`RangeOps`]' ioctls, `fallocate` and `fsync`.
 
 use super::buf::SlotBuffers;
+use super::rangeops::RangeOps;
 use super::uring::judge;
 use super::{Engine, EngineBuilder, EngineError, EngineInfo, Queued};
 use crate::io::IoError;
@@ -29,8 +30,10 @@ impl EngineBuilder for PsyncBuilder {
 
     fn build(&self, worker: usize, _queue_depth: u32, max_io_bytes: u32) -> Result<PsyncEngine, EngineError> {
         let file = super::open_direct(&self.path, self.writes)?;
+        let ops = RangeOps::new(&file).map_err(|source| EngineError::Setup { engine: NAME, what: "fstat", source })?;
         Ok(PsyncEngine {
             file,
+            ops,
             bufs: SlotBuffers::new(1, max_io_bytes as usize, self.buffer_seed ^ worker as u64),
             staged: None,
             done: None,
@@ -41,6 +44,7 @@ impl EngineBuilder for PsyncBuilder {
 /// One worker's file and single buffer.
 pub struct PsyncEngine {
     file: File,
+    ops: RangeOps,
     /// One buffer: only one I/O is ever in flight, whichever slot it is for.
     bufs: SlotBuffers,
     staged: Option<(u32, IoOp)>,
@@ -56,6 +60,7 @@ impl PsyncEngine {
             let r = match op.dir {
                 Direction::Read => self.file.read_at(buf, op.offset),
                 Direction::Write => self.file.write_at(buf, op.offset),
+                Direction::Trim | Direction::WriteZeroes | Direction::Flush => return self.ops.run(op),
             };
             match r {
                 Ok(n) => return judge(n as i32, op.len),

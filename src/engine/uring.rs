@@ -3,10 +3,13 @@
 //! One ring per worker, with the target registered as a fixed file and every slot buffer registered
 //! as a fixed buffer, so the kernel neither looks up the fd nor pins pages per I/O. The ring itself
 //! (set-up flags and their fallback, IOPOLL, SQPOLL, when to enter the kernel) lives in
-//! [`super::ring`], shared with the NVMe passthrough engine; this module builds read and write SQEs
-//! and judges their results.
+//! [`super::ring`], shared with the NVMe passthrough engine; this module builds read, write and
+//! fsync SQEs and judges their results. Trims and write-zeroes are made synchronously inside `queue`
+//! ([`RangeOps`]: `BLKDISCARD`/`BLKZEROOUT`, or `fallocate` on a file) and handed back by the next
+//! `poll`, as fio's io_uring engine does with trims.
 
 use super::buf::SlotBuffers;
+use super::rangeops::{Finished, RangeOps};
 use super::ring::{Ring, RingOptions};
 use super::{Engine, EngineBuilder, EngineError, EngineInfo, Queued};
 use crate::io::IoError;
@@ -136,6 +139,8 @@ pub struct UringEngine {
     /// Expected length per slot, to detect short transfers.
     lens: Vec<u32>,
     registered: Registered,
+    ops: RangeOps,
+    finished: Finished,
 }
 
 impl UringEngine {
@@ -150,7 +155,16 @@ impl UringEngine {
         let ring = Ring::new(NAME, entries, &options.ring)?;
         let mut bufs = SlotBuffers::new(queue_depth as usize, max_io_bytes as usize, seed);
         let registered = Registered::new(&ring, &file, &mut bufs, &options, NAME, "registering the file")?;
-        Ok(UringEngine { ring, bufs, file, lens: vec![0; queue_depth as usize], registered })
+        let ops = RangeOps::new(&file).map_err(|source| EngineError::Setup { engine: NAME, what: "fstat", source })?;
+        Ok(UringEngine {
+            ring,
+            bufs,
+            file,
+            lens: vec![0; queue_depth as usize],
+            registered,
+            ops,
+            finished: Finished::new(queue_depth),
+        })
     }
 
     fn entry(&mut self, slot: u32, op: &IoOp) -> squeue::Entry {
@@ -179,6 +193,11 @@ impl UringEngine {
             (Direction::Write, false, false) => {
                 opcode::Write::new(types::Fd(fd), ptr, op.len).offset(op.offset).build()
             }
+            (Direction::Flush, _, true) => opcode::Fsync::new(types::Fixed(0)).build(),
+            (Direction::Flush, _, false) => opcode::Fsync::new(types::Fd(fd)).build(),
+            (Direction::Trim | Direction::WriteZeroes, ..) => {
+                unreachable!("queue carries out trims and write-zeroes itself")
+            }
         };
         e.user_data(u64::from(slot))
     }
@@ -193,6 +212,11 @@ impl Engine for UringEngine {
     #[inline]
     fn queue(&mut self, slot: u32, op: &IoOp) -> Result<Queued, EngineError> {
         debug_assert!(op.len as usize <= self.bufs.slot_bytes());
+        if matches!(op.dir, Direction::Trim | Direction::WriteZeroes) {
+            let r = self.ops.run(op);
+            self.finished.push(slot, r);
+            return Ok(Queued::Ok);
+        }
         let entry = self.entry(slot, op);
         // SAFETY: the entry points at `slot`'s buffer, which the engine owns and which stays untouched
         // until this slot's completion is reaped (the caller never reuses a slot in flight); the fd or
@@ -212,13 +236,16 @@ impl Engine for UringEngine {
 
     #[inline]
     fn poll<F: FnMut(u32, Result<(), IoError>)>(&mut self, max: u32, mut done: F) -> Result<u32, EngineError> {
+        let early = if self.finished.is_empty() { 0 } else { self.finished.drain(max, &mut done) };
         let lens = &self.lens;
-        self.ring
-            .reap(max, |cqe| {
+        let reaped = self
+            .ring
+            .reap(max - early, |cqe| {
                 let slot = cqe.user_data() as u32;
                 done(slot, judge(cqe.result(), lens[slot as usize]));
             })
-            .map_err(|e| runtime("io_uring_enter (reap)", e))
+            .map_err(|e| runtime("io_uring_enter (reap)", e))?;
+        Ok(early + reaped)
     }
 
     fn wait(&mut self) -> Result<(), EngineError> {

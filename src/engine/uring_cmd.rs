@@ -3,7 +3,9 @@
 //!
 //! The ring has 128-byte SQEs (the NVMe command rides in the SQE's 80-byte command area) and 32-byte
 //! CQEs. Reads and writes are NVMe Read (0x02) and Write (0x01) commands built from the namespace's
-//! LBA format, which [`probe_namespace`] learns from an Identify Namespace admin command. The block
+//! LBA format, which [`probe_namespace`] learns from an Identify Namespace admin command; a trim is
+//! Dataset Management (0x09) with the deallocate attribute and one range (its 16-byte descriptor
+//! written into the slot's buffer), a write-zeroes is Write Zeroes (0x08), a flush is Flush (0x00). The block
 //! layer's bio, plugging and splitting are skipped; what is left is io_uring and the nvme driver's
 //! request path. Polled completions work as for `uring` when the driver has poll queues.
 //!
@@ -25,8 +27,15 @@ use std::path::{Path, PathBuf};
 const NAME: &str = "uring-cmd";
 
 /// NVMe I/O command opcodes (NVM command set).
+pub const NVME_CMD_FLUSH: u8 = 0x00;
 pub const NVME_CMD_WRITE: u8 = 0x01;
 pub const NVME_CMD_READ: u8 = 0x02;
+pub const NVME_CMD_WRITE_ZEROES: u8 = 0x08;
+pub const NVME_CMD_DSM: u8 = 0x09;
+/// Dataset Management CDW11 bit 2: deallocate the ranges.
+const DSM_ATTR_DEALLOCATE: u32 = 1 << 2;
+/// One Dataset Management range descriptor: context attributes, length in blocks, starting LBA.
+pub const DSM_RANGE_BYTES: u32 = 16;
 /// Admin opcode Identify; CNS 0 is Identify Namespace.
 const NVME_ADMIN_IDENTIFY: u8 = 0x06;
 
@@ -67,21 +76,35 @@ const _: () = assert!(std::mem::size_of::<NvmeCmd>() == 72);
 
 impl NvmeCmd {
     /// An NVMe Read or Write of `nlb` logical blocks from `slba`, into or out of `data_len` bytes
-    /// at `addr`. NLB is 0-based in the command (CDW12 bits 15:0).
-    pub fn read_write(dir: Direction, nsid: u32, slba: u64, nlb: u32, addr: u64, data_len: u32) -> NvmeCmd {
-        debug_assert!((1..=65536).contains(&nlb));
-        NvmeCmd {
-            opcode: match dir {
-                Direction::Read => NVME_CMD_READ,
-                Direction::Write => NVME_CMD_WRITE,
-            },
+    /// at `addr`; or a Write Zeroes of those blocks (no data); or a Flush (no range, no data); or a
+    /// Dataset Management deallocating one range whose descriptor ([`dsm_range`]) is at `addr`.
+    /// NLB is 0-based in Read, Write and Write Zeroes (CDW12 bits 15:0).
+    pub fn io(dir: Direction, nsid: u32, slba: u64, nlb: u32, addr: u64, data_len: u32) -> NvmeCmd {
+        let rw = |opcode, addr, data_len| NvmeCmd {
+            opcode,
             nsid,
             addr,
             data_len,
             cdw10: slba as u32,
             cdw11: (slba >> 32) as u32,
-            cdw12: (nlb - 1) & 0xffff,
+            cdw12: nlb.wrapping_sub(1) & 0xffff,
             ..NvmeCmd::default()
+        };
+        match dir {
+            Direction::Read => rw(NVME_CMD_READ, addr, data_len),
+            Direction::Write => rw(NVME_CMD_WRITE, addr, data_len),
+            Direction::WriteZeroes => rw(NVME_CMD_WRITE_ZEROES, 0, 0),
+            Direction::Flush => NvmeCmd { opcode: NVME_CMD_FLUSH, nsid, ..NvmeCmd::default() },
+            // CDW10 bits 7:0: the number of ranges, 0-based.
+            Direction::Trim => NvmeCmd {
+                opcode: NVME_CMD_DSM,
+                nsid,
+                addr,
+                data_len: DSM_RANGE_BYTES,
+                cdw10: 0,
+                cdw11: DSM_ATTR_DEALLOCATE,
+                ..NvmeCmd::default()
+            },
         }
     }
 
@@ -106,6 +129,15 @@ impl NvmeCmd {
         }
         b
     }
+}
+
+/// The Dataset Management range descriptor of `nlb` blocks from `slba` (the length is 1-based here).
+#[inline]
+pub fn dsm_range(slba: u64, nlb: u32) -> [u8; DSM_RANGE_BYTES as usize] {
+    let mut r = [0u8; DSM_RANGE_BYTES as usize];
+    r[4..8].copy_from_slice(&nlb.to_le_bytes());
+    r[8..16].copy_from_slice(&slba.to_le_bytes());
+    r
 }
 
 /// A passthrough completion's result: negative is an errno from the kernel, positive is the NVMe
@@ -241,21 +273,20 @@ impl UringCmdEngine {
         let addr = self.bufs.slot_ptr(slot) as u64;
         // Offsets and lengths are multiples of the LBA size: config checks them against the
         // namespace's logical block size before anything runs.
-        let cmd = NvmeCmd::read_write(
-            op.dir,
-            self.ns.nsid,
-            op.offset >> self.lba_shift,
-            op.len >> self.lba_shift,
-            addr,
-            op.len,
-        );
+        let (slba, nlb) = (op.offset >> self.lba_shift, op.len >> self.lba_shift);
+        if op.dir == Direction::Trim {
+            self.bufs.slot_mut(slot)[..DSM_RANGE_BYTES as usize].copy_from_slice(&dsm_range(slba, nlb));
+        }
+        let cmd = NvmeCmd::io(op.dir, self.ns.nsid, slba, nlb, addr, op.len);
         let b = if self.registered.registered_file {
             opcode::UringCmd80::new(types::Fixed(0), NVME_URING_CMD_IO)
         } else {
             opcode::UringCmd80::new(types::Fd(self.file.as_raw_fd()), NVME_URING_CMD_IO)
         };
-        // The slot is the fixed buffer index: slots are < queue depth <= 65536.
-        let b = if self.registered.fixed_buffers { b.buf_index(Some(slot as u16)) } else { b };
+        // The slot is the fixed buffer index: slots are < queue depth <= 65536. Write Zeroes and
+        // Flush carry no data, so no buffer.
+        let data = cmd.data_len > 0;
+        let b = if self.registered.fixed_buffers && data { b.buf_index(Some(slot as u16)) } else { b };
         b.cmd(cmd.to_sqe_cmd()).build().user_data(u64::from(slot))
     }
 }
@@ -322,8 +353,22 @@ mod tests {
     }
 
     #[test]
+    fn trim_write_zeroes_and_flush_commands() {
+        let t = NvmeCmd::io(Direction::Trim, 3, 0x1_0000_0010, 256, 0xb000, 1 << 20);
+        assert_eq!((t.opcode, t.nsid, t.addr, t.data_len, t.cdw10, t.cdw11), (0x09, 3, 0xb000, 16, 0, 1 << 2));
+        let r = dsm_range(0x1_0000_0010, 256);
+        assert_eq!(&r[0..4], &[0; 4], "no context attributes");
+        assert_eq!(u32::from_le_bytes(r[4..8].try_into().unwrap()), 256, "length is 1-based");
+        assert_eq!(u64::from_le_bytes(r[8..16].try_into().unwrap()), 0x1_0000_0010);
+        let z = NvmeCmd::io(Direction::WriteZeroes, 3, 0x1_0000_0010, 8, 0xb000, 4096);
+        assert_eq!((z.opcode, z.addr, z.data_len, z.cdw10, z.cdw11, z.cdw12), (0x08, 0, 0, 0x10, 1, 7));
+        let f = NvmeCmd::io(Direction::Flush, 3, 99, 8, 0xb000, 4096);
+        assert_eq!(f, NvmeCmd { opcode: 0, nsid: 3, ..NvmeCmd::default() });
+    }
+
+    #[test]
     fn read_command_fields() {
-        let c = NvmeCmd::read_write(Direction::Read, 1, 0x1_2345_6789, 8, 0xdead_b000, 4096);
+        let c = NvmeCmd::io(Direction::Read, 1, 0x1_2345_6789, 8, 0xdead_b000, 4096);
         assert_eq!(c.opcode, 0x02);
         assert_eq!(c.nsid, 1);
         assert_eq!((c.cdw10, c.cdw11), (0x2345_6789, 0x1));
@@ -339,9 +384,9 @@ mod tests {
 
     #[test]
     fn write_command_fields() {
-        let c = NvmeCmd::read_write(Direction::Write, 7, 42, 1, 0x1000, 512);
+        let c = NvmeCmd::io(Direction::Write, 7, 42, 1, 0x1000, 512);
         assert_eq!((c.opcode, c.nsid, c.cdw10, c.cdw11, c.cdw12), (0x01, 7, 42, 0, 0));
-        let c = NvmeCmd::read_write(Direction::Write, 7, 0, 65536, 0x1000, 32 << 20);
+        let c = NvmeCmd::io(Direction::Write, 7, 0, 65536, 0x1000, 32 << 20);
         assert_eq!(c.cdw12, 0xffff, "the largest transfer NLB can express");
     }
 

@@ -10,7 +10,6 @@ use super::options::{self, Mapped, PlanOption};
 use super::{FioError, argv};
 use crate::cli::{Cli, Command, RunArgs};
 use crate::units::{self, SizeOrPercent};
-use crate::workload::RwMode;
 use crate::workload::bssplit::BsSplit;
 use clap::Parser;
 
@@ -303,10 +302,9 @@ fn mean_block_size(a: &RunArgs) -> Result<(f64, bool), String> {
         (None, None) => (BsSplit::single(crate::config::DEFAULT_BS), BsSplit::single(crate::config::DEFAULT_BS)),
     };
     let mean = |s: &BsSplit| s.entries.iter().map(|e| f64::from(e.bytes) * e.percent / 100.0).sum::<f64>();
-    let read_share = match a.rw {
-        RwMode::Read | RwMode::RandRead => 1.0,
-        RwMode::Write | RwMode::RandWrite => 0.0,
-        RwMode::Rw | RwMode::RandRw => f64::from(a.rwmixread.unwrap_or(crate::config::DEFAULT_RWMIXREAD)) / 100.0,
+    let read_share = match (a.rw.fixed_mix(), a.rwmix) {
+        (Some(m), _) | (None, Some(m)) => f64::from(m.share(crate::io::Direction::Read)) / 100.0,
+        (None, None) => f64::from(a.rwmixread.unwrap_or(crate::config::DEFAULT_RWMIXREAD)) / 100.0,
     };
     let m = read_share * mean(&r) + (1.0 - read_share) * mean(&w);
     let sizes: Vec<u32> = [(read_share > 0.0, &r), (read_share < 1.0, &w)]
@@ -392,7 +390,11 @@ mod tests {
         assert_eq!(names, [vec!["a", "b"], vec!["c"]]);
         let a = &p.groups[0][0].args;
         assert_eq!((a.engine.as_deref(), a.jobs, a.rate_iops), (Some("null"), Some(2), Some(200.0)));
-        assert_eq!((a.qd, p.groups[1][0].args.rw), (1, RwMode::Read), "fio's defaults: iodepth=1, rw=read");
+        assert_eq!(
+            (a.qd, p.groups[1][0].args.rw),
+            (1, crate::workload::RwMode::Read),
+            "fio's defaults: iodepth=1, rw=read"
+        );
         assert_eq!(a.time, Some(std::time::Duration::from_secs(2)));
         assert_eq!(p.notes.iter().filter(|n| n.starts_with("thread accepted")).count(), 1, "{:?}", p.notes);
         assert_eq!(p.globals[0], ("ioengine".to_string(), "null".to_string()));

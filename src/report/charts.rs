@@ -14,6 +14,8 @@ use crate::stats::DirStats;
 
 /// The fewest intervals that make a time series worth drawing.
 pub const MIN_TIME_POINTS: usize = 3;
+/// The directions as reports name them, in the order of `RunDoc::dirs` (and `doc::DIRECTIONS`).
+pub const DIRECTION_LABELS: [&str; 5] = ["read", "write", "trim", "write-zeroes", "flush"];
 
 /// One drawn chart.
 #[derive(Clone, Debug)]
@@ -53,7 +55,7 @@ pub fn all(set: &ResultSet) -> Result<Vec<Chart>, PlotError> {
 pub fn direction_series(runs: &[RunDoc]) -> Vec<(String, &DirStats)> {
     runs.iter()
         .flat_map(|r| {
-            ["read", "write"]
+            DIRECTION_LABELS
                 .into_iter()
                 .enumerate()
                 .filter(|(i, _)| r.dirs[*i].ios > 0)
@@ -100,7 +102,7 @@ pub fn comparison(runs: &[RunDoc]) -> Result<Vec<Chart>, PlotError> {
     if runs.len() < 2 {
         return Ok(Vec::new());
     }
-    let dirs: Vec<usize> = (0..2).filter(|&i| runs.iter().any(|r| r.dirs[i].ios > 0)).collect();
+    let dirs: Vec<usize> = (0..DIRECTION_LABELS.len()).filter(|&i| runs.iter().any(|r| r.dirs[i].ios > 0)).collect();
     let mut out = Vec::new();
     for (name, what, unit, pick) in COMPARED {
         let values = runs
@@ -113,7 +115,7 @@ pub fn comparison(runs: &[RunDoc]) -> Result<Vec<Chart>, PlotError> {
             y_desc: what.into(),
             unit,
             groups: runs.iter().map(|r| r.label.clone()).collect(),
-            series: dirs.iter().map(|&i| ["read", "write"][i].to_string()).collect(),
+            series: dirs.iter().map(|&i| DIRECTION_LABELS[i].to_string()).collect(),
             values,
         };
         out.push(chart(name, bars(&b)?, &format!("{} of each run, read and write side by side.", capitalise(what))));
@@ -139,9 +141,9 @@ pub fn over_time(runs: &[RunDoc]) -> Result<Vec<Chart>, PlotError> {
     let make = |pick: Pick| -> Vec<Series> {
         let mut out = Vec::new();
         for r in runs.iter().filter(|r| r.doc.intervals.len() >= MIN_TIME_POINTS) {
-            for (i, name) in ["read", "write"].into_iter().enumerate() {
+            for (i, name) in DIRECTION_LABELS.into_iter().enumerate() {
                 if r.dirs[i].ios > 0 {
-                    let of = |p: &Interval| if i == 0 { p.read } else { p.write };
+                    let of = |p: &Interval| p.dir(i).unwrap_or_default();
                     let points = r.doc.intervals.iter().map(|p| (p.t_s, pick(&of(p)))).collect();
                     out.push(Series { label: format!("{} {name}", r.label), points });
                 }

@@ -28,7 +28,11 @@ use std::collections::BTreeMap;
 /// 4: runs on several targets: `results.targets[]` (one block per target, whole histograms),
 /// `config.targets`, and in `results.workers[]` one entry per worker and target (`target` says
 /// which; `worker` is then the worker, not the entry's position).
-pub const SCHEMA_VERSION: u32 = 4;
+///
+/// 5: trim, write-zeroes and flush: `trim` blocks always, `write_zeroes` and `flush` blocks when the
+/// workload issues them (totals, workers, targets, intervals), errors per operation, and
+/// `config.workload.mix` with the shares.
+pub const SCHEMA_VERSION: u32 = 5;
 pub const HIST_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
 /// Default number of rounds in a steady-state measurement window (SNIA PTS).
 pub const DEFAULT_STEADY_WINDOW: usize = 5;
@@ -291,7 +295,13 @@ pub struct WorkloadDoc {
     pub rw: Rw,
     /// Percentage of reads.
     pub read_percent: u32,
+    /// The share of each operation in percent (`read`, `write`, `trim`, `write_zeroes`, `flush`;
+    /// those without a share left out). Absent before schema 3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<BTreeMap<String, u32>>,
+    /// Sizes of reads.
     pub bs_read: BsSplitDoc,
+    /// Sizes of writes, trims and write-zeroes.
     pub bs_write: BsSplitDoc,
     pub align_bytes: u64,
     pub range_start: u64,
@@ -351,6 +361,9 @@ pub enum Rw {
     RandWrite,
     Rw,
     RandRw,
+    Trim,
+    RandTrim,
+    TrimWrite,
 }
 
 impl Rw {
@@ -362,6 +375,9 @@ impl Rw {
             Rw::RandWrite => "randwrite",
             Rw::Rw => "rw",
             Rw::RandRw => "randrw",
+            Rw::Trim => "trim",
+            Rw::RandTrim => "randtrim",
+            Rw::TrimWrite => "trimwrite",
         }
     }
 }
@@ -549,11 +565,58 @@ pub struct CpuDoc {
     pub ns_per_io: Option<f64>,
 }
 
-/// Reads, writes and errors: a run's total or one worker's.
+/// The directions' keys, in the order of every per-direction index here (the crate's `Direction`).
+pub const DIRECTIONS: [&str; 5] = ["read", "write", "trim", "write_zeroes", "flush"];
+
+impl DirPair {
+    /// Direction `i` of [`DIRECTIONS`], if the document has it.
+    pub fn dir(&self, i: usize) -> Option<&DirDoc> {
+        match i {
+            0 => Some(&self.read),
+            1 => Some(&self.write),
+            2 => self.trim.as_ref(),
+            3 => self.write_zeroes.as_ref(),
+            4 => self.flush.as_ref(),
+            _ => None,
+        }
+    }
+}
+
+impl ErrorsDoc {
+    /// Errors of direction `i` of [`DIRECTIONS`].
+    pub fn dir(&self, i: usize) -> u64 {
+        [self.read, self.write, self.trim, self.write_zeroes, self.flush].get(i).copied().unwrap_or(0)
+    }
+}
+
+impl Interval {
+    /// Direction `i` of [`DIRECTIONS`], if the document has it.
+    pub fn dir(&self, i: usize) -> Option<DirInterval> {
+        match i {
+            0 => Some(self.read),
+            1 => Some(self.write),
+            2 => self.trim,
+            3 => self.write_zeroes,
+            4 => self.flush,
+            _ => None,
+        }
+    }
+}
+
+/// Reads, writes, trims, write-zeroes, flushes and errors: a run's total or one worker's.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct DirPair {
     pub read: DirDoc,
     pub write: DirDoc,
+    /// Trims (deallocations), as fio's `trim` block; written by schema 3 on, empty without trims.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<DirDoc>,
+    /// Write-zeroes; only when the workload issues them (schema 3 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_zeroes: Option<DirDoc>,
+    /// Flushes (fsync, NVMe Flush; no bytes); only when the workload issues them (schema 3 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<DirDoc>,
     #[serde(default)]
     pub errors: ErrorsDoc,
 }
@@ -588,6 +651,10 @@ pub struct LatencyDoc {
     /// `config.percentiles`, keyed as fio does (`"99.0"`, `"99.99"`).
     #[serde(default)]
     pub percentiles: BTreeMap<String, u64>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A sum of latencies in nanoseconds, which can exceed 2^64: written as a decimal string (JSON
@@ -644,6 +711,12 @@ pub struct ErrorsDoc {
     pub read: u64,
     #[serde(default)]
     pub write: u64,
+    #[serde(default)]
+    pub trim: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub write_zeroes: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub flush: u64,
     /// Most frequent first.
     #[serde(default)]
     pub kinds: Vec<ErrorKindCount>,
@@ -686,6 +759,13 @@ pub struct WorkerDoc {
     pub summary: Option<WorkerSummaryDoc>,
     pub read: DirDoc,
     pub write: DirDoc,
+    /// As in [`DirPair`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<DirDoc>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_zeroes: Option<DirDoc>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<DirDoc>,
     #[serde(default)]
     pub errors: ErrorsDoc,
     /// In a merge: the index of the input the worker came from.
@@ -771,6 +851,13 @@ pub struct Interval {
     pub read: DirInterval,
     #[serde(default)]
     pub write: DirInterval,
+    /// The other directions, when the workload issues them (schema 3 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<DirInterval>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_zeroes: Option<DirInterval>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<DirInterval>,
     #[serde(default)]
     pub errors: u64,
 }

@@ -11,6 +11,7 @@
 use crate::config::RunConfig;
 use crate::coordinator::IntervalPoint;
 use crate::cpu::CpuUsage;
+use crate::io::Direction;
 use crate::stats::{DirStats, Stats};
 use serde_json::{Map, Value, json};
 use std::time::SystemTime;
@@ -116,15 +117,26 @@ fn job(j: &FioJob<'_>, plus: bool) -> Value {
     o.insert("elapsed".into(), json!((j.cfg.ramp.as_nanos() as u64 + j.elapsed_ns).div_ceil(1_000_000_000)));
     o.insert("job options".into(), options(&j.options));
     let pcts = &j.cfg.percentiles;
-    let series = |dir: usize| {
-        j.intervals.map(|iv| iv.iter().filter(|p| !p.ramp).map(move |p| if dir == 0 { p.read } else { p.write }))
+    let series = |dir: Direction| {
+        j.intervals.map(|iv| iv.iter().filter(|p| !p.ramp).map(move |p| *p.of(dir)).collect::<Vec<_>>())
     };
-    let read_bw = series(0).map(|s| s.collect::<Vec<_>>());
-    let write_bw = series(1).map(|s| s.collect::<Vec<_>>());
-    o.insert("read".into(), direction(j.stats.read(), j, pcts, plus, read_bw.as_deref()));
-    o.insert("write".into(), direction(j.stats.write(), j, pcts, plus, write_bw.as_deref()));
-    o.insert("trim".into(), direction(&DirStats::default(), j, pcts, plus, None));
-    o.insert("sync".into(), json!({ "total_ios": 0, "lat_ns": not_measured() }));
+    for dir in [Direction::Read, Direction::Write, Direction::Trim] {
+        o.insert(dir.name().into(), direction(j.stats.of(dir), j, pcts, plus, series(dir).as_deref()));
+    }
+    // fio has no write-zeroes; ours sit beside fio's blocks, in the same shape, when issued.
+    if j.cfg.workload.mix.issues(Direction::WriteZeroes) {
+        let dir = Direction::WriteZeroes;
+        o.insert(dir.name().into(), direction(j.stats.of(dir), j, pcts, plus, series(dir).as_deref()));
+    }
+    // fio's `sync` block counts fsyncs: our flushes.
+    let flush = j.stats.of(Direction::Flush);
+    let mut sync_lat = summary(flush);
+    if flush.ios > 0 {
+        let table: Map<String, Value> =
+            pcts.iter().map(|p| (format!("{p:.6}"), json!(flush.percentile_ns(*p)))).collect();
+        sync_lat.insert("percentile".into(), Value::Object(table));
+    }
+    o.insert("sync".into(), json!({ "total_ios": flush.ios, "lat_ns": Value::Object(sync_lat) }));
     o.insert("job_runtime".into(), json!(j.elapsed_ns / 1_000_000));
     if let Some(cpu) = j.cpu {
         let wall = (j.cfg.ramp.as_nanos() as u64 + j.elapsed_ns).max(1) as f64;
@@ -139,9 +151,7 @@ fn job(j: &FioJob<'_>, plus: bool) -> Value {
     o.insert("latency_target".into(), json!(0));
     o.insert("latency_percentile".into(), json!(100.0));
     o.insert("latency_window".into(), json!(0));
-    let mut all = j.stats.read().clone();
-    all += j.stats.write();
-    let (ns, us, ms) = latency_buckets(&all);
+    let (ns, us, ms) = latency_buckets(&j.stats.all());
     o.insert("latency_ns".into(), ns);
     o.insert("latency_us".into(), us);
     o.insert("latency_ms".into(), ms);
@@ -497,6 +507,7 @@ mod tests {
             },
             write: DirPoint::default(),
             errors: 0,
+            ..IntervalPoint::default()
         };
         let text = log_lines(LogKind::Bw, &[p(-0.5, true), p(0.5, false), p(1.0, false)]);
         assert_eq!(text, "500, 40, 0, 0, 0\n1000, 40, 0, 0, 0\n");

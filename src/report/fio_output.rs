@@ -62,9 +62,9 @@ pub fn single_run_output(
         eprintln!("nvmebench: {} I/O errors", r.error_count());
     }
     let w = &cfg.workload;
-    let bs = if w.bs_read == w.bs_write || w.read_percent == 100 {
+    let bs = if w.bs_read == w.bs_write || !w.uses_write_sizes() {
         w.bs_read.to_fio()
-    } else if w.read_percent == 0 {
+    } else if w.read_percent() == 0 {
         w.bs_write.to_fio()
     } else {
         format!("{},{}", w.bs_read.to_fio(), w.bs_write.to_fio())
@@ -84,11 +84,13 @@ pub fn single_run_output(
     if let Some(rt) = cfg.runtime {
         options.push(("runtime".into(), format!("{}", rt.as_secs_f64())));
     }
-    if w.rw.is_mixed() {
-        options.push(("rwmixread".into(), w.read_percent.to_string()));
+    if w.rw.is_mixed() && w.mix.beyond_read_write() {
+        options.push(("rwmix".into(), w.mix.to_arg()));
+    } else if w.rw.is_mixed() {
+        options.push(("rwmixread".into(), w.read_percent().to_string()));
     }
     let (name, stats) = (args.fio.name.clone().unwrap_or_else(|| "nvmebench".into()), &r.total);
-    let bw = report::rates(stats.read(), r.elapsed_ns).1 + report::rates(stats.write(), r.elapsed_ns).1;
+    let bw = report::rates(&stats.all(), r.elapsed_ns).1;
     let job = FioJob {
         name: &name,
         group_id: 0,

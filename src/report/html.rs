@@ -363,8 +363,27 @@ fn workload_facts(f: &mut Facts, r: &RunDoc) {
             .map(|n| if engine_opts.is_empty() { n } else { format!("{n} ({})", engine_opts.join(", ")) }),
     );
     let rw = text(&w["rw"]);
-    let mix = w["read_percent"].as_u64().filter(|_| rw.as_deref().is_some_and(|m| m.ends_with("rw")));
-    f.add("pattern", rw.map(|m| mix.map_or(m.clone(), |p| format!("{m}, {p}% reads"))));
+    let mixed = rw.as_deref().is_some_and(|m| m.ends_with("rw"));
+    // Schema 3 writes every operation's share; a read/write mix reads as before.
+    let shares: Vec<String> = w["mix"]
+        .as_object()
+        .filter(|m| mixed && m.keys().any(|k| k != "read" && k != "write"))
+        .map(|m| {
+            super::doc::DIRECTIONS
+                .iter()
+                .filter_map(|k| m.get(*k).map(|v| format!("{} {v}%", k.replace('_', "-"))))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mix = w["read_percent"].as_u64().filter(|_| mixed);
+    f.add(
+        "pattern",
+        rw.map(|m| match (shares.is_empty(), mix) {
+            (false, _) => format!("{m}, {}", shares.join(", ")),
+            (true, Some(p)) => format!("{m}, {p}% reads"),
+            (true, None) => m,
+        }),
+    );
     f.add(
         "block size",
         describe_bs(&w["bs_read"]).map(|r| match describe_bs(&w["bs_write"]) {

@@ -14,7 +14,8 @@ use super::doc::{
 use super::{percentile_key, rates};
 use crate::config::RunConfig;
 use crate::coordinator::{DirPoint, RunResult};
-use crate::stats::{DirStats, ErrorCounts, HIST_HIGHEST_NS, HIST_LOWEST_NS, HIST_SIGFIGS, new_histogram};
+use crate::io::Direction;
+use crate::stats::{DirStats, ErrorCounts, HIST_HIGHEST_NS, HIST_LOWEST_NS, HIST_SIGFIGS, Stats, new_histogram};
 use base64::Engine as _;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
@@ -32,12 +33,13 @@ pub fn render(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> Value {
 /// The typed document of one run, as [`render`] writes it.
 pub fn document(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> RunDocument {
     let several = r.targets.len() > 1;
+    let shown = shown_dirs(cfg, &r.total);
     let workers = r
         .workers
         .iter()
         .map(|w| {
             let elapsed = w.summary.as_ref().map_or(0, |s| s.measured_ns);
-            let pair = dir_pair(&w.stats.dir[0], &w.stats.dir[1], &w.stats.errors, elapsed, &cfg.percentiles);
+            let pair = dir_pair(&w.stats, shown, elapsed, &cfg.percentiles);
             WorkerDoc {
                 worker: if several { w.thread } else { w.index },
                 target: several.then_some(w.target),
@@ -46,6 +48,9 @@ pub fn document(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> RunDocume
                 summary: w.summary.as_ref().map(recast),
                 read: pair.read,
                 write: pair.write,
+                trim: pair.trim,
+                write_zeroes: pair.write_zeroes,
+                flush: pair.flush,
                 errors: pair.errors,
                 input: None,
             }
@@ -85,9 +90,9 @@ pub fn document(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> RunDocume
             worker_cpu: Some(worker_cpu(r)),
             timestamps: Some(timestamps()),
             placement: r.placement.as_ref().map(recast),
-            total: dir_pair(&r.total.dir[0], &r.total.dir[1], &r.total.errors, r.elapsed_ns, &cfg.percentiles),
+            total: dir_pair(&r.total, shown, r.elapsed_ns, &cfg.percentiles),
             workers,
-            targets: if several { targets(cfg, r) } else { Vec::new() },
+            targets: if several { targets(cfg, r, shown) } else { Vec::new() },
         },
         intervals: r
             .intervals
@@ -99,6 +104,9 @@ pub fn document(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> RunDocume
                 workers: Some(p.workers),
                 read: interval_dir(&p.read),
                 write: interval_dir(&p.write),
+                trim: shown[Direction::Trim as usize].then(|| interval_dir(&p.trim)),
+                write_zeroes: shown[Direction::WriteZeroes as usize].then(|| interval_dir(&p.write_zeroes)),
+                flush: shown[Direction::Flush as usize].then(|| interval_dir(&p.flush)),
                 errors: p.errors,
             })
             .collect(),
@@ -111,11 +119,11 @@ pub fn document(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> RunDocume
 }
 
 /// One block per target: its lanes summed, rates over its own measured time.
-fn targets(cfg: &RunConfig, r: &RunResult) -> Vec<doc::TargetResultDoc> {
+fn targets(cfg: &RunConfig, r: &RunResult, shown: [bool; Direction::COUNT]) -> Vec<doc::TargetResultDoc> {
     r.targets
         .iter()
         .map(|t| {
-            let pair = dir_pair(&t.stats.dir[0], &t.stats.dir[1], &t.stats.errors, t.elapsed_ns, &cfg.percentiles);
+            let pair = dir_pair(&t.stats, shown, t.elapsed_ns, &cfg.percentiles);
             let target = cfg.targets.get(t.index);
             let mut workers: Vec<usize> = t.lanes.iter().map(|&l| r.workers[l].thread).collect();
             workers.dedup();
@@ -192,15 +200,38 @@ fn interval_dir(p: &DirPoint) -> DirInterval {
     }
 }
 
-fn dir_pair(read: &DirStats, write: &DirStats, errors: &ErrorCounts, elapsed_ns: u64, pcts: &[f64]) -> DirPair {
-    DirPair { read: dir(read, elapsed_ns, pcts), write: dir(write, elapsed_ns, pcts), errors: errors_doc(errors) }
+/// Which directions the document carries: reads, writes and trims always (fio's three blocks),
+/// write-zeroes and flushes when the workload issues them (or, in a merge, any input did).
+pub(crate) fn shown_dirs(cfg: &RunConfig, total: &Stats) -> [bool; Direction::COUNT] {
+    Direction::ALL.map(|d| {
+        matches!(d, Direction::Read | Direction::Write | Direction::Trim)
+            || cfg.workload.mix.issues(d)
+            || total.of(d).ios > 0
+    })
+}
+
+/// Every shown direction of `stats`, with rates over `elapsed_ns`.
+pub(crate) fn dir_pair(stats: &Stats, shown: [bool; Direction::COUNT], elapsed_ns: u64, pcts: &[f64]) -> DirPair {
+    let doc = |d: Direction| shown[d as usize].then(|| dir(stats.of(d), elapsed_ns, pcts));
+    DirPair {
+        read: dir(stats.of(Direction::Read), elapsed_ns, pcts),
+        write: dir(stats.of(Direction::Write), elapsed_ns, pcts),
+        trim: doc(Direction::Trim),
+        write_zeroes: doc(Direction::WriteZeroes),
+        flush: doc(Direction::Flush),
+        errors: errors_doc(&stats.errors),
+    }
 }
 
 fn errors_doc(errors: &ErrorCounts) -> ErrorsDoc {
+    let by = |d: Direction| errors.by_dir[d as usize];
     ErrorsDoc {
         total: errors.total(),
-        read: errors.by_dir[0],
-        write: errors.by_dir[1],
+        read: by(Direction::Read),
+        write: by(Direction::Write),
+        trim: by(Direction::Trim),
+        write_zeroes: by(Direction::WriteZeroes),
+        flush: by(Direction::Flush),
         kinds: errors.kinds().iter().map(|(k, n)| ErrorKindCount { error: recast(k), count: *n }).collect(),
         other: errors.other,
         retried: errors.retried,
@@ -282,6 +313,7 @@ pub(crate) fn sample_document(read: &DirStats, write: &DirStats, elapsed_ns: u64
         workload: WorkloadDoc {
             rw: Rw::RandRw,
             read_percent: 75,
+            mix: None,
             bs_read: bs.clone(),
             bs_write: bs,
             align_bytes: 4096,
@@ -329,6 +361,9 @@ pub(crate) fn sample_document(read: &DirStats, write: &DirStats, elapsed_ns: u64
             total: DirPair {
                 read: dir(read, elapsed_ns, &pcts),
                 write: dir(write, elapsed_ns, &pcts),
+                trim: Some(dir(&DirStats::default(), elapsed_ns, &pcts)),
+                write_zeroes: None,
+                flush: None,
                 errors: ErrorsDoc::default(),
             },
             workers: vec![],
@@ -346,6 +381,12 @@ pub(crate) fn sample_document(read: &DirStats, write: &DirStats, elapsed_ns: u64
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn document_keys_and_report_labels_follow_the_directions() {
+        assert_eq!(Direction::ALL.map(Direction::name), super::super::doc::DIRECTIONS);
+        assert_eq!(Direction::ALL.map(Direction::label), super::super::charts::DIRECTION_LABELS);
+    }
 
     #[test]
     fn histograms_round_trip() {
@@ -431,6 +472,7 @@ mod tests {
             read: Default::default(),
             write: Default::default(),
             errors: 3,
+            ..IntervalPoint::default()
         };
         let result = RunResult {
             engine: EngineInfo { name: "null".into(), options: vec![("lat".into(), "0ns".into())] },

@@ -8,6 +8,7 @@
 
 use super::ticks;
 use crate::coordinator::{DirPoint, IntervalPoint};
+use crate::io::Direction;
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -46,9 +47,9 @@ pub struct Plan {
 #[derive(Clone, Copy, Debug, Default)]
 struct Pending {
     secs: f64,
-    ios: [u64; 2],
-    bytes: [u64; 2],
-    p99_ns: [u64; 2],
+    ios: [u64; Direction::COUNT],
+    bytes: [u64; Direction::COUNT],
+    p99_ns: [u64; Direction::COUNT],
 }
 
 #[derive(Debug, Default)]
@@ -100,7 +101,7 @@ impl LiveLine {
         match self.mode {
             LiveMode::Off => {}
             LiveMode::Redraw => {
-                redraw(&status(self.plan, t_s, [&p.read, &p.write].map(rate), st.errors));
+                redraw(&status(self.plan, t_s, &Direction::ALL.map(|d| rate(p.of(d))), st.errors));
                 st.drawn = true;
             }
             LiveMode::Lines(every) => self.line(&mut st, p, t_s, length, every),
@@ -116,7 +117,7 @@ impl LiveLine {
             st.next_line_s = every.as_secs_f64();
         }
         st.pending.secs += length;
-        for (i, d) in [&p.read, &p.write].into_iter().enumerate() {
+        for (i, d) in Direction::ALL.map(|d| p.of(d)).into_iter().enumerate() {
             st.pending.ios[i] += d.ios;
             st.pending.bytes[i] += d.bytes;
             st.pending.p99_ns[i] = st.pending.p99_ns[i].max(d.p99_ns);
@@ -125,7 +126,8 @@ impl LiveLine {
             return;
         }
         let pend = std::mem::take(&mut st.pending);
-        let text = status(self.plan, t_s, [pending_rate(&pend, 0), pending_rate(&pend, 1)], st.errors);
+        let rates: [Rate; Direction::COUNT] = std::array::from_fn(|i| pending_rate(&pend, i));
+        let text = status(self.plan, t_s, &rates, st.errors);
         let mut out = self.lines_to.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let _ = writeln!(out, "{text}").and_then(|()| out.flush());
         while st.next_line_s <= t_s + 1e-6 {
@@ -184,7 +186,8 @@ fn secs(s: f64) -> String {
 
 /// The status text at `t_s` seconds into the measurement (negative in the ramp):
 /// `12.3s/30s, 17.7s left | read 225k IOPS 923 MB/s p99 85µs | errors 0`.
-pub fn status(plan: Plan, t_s: f64, dirs: [Rate; 2], errors: u64) -> String {
+/// `dirs` are indexed by [`Direction`]; those without I/O are left out.
+pub fn status(plan: Plan, t_s: f64, dirs: &[Rate], errors: u64) -> String {
     let ramp = plan.ramp.as_secs_f64();
     let mut out = if t_s < 0.0 {
         format!("ramp {}/{}, {} left", secs(ramp + t_s), secs(ramp), secs(-t_s))
@@ -197,7 +200,7 @@ pub fn status(plan: Plan, t_s: f64, dirs: [Rate; 2], errors: u64) -> String {
             None => secs(t_s),
         }
     };
-    for (name, d) in ["read", "write"].into_iter().zip(dirs) {
+    for (name, d) in Direction::ALL.map(Direction::label).into_iter().zip(dirs) {
         if d.ios > 0 {
             out.push_str(&format!(
                 " | {name} {} IOPS {} p99 {}",
@@ -223,15 +226,15 @@ mod tests {
     fn status_shows_elapsed_total_time_left_and_figures() {
         let plan = Plan { ramp: Duration::from_secs(2), runtime: Some(Duration::from_secs(30)) };
         assert_eq!(
-            status(plan, 12.34, [r(225_300.0), Rate::default()], 0),
+            status(plan, 12.34, &[r(225_300.0), Rate::default()], 0),
             "12.3s/30.0s, 17.7s left | read 225k IOPS 923 MB/s p99 85µs | errors 0"
         );
         assert_eq!(
-            status(plan, -0.5, [r(1000.0), r(500.0)], 3),
+            status(plan, -0.5, &[r(1000.0), r(500.0)], 3),
             "ramp 1.5s/2.0s, 0.5s left | read 1k IOPS 4.1 MB/s p99 85µs | write 500 IOPS 2.05 MB/s p99 85µs | errors 3"
         );
         let open = Plan { ramp: Duration::ZERO, runtime: None };
-        assert!(status(open, 3.0, [r(10.0), Rate::default()], 0).starts_with("3.0s | read 10 IOPS"));
+        assert!(status(open, 3.0, &[r(10.0), Rate::default()], 0).starts_with("3.0s | read 10 IOPS"));
     }
 
     /// A buffer the test keeps a handle on.
@@ -257,7 +260,17 @@ mod tests {
             p99_ns,
             ..DirPoint::default()
         };
-        IntervalPoint { t_s, span_s: 0.1, partial: false, workers: 1, ramp, read, write: DirPoint::default(), errors }
+        IntervalPoint {
+            t_s,
+            span_s: 0.1,
+            partial: false,
+            workers: 1,
+            ramp,
+            read,
+            write: DirPoint::default(),
+            errors,
+            ..IntervalPoint::default()
+        }
     }
 
     #[test]

@@ -86,8 +86,9 @@ pub struct RunDoc {
     /// The file it came from (and `[i]` inside a collection).
     pub source: String,
     pub elapsed_ns: u64,
-    /// Read and write totals, rebuilt exactly from the document.
-    pub dirs: [DirStats; 2],
+    /// Every direction's total (indexed as `doc::DIRECTIONS`), rebuilt exactly from the document;
+    /// empty where the document has none.
+    pub dirs: [DirStats; 5],
     /// The whole document as read.
     pub doc: RunDocument,
 }
@@ -335,7 +336,12 @@ fn checked_run(doc: RunDocument, source: &str, prefix: &str, fallback_label: Str
         };
         parse_dir(d, &err)
     };
-    let dirs = [dir("read", &doc.results.total.read)?, dir("write", &doc.results.total.write)?];
+    let mut dirs: [DirStats; 5] = Default::default();
+    for (i, d) in dirs.iter_mut().enumerate() {
+        if let Some(doc_dir) = doc.results.total.dir(i) {
+            *d = dir(super::doc::DIRECTIONS[i], doc_dir)?;
+        }
+    }
     let label = doc.label.clone().unwrap_or(fallback_label);
     Ok(RunDoc { label, source: source.into(), elapsed_ns: doc.results.elapsed_ns, dirs, doc })
 }

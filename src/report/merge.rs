@@ -43,8 +43,16 @@ pub fn merge(runs: &[RunDoc]) -> Result<RunDocument, ResultsError> {
         }
         json::dir(&sum, elapsed_ns, &pcts)
     };
-    let total =
-        DirPair { read: sum(0), write: sum(1), errors: merge_errors(runs.iter().map(|r| &r.doc.results.total.errors)) };
+    // A direction is in the merge when any input has it.
+    let some = |i: usize| runs.iter().any(|r| r.doc.results.total.dir(i).is_some()).then(|| sum(i));
+    let total = DirPair {
+        read: sum(0),
+        write: sum(1),
+        trim: some(2),
+        write_zeroes: some(3),
+        flush: some(4),
+        errors: merge_errors(runs.iter().map(|r| &r.doc.results.total.errors)),
+    };
 
     let workers = runs
         .iter()
@@ -86,7 +94,7 @@ pub fn merge(runs: &[RunDoc]) -> Result<RunDocument, ResultsError> {
             config: r.doc.config.clone(),
             started_at_unix_s: r.doc.started_at_unix_s,
             elapsed_ns: r.elapsed_ns,
-            ios: r.dirs[0].ios + r.dirs[1].ios,
+            ios: r.dirs.iter().map(|d| d.ios).sum(),
         })
         .collect();
     Ok(RunDocument {
@@ -188,6 +196,9 @@ fn merge_errors<'a>(errors: impl Iterator<Item = &'a ErrorsDoc>) -> ErrorsDoc {
         out.total += e.total;
         out.read += e.read;
         out.write += e.write;
+        out.trim += e.trim;
+        out.write_zeroes += e.write_zeroes;
+        out.flush += e.flush;
         out.other += e.other;
         out.retried += e.retried;
         for k in &e.kinds {
@@ -212,11 +223,11 @@ fn merge_intervals(runs: &[RunDoc]) -> Vec<Interval> {
     (0..len)
         .map(|i| {
             let points: Vec<&Interval> = runs.iter().filter_map(|r| r.doc.intervals.get(i)).collect();
-            let dir = |pick: fn(&Interval) -> &DirInterval| {
+            let dir = |i: usize| {
                 let (mut ios, mut bytes, mut sum, mut p99, mut max) = (0u64, 0u64, 0f64, 0u64, 0u64);
                 let (mut iops, mut bw) = (0f64, 0f64);
                 for p in &points {
-                    let d = pick(p);
+                    let Some(d) = p.dir(i) else { continue };
                     // Each input's rate is over its own measured span; the fleet's is their sum.
                     let span = p.span_s.unwrap_or(secs);
                     iops += if p.span_s.is_some() { d.iops } else { d.ios as f64 / span };
@@ -242,8 +253,11 @@ fn merge_intervals(runs: &[RunDoc]) -> Vec<Interval> {
                 span_s: points.iter().filter_map(|p| p.span_s).reduce(f64::max),
                 partial: points.iter().any(|p| p.partial),
                 workers: points.iter().map(|p| p.workers).sum(),
-                read: dir(|p| &p.read),
-                write: dir(|p| &p.write),
+                read: dir(0),
+                write: dir(1),
+                trim: points.iter().any(|p| p.trim.is_some()).then(|| dir(2)),
+                write_zeroes: points.iter().any(|p| p.write_zeroes.is_some()).then(|| dir(3)),
+                flush: points.iter().any(|p| p.flush.is_some()).then(|| dir(4)),
                 errors: points.iter().map(|p| p.errors).sum(),
             }
         })

@@ -28,15 +28,15 @@ pub struct SummaryRow {
 pub fn summary_rows(runs: &[RunDoc]) -> Vec<SummaryRow> {
     let mut rows = Vec::new();
     for r in runs {
-        let with_io: Vec<usize> = (0..2).filter(|&i| r.dirs[i].ios > 0).collect();
+        let with_io: Vec<usize> = (0..r.dirs.len()).filter(|&i| r.dirs[i].ios > 0).collect();
         let dirs = if with_io.is_empty() { vec![0] } else { with_io };
         for i in dirs {
             let d = &r.dirs[i];
             let (iops, bw) = rates(d, r.elapsed_ns);
-            let errors = [r.doc.results.total.errors.read, r.doc.results.total.errors.write][i];
+            let errors = r.doc.results.total.errors.dir(i);
             rows.push(SummaryRow {
                 run: r.label.clone(),
-                direction: ["read", "write"][i],
+                direction: super::charts::DIRECTION_LABELS[i],
                 ios: d.ios,
                 iops,
                 mb_per_s: bw / 1e6,

@@ -68,9 +68,9 @@ fn header(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> String {
         let _ =
             writeln!(out, "{} targets, {placement}, qd {} per worker per target", cfg.targets.len(), cfg.queue_depth);
     }
-    let bs = if w.read_percent == 100 {
+    let bs = if !w.uses_write_sizes() {
         w.bs_read.to_fio()
-    } else if w.read_percent == 0 {
+    } else if w.read_percent() == 0 {
         w.bs_write.to_fio()
     } else if w.bs_read == w.bs_write {
         w.bs_read.to_fio()
@@ -78,8 +78,10 @@ fn header(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> String {
         format!("{},{}", w.bs_read.to_fio(), w.bs_write.to_fio())
     };
     let mut line = format!("{} bs={bs}", w.rw);
-    if w.rw.is_mixed() {
-        let _ = write!(line, " rwmixread={}", w.read_percent);
+    if w.rw.is_mixed() && w.mix.beyond_read_write() {
+        let _ = write!(line, " rwmix={}", w.mix.to_arg());
+    } else if w.rw.is_mixed() {
+        let _ = write!(line, " rwmixread={}", w.read_percent());
     }
     let _ = write!(
         line,
@@ -158,13 +160,8 @@ fn compact_percentiles(all: &[f64]) -> Vec<f64> {
 /// A row per worker and direction (when there are several workers), then a total row per direction.
 fn table(cfg: &RunConfig, r: &RunResult, width: Width) -> Vec<Column> {
     let w = &cfg.workload;
-    let dirs: Vec<Direction> = Direction::ALL
-        .into_iter()
-        .filter(|d| match d {
-            Direction::Read => w.read_percent > 0,
-            Direction::Write => w.read_percent < 100,
-        })
-        .collect();
+    let dirs: Vec<Direction> =
+        Direction::ALL.into_iter().filter(|&d| w.mix.issues(d) || r.total.of(d).ios > 0).collect();
     let mut rows: Vec<(String, Direction, &DirStats, u64)> = Vec::new();
     let several = r.targets.len() > 1;
     if r.workers.len() > 1 {
@@ -206,7 +203,7 @@ fn table(cfg: &RunConfig, r: &RunResult, width: Width) -> Vec<Column> {
         Column {
             title: "dir".into(),
             kind: Kind::Text,
-            cells: rows.iter().map(|x| Cell::Text(x.1.name().into())).collect(),
+            cells: rows.iter().map(|x| Cell::Text(x.1.label().into())).collect(),
         },
         col("IOPS", Kind::Count, &|s, e| Cell::Number(rates(s, e).0)),
     ];
@@ -372,7 +369,12 @@ fn errors_line(e: &ErrorCounts) -> String {
     if e.total() == 0 {
         return format!("errors: none{retried}");
     }
-    let mut s = format!("errors: {} (read {}, write {})", e.total(), e.by_dir[0], e.by_dir[1]);
+    let by_dir: Vec<String> = Direction::ALL
+        .iter()
+        .filter(|&&d| d.moves_data() || e.by_dir[d as usize] > 0)
+        .map(|&d| format!("{} {}", d.label(), e.by_dir[d as usize]))
+        .collect();
+    let mut s = format!("errors: {} ({})", e.total(), by_dir.join(", "));
     for (kind, n) in e.kinds() {
         let _ = write!(s, "; {n} x {kind}");
     }

@@ -78,11 +78,9 @@ impl Measurement {
         if secs > 0.0 { self.result.total.ios() as f64 / secs } else { 0.0 }
     }
 
-    /// Both directions' latencies together.
+    /// Every direction's latencies together.
     pub fn combined(&self) -> DirStats {
-        let mut d = self.result.total.dir[0].clone();
-        d += &self.result.total.dir[1];
-        d
+        self.result.total.all()
     }
 
     /// Each worker's IOPS over the run.
@@ -227,7 +225,7 @@ pub fn document(label: &str, streams: &[ResolvedStream], m: &Measurement, timing
             StreamDoc {
                 name: s.name.clone(),
                 rw: doc_rw(w.rw),
-                read_percent: w.read_percent,
+                read_percent: w.read_percent(),
                 bssplit: format!("{},{}", w.bs_read.to_fio(), w.bs_write.to_fio()),
                 range_start: w.range_start,
                 range_bytes: w.range_bytes,
@@ -251,5 +249,8 @@ fn doc_rw(rw: RwMode) -> Rw {
         RwMode::RandWrite => Rw::RandWrite,
         RwMode::Rw => Rw::Rw,
         RwMode::RandRw => Rw::RandRw,
+        RwMode::Trim => Rw::Trim,
+        RwMode::RandTrim => Rw::RandTrim,
+        RwMode::TrimWrite => Rw::TrimWrite,
     }
 }

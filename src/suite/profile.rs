@@ -93,10 +93,9 @@ pub struct Stream {
 impl Stream {
     /// Share of I/Os that are reads, in percent.
     pub fn read_percent(&self) -> u32 {
-        match self.rw {
-            RwMode::Read | RwMode::RandRead => 100,
-            RwMode::Write | RwMode::RandWrite => 0,
-            RwMode::Rw | RwMode::RandRw => self.rwmixread.unwrap_or(crate::config::DEFAULT_RWMIXREAD),
+        match self.rw.fixed_mix() {
+            Some(m) => m.share(crate::io::Direction::Read),
+            None => self.rwmixread.unwrap_or(crate::config::DEFAULT_RWMIXREAD),
         }
     }
 

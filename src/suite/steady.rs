@@ -132,6 +132,7 @@ mod tests {
             nvme_sibling: None,
             model: None,
             serial: None,
+            unsupported_ops: Vec::new(),
         };
         assert!(purge(Some(&t), 0, 1 << 20, false).contains("--allow-destroy"));
     }

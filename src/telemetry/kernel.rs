@@ -116,6 +116,7 @@ mod tests {
             nvme_sibling: None,
             model: None,
             serial: None,
+            unsupported_ops: Vec::new(),
         };
         assert_eq!(KernelController::open(&t).err().as_deref(), Some("a regular file has no NVMe health log"));
     }

@@ -117,7 +117,7 @@ impl<'c, E: Engine> Loop<'c, E> {
         let seed = plan.spec.seed ^ (plan.index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let filler = (plan.spec.writes() && verifier.is_none())
             .then(|| Filler::new(plan.spec.buffers, qd, plan.spec.max_bs() as usize, seed ^ contents::run_nonce()));
-        let mixed = plan.spec.read_percent > 0 && plan.spec.writes();
+        let mixed = plan.spec.read_percent() > 0 && plan.spec.writes();
         let limits = Limits {
             interval_ns: plan.interval.as_nanos().max(1) as u64,
             ramp_ns: plan.ramp.as_nanos() as u64,
@@ -397,6 +397,8 @@ impl<'c, E: Engine> Loop<'c, E> {
                 match op.dir {
                     Direction::Write => f.fill(slot, op.len, self.engine.slot_buf(slot)),
                     Direction::Read => f.read_into(slot),
+                    // No data leaves the buffer (a trim's range list is the engine's own).
+                    Direction::Trim | Direction::WriteZeroes | Direction::Flush => {}
                 }
             }
             // This I/O's own issue stamp, just before the engine takes it; a paced I/O counts from

@@ -28,6 +28,11 @@ pub enum RwMode {
     RandWrite,
     Rw,
     RandRw,
+    /// Sequential trims (fio's `trim`).
+    Trim,
+    RandTrim,
+    /// Each block trimmed, then written, sequentially (fio's `trimwrite`).
+    TrimWrite,
 }
 
 impl RwMode {
@@ -39,16 +44,19 @@ impl RwMode {
             "randwrite" => RwMode::RandWrite,
             "rw" | "readwrite" => RwMode::Rw,
             "randrw" => RwMode::RandRw,
+            "trim" => RwMode::Trim,
+            "randtrim" => RwMode::RandTrim,
+            "trimwrite" => RwMode::TrimWrite,
             _ => {
                 return Err(format!(
-                    "'{text}' is not an access pattern; use read, write, randread, randwrite, rw or randrw"
+                    "'{text}' is not an access pattern; use read, write, randread, randwrite, rw, randrw, trim, randtrim or trimwrite"
                 ));
             }
         })
     }
 
     pub fn is_random(self) -> bool {
-        matches!(self, RwMode::RandRead | RwMode::RandWrite | RwMode::RandRw)
+        matches!(self, RwMode::RandRead | RwMode::RandWrite | RwMode::RandRw | RwMode::RandTrim)
     }
 
     pub fn is_mixed(self) -> bool {
@@ -63,6 +71,20 @@ impl RwMode {
             RwMode::RandWrite => "randwrite",
             RwMode::Rw => "rw",
             RwMode::RandRw => "randrw",
+            RwMode::Trim => "trim",
+            RwMode::RandTrim => "randtrim",
+            RwMode::TrimWrite => "trimwrite",
+        }
+    }
+
+    /// The shares of a pattern that is not a mix (`rw`/`randrw` take theirs from `--rwmix`).
+    pub fn fixed_mix(self) -> Option<Mix> {
+        match self {
+            RwMode::Read | RwMode::RandRead => Some(Mix::only(Direction::Read)),
+            RwMode::Write | RwMode::RandWrite => Some(Mix::only(Direction::Write)),
+            RwMode::Trim | RwMode::RandTrim => Some(Mix::only(Direction::Trim)),
+            RwMode::TrimWrite => Some(Mix::read_write(0).with(Direction::Trim, 50).with(Direction::Write, 50)),
+            RwMode::Rw | RwMode::RandRw => None,
         }
     }
 }
@@ -73,12 +95,126 @@ impl fmt::Display for RwMode {
     }
 }
 
+/// The share of each direction in percent, indexed by [`Direction`]; they add up to 100.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mix(pub [u32; Direction::COUNT]);
+
+impl Mix {
+    /// Every I/O in one direction.
+    pub fn only(dir: Direction) -> Mix {
+        Mix::read_write(0).with(Direction::Write, 0).with(dir, 100)
+    }
+
+    /// `read` percent reads, the rest writes (fio's `rwmixread`).
+    pub fn read_write(read: u32) -> Mix {
+        let mut m = [0; Direction::COUNT];
+        m[Direction::Read as usize] = read;
+        m[Direction::Write as usize] = 100 - read.min(100);
+        Mix(m)
+    }
+
+    fn with(mut self, dir: Direction, percent: u32) -> Mix {
+        self.0[dir as usize] = percent;
+        self
+    }
+
+    /// Parses `--rwmix`: `read=70,write=20,trim=10` (names: read, write, trim, write-zeroes,
+    /// flush; a direction left out has no share). The shares must add up to 100.
+    pub fn parse(text: &str) -> Result<Mix, String> {
+        let mut m = [0u32; Direction::COUNT];
+        let mut seen = [false; Direction::COUNT];
+        for item in text.split(',').map(str::trim) {
+            let Some((name, value)) = item.split_once('=') else {
+                return Err(format!("'{item}' is not NAME=PERCENT; write e.g. read=70,write=20,trim=10"));
+            };
+            let dir = match name.trim() {
+                "read" => Direction::Read,
+                "write" => Direction::Write,
+                "trim" => Direction::Trim,
+                "write-zeroes" | "write_zeroes" => Direction::WriteZeroes,
+                "flush" => Direction::Flush,
+                other => {
+                    return Err(format!(
+                        "'{other}' is not an operation; the shares are read, write, trim, write-zeroes and flush"
+                    ));
+                }
+            };
+            let pct: u32 = value
+                .trim()
+                .parse()
+                .ok()
+                .filter(|p| *p <= 100)
+                .ok_or_else(|| format!("{name}={value} is not a share; write a whole percentage from 0 to 100"))?;
+            if std::mem::replace(&mut seen[dir as usize], true) {
+                return Err(format!("{name} is given twice in '{text}'; give each operation once"));
+            }
+            m[dir as usize] = pct;
+        }
+        let sum: u32 = m.iter().sum();
+        if sum != 100 {
+            return Err(format!("the shares in '{text}' add up to {sum}, not 100; make them add up to 100"));
+        }
+        Ok(Mix(m))
+    }
+
+    pub fn share(&self, dir: Direction) -> u32 {
+        self.0[dir as usize]
+    }
+
+    pub fn issues(&self, dir: Direction) -> bool {
+        self.share(dir) > 0
+    }
+
+    /// Whether any operation changes the target's contents (writes, trims, write-zeroes).
+    pub fn destroys(&self) -> bool {
+        Direction::ALL.iter().any(|&d| d.destroys() && self.issues(d))
+    }
+
+    /// Whether more than reads and writes are in the mix.
+    pub fn beyond_read_write(&self) -> bool {
+        self.issues(Direction::Trim) || self.issues(Direction::WriteZeroes) || self.issues(Direction::Flush)
+    }
+
+    /// `read=70,write=20,trim=10`: the directions with a share, in [`Direction`] order.
+    pub fn to_arg(&self) -> String {
+        Direction::ALL
+            .iter()
+            .filter(|&&d| self.issues(d))
+            .map(|&d| format!("{}={}", d.label(), self.share(d)))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+impl Serialize for Mix {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        for d in Direction::ALL.iter().filter(|&&d| self.issues(d)) {
+            m.serialize_entry(d.name(), &self.share(*d))?;
+        }
+        m.end()
+    }
+}
+
+/// `read_percent` (what readers of older documents know) and `mix`, the share of each operation.
+fn mix_fields<S: serde::Serializer>(mix: &Mix, s: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Fields<'a> {
+        read_percent: u32,
+        mix: &'a Mix,
+    }
+    Fields { read_percent: mix.share(Direction::Read), mix }.serialize(s)
+}
+
 /// A validated workload: everything a generator needs, with sizes in bytes.
 #[derive(Clone, Debug, Serialize)]
 pub struct WorkloadSpec {
     pub rw: RwMode,
-    /// Percentage of reads; 100 for read-only patterns, 0 for write-only ones.
-    pub read_percent: u32,
+    /// The share of each direction (written as `read_percent` and `mix`).
+    #[serde(flatten, serialize_with = "mix_fields")]
+    pub mix: Mix,
+    /// Sizes of reads, and of writes, trims and write-zeroes (a flush has none).
     pub bs_read: BsSplit,
     pub bs_write: BsSplit,
     /// Offsets are multiples of this many bytes (relative to `range_start`).
@@ -97,13 +233,25 @@ pub struct WorkloadSpec {
 impl WorkloadSpec {
     /// The largest I/O this workload issues, which sizes every buffer.
     pub fn max_bs(&self) -> u32 {
-        let r = if self.read_percent > 0 { self.bs_read.max_bytes() } else { 0 };
-        let w = if self.read_percent < 100 { self.bs_write.max_bytes() } else { 0 };
+        let r = if self.mix.issues(Direction::Read) { self.bs_read.max_bytes() } else { 0 };
+        let w = if self.uses_write_sizes() { self.bs_write.max_bytes() } else { 0 };
         r.max(w)
     }
 
+    /// Whether writes, trims or write-zeroes take sizes from `bs_write`.
+    pub fn uses_write_sizes(&self) -> bool {
+        [Direction::Write, Direction::Trim, Direction::WriteZeroes].iter().any(|&d| self.mix.issues(d))
+    }
+
+    /// Percentage of reads.
+    pub fn read_percent(&self) -> u32 {
+        self.mix.share(Direction::Read)
+    }
+
+    /// Whether the workload changes the target's contents: the target is opened for writing and a
+    /// device needs `--allow-destroy`.
     pub fn writes(&self) -> bool {
-        self.read_percent < 100
+        self.mix.destroys()
     }
 }
 
@@ -113,16 +261,25 @@ impl WorkloadSpec {
 /// contiguous slice of it, so that N workers make N sequential streams rather than N copies of one.
 pub struct Generator {
     rng: Xoshiro256PlusPlus,
-    read_threshold: u64,
+    /// Cumulative shares as thresholds on a random `u64`, indexed by direction: an I/O goes to the
+    /// first direction whose threshold its draw is below.
+    cut: [u64; Direction::COUNT],
     mixed: bool,
+    /// The mix has more than reads and writes (a read/write mix decides with one comparison).
+    many: bool,
     always: Direction,
+    /// The last direction with a share: where a draw of exactly `u64::MAX` lands.
+    last: Direction,
+    /// trimwrite: the write that follows each trim, at the trim's offset.
+    trimwrite: bool,
+    then_write: Option<(u64, u32)>,
     bs: [BsSplit; 2],
     random: bool,
     sampler: IndexSampler,
     align: u64,
     start: u64,
     end: u64,
-    cursor: [u64; 2],
+    cursor: [u64; Direction::COUNT],
 }
 
 impl Generator {
@@ -150,18 +307,30 @@ impl Generator {
         let span = end - start;
         let n = if span >= max_bs { (span - max_bs) / spec.align_bytes + 1 } else { 1 };
         let seed = spec.seed ^ (index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let trimwrite = spec.rw == RwMode::TrimWrite;
+        let mut cut = [0u64; Direction::COUNT];
+        let mut acc = 0u128;
+        for (c, &share) in cut.iter_mut().zip(&spec.mix.0) {
+            acc += u128::from(share);
+            *c = ((acc << 64) / 100).min(u128::from(u64::MAX)) as u64;
+        }
+        let issued = Direction::ALL.iter().filter(|&&d| spec.mix.issues(d)).count();
         Generator {
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
-            read_threshold: ((spec.read_percent as u128 * (1u128 << 64)) / 100).min(u64::MAX as u128) as u64,
-            mixed: spec.read_percent > 0 && spec.read_percent < 100,
-            always: if spec.read_percent == 0 { Direction::Write } else { Direction::Read },
+            cut,
+            mixed: issued > 1 && !trimwrite,
+            many: spec.mix.beyond_read_write(),
+            always: Direction::ALL.into_iter().find(|&d| spec.mix.issues(d)).unwrap_or(Direction::Read),
+            last: Direction::ALL.into_iter().rev().find(|&d| spec.mix.issues(d)).unwrap_or(Direction::Read),
+            trimwrite,
+            then_write: None,
             bs: [spec.bs_read.clone(), spec.bs_write.clone()],
             random: spec.rw.is_random(),
             sampler: IndexSampler::new(spec.random_dist, n),
             align: spec.align_bytes,
             start,
             end,
-            cursor: [start, start],
+            cursor: [start; Direction::COUNT],
         }
     }
 
@@ -174,7 +343,19 @@ impl Generator {
     #[inline]
     pub fn next_op(&mut self) -> IoOp {
         let dir = if self.mixed {
-            if self.rng.next_u64() < self.read_threshold { Direction::Read } else { Direction::Write }
+            let r = self.rng.next_u64();
+            if r < self.cut[0] {
+                Direction::Read
+            } else if !self.many || r < self.cut[1] {
+                Direction::Write
+            } else {
+                self.beyond_write(r)
+            }
+        } else if self.trimwrite {
+            if let Some((offset, len)) = self.then_write.take() {
+                return IoOp { dir: Direction::Write, offset, len };
+            }
+            Direction::Trim
         } else {
             self.always
         };
@@ -185,7 +366,10 @@ impl Generator {
     /// direction is ahead of its rate issues this one meanwhile).
     #[inline]
     pub fn next_op_in(&mut self, dir: Direction) -> IoOp {
-        let split = &self.bs[dir as usize];
+        if dir == Direction::Flush {
+            return IoOp { dir, offset: 0, len: 0 };
+        }
+        let split = &self.bs[usize::from(dir != Direction::Read)];
         let len = if split.is_single() { split.pick(0) } else { split.pick(self.rng.next_u64()) };
         let offset = if self.random {
             self.start + self.sampler.sample(&mut self.rng) * self.align
@@ -199,7 +383,16 @@ impl Generator {
             *c += u64::from(len).div_ceil(self.align) * self.align;
             off
         };
+        if self.trimwrite {
+            self.then_write = Some((offset, len));
+        }
         IoOp { dir, offset, len }
+    }
+
+    /// The direction of a draw past the write share (trims, write-zeroes, flushes).
+    #[inline]
+    fn beyond_write(&self, r: u64) -> Direction {
+        Direction::ALL[2..].iter().zip(&self.cut[2..]).find(|&(_, &c)| r < c).map_or(self.last, |(&d, _)| d)
     }
 }
 
@@ -208,11 +401,15 @@ mod tests {
     use super::*;
 
     fn spec(rw: RwMode, read_percent: u32, bs: &str) -> WorkloadSpec {
+        spec_mix(rw, rw.fixed_mix().unwrap_or(Mix::read_write(read_percent)), bs)
+    }
+
+    fn spec_mix(rw: RwMode, mix: Mix, bs: &str) -> WorkloadSpec {
         let (r, w) = BsSplit::parse_pair(bs).unwrap();
         let align = u64::from(r.min_bytes().min(w.min_bytes()));
         WorkloadSpec {
             rw,
-            read_percent,
+            mix,
             bs_read: r,
             bs_write: w,
             align_bytes: align,
@@ -281,6 +478,82 @@ mod tests {
     #[test]
     fn parses_rw_words() {
         assert_eq!(RwMode::parse("randrw"), Ok(RwMode::RandRw));
+        assert_eq!(RwMode::parse("randtrim"), Ok(RwMode::RandTrim));
+        assert_eq!(RwMode::parse("trimwrite"), Ok(RwMode::TrimWrite));
         assert!(RwMode::parse("randomread").unwrap_err().contains("not an access pattern"));
+    }
+
+    #[test]
+    fn parses_mixes() {
+        let m = Mix::parse("read=70,write=20,trim=10").unwrap();
+        assert_eq!(m.0, [70, 20, 10, 0, 0]);
+        assert_eq!(m.to_arg(), "read=70,write=20,trim=10");
+        assert_eq!(Mix::parse("read=90, write-zeroes=9, flush=1").unwrap().0, [90, 0, 0, 9, 1]);
+        assert_eq!(Mix::parse("write_zeroes=100").unwrap().0, [0, 0, 0, 100, 0]);
+        assert!(Mix::parse("write=100").unwrap().destroys());
+        assert!(!Mix::parse("read=99,flush=1").unwrap().destroys());
+        assert_eq!(
+            Mix::parse("read=70,write=20").unwrap_err(),
+            "the shares in 'read=70,write=20' add up to 90, not 100; make them add up to 100"
+        );
+        assert_eq!(
+            Mix::parse("read=70,erase=30").unwrap_err(),
+            "'erase' is not an operation; the shares are read, write, trim, write-zeroes and flush"
+        );
+        assert_eq!(
+            Mix::parse("read=50,read=50").unwrap_err(),
+            "read is given twice in 'read=50,read=50'; give each operation once"
+        );
+        assert_eq!(Mix::parse("read").unwrap_err(), "'read' is not NAME=PERCENT; write e.g. read=70,write=20,trim=10");
+        assert_eq!(
+            Mix::parse("read=170").unwrap_err(),
+            "read=170 is not a share; write a whole percentage from 0 to 100"
+        );
+    }
+
+    #[test]
+    fn mixes_issue_every_share() {
+        let s =
+            spec_mix(RwMode::RandRw, Mix::parse("read=60,write=20,trim=10,write-zeroes=5,flush=5").unwrap(), "4k,64k");
+        let mut g = Generator::new(&s, 0, 1);
+        let mut count = [0u32; Direction::COUNT];
+        for _ in 0..200_000 {
+            let op = g.next_op();
+            count[op.dir as usize] += 1;
+            match op.dir {
+                Direction::Flush => assert_eq!((op.offset, op.len), (0, 0)),
+                Direction::Read => assert_eq!(op.len, 4096),
+                _ => {
+                    assert_eq!(op.len, 65536, "trims and write-zeroes take the write size");
+                    assert!(op.offset + 65536 <= s.range_start + s.range_bytes);
+                }
+            }
+        }
+        for (d, want) in Direction::ALL.iter().zip([60.0, 20.0, 10.0, 5.0, 5.0]) {
+            let got = f64::from(count[*d as usize]) / 2000.0;
+            assert!((got - want).abs() < 0.5, "{}: {got}% instead of {want}%", d.name());
+        }
+        // A read/write mix without the rest decides as before.
+        let mut g = Generator::new(&spec(RwMode::RandRw, 70, "4k"), 0, 1);
+        assert!((0..10_000).all(|_| g.next_op().dir.moves_data()));
+    }
+
+    #[test]
+    fn trim_patterns() {
+        let mut g = Generator::new(&spec(RwMode::Trim, 0, "1m"), 0, 1);
+        let first = g.next_op();
+        assert_eq!((first.dir, first.offset, first.len), (Direction::Trim, 1 << 20, 1 << 20));
+        assert_eq!(g.next_op().offset, 2 << 20, "sequential");
+        let mut g = Generator::new(&spec(RwMode::RandTrim, 0, "4k"), 0, 1);
+        assert!((0..1000).all(|_| g.next_op().dir == Direction::Trim));
+        // trimwrite: each block trimmed, then written at the same offset, walking sequentially.
+        let mut g = Generator::new(&spec(RwMode::TrimWrite, 0, "64k"), 0, 1);
+        for i in 0..8u64 {
+            let t = g.next_op();
+            let w = g.next_op();
+            assert_eq!((t.dir, w.dir), (Direction::Trim, Direction::Write));
+            assert_eq!((t.offset, t.len), (w.offset, w.len));
+            assert_eq!(t.offset, (1 << 20) + i * 65536);
+        }
     }
 }

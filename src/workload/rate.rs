@@ -109,7 +109,9 @@ impl ByteRate {
     pub fn of(&self, dir: Direction) -> Option<u64> {
         match dir {
             Direction::Read => self.read,
-            Direction::Write => self.write,
+            // Operations that change data share the write schedule (fio's rate has a third, trim
+            // value; ours is refused, see config).
+            Direction::Write | Direction::Trim | Direction::WriteZeroes | Direction::Flush => self.write,
         }
     }
 }
@@ -262,7 +264,7 @@ impl Pacer {
             Some(_) => {
                 let other = match dir {
                     Direction::Read => Direction::Write,
-                    Direction::Write => Direction::Read,
+                    _ => Direction::Read,
                 };
                 // fio's rate_ddir: a direction ahead of its rate gives way to one behind.
                 match self.due_ns(other) {

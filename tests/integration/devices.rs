@@ -380,3 +380,107 @@ fn several_devices_each_get_io_and_one_refused_device_refuses_all() {
     assert_eq!(a.backing_bytes(), before, "the first device was not written");
     assert!(!newfile.exists(), "no file was created");
 }
+
+/// Trims on a block device: BLKDISCARD needs --allow-destroy as writes do, a trimmed range of a loop
+/// device reads back as zeroes (the loop driver punches a hole in its backing file), and a device
+/// whose queue takes no discards is refused up front, naming it.
+#[test]
+fn a_loop_device_trims_and_zeroes_and_refuses_when_it_cannot() {
+    if !can_loop() {
+        return;
+    }
+    let dir = scratch_dir();
+    let img = backing_file(dir.path(), 16 << 20);
+    std::fs::write(&img, vec![0xa5u8; 16 << 20]).unwrap();
+    let Some(lo) = Loop::new(&img, &[]) else { return };
+    let queue = format!("/sys/block/{}/queue", lo.dev.trim_start_matches("/dev/"));
+    let limit = |f: &str| std::fs::read_to_string(format!("{queue}/{f}")).unwrap_or_default().trim().to_string();
+    if limit("discard_max_bytes") == "0" {
+        eprintln!("skipped: {} takes no discards here (its backing filesystem punches no holes)", lo.dev);
+        return;
+    }
+    let before = lo.backing_bytes();
+    let o = nvmebench(&["run", "--filename", &lo.dev, "--rw", "randtrim", "--ios", "10"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("add --allow-destroy"), "{}", stderr(&o));
+    assert_eq!(lo.backing_bytes(), before, "refused runs trim nothing");
+
+    for engine in ["psync", "aio", "uring"] {
+        let o = nvmebench(&[
+            "run",
+            "--engine",
+            engine,
+            "--filename",
+            &lo.dev,
+            "--rw",
+            "trim",
+            "--bs",
+            "64k",
+            "--size",
+            "1m",
+            "--ios",
+            "16",
+            "--allow-destroy",
+            "--output",
+            "json",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{engine}: {}", stderr(&o));
+        let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(j["results"]["total"]["trim"]["ios"], 16, "{engine}");
+    }
+    let after = lo.backing_bytes();
+    assert!(after[..1 << 20].iter().all(|&b| b == 0), "the trimmed MiB reads as zeroes");
+    assert!(after[1 << 20..].iter().all(|&b| b == 0xa5), "nothing else was trimmed");
+
+    if limit("write_zeroes_max_bytes") != "0" {
+        let o = nvmebench(&[
+            "run",
+            "--engine",
+            "aio",
+            "--filename",
+            &lo.dev,
+            "--rw",
+            "rw",
+            "--rwmix",
+            "read=50,write-zeroes=50",
+            "--offset",
+            "2m",
+            "--size",
+            "1m",
+            "--ios",
+            "200",
+            "--allow-destroy",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(stdout(&o).contains("total write-zeroes"), "{}", stdout(&o));
+        assert!(lo.backing_bytes()[2 << 20..(2 << 20) + 4096].iter().all(|&b| b == 0), "zeroed");
+    }
+
+    // A queue that takes no discards (the limit can be lowered to 0 through sysfs).
+    if std::fs::write(format!("{queue}/discard_max_bytes"), "0").is_err() || limit("discard_max_bytes") != "0" {
+        eprintln!("skipped: cannot turn discards off on {}", lo.dev);
+        return;
+    }
+    let before = lo.backing_bytes();
+    let o = nvmebench(&[
+        "run",
+        "--filename",
+        &lo.dev,
+        "--rw",
+        "randrw",
+        "--rwmix",
+        "read=90,trim=10",
+        "--ios",
+        "100",
+        "--allow-destroy",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o).trim(),
+        format!(
+            "nvmebench: {} does not support deallocation (trim); drop the trim share or run on a target that supports it",
+            lo.dev
+        )
+    );
+    assert_eq!(lo.backing_bytes(), before);
+}

@@ -333,3 +333,35 @@ fn fio_and_nvmebench_write_the_same_keys_but_those_the_readme_lists() {
         }
     }
 }
+
+/// fio's trim patterns in a job file: `randtrim` on a file (holes punched), `trimwrite` pairing each
+/// trim with a write of the same block; the fio-shaped JSON fills the `trim` block.
+#[test]
+fn job_files_trim() {
+    let dir = scratch_dir();
+    let data = dir.path().join("t.dat");
+    std::fs::write(&data, vec![0x5au8; 4 << 20]).unwrap();
+    let text = format!(
+        "[global]\nioengine=psync\nfilename={}\nbs=64k\nsize=1m\n\n[t]\nrw=randtrim\n\n[tw]\nstonewall\nrw=trimwrite\n",
+        data.display()
+    );
+    let job = write(dir.path(), "trim.fio", &text);
+    let d = fio_json(&["run", job.to_str().unwrap(), "--output-format=json"]);
+    let jobs = d["jobs"].as_array().unwrap();
+    let (t, tw) = (&jobs[0], &jobs[1]);
+    if t["error"] != 0 {
+        eprintln!("skipped: this filesystem does not punch holes ({})", t["error"]);
+        return;
+    }
+    assert_eq!(t["trim"]["total_ios"], 16, "size/bs trims, as fio: {}", t["trim"]);
+    assert_eq!(t["trim"]["io_bytes"], 1 << 20);
+    assert!(t["trim"]["clat_ns"]["mean"].as_f64().unwrap() > 0.0);
+    assert_eq!((t["read"]["total_ios"].as_u64(), t["write"]["total_ios"].as_u64()), (Some(0), Some(0)));
+    assert_eq!(t["job options"]["rw"], "randtrim");
+    let (trims, writes) = (tw["trim"]["total_ios"].as_u64().unwrap(), tw["write"]["total_ios"].as_u64().unwrap());
+    assert_eq!((trims, writes), (8, 8), "trimwrite: 1m of I/O is 8 trims and 8 writes of 64k");
+    let after = std::fs::read(&data).unwrap();
+    for block in after[..8 * 65536].chunks(65536) {
+        assert!(block.iter().any(|&b| b != 0x5a) && block.iter().any(|&b| b != 0), "trimmed, then written");
+    }
+}

@@ -199,3 +199,60 @@ fn uring_cmd_needs_a_generic_nvme_device() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("takes only passthrough commands"), "{}", stderr(&o));
 }
+
+/// A sequential trim pass over the first MiB of a file punches holes that read back as zeroes (and
+/// leaves the size alone); write-zeroes zero their range; the rest of the file is untouched.
+#[test]
+fn trims_and_write_zeroes_on_a_file_through_every_kernel_engine() {
+    if !uring_available() {
+        return;
+    }
+    for engine in ["psync", "aio", "uring"] {
+        let dir = scratch_dir();
+        let f = make_file(dir.path(), "t.bin", 4 << 20);
+        let fs = f.to_str().unwrap();
+        let before = std::fs::read(&f).unwrap();
+        let run = |extra: &[&str]| {
+            let mut args = vec!["run", "--engine", engine, "--filename", fs, "--qd", "4", "--output", "json"];
+            args.extend_from_slice(extra);
+            let o = nvmebench(&args);
+            assert_eq!(o.status.code(), Some(0), "{engine} {extra:?}: {}", stderr(&o));
+            json(&o)
+        };
+        let j = run(&["--rw", "trim", "--bs", "64k", "--size", "1m", "--ios", "16"]);
+        let tot = &j["results"]["total"];
+        if tot["errors"]["total"] != 0 {
+            eprintln!("skipped: this filesystem does not punch holes ({})", tot["errors"]);
+            return;
+        }
+        assert_eq!(tot["trim"]["ios"], 16, "{engine}: {tot}");
+        assert_eq!(tot["trim"]["io_bytes"], 1 << 20, "{engine}");
+        let after = std::fs::read(&f).unwrap();
+        assert_eq!(after.len(), 4 << 20, "{engine}: trims keep the size");
+        assert!(after[..1 << 20].iter().all(|&b| b == 0), "{engine}: the trimmed MiB reads back as zeroes");
+        assert_eq!(after[1 << 20..], before[1 << 20..], "{engine}: nothing else changed");
+
+        // Write-zeroes and flushes, sequentially over the second MiB.
+        let j = run(&[
+            "--rw",
+            "rw",
+            "--rwmix",
+            "write-zeroes=80,flush=20",
+            "--offset",
+            "1m",
+            "--size",
+            "1m",
+            "--ios",
+            "40",
+        ]);
+        let tot = &j["results"]["total"];
+        assert_eq!(tot["errors"]["total"], 0, "{engine}: {tot}");
+        let (wz, flush) = (tot["write_zeroes"]["ios"].as_u64().unwrap(), tot["flush"]["ios"].as_u64().unwrap());
+        assert_eq!(wz + flush, 40, "{engine}");
+        assert!(wz > 20 && flush > 0, "{engine}: {wz} write-zeroes, {flush} flushes");
+        let after = std::fs::read(&f).unwrap();
+        let zeroed = (wz as usize).min(256) * 4096;
+        assert!(after[1 << 20..(1 << 20) + zeroed].iter().all(|&b| b == 0), "{engine}: zeroed");
+        assert_eq!(after[2 << 20..], before[2 << 20..], "{engine}: nothing past the range changed");
+    }
+}

@@ -24,7 +24,7 @@ fn json_report_carries_whole_histograms() {
         nvmebench(&["run", "--engine", "null", "--jobs", "2", "--ios", "200001", "--rw", "randrw", "--output", "json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let j = json(&o);
-    assert_eq!(j["schema_version"], 4);
+    assert_eq!(j["schema_version"], 5);
     assert_eq!(j["engine"]["name"], "null");
     assert_eq!(j["config"]["queue_depth"], 32);
     let total = &j["results"]["total"];
@@ -237,4 +237,99 @@ fn the_text_table_fits_100_columns_unless_wide() {
         assert!(out.lines().any(|l| l.split_whitespace().any(|w| w == col)), "--wide has {col}: {out}");
     }
     assert!(out.contains("MiB/s") || out.contains("GiB/s"), "{out}");
+}
+
+#[test]
+fn a_mix_of_every_operation_issues_each_share() {
+    let o = nvmebench(&[
+        "run",
+        "--engine",
+        "null",
+        "--rw",
+        "randrw",
+        "--rwmix",
+        "read=50,write=20,trim=15,write-zeroes=10,flush=5",
+        "--bs",
+        "4k,16k",
+        "--ios",
+        "200000",
+        "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    let total = &j["results"]["total"];
+    let ios = |d: &str| total[d]["ios"].as_u64().unwrap_or_else(|| panic!("no {d} block: {total}"));
+    let names = ["read", "write", "trim", "write_zeroes", "flush"];
+    assert_eq!(names.iter().map(|d| ios(d)).sum::<u64>(), 200_000);
+    for (d, share) in names.iter().zip([50.0, 20.0, 15.0, 10.0, 5.0]) {
+        let got = ios(d) as f64 / 2000.0;
+        assert!((got - share).abs() < 0.5, "{d}: {got}% of I/Os, asked {share}%");
+        let hist = decode_histogram(total[d]["hist"].as_str().unwrap()).unwrap();
+        assert_eq!(hist.len(), ios(d), "{d}: the whole histogram");
+    }
+    // Trims and write-zeroes take the write size; a flush moves no bytes.
+    assert_eq!(total["trim"]["io_bytes"], ios("trim") * 16384);
+    assert_eq!(total["write_zeroes"]["io_bytes"], ios("write_zeroes") * 16384);
+    assert_eq!(total["flush"]["io_bytes"], 0);
+    assert_eq!(j["config"]["workload"]["mix"]["write_zeroes"], 10);
+    assert_eq!(j["config"]["workload"]["read_percent"], 50);
+    assert!(j["intervals"][0]["flush"]["ios"].is_u64(), "{}", j["intervals"][0]);
+    assert_eq!(j["results"]["workers"][0]["trim"]["ios"], total["trim"]["ios"]);
+
+    // The text report has a row per operation.
+    let o = nvmebench(&["run", "--engine", "null", "--rw", "randrw", "--rwmix", "read=90,flush=10", "--ios", "1000"]);
+    let out = stdout(&o);
+    assert!(out.contains("rwmix=read=90,flush=10"), "{out}");
+    for row in ["total read", "total flush"] {
+        assert!(out.contains(row), "{row}: {out}");
+    }
+    assert!(!out.contains("total write"), "no write row without writes: {out}");
+
+    // A read/write mix keeps fio's trim block, empty, and writes no others.
+    let o = nvmebench(&[
+        "run",
+        "--engine",
+        "null",
+        "--rw",
+        "randrw",
+        "--rwmixread",
+        "70",
+        "--ios",
+        "1000",
+        "--output",
+        "json",
+    ]);
+    let j = json(&o);
+    let total = &j["results"]["total"];
+    assert_eq!(total["trim"]["ios"], 0);
+    assert!(total.get("write_zeroes").is_none() && total.get("flush").is_none(), "{total}");
+    assert!(j["config"]["workload"]["mix"]["read"] == 70 && j["config"]["workload"]["mix"]["write"] == 30);
+}
+
+#[test]
+fn fio_shaped_output_fills_trim_and_sync() {
+    let o = nvmebench(&[
+        "run",
+        "--engine",
+        "null",
+        "--rw",
+        "randrw",
+        "--rwmix",
+        "read=60,trim=30,flush=10",
+        "--ios",
+        "10000",
+        "--output-format=json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    let job = &j["jobs"][0];
+    let (reads, trims, syncs) =
+        (job["read"]["total_ios"].as_u64(), job["trim"]["total_ios"].as_u64(), job["sync"]["total_ios"].as_u64());
+    assert_eq!(reads.unwrap() + trims.unwrap() + syncs.unwrap(), 10_000, "{job}");
+    assert!(trims.unwrap() > 2500 && syncs.unwrap() > 700, "{job}");
+    assert!(job["trim"]["clat_ns"]["percentile"]["99.000000"].as_u64().unwrap() > 0, "{}", job["trim"]);
+    assert!(job["trim"]["bw_bytes"].as_u64().unwrap() > 0, "{}", job["trim"]);
+    assert!(job["sync"]["lat_ns"]["mean"].as_f64().unwrap() > 0.0, "{}", job["sync"]);
+    assert_eq!(job["job options"]["rwmix"], "read=60,trim=30,flush=10");
 }

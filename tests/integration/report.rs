@@ -491,3 +491,45 @@ fn bad_inputs_get_one_sentence_and_exit_2_and_write_nothing() {
     // The good file was not touched by the refused merge onto itself.
     assert_eq!(serde_json::from_str::<Value>(&std::fs::read_to_string(&good).unwrap()).unwrap(), v);
 }
+
+#[test]
+fn runs_with_trims_and_flushes_report_a_row_per_operation_and_merge() {
+    let dir = scratch_dir();
+    let mix = ["--rw", "randrw", "--rwmix", "read=60,trim=30,flush=10", "--ios", "20000"];
+    let (a, av) = null_run(dir.path(), "ops-a", &mix);
+    let (b, bv) = null_run(dir.path(), "ops-b", &mix);
+    let o = nvmebench(&["report", "--format", "csv", a.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let csv = stdout(&o);
+    let rows: Vec<(String, u64)> = csv
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[1].to_string(), f[2].parse().unwrap())
+        })
+        .collect();
+    let want: Vec<(String, u64)> = ["read", "trim", "flush"]
+        .iter()
+        .map(|d| (d.to_string(), av["results"]["total"][d]["ios"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(rows, want, "{csv}");
+
+    let page = dir.path().join("ops.html");
+    let o = nvmebench(&["report", a.to_str().unwrap(), b.to_str().unwrap(), "-o", page.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("randrw, read 60%, trim 30%, flush 10%"), "the pattern names every share");
+    assert!(html.contains("ops-a trim") && html.contains("ops-b flush"), "a series per run and operation");
+
+    let merged = dir.path().join("merged.json");
+    let o = nvmebench(&["merge", a.to_str().unwrap(), b.to_str().unwrap(), "-o", merged.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let m = read_result(&merged);
+    for d in ["trim", "flush"] {
+        let sum =
+            av["results"]["total"][d]["ios"].as_u64().unwrap() + bv["results"]["total"][d]["ios"].as_u64().unwrap();
+        assert_eq!(m["results"]["total"][d]["ios"], sum, "{d}");
+    }
+    assert!(m["intervals"][0]["trim"]["ios"].is_u64(), "{}", m["intervals"][0]);
+}

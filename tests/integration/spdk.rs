@@ -572,3 +572,39 @@ fn spdk_engine_on_two_targets() {
     assert_eq!(j["results"]["total"]["read"]["ios"], 4000);
     assert_eq!(j["results"]["workers"].as_array().unwrap().len(), 2, "one worker, one queue pair per target");
 }
+
+#[test]
+fn trims_write_zeroes_and_flushes_over_nvmf_tcp() {
+    let Some(t) = TcpTarget::start(4445) else { return };
+    // Trims destroy data: the flag is needed, as for writes.
+    let o = spdk_run(&t.trid, "--rw randtrim --ios 10");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("add --allow-destroy"), "{}", stderr(&o));
+
+    let o = spdk_run(
+        &t.trid,
+        "--rw randrw --rwmix read=40,write=20,trim=20,write-zeroes=10,flush=10 --qd 16 --ios 4000 --allow-destroy --output json",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    crate::common::assert_conforms(&j, "spdk run with trims");
+    let tot = &j["results"]["total"];
+    assert_eq!(tot["errors"]["total"], 0, "{tot}");
+    let ios = |d: &str| tot[d]["ios"].as_u64().unwrap_or_else(|| panic!("no {d} in {tot}"));
+    assert_eq!(ios("read") + ios("write") + ios("trim") + ios("write_zeroes") + ios("flush"), 4000);
+    for (d, share) in [("read", 40.0), ("write", 20.0), ("trim", 20.0), ("write_zeroes", 10.0), ("flush", 10.0)] {
+        let got = ios(d) as f64 / 40.0;
+        assert!((got - share).abs() < 4.0, "{d}: {got}% of I/Os, asked {share}%");
+    }
+    assert_eq!(tot["trim"]["io_bytes"], ios("trim") * 4096);
+    assert_eq!(tot["flush"]["io_bytes"], 0);
+
+    // A whole sequential trim pass, and fio's trimwrite.
+    let o = spdk_run(&t.trid, "--rw trim --bs 64k --qd 8 --ios 1024 --allow-destroy --output json");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(json(&o)["results"]["total"]["trim"]["ios"], 1024);
+    let o = spdk_run(&t.trid, "--rw trimwrite --bs 16k --qd 4 --ios 200 --allow-destroy --output json");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let tot = &json(&o)["results"]["total"];
+    assert_eq!((tot["trim"]["ios"].as_u64(), tot["write"]["ios"].as_u64()), (Some(100), Some(100)), "{tot}");
+}

@@ -127,6 +127,12 @@ pub struct ControllerInfo {
     pub firmware: String,
     pub numa_node: Option<i32>,
     pub namespaces: Vec<NamespaceInfo>,
+    /// Identify Controller's ONCS says it takes Dataset Management (deallocate).
+    #[serde(skip)]
+    pub deallocate: bool,
+    /// ONCS says it takes Write Zeroes.
+    #[serde(skip)]
+    pub write_zeroes: bool,
 }
 
 /// An attached controller; detached on drop.
@@ -170,6 +176,8 @@ impl Controller {
         unsafe { spdk_sys::nvmebench_shim_ctrlr_ids(ptr.as_ptr(), mn.as_mut_ptr(), sn.as_mut_ptr(), fr.as_mut_ptr()) };
         // SAFETY: a live controller; the call only reads cached data.
         let numa = unsafe { spdk_sys::nvmebench_shim_ctrlr_numa_id(ptr.as_ptr()) };
+        // SAFETY: a live controller; the shim reads its cached Identify Controller data.
+        let oncs = unsafe { spdk_sys::nvmebench_shim_ctrlr_oncs(ptr.as_ptr()) };
         let mut c = Controller {
             ptr,
             info: ControllerInfo {
@@ -181,6 +189,8 @@ impl Controller {
                 firmware: c_str(&fr),
                 numa_node: (numa >= 0).then_some(numa),
                 namespaces: Vec::new(),
+                deallocate: oncs & 1 != 0,
+                write_zeroes: oncs & 2 != 0,
             },
             gate: ResetGate::default(),
             _env: env,
