@@ -11,7 +11,7 @@
 use super::{FailedIo, IntervalReport, Links, Phase, Report, Shared, StopReason, WorkerPlan, WorkerSummary};
 use crate::cpu::thread_cpu_ns;
 use crate::engine::{Engine, EngineError, EngineInfo, Queued};
-use crate::io::{Direction, IoOp};
+use crate::io::{Direction, IoError, IoOp};
 use crate::options::OnError;
 use crate::stats::Stats;
 use crate::verify::{GenTable, Verifier};
@@ -447,24 +447,12 @@ impl<'c, E: Engine> Loop<'c, E> {
             if let Some(v) = verifier.as_mut() {
                 v.complete(slot, &op, result.is_ok());
             }
-            match result {
-                Ok(()) => stats.dir[op.dir as usize].record(t.saturating_sub(start), 1, u64::from(op.len)),
-                // Retried with its original issue time, so the retries count in its latency.
-                Err(_) if tries[slot as usize] < max_retries => {
-                    tries[slot as usize] += 1;
-                    stats.errors.retried += 1;
-                    retry.push(slot);
-                    return;
-                }
-                Err(e) => {
-                    stats.errors.count(op.dir, e, 1);
-                    if first_error.is_none() {
-                        *first_error = Some(FailedIo { error: e, dir: op.dir, offset: op.offset, len: op.len });
-                    }
-                    error_seen = true;
-                }
+            let mut books = Books { stats, tries, retry, first_error, max_retries };
+            match books.settle(slot, &op, t.saturating_sub(start), result) {
+                Settled::Retry => return,
+                Settled::Failed => error_seen = true,
+                Settled::Done => {}
             }
-            tries[slot as usize] = 0;
             free.push(slot);
         })?;
         self.in_flight -= reaped;
@@ -503,24 +491,12 @@ impl<'c, E: Engine> Loop<'c, E> {
             let t = clock.delta_as_nanos(epoch, clock.raw());
             *last_completion = t;
             let (start, op) = slots[slot as usize];
-            match result {
-                Ok(()) => stats.dir[op.dir as usize].record(t.saturating_sub(start), 1, u64::from(op.len)),
-                // Retried with its original issue time, so the retries count in its latency.
-                Err(_) if tries[slot as usize] < max_retries => {
-                    tries[slot as usize] += 1;
-                    stats.errors.retried += 1;
-                    retry.push(slot);
-                    return None;
-                }
-                Err(e) => {
-                    stats.errors.count(op.dir, e, 1);
-                    if first_error.is_none() {
-                        *first_error = Some(FailedIo { error: e, dir: op.dir, offset: op.offset, len: op.len });
-                    }
-                    error_seen = true;
-                }
+            let mut books = Books { stats, tries, retry, first_error, max_retries };
+            match books.settle(slot, &op, t.saturating_sub(start), result) {
+                Settled::Retry => return None,
+                Settled::Failed => error_seen = true,
+                Settled::Done => {}
             }
-            tries[slot as usize] = 0;
             if error_seen || t >= next_cut || t >= deadline || *issued_measured >= io_limit || shared.stop_requested() {
                 free.push(slot);
                 return None;
@@ -667,5 +643,54 @@ impl<'c, E: Engine> Loop<'c, E> {
             }
         }
         Ok(())
+    }
+}
+
+/// What became of one completion in the books.
+enum Settled {
+    /// Counted; the slot is free.
+    Done,
+    /// Failed with retries left: the slot waits in `retry` for its I/O to go out again.
+    Retry,
+    /// Failed for good, counted as an error; the slot is free.
+    Failed,
+}
+
+/// The parts of the loop one completion is booked into, borrowed for the length of a poll (both
+/// reaping paths book completions the same way).
+struct Books<'a> {
+    stats: &'a mut Stats,
+    tries: &'a mut [u32],
+    retry: &'a mut Vec<u32>,
+    first_error: &'a mut Option<FailedIo>,
+    max_retries: u32,
+}
+
+impl Books<'_> {
+    /// Books slot `slot`'s completed `op`: its latency, or its error (or a retry while any are left).
+    #[inline(always)]
+    fn settle(&mut self, slot: u32, op: &IoOp, latency_ns: u64, result: Result<(), IoError>) -> Settled {
+        let settled = match result {
+            Ok(()) => {
+                self.stats.dir[op.dir as usize].record(latency_ns, 1, u64::from(op.len));
+                Settled::Done
+            }
+            // Retried with its original issue time, so the retries count in its latency.
+            Err(_) if self.tries[slot as usize] < self.max_retries => {
+                self.tries[slot as usize] += 1;
+                self.stats.errors.retried += 1;
+                self.retry.push(slot);
+                return Settled::Retry;
+            }
+            Err(e) => {
+                self.stats.errors.count(op.dir, e, 1);
+                if self.first_error.is_none() {
+                    *self.first_error = Some(FailedIo { error: e, dir: op.dir, offset: op.offset, len: op.len });
+                }
+                Settled::Failed
+            }
+        };
+        self.tries[slot as usize] = 0;
+        settled
     }
 }
