@@ -925,6 +925,23 @@ mod tests {
     }
 
     #[test]
+    fn inline_refills_keep_the_generators_sequence_across_interval_cuts() {
+        // The next operation is drawn ahead while the I/O is in flight; at every interval boundary
+        // the slot is refilled the ordinary way, which must take that drawn operation first. A
+        // sequential read then covers the range block after block, none skipped or repeated.
+        let script = Script { default_latency_ns: 1_000_000, inline_refill: true, ..Script::default() };
+        let (b, clock, seen) = fake(script);
+        let mut p = plan(1, 2, spec(RwMode::Read, 100));
+        p.workers[0].runtime = Some(Duration::from_secs(1));
+        let r = run(b, p, clock, |_| {}).unwrap();
+        assert_eq!(r.intervals.len(), 10, "ten boundaries crossed");
+        let seen = seen.lock().unwrap();
+        let offsets: Vec<u64> = seen[0].iter().map(|op| op.offset).collect();
+        assert_eq!(offsets.len(), 2000);
+        assert_eq!(offsets, (0..2000).map(|i| i * 4096).collect::<Vec<u64>>());
+    }
+
+    #[test]
     fn each_io_is_stamped_on_its_own_at_issue() {
         // Four I/Os queued in one pass, 100 ns apart (the engine takes 100 ns per queue call), all
         // submitted together and completing together 1 µs after the submit: each latency counts from

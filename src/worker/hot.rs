@@ -91,6 +91,14 @@ pub(super) struct Loop<'c, E: Engine> {
     recent: Option<u64>,
     /// Idle passes left before the next one that reads the clock (see `coasting`).
     coast: u32,
+    /// The generator's next operation, drawn ahead while waiting for a completion so that the
+    /// refill inside completion handling has it ready. Every refill takes it first, so the
+    /// sequence of operations is the generator's own.
+    ahead: Option<IoOp>,
+    /// Successful completions handled inside `poll_refill` (operation and latency), booked into
+    /// the histograms once it returns: between a completion's stamp and its successor's hand-over
+    /// there is then only the successor's own stamp, and the booking runs while the device works.
+    done: Vec<(IoOp, u64)>,
 }
 
 /// Idle passes between clock reads. An idle pass (the last one reaped nothing, every slot is in
@@ -163,6 +171,8 @@ impl<'c, E: Engine> Loop<'c, E> {
             last_index: None,
             recent: None,
             coast: 0,
+            ahead: None,
+            done: Vec::with_capacity(qd),
         }
     }
 
@@ -369,7 +379,10 @@ impl<'c, E: Engine> Loop<'c, E> {
             if self.measuring && self.limits.io_limit.is_some_and(|l| self.issued_measured >= l) {
                 break;
             }
-            let mut op = self.pending.take().unwrap_or_else(|| self.generator.next_op());
+            let mut op = match self.pending.take().or_else(|| self.ahead.take()) {
+                Some(op) => op,
+                None => self.generator.next_op(),
+            };
             let due = match self.pacer.as_mut().map(|p| p.gate(op.dir, now, self.in_flight + staged)) {
                 None | Some(Gate::Go(None)) => None,
                 Some(Gate::Go(Some(d))) => Some(d),
@@ -484,28 +497,56 @@ impl<'c, E: Engine> Loop<'c, E> {
         let next_cut = self.next_cut;
         let deadline = self.deadline.unwrap_or(u64::MAX);
         let io_limit = if measuring { self.limits.io_limit.unwrap_or(u64::MAX) } else { u64::MAX };
-        let Loop { slots, free, stats, tries, retry, first_error, last_completion, generator, issued_measured, .. } =
-            self;
+        let Loop {
+            slots,
+            free,
+            stats,
+            tries,
+            retry,
+            first_error,
+            last_completion,
+            generator,
+            issued_measured,
+            ahead,
+            done,
+            ..
+        } = self;
         let mut error_seen = false;
         let (reaped, refilled) = self.engine.poll_refill(self.limits.qd, |slot, result| {
             let t = clock.delta_as_nanos(epoch, clock.raw());
             *last_completion = t;
             let (start, op) = slots[slot as usize];
-            let mut books = Books { stats, tries, retry, first_error, max_retries };
-            match books.settle(slot, &op, t.saturating_sub(start), result) {
-                Settled::Retry => return None,
-                Settled::Failed => error_seen = true,
-                Settled::Done => {}
+            if result.is_ok() {
+                // Booked once the poll is over (see `done`).
+                done.push((op, t.saturating_sub(start)));
+                tries[slot as usize] = 0;
+            } else {
+                let mut books = Books { stats, tries, retry, first_error, max_retries };
+                match books.settle(slot, &op, t.saturating_sub(start), result) {
+                    Settled::Retry => return None,
+                    Settled::Failed => error_seen = true,
+                    Settled::Done => {}
+                }
             }
             if error_seen || t >= next_cut || t >= deadline || *issued_measured >= io_limit || shared.stop_requested() {
                 free.push(slot);
                 return None;
             }
-            let next = generator.next_op();
+            let next = match ahead.take() {
+                Some(op) => op,
+                None => generator.next_op(),
+            };
             slots[slot as usize] = (clock.delta_as_nanos(epoch, clock.raw()), next);
             *issued_measured += u64::from(measuring);
             Some(next)
         })?;
+        for &(op, latency) in &self.done {
+            book(&mut self.stats, &op, latency);
+        }
+        self.done.clear();
+        if self.ahead.is_none() {
+            self.ahead = Some(self.generator.next_op());
+        }
         self.in_flight = self.in_flight + refilled - reaped;
         self.to_submit |= refilled > 0;
         Ok((reaped, error_seen))
@@ -672,7 +713,7 @@ impl Books<'_> {
     fn settle(&mut self, slot: u32, op: &IoOp, latency_ns: u64, result: Result<(), IoError>) -> Settled {
         let settled = match result {
             Ok(()) => {
-                self.stats.dir[op.dir as usize].record(latency_ns, 1, u64::from(op.len));
+                book(self.stats, op, latency_ns);
                 Settled::Done
             }
             // Retried with its original issue time, so the retries count in its latency.
@@ -693,4 +734,10 @@ impl Books<'_> {
         self.tries[slot as usize] = 0;
         settled
     }
+}
+
+/// Counts a successful `op` that took `latency_ns`.
+#[inline(always)]
+fn book(stats: &mut Stats, op: &IoOp, latency_ns: u64) {
+    stats.dir[op.dir as usize].record(latency_ns, 1, u64::from(op.len));
 }
