@@ -29,6 +29,11 @@ Options:
                     (256 are enough for SPDK; each 1024 cost about 9 s of boot under TCG)
   --bind DRIVER     bind every emulated controller to vfio-pci (needs --iommu) or uio_pci_generic
                     before COMMAND, with scripts/nvme-bind.sh
+  --qmp             let COMMAND change the emulated hardware while it runs: 'testbed-qmp JSON' (on
+                    the guest's PATH) hands one QMP command to this guest's QEMU, prints QEMU's
+                    answer and exits 0 on a return, 1 on an error. Controller K is the QOM path
+                    /machine/peripheral/nvmeK; its smart_critical_warning property sets the health
+                    log's critical warning bits (2: temperature), as a drive would, whoever owns it
   --append PARAMS   extra guest kernel parameters, e.g. 'nvme.poll_queues=2' (may be repeated)
   --cpus N          guest CPUs (default 2)
   --memory MIB      guest memory in MiB (default 2048, raised to fit the hugepages)
@@ -49,6 +54,7 @@ Exit status: COMMAND's, 2 bad usage, 3 the testbed cannot run here, 124 timed ou
 Examples:
   $0 --size 4G -- target/release/nvmebench run --filename /dev/nvme0n1 --time 10
   $0 --append nvme.poll_queues=2 'fio --name=p --filename=/dev/nvme0n1 --ioengine=io_uring --hipri --direct=1 --rw=randread --iodepth=32 --runtime=10 --time_based'
+  $0 --qmp -- bash -c 'testbed-qmp "\$1" && nvme smart-log /dev/nvme0' - '{"execute": "qom-set", "arguments": {"path": "/machine/peripheral/nvme0", "property": "smart_critical_warning", "value": 2}}'
   $0 --iommu --hugepages 256 --bind vfio-pci -- /opt/spdk/bin/spdk_nvme_perf -q 32 -o 4096 -w randread -t 10 -r 'trtype:PCIe traddr:0000:00:10.0'
 USAGE
 }
@@ -61,7 +67,7 @@ whole() {
 }
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-nvme=1 nsper=1 size=1G queues=4 iommu=0 hugepages=0 bind="" cpus=2 memory="" accel=auto kernel=""
+nvme=1 nsper=1 size=1G queues=4 iommu=0 hugepages=0 bind="" qmp=0 cpus=2 memory="" accel=auto kernel=""
 timeout_s=900 dry=0 mode=run
 appends=() rwdirs=()
 while [ $# -gt 0 ]; do
@@ -73,6 +79,7 @@ while [ $# -gt 0 ]; do
     --iommu) iommu=1; shift ;;
     --hugepages) [ $# -ge 2 ] || die "--hugepages needs a page count"; hugepages=$2; shift 2 ;;
     --bind) [ $# -ge 2 ] || die "--bind needs vfio-pci or uio_pci_generic"; bind=$2; shift 2 ;;
+    --qmp) qmp=1; shift ;;
     --append) [ $# -ge 2 ] || die "--append needs kernel parameters"; appends+=("$2"); shift 2 ;;
     --cpus) [ $# -ge 2 ] || die "--cpus needs a number"; cpus=$2; shift 2 ;;
     --memory) [ $# -ge 2 ] || die "--memory needs MiB"; memory=$2; shift 2 ;;
@@ -221,7 +228,13 @@ fi
 # --- the guest ---------------------------------------------------------------------------------
 
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/nvmebench-testbed.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+relay=""
+# shellcheck disable=SC2317  # called by the trap
+cleanup() {
+  if [ -n "$relay" ]; then kill "$relay" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
 
 # -cpu max: SSE4.2 for SPDK/DPDK; under TCG it has AVX2 but no AVX-512.
 qemu="-cpu max"
@@ -242,6 +255,32 @@ for ((c = 0; c < nvme; c++)); do
   done
 done
 
+# --qmp: the guest drops a command into the work directory's qmp/ (shared read-write, uncached 9p,
+# so each side sees the other's files at once) and the host relays it to QEMU's monitor socket.
+# The guest decides when (it knows when its workload is under way); a host-side timer could not,
+# as a boot under TCG takes from seconds to minutes.
+if [ "$qmp" = 1 ]; then
+  mkdir "$work/qmp" "$work/bin"
+  qemu="$qemu -qmp unix:$work/qmp.sock,server=on,wait=off"
+  cat >"$work/bin/testbed-qmp" <<GUEST
+#!/bin/bash
+# testbed-qmp JSON: one QMP command for the QEMU running this guest; prints QEMU's answer.
+[ \$# -eq 1 ] || { echo "usage: testbed-qmp '{\"execute\": ...}'" >&2; exit 2; }
+box=$work/qmp id=\$\$.\$RANDOM
+printf '%s\\n' "\$1" >"\$box/\$id.tmp" && mv "\$box/\$id.tmp" "\$box/\$id.req" || exit 1
+for _ in \$(seq 600); do
+  if [ -e "\$box/\$id.resp" ]; then
+    answer=\$(cat "\$box/\$id.resp"); echo "\$answer"
+    case \$answer in '{"return"'*) exit 0 ;; *) exit 1 ;; esac
+  fi
+  sleep 0.1
+done
+echo "testbed-qmp: the host did not answer within 60 s" >&2
+exit 1
+GUEST
+  chmod +x "$work/bin/testbed-qmp"
+fi
+
 # The guest runs this script from the work directory, shared read-write (the guest's view of the
 # host's /tmp and /var is an overlay that does not show files made now, and the kernel command line
 # that carries virtme-ng's --exec is too short for a long command).
@@ -250,6 +289,8 @@ guest="$work/guest.sh"
   echo '#!/bin/bash'
   # shellcheck disable=SC2016  # expanded in the guest
   echo 'setup_failed() { echo "testbed: guest set-up failed: $1" >&2; exit 125; }'
+  # shellcheck disable=SC2016  # expanded in the guest
+  if [ "$qmp" = 1 ]; then printf 'export PATH=%q:"$PATH"\n' "$work/bin"; fi
   if [ "$hugepages" -gt 0 ]; then
     printf '%q --mem %sM >&2 || setup_failed "hugepages"\n' "$here/hugepages/setup.sh" "$((hugepages * 2))"
   fi
@@ -281,6 +322,45 @@ fi
 
 # QEMU reopens the paths of its stdout and stderr, which truncates a regular file each time: keep
 # both on pipes so output redirected to a file arrives whole.
+# The relay: each request file becomes one QMP session (greeting, qmp_capabilities, the command);
+# asynchronous events QEMU interleaves are skipped. The answer, or why there is none, goes back as
+# a file the guest waits for.
+if [ "$qmp" = 1 ]; then
+  python3 -c '
+import json, os, socket, sys, time
+box, sock = sys.argv[1], sys.argv[2]
+def ask(cmd):
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(30)
+        s.connect(sock)
+        f = s.makefile("rw")
+        json.loads(f.readline())
+        for c in ({"execute": "qmp_capabilities"}, cmd):
+            f.write(json.dumps(c) + "\n")
+            f.flush()
+            while True:
+                answer = json.loads(f.readline())
+                if "return" in answer or "error" in answer:
+                    break
+    return answer
+while True:
+    for name in sorted(n for n in os.listdir(box) if n.endswith(".req")):
+        req = os.path.join(box, name)
+        try:
+            with open(req) as f:
+                answer = ask(json.load(f))
+        except Exception as e:
+            answer = {"error": {"class": "TestbedRelay", "desc": str(e)}}
+        base = req[: -len(".req")]
+        with open(base + ".tmp", "w") as f:
+            f.write(json.dumps(answer) + "\n")
+        os.rename(base + ".tmp", base + ".resp")
+        os.unlink(req)
+    time.sleep(0.05)
+' "$work/qmp" "$work/qmp.sock" &
+  relay=$!
+fi
+
 status=0
 { timeout -k 10 "$timeout_s" "$vng" "${vng_args[@]}" </dev/null 2>&1 1>&3 3>&- | cat >&2; } 3>&1 | cat || status=$?
 if [ "$status" = 124 ]; then

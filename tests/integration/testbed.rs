@@ -363,7 +363,8 @@ fn testbed_bad_input_is_refused() {
 }
 
 /// The QEMU command line the script builds: controllers at fixed addresses, namespaces with 4 KiB
-/// blocks, the IOMMU and kernel parameters; checked with --dry-run, which boots nothing.
+/// blocks, the IOMMU, kernel parameters and the monitor socket with `testbed-qmp` on the guest's
+/// PATH; checked with --dry-run, which boots nothing.
 #[test]
 fn testbed_dry_run_describes_the_guest() {
     if !testbed_ready() {
@@ -381,6 +382,7 @@ fn testbed_dry_run_describes_the_guest() {
             "--iommu",
             "--append",
             "nvme.poll_queues=2",
+            "--qmp",
         ])
         .args(["--", "uname", "-r"])
         .output()
@@ -394,6 +396,8 @@ fn testbed_dry_run_describes_the_guest() {
         "intel_iommu=on iommu=pt nvme.poll_queues=2",
         "exec uname -r",
         "-cpu max",
+        "/qmp.sock,server=on,wait=off",
+        "/bin:\"$PATH\"",
     ] {
         assert!(out.contains(want), "missing {want} in:\n{out}");
     }
