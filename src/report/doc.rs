@@ -32,7 +32,11 @@ use std::collections::BTreeMap;
 /// 5: trim, write-zeroes and flush: `trim` blocks always, `write_zeroes` and `flush` blocks when the
 /// workload issues them (totals, workers, targets, intervals), errors per operation, and
 /// `config.workload.mix` with the shares.
-pub const SCHEMA_VERSION: u32 = 5;
+///
+/// 6: per-target interval series (`results.targets[].intervals`, on the run's timeline) and the
+/// other operations' blocks in `results.targets[]`; `merge` keeps `results.targets[]` (targets
+/// matched by path and kind, histograms added exactly).
+pub const SCHEMA_VERSION: u32 = 6;
 pub const HIST_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
 /// Default number of rounds in a steady-state measurement window (SNIA PTS).
 pub const DEFAULT_STEADY_WINDOW: usize = 5;
@@ -473,8 +477,33 @@ pub struct TargetResultDoc {
     pub elapsed_ns: u64,
     pub read: DirDoc,
     pub write: DirDoc,
+    /// As in [`DirPair`] (schema 6 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<DirDoc>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_zeroes: Option<DirDoc>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<DirDoc>,
     #[serde(default)]
     pub errors: ErrorsDoc,
+    /// Its own interval series (schema 6 on): one point per point of the run's `intervals`, at the
+    /// same `t_s`, summed over its workers only (`workers: 0` where none of them reported).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<Interval>,
+}
+
+impl TargetResultDoc {
+    /// Direction `i` of [`DIRECTIONS`], if the document has it.
+    pub fn dir(&self, i: usize) -> Option<&DirDoc> {
+        match i {
+            0 => Some(&self.read),
+            1 => Some(&self.write),
+            2 => self.trim.as_ref(),
+            3 => self.write_zeroes.as_ref(),
+            4 => self.flush.as_ref(),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]

@@ -13,7 +13,7 @@ use super::doc::{
 };
 use super::{percentile_key, rates};
 use crate::config::RunConfig;
-use crate::coordinator::{DirPoint, RunResult};
+use crate::coordinator::{DirPoint, IntervalPoint, RunResult};
 use crate::io::Direction;
 use crate::stats::{DirStats, ErrorCounts, HIST_HIGHEST_NS, HIST_LOWEST_NS, HIST_SIGFIGS, Stats, new_histogram};
 use base64::Engine as _;
@@ -94,22 +94,7 @@ pub fn document(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> RunDocume
             workers,
             targets: if several { targets(cfg, r, shown) } else { Vec::new() },
         },
-        intervals: r
-            .intervals
-            .iter()
-            .map(|p| Interval {
-                t_s: p.t_s,
-                span_s: Some(p.span_s),
-                partial: p.partial,
-                workers: Some(p.workers),
-                read: interval_dir(&p.read),
-                write: interval_dir(&p.write),
-                trim: shown[Direction::Trim as usize].then(|| interval_dir(&p.trim)),
-                write_zeroes: shown[Direction::WriteZeroes as usize].then(|| interval_dir(&p.write_zeroes)),
-                flush: shown[Direction::Flush as usize].then(|| interval_dir(&p.flush)),
-                errors: p.errors,
-            })
-            .collect(),
+        intervals: intervals(&r.intervals, shown),
         label: None,
         streams: None,
         suite_step: None,
@@ -135,8 +120,31 @@ fn targets(cfg: &RunConfig, r: &RunResult, shown: [bool; Direction::COUNT]) -> V
                 elapsed_ns: t.elapsed_ns,
                 read: pair.read,
                 write: pair.write,
+                trim: pair.trim,
+                write_zeroes: pair.write_zeroes,
+                flush: pair.flush,
                 errors: pair.errors,
+                intervals: intervals(&t.intervals, shown),
             }
+        })
+        .collect()
+}
+
+/// An interval series as the document holds it (the run's, or one target's).
+fn intervals(points: &[IntervalPoint], shown: [bool; Direction::COUNT]) -> Vec<Interval> {
+    points
+        .iter()
+        .map(|p| Interval {
+            t_s: p.t_s,
+            span_s: Some(p.span_s),
+            partial: p.partial,
+            workers: Some(p.workers),
+            read: interval_dir(&p.read),
+            write: interval_dir(&p.write),
+            trim: shown[Direction::Trim as usize].then(|| interval_dir(&p.trim)),
+            write_zeroes: shown[Direction::WriteZeroes as usize].then(|| interval_dir(&p.write_zeroes)),
+            flush: shown[Direction::Flush as usize].then(|| interval_dir(&p.flush)),
+            errors: p.errors,
         })
         .collect()
 }

@@ -134,3 +134,62 @@ fn new_files_are_created_only_when_every_target_passes() {
     assert!(a.exists() && b.exists(), "both files were created at --size");
     assert_eq!(std::fs::metadata(&b).unwrap().len(), 1 << 20);
 }
+
+/// `j`'s per-target interval series: on the run's times, adding up to the run's series.
+fn target_series_add_up(j: &Value) {
+    let total = j["intervals"].as_array().expect("intervals");
+    assert!(total.len() >= 3, "a 1 s run at 200 ms intervals has several points");
+    let targets = j["results"]["targets"].as_array().unwrap();
+    for t in targets {
+        let series = t["intervals"].as_array().expect("each target has its own series");
+        let times: Vec<&Value> = series.iter().map(|p| &p["t_s"]).collect();
+        assert_eq!(times, total.iter().map(|p| &p["t_s"]).collect::<Vec<_>>(), "{}", t["path"]);
+        let ios: u64 = series.iter().map(|p| p["read"]["ios"].as_u64().unwrap()).sum();
+        assert_eq!(ios, t["read"]["ios"].as_u64().unwrap(), "a target's series holds all its I/Os");
+    }
+    for (i, p) in total.iter().enumerate() {
+        let ios: u64 = targets.iter().map(|t| t["intervals"][i]["read"]["ios"].as_u64().unwrap()).sum();
+        assert_eq!(ios, p["read"]["ios"].as_u64().unwrap(), "interval {i}");
+    }
+}
+
+#[test]
+fn each_target_has_its_own_interval_series_and_lines_on_the_charts() {
+    let dir = scratch_dir();
+    let a = make_file(dir.path(), "a.bin", 4 << 20);
+    let b = make_file(dir.path(), "b.bin", 4 << 20);
+    let list = format!("{}:{}", a.display(), b.display());
+    let run = ["run", "--engine", "psync", "--time", "1", "--interval", "200ms", "--output", "json", "--filename"];
+    let o = nvmebench(&[&run[..], &[&list]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    assert_conforms(&j, "a run on two targets with interval series");
+    target_series_add_up(&j);
+
+    // The over-time charts draw a line per target beside the total.
+    let doc = dir.path().join("two.json");
+    std::fs::write(&doc, j.to_string()).unwrap();
+    let svg = dir.path().join("iops.svg");
+    let o = nvmebench(&[
+        "report",
+        doc.to_str().unwrap(),
+        "--format",
+        "svg",
+        "--chart",
+        "iops-time",
+        "-o",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    for p in [&a, &b] {
+        assert!(svg.contains(&format!("{} read", p.display())), "no line for {} in the chart", p.display());
+    }
+
+    // One target: no per-target blocks, so no series of its own; the chart has the run's line only.
+    let o = nvmebench(&[&run[..], &[a.to_str().unwrap()]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    assert!(j["results"].get("targets").is_none(), "{}", j["results"]);
+    assert!(j["intervals"].as_array().unwrap().len() >= 3);
+}
