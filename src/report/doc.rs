@@ -471,8 +471,16 @@ pub struct TargetResultDoc {
     /// The file or device path, or for SPDK the transport ID and `ns:N`.
     pub path: String,
     pub kind: TargetKind,
-    /// The workers that drove it (each with a queue of `config.queue_depth`).
+    /// In a merge of several hosts' results: the host it is on (the same path on two hosts is two
+    /// targets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// The workers that drove it (each with a queue of `config.queue_depth`); in a merge, their
+    /// positions in `results.workers`.
     pub workers: Vec<usize>,
+    /// In a merge: the inputs (positions in `merged.inputs`) it came from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<usize>,
     /// The longest of its workers' measured times; `iops` and `bw_bytes` divide by it.
     pub elapsed_ns: u64,
     pub read: DirDoc,

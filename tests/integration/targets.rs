@@ -193,3 +193,60 @@ fn each_target_has_its_own_interval_series_and_lines_on_the_charts() {
     assert!(j["results"].get("targets").is_none(), "{}", j["results"]);
     assert!(j["intervals"].as_array().unwrap().len() >= 3);
 }
+
+#[test]
+fn merge_keeps_per_target_blocks_and_refuses_a_target_that_changed() {
+    let dir = scratch_dir();
+    let a = make_file(dir.path(), "a.bin", 4 << 20);
+    let b = make_file(dir.path(), "b.bin", 4 << 20);
+    let c = make_file(dir.path(), "c.bin", 4 << 20);
+    let (a, b, c) = (a.to_str().unwrap(), b.to_str().unwrap(), c.to_str().unwrap());
+    let result = |name: &str, list: &str| {
+        let out = dir.path().join(name);
+        let o = nvmebench(&[
+            "run",
+            "--engine",
+            "psync",
+            "--ios",
+            "600",
+            "--interval",
+            "100ms",
+            "--filename",
+            list,
+            "--json",
+            out.to_str().unwrap(),
+            "--quiet",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        out
+    };
+    let one = result("one.json", &format!("{a}:{b}"));
+    let two = result("two.json", &format!("{b}:{c}"));
+    let merged = dir.path().join("merged.json");
+    let o = nvmebench(&["merge", one.to_str().unwrap(), two.to_str().unwrap(), "-o", merged.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(&merged).unwrap()).unwrap();
+    assert_conforms(&m, "a merge of runs on several targets");
+    let t = m["results"]["targets"].as_array().expect("merge keeps per-target blocks");
+    let paths: Vec<&str> = t.iter().map(|t| t["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, [a, b, c], "targets matched by path: b is one target");
+    let ios: Vec<u64> = t.iter().map(|t| t["read"]["ios"].as_u64().unwrap()).collect();
+    assert_eq!(ios, [300, 600, 300]);
+    assert_eq!(t[1]["inputs"], serde_json::json!([0, 1]));
+    let sum: u64 = ios.iter().sum();
+    assert_eq!(sum, m["results"]["total"]["read"]["ios"].as_u64().unwrap());
+    for w in m["results"]["workers"].as_array().unwrap() {
+        let target = w["target"].as_u64().expect("merged workers name their merged target") as usize;
+        assert!(t[target]["workers"].as_array().unwrap().iter().any(|x| x.as_u64().is_some()));
+    }
+
+    // c grows between the runs: the same path is another target now, and merge says so.
+    std::fs::OpenOptions::new().write(true).open(c).unwrap().set_len(8 << 20).unwrap();
+    let three = result("three.json", &format!("{b}:{c}"));
+    let o = nvmebench(&["merge", one.to_str().unwrap(), two.to_str().unwrap(), three.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("cannot merge per-target results:") && e.contains(&format!("{c} on ")), "{e}");
+    assert_eq!(e.trim().lines().count(), 1, "one sentence: {e}");
+    assert!(stdout(&o).is_empty(), "nothing written");
+}
