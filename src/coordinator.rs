@@ -146,8 +146,11 @@ pub struct VerifyResult {
     pub read_errors: u64,
     /// Time spent stamping and checking data during the measurement, summed over workers.
     pub cost_ns: u64,
-    /// What every unit should now hold, for `--verify-state`.
-    pub table: GenTable,
+    /// Bytes per checked unit.
+    pub unit_bytes: u64,
+    /// Per target (the run's order), what every unit should now hold, for `--verify-state`;
+    /// `None` for a target no lane verified.
+    pub tables: Vec<Option<GenTable>>,
 }
 
 impl RunResult {
@@ -395,7 +398,8 @@ struct Collector<F> {
     ramp_ios: u64,
     failure: Option<WorkerError>,
     interrupted_by: Option<i32>,
-    verifiers: Vec<Verifier>,
+    /// Each lane's verifier, with the lane's target.
+    verifiers: Vec<(usize, Verifier)>,
     planned_end: Option<Duration>,
     /// Workers that did not stop in time were given up on: their threads are not joined.
     gave_up: bool,
@@ -447,7 +451,7 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
                     let _ = crew.spares[worker].try_send(stats);
                 }
                 Ok(Report::Done { worker, summary, verify }) => {
-                    self.verifiers.extend(verify.map(|v| *v));
+                    self.verifiers.extend(verify.map(|v| (self.target_of[worker], *v)));
                     self.summaries[worker] = Some(summary);
                     self.finished[worker] = true;
                 }
@@ -596,7 +600,7 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
             interrupted_by: self.interrupted_by,
             failure: self.failure,
             started_at,
-            verify: merge_verifiers(self.verifiers),
+            verify: merge_verifiers(self.verifiers, plan.workers.iter().map(|w| w.target + 1).max().unwrap_or(0)),
             cpu,
             placement,
             events: Vec::new(),
@@ -626,19 +630,28 @@ pub fn per_target(lanes: &[WorkerResult]) -> Vec<TargetResult> {
     targets
 }
 
-fn merge_verifiers(vs: Vec<Verifier>) -> Option<VerifyResult> {
-    let table = GenTable::merge(vs.iter().map(|v| &v.table))?;
-    let mut mismatches: Vec<Mismatch> = vs.iter().flat_map(|v| v.mismatches.iter().copied()).collect();
+/// Merges the lanes' verifiers (each with its target) of a run on `targets` targets: one table per
+/// target, and with several targets every mismatch names its target.
+fn merge_verifiers(vs: Vec<(usize, Verifier)>, targets: usize) -> Option<VerifyResult> {
+    let unit_bytes = vs.first()?.1.table.unit_bytes();
+    let tables =
+        (0..targets).map(|t| GenTable::merge(vs.iter().filter(|(at, _)| *at == t).map(|(_, v)| &v.table))).collect();
+    let several = targets > 1;
+    let mut mismatches: Vec<Mismatch> = vs
+        .iter()
+        .flat_map(|(t, v)| v.mismatches.iter().map(move |m| Mismatch { target: several.then_some(*t), ..*m }))
+        .collect();
     // A unit found bad during the run is found again by the verify pass: list it once.
-    mismatches.sort_by_key(|m| m.offset);
+    mismatches.sort_by_key(|m| (m.target, m.offset));
     mismatches.dedup();
     Some(VerifyResult {
-        units_checked: vs.iter().map(|v| v.units_checked).sum(),
-        mismatch_count: vs.iter().map(|v| v.mismatch_count).sum(),
+        units_checked: vs.iter().map(|(_, v)| v.units_checked).sum(),
+        mismatch_count: vs.iter().map(|(_, v)| v.mismatch_count).sum(),
         mismatches,
-        read_errors: vs.iter().map(|v| v.read_errors).sum(),
-        cost_ns: vs.iter().map(|v| v.cost_ns).sum(),
-        table,
+        read_errors: vs.iter().map(|(_, v)| v.read_errors).sum(),
+        cost_ns: vs.iter().map(|(_, v)| v.cost_ns).sum(),
+        unit_bytes,
+        tables,
     })
 }
 

@@ -35,7 +35,8 @@ use std::collections::BTreeMap;
 ///
 /// 6: per-target interval series (`results.targets[].intervals`, on the run's timeline) and the
 /// other operations' blocks in `results.targets[]`; `merge` keeps `results.targets[]` (targets
-/// matched by path and kind, histograms added exactly).
+/// matched by host and path, histograms added exactly, `host` and `inputs` saying where each came
+/// from); `results.verify.mismatches[].target` in a run on several targets.
 pub const SCHEMA_VERSION: u32 = 6;
 pub const HIST_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
 /// Default number of rounds in a steady-state measurement window (SNIA PTS).
@@ -527,6 +528,9 @@ pub struct VerifyDoc {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Mismatch {
+    /// In a run on several targets, which one (its position in `config.targets`; schema 6 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<usize>,
     /// Byte offset of the unit on the target.
     pub offset: u64,
     pub expected_generation: u32,

@@ -77,7 +77,7 @@ pub fn document(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> RunDocume
                 mismatch_count: v.mismatch_count,
                 read_errors: v.read_errors,
                 cost_ns: v.cost_ns,
-                unit_bytes: v.table.unit_bytes(),
+                unit_bytes: v.unit_bytes,
                 mismatches: v.mismatches.iter().map(recast).collect(),
             }),
             telemetry_alert: r.telemetry.as_ref().is_some_and(|t| t.alert()),
@@ -497,10 +497,14 @@ mod tests {
             verify: Some(VerifyResult {
                 units_checked: 6,
                 mismatch_count: 6,
-                mismatches: kinds.iter().map(|&kind| Mismatch { offset: 4096, expected_generation: 3, kind }).collect(),
+                mismatches: kinds
+                    .iter()
+                    .map(|&kind| Mismatch { target: None, offset: 4096, expected_generation: 3, kind })
+                    .collect(),
                 read_errors: 0,
                 cost_ns: 10,
-                table: GenTable::new(0, 1 << 20, 4096),
+                unit_bytes: 4096,
+                tables: vec![Some(GenTable::new(0, 1 << 20, 4096))],
             }),
             cpu: CpuUsage { user_ns: 10, sys_ns: 20, ios: 15 },
             placement: Some(crate::cpu::Placement {

@@ -250,3 +250,92 @@ fn merge_keeps_per_target_blocks_and_refuses_a_target_that_changed() {
     assert_eq!(e.trim().lines().count(), 1, "one sentence: {e}");
     assert!(stdout(&o).is_empty(), "nothing written");
 }
+
+#[test]
+fn verify_state_round_trips_over_several_targets_and_names_the_damaged_one() {
+    let dir = scratch_dir();
+    let a = make_file(dir.path(), "a.bin", 2 << 20);
+    let b = make_file(dir.path(), "b.bin", 2 << 20);
+    let state = dir.path().join("state.bin");
+    let (a, b, s) = (a.to_str().unwrap(), b.to_str().unwrap(), state.to_str().unwrap());
+    let run = |list: &str, rw: &str, extra: &[&str]| {
+        let mut args =
+            vec!["run", "--engine", "psync", "--filename", list, "--rw", rw, "--verify", "--verify-state", s];
+        args.extend(["--ios", "1024"]);
+        args.extend(extra);
+        nvmebench(&args)
+    };
+    // Write both targets whole (512 4k blocks each), then read them back in the other order.
+    let o = run(&format!("{a}:{b}"), "write", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = run(&format!("{b}:{a}"), "read", &["--output", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = &json(&o)["results"]["verify"];
+    assert!(v["units_checked"].as_u64().unwrap() >= 1024, "every block of both read and checked: {v}");
+    assert_eq!(v["mismatch_count"], 0, "{v}");
+
+    // A flipped byte in b: found, and the report names b.
+    let mut disk = std::fs::read(b).unwrap();
+    disk[7 * 4096 + 100] ^= 0xff;
+    std::fs::write(b, &disk).unwrap();
+    let o = run(&format!("{a}:{b}"), "read", &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains(&format!("  {b}: offset 28672 (expected generation 1): torn or corrupted")), "{out}");
+    let o = run(&format!("{a}:{b}"), "read", &["--output", "json"]);
+    let m = &json(&o)["results"]["verify"]["mismatches"];
+    assert_eq!((m[0]["target"].as_u64(), m[0]["offset"].as_u64()), (Some(1), Some(28672)), "{m}");
+
+    // A target the state does not know has nothing to check reads against; a one-target state
+    // cannot stand for several targets.
+    let c = make_file(dir.path(), "c.bin", 2 << 20);
+    let c = c.to_str().unwrap();
+    let o = run(&format!("{a}:{c}"), "read", &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("{s} has no generations for {c}, so its reads")), "{}", stderr(&o));
+    let one = dir.path().join("one.bin");
+    let one = one.to_str().unwrap();
+    let o = nvmebench(&[
+        "run",
+        "--engine",
+        "psync",
+        "--filename",
+        a,
+        "--rw",
+        "write",
+        "--verify",
+        "--verify-state",
+        one,
+        "--ios",
+        "16",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = nvmebench(&[
+        "run",
+        "--engine",
+        "psync",
+        "--filename",
+        &format!("{a}:{b}"),
+        "--rw",
+        "write",
+        "--verify",
+        "--verify-state",
+        one,
+        "--ios",
+        "16",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("holds one target's generations"), "{}", stderr(&o));
+
+    // A run on one of the targets keeps the other's section: a then reads back clean on both.
+    let o = run(a, "write", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    std::fs::write(b, {
+        disk[7 * 4096 + 100] ^= 0xff;
+        &disk
+    })
+    .unwrap();
+    let o = run(&format!("{a}:{b}"), "read", &["--output", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(json(&o)["results"]["verify"]["mismatch_count"], 0);
+}
