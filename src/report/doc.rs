@@ -36,7 +36,8 @@ use std::collections::BTreeMap;
 /// 6: per-target interval series (`results.targets[].intervals`, on the run's timeline) and the
 /// other operations' blocks in `results.targets[]`; `merge` keeps `results.targets[]` (targets
 /// matched by host and path, histograms added exactly, `host` and `inputs` saying where each came
-/// from); `results.verify.mismatches[].target` in a run on several targets.
+/// from); `results.verify.mismatches[].target` in a run on several targets; `compare` on several
+/// targets: `summary[].targets[]`.
 pub const SCHEMA_VERSION: u32 = 6;
 pub const HIST_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
 /// Default number of rounds in a steady-state measurement window (SNIA PTS).
@@ -1166,6 +1167,24 @@ pub struct CompareSummary {
     pub bw_bytes: f64,
     pub lat_ns: CompareLatency,
     pub cpu_ns_per_io: Option<f64>,
+    pub errors: u64,
+    pub ratio_to_first: CompareRatios,
+    /// With several targets, each target's figures under this engine (schema 6 on); ratios are to
+    /// the same target under the first engine, `cpu_per_io` always `null`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<CompareTargetSummary>,
+}
+
+/// One target's figures in a comparison on several.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct CompareTargetSummary {
+    /// Its position in the run's `config.targets`.
+    pub target: usize,
+    pub path: String,
+    /// Over the target's own measured time.
+    pub iops: f64,
+    pub bw_bytes: f64,
+    pub lat_ns: CompareLatency,
     pub errors: u64,
     pub ratio_to_first: CompareRatios,
 }
