@@ -682,9 +682,10 @@ pub struct SuiteArgs {
     pub engine: String,
 
     /// File or block device (without it: the null engine needs none, spdk takes --trid, others
-    /// refuse).
+    /// refuse). Repeat it, or give fio's `:`-separated list, for several targets: every step runs
+    /// on all of them at once (every worker on every target) and records each target's figures.
     #[arg(long, visible_alias = "target", value_name = "PATH")]
-    pub filename: Option<PathBuf>,
+    pub filename: Vec<PathBuf>,
 
     /// Capacity to test (bytes or % of the target); creates a missing file. Scaled-down sizes make
     /// preconditioning quick.

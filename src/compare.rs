@@ -541,6 +541,9 @@ fn render_text(columns: &[Column], qd: u32, stopped: Option<&str>, rebind: &[Str
     out
 }
 
+/// A row of figures: its label and how a cell is written.
+type FigureRow<'a> = (&'a str, &'a dyn Fn(&Figures) -> String);
+
 /// With several targets, each target's IOPS, mean and p99 under every engine.
 fn target_rows(out: &mut String, columns: &[Column], width: usize) {
     let per: Vec<Vec<Figures>> = columns.iter().map(target_figures).collect();
@@ -550,7 +553,7 @@ fn target_rows(out: &mut String, columns: &[Column], width: usize) {
     let lat = |v: Option<f64>| v.map_or("-".to_string(), format_latency);
     for (t, target) in targets.iter().enumerate() {
         let _ = writeln!(out, "target {t}: {}", target.path.display());
-        let rows: [(&str, &dyn Fn(&Figures) -> String); 4] = [
+        let rows: [FigureRow<'_>; 4] = [
             ("  IOPS", &|f| format_count(f.iops)),
             ("  MB/s", &|f| format!("{:.1}", f.mb_s)),
             ("  lat mean", &|f| lat(f.mean_ns)),
