@@ -670,4 +670,23 @@ mod tests {
         // as one when parsed).
         assert_eq!(split_engines("uring,bogus").unwrap(), ["uring", "bogus"]);
     }
+
+    #[test]
+    fn every_target_reaches_each_engine_as_given() {
+        use clap::Parser;
+        let cli =
+            crate::cli::Cli::try_parse_from(["nvmebench", "compare", "--engines", "aio", "--filename", "/t/a:/t/b"])
+                .unwrap();
+        let crate::cli::Command::Compare(c) = cli.command else { panic!("parsed as compare") };
+        let mut run = c.run;
+        run.filename.push(PathBuf::from("/t/c\\:d"));
+        let aio = EngineSpec::parse("aio").unwrap();
+        let out = kernel_args(&run, &aio, None);
+        // Split into one path each; a colon inside a name stays escaped for `resolve` to split again.
+        assert_eq!(out.filename, [PathBuf::from("/t/a"), PathBuf::from("/t/b"), PathBuf::from("/t/c\\:d")]);
+        assert_eq!(crate::config::split_filenames(&out.filename).unwrap()[2], PathBuf::from("/t/c:d"));
+        // After a hand-back the one namespace's new name replaces the list.
+        let out = kernel_args(&run, &aio, Some(Path::new("/dev/nvme1n1")));
+        assert_eq!(out.filename, [PathBuf::from("/dev/nvme1n1")]);
+    }
 }

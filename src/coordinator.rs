@@ -491,7 +491,7 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
         let (n, interval_ns) = (self.target_intervals.len(), self.interval_ns);
         let e = self.pending.entry((p as u8, index)).or_default();
         e.all.add(&stats, from_ns, to_ns, last, interval_ns);
-        if n > 1 {
+        if n > 1 && phase == Phase::Measure {
             e.targets.resize_with(n, Part::default);
             e.targets[self.target_of[worker]].add(&stats, from_ns, to_ns, last, interval_ns);
         }
