@@ -43,13 +43,14 @@ README (fio users) lists every option taken."
     Devices(DevicesArgs),
     /// Render JSON results (files, or directories of them) as an HTML page with plots, CSV or Markdown.
     Report(ReportArgs),
-    /// Merge the JSON results of runs made at the same time (processes, hosts) into one, exactly.
+    /// Merge the JSON results of runs made at the same time (processes, hosts) into one, exactly;
+    /// per-target blocks are merged by host and path.
     Merge(MergeArgs),
     /// Run a named methodology (profiles, T/Q sweeps, iorate curves, preconditioning) into a results
     /// directory; resumable. `nvmebench suite --list` shows the suites and profiles.
     Suite(Box<SuiteArgs>),
     /// Run one workload through several engines in turn (same seed, offsets, cores and duration)
-    /// and print one table with a column per engine.
+    /// and print one table with a column per engine (and per-target rows with several targets).
     Compare(Box<CompareArgs>),
     /// Check this machine for the SPDK and kernel I/O paths; print OK/WARN/FAIL with the fixes.
     Doctor(DoctorArgs),
@@ -391,7 +392,8 @@ pub struct RunArgs {
     pub verify: bool,
 
     /// With --verify: load what an earlier verified run left (if FILE exists) and save what this one
-    /// leaves, so a later run (e.g. after a power cycle) checks the data.
+    /// leaves, so a later run (e.g. after a power cycle) checks the data. With several targets the
+    /// file holds a section per target, keyed by its path (or SPDK transport ID).
     #[arg(long, value_name = "FILE", requires = "verify")]
     pub verify_state: Option<PathBuf>,
 
@@ -682,9 +684,10 @@ pub struct SuiteArgs {
     pub engine: String,
 
     /// File or block device (without it: the null engine needs none, spdk takes --trid, others
-    /// refuse).
+    /// refuse). Repeat it, or give fio's `:`-separated list, for several targets: every step runs
+    /// on all of them at once (every worker on every target) and records each target's figures.
     #[arg(long, visible_alias = "target", value_name = "PATH")]
-    pub filename: Option<PathBuf>,
+    pub filename: Vec<PathBuf>,
 
     /// Capacity to test (bytes or % of the target); creates a missing file. Scaled-down sizes make
     /// preconditioning quick.

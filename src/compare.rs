@@ -7,8 +7,12 @@
 //! nothing. For an NVMe namespace, `uring-cmd` runs on the generic device (`/dev/ngXnY`) and the
 //! others on the block device (`/dev/nvmeXnY`), whichever of the two was given.
 //!
+//! With several targets (`--filename` repeated or a `:` list), every engine runs on all of them at
+//! once, placed as `run` places them, and the report adds each target's figures per engine.
+//!
 //! With `--rebind`, the namespace's PCIe function goes to vfio-pci for the SPDK runs and back to
-//! its kernel driver for the others and at the end, whatever happens ([`crate::rebind`]).
+//! its kernel driver for the others and at the end, whatever happens ([`crate::rebind`]); it hands
+//! over one namespace, so it takes one target.
 
 use crate::cli::{CompareArgs, RunArgs};
 use crate::config::{ConfigError, EngineSpec, RunConfig, format_core_list};
@@ -16,7 +20,9 @@ use crate::coordinator::RunResult;
 use crate::launch::SpdkRun;
 use crate::options::OutputFormat;
 use crate::rebind::{PcieNamespace, Rebind};
-use crate::report::doc::{CompareDocument, CompareLatency, CompareRatios, CompareRun, CompareSummary, Tool};
+use crate::report::doc::{
+    CompareDocument, CompareLatency, CompareRatios, CompareRun, CompareSummary, CompareTargetSummary, Tool,
+};
 use crate::report::{self, format_count, format_latency, live::LiveLine, rates};
 use crate::run::{
     Outcome, SetupError, check_json_dir, clock_source, execute, install_signal_handlers, resolve, write_stdout,
@@ -72,14 +78,18 @@ struct Column {
 
 /// Runs `nvmebench compare` and writes its report.
 pub fn compare_command(args: &CompareArgs) -> anyhow::Result<Outcome> {
-    let (specs, engines) = parse_engines(args)?;
-    if crate::config::split_filenames(&args.run.filename)?.len() > 1 {
+    let filenames = crate::config::split_filenames(&args.run.filename)?;
+    if args.rebind && filenames.len() > 1 {
         return Err(SetupError::from(ConfigError::Invalid {
-            option: "filename",
-            message: "compare runs its engines on one target; give one --filename (run takes several)".into(),
+            option: "rebind",
+            message: format!(
+                "it hands one namespace to vfio-pci and back, and this compare has {} targets; give one --filename with --rebind, or bind the devices yourself (scripts/nvme-bind.sh) and give --trid",
+                filenames.len()
+            ),
         })
         .into());
     }
+    let (specs, engines) = parse_engines(args)?;
     let mut rebind = plan_rebind(args, &engines)?;
     let phases = resolve_phases(args, &specs, &engines, rebind.as_ref())?;
     check_json_dir(args.run.json.as_deref())?;
@@ -148,7 +158,7 @@ fn resolve_phases(
             phases.push(Phase::Deferred(Box::new(run)));
             continue;
         }
-        let run = kernel_args(&args.run, engine, args.run.filename.first().map(PathBuf::as_path));
+        let run = kernel_args(&args.run, engine, None);
         // The SPDK engine attaches its controllers here, so a missing target fails before any run.
         let (cfg, spdk) = resolve(&run, spec)?;
         phases.push(Phase::Ready(Box::new(cfg), spdk));
@@ -156,7 +166,7 @@ fn resolve_phases(
     Ok(phases)
 }
 
-/// Readies the first resolved phase's target, which every kernel engine shares: a new file is
+/// Readies the first resolved phase's targets, which every kernel engine shares: new files are
 /// created now, a scratch file is removed when the returned guard drops (at the end of the compare).
 fn prepare_target(phases: &[Phase]) -> Result<Option<RemoveOnDrop>, SetupError> {
     let first = phases.iter().find_map(|p| match p {
@@ -166,7 +176,7 @@ fn prepare_target(phases: &[Phase]) -> Result<Option<RemoveOnDrop>, SetupError> 
     let scratch = first
         .filter(|c| c.scratch)
         .map(|c| RemoveOnDrop(c.target.as_ref().expect("scratch runs have a target").path.clone()));
-    if let Some(t) = first.and_then(|c| c.target.as_ref()).filter(|t| t.kind == TargetKind::NewFile) {
+    for t in first.iter().flat_map(|c| &c.targets).filter(|t| t.kind == TargetKind::NewFile) {
         target::prepare_file(t).map_err(|e| SetupError::Config(e.into()))?;
     }
     Ok(scratch)
@@ -323,7 +333,8 @@ enum Phase {
 }
 
 /// The flags of a kernel engine's turn: `uring-cmd` on the generic device, the others on the block
-/// device, whichever of the two was given.
+/// device, whichever of the two was given, for every target. `path` replaces the one target (the
+/// namespace's current name after a hand-back).
 fn kernel_args(run: &RunArgs, engine: &EngineSpec, path: Option<&Path>) -> RunArgs {
     let mut run = run.clone();
     if *engine != EngineSpec::Spdk {
@@ -331,14 +342,27 @@ fn kernel_args(run: &RunArgs, engine: &EngineSpec, path: Option<&Path>) -> RunAr
     }
     if let Some(path) = path {
         run.filename = vec![path.to_path_buf()];
+    }
+    // A list that does not split is left as given, for `resolve` to refuse in its own words.
+    if let Ok(paths) = crate::config::split_filenames(&run.filename) {
         let generic = matches!(engine, EngineSpec::UringCmd(_));
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        let is_ng = name.starts_with("ng");
-        if generic != is_ng && (name.starts_with("ng") || name.starts_with("nvme")) {
-            if let Some(sibling) = target::nvme_sibling(path) {
-                run.filename = vec![sibling];
-            }
-        }
+        run.filename = paths
+            .into_iter()
+            .map(|path| {
+                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                let is_ng = name.starts_with("ng");
+                if generic != is_ng && (is_ng || name.starts_with("nvme")) {
+                    if let Some(sibling) = target::nvme_sibling(&path) {
+                        return sibling;
+                    }
+                }
+                // A name with a colon goes back escaped, as the user would type it.
+                match path.to_str().filter(|p| p.contains(':')) {
+                    Some(p) => PathBuf::from(p.replace(':', "\\:")),
+                    None => path,
+                }
+            })
+            .collect();
     }
     run
 }
@@ -354,12 +378,10 @@ fn plan_rebind(args: &CompareArgs, engines: &[EngineSpec]) -> Result<Option<Rebi
         }
         .into());
     }
-    let kernel_ns = args
-        .run
-        .filename
-        .first()
-        .map(PathBuf::as_path)
-        .and_then(|p| PcieNamespace::of_device(p, Path::new("/sys")).ok());
+    let kernel_ns = crate::config::split_filenames(&args.run.filename)
+        .unwrap_or_default()
+        .iter()
+        .find_map(|p| PcieNamespace::of_device(p, Path::new("/sys")).ok());
     if !args.rebind {
         if let (true, Some(ns), true) = (has_spdk, &kernel_ns, args.run.spdk.trids.is_empty()) {
             return Err(ConfigError::Invalid {
@@ -406,8 +428,12 @@ struct Figures {
 }
 
 fn figures(c: &Column) -> Figures {
-    let d = &c.all;
-    let (iops, bw) = rates(d, c.result.elapsed_ns);
+    figures_of(&c.all, c.result.elapsed_ns, c.result.cpu.ns_per_io())
+}
+
+/// Figures of `d` over `elapsed_ns`; a target's have no CPU time of their own.
+fn figures_of(d: &DirStats, elapsed_ns: u64, cpu_ns_per_io: Option<f64>) -> Figures {
+    let (iops, bw) = rates(d, elapsed_ns);
     let has = d.ios > 0;
     Figures {
         iops,
@@ -415,8 +441,16 @@ fn figures(c: &Column) -> Figures {
         mean_ns: has.then(|| d.mean_ns()),
         percentiles_ns: TABLE_PERCENTILES.iter().map(|(p, _)| has.then(|| d.percentile_ns(*p) as f64)).collect(),
         max_ns: has.then_some(d.max_ns as f64),
-        cpu_ns_per_io: c.result.cpu.ns_per_io(),
+        cpu_ns_per_io,
     }
+}
+
+/// Each target's figures in a column (empty with one target: the column's own are its).
+fn target_figures(c: &Column) -> Vec<Figures> {
+    if c.result.targets.len() < 2 {
+        return Vec::new();
+    }
+    c.result.targets.iter().map(|t| figures_of(&t.stats.all(), t.elapsed_ns, None)).collect()
 }
 
 fn ratio(v: Option<f64>, base: Option<f64>) -> Option<f64> {
@@ -434,6 +468,11 @@ fn render_text(columns: &[Column], qd: u32, stopped: Option<&str>, rebind: &[Str
     let (cfg, w) = (&first.cfg, &first.cfg.workload);
     let target = match &cfg.target {
         Some(t) if cfg.scratch => format!("scratch {}", t.describe()),
+        _ if cfg.targets.len() > 1 => format!(
+            "{} targets: {}",
+            cfg.targets.len(),
+            cfg.targets.iter().map(|t| t.path.display().to_string()).collect::<Vec<_>>().join(", ")
+        ),
         Some(t) => t.describe(),
         None => "no target".into(),
     };
@@ -481,6 +520,7 @@ fn render_text(columns: &[Column], qd: u32, stopped: Option<&str>, rebind: &[Str
     row(&mut out, "  lat mean", &|_, f| times(ratio(f.mean_ns, base.mean_ns)));
     row(&mut out, "  lat p99", &|_, f| times(ratio(f.percentiles_ns[1], base.percentiles_ns[1])));
     row(&mut out, "  CPU per I/O", &|_, f| times(ratio(f.cpu_ns_per_io, base.cpu_ns_per_io)));
+    target_rows(&mut out, columns, width);
     out.push('\n');
     for c in columns {
         let _ = writeln!(out, "{}: {}", c.spec, c.result.engine);
@@ -501,6 +541,34 @@ fn render_text(columns: &[Column], qd: u32, stopped: Option<&str>, rebind: &[Str
     out
 }
 
+/// A row of figures: its label and how a cell is written.
+type FigureRow<'a> = (&'a str, &'a dyn Fn(&Figures) -> String);
+
+/// With several targets, each target's IOPS, mean and p99 under every engine.
+fn target_rows(out: &mut String, columns: &[Column], width: usize) {
+    let per: Vec<Vec<Figures>> = columns.iter().map(target_figures).collect();
+    let Some(targets) = columns.first().map(|c| &c.cfg.targets).filter(|_| per.iter().any(|p| !p.is_empty())) else {
+        return;
+    };
+    let lat = |v: Option<f64>| v.map_or("-".to_string(), format_latency);
+    for (t, target) in targets.iter().enumerate() {
+        let _ = writeln!(out, "target {t}: {}", target.path.display());
+        let rows: [FigureRow<'_>; 4] = [
+            ("  IOPS", &|f| format_count(f.iops)),
+            ("  MB/s", &|f| format!("{:.1}", f.mb_s)),
+            ("  lat mean", &|f| lat(f.mean_ns)),
+            ("  lat p99", &|f| lat(f.percentiles_ns[1])),
+        ];
+        for (label, cell) in rows {
+            let _ = write!(out, "{label:<16}");
+            for p in &per {
+                let _ = write!(out, "{:>width$}", p.get(t).map_or("-".to_string(), cell));
+            }
+            out.push('\n');
+        }
+    }
+}
+
 fn render_json(
     columns: &[Column],
     specs: &[String],
@@ -510,23 +578,40 @@ fn render_json(
 ) -> CompareDocument {
     let figs: Vec<Figures> = columns.iter().map(figures).collect();
     let base = figs.first();
+    let first_targets = columns.first().map(target_figures).unwrap_or_default();
     let summary = columns
         .iter()
         .zip(&figs)
         .map(|(c, f)| CompareSummary {
+            targets: c
+                .cfg
+                .targets
+                .iter()
+                .zip(target_figures(c))
+                .enumerate()
+                .map(|(t, (target, f))| {
+                    let base = first_targets.get(t);
+                    CompareTargetSummary {
+                        target: t,
+                        path: target.path.display().to_string(),
+                        iops: f.iops,
+                        bw_bytes: f.mb_s * 1e6,
+                        lat_ns: latency(&f),
+                        errors: c.result.targets[t].stats.errors.total(),
+                        ratio_to_first: CompareRatios {
+                            iops: base.and_then(|b| ratio(Some(f.iops), Some(b.iops))),
+                            lat_mean: base.and_then(|b| ratio(f.mean_ns, b.mean_ns)),
+                            lat_p99: base.and_then(|b| ratio(f.percentiles_ns[1], b.percentiles_ns[1])),
+                            cpu_per_io: None,
+                        },
+                    }
+                })
+                .collect(),
             engine: c.spec.clone(),
             queue_depth: c.cfg.queue_depth,
             iops: f.iops,
             bw_bytes: f.mb_s * 1e6,
-            lat_ns: CompareLatency {
-                mean: f.mean_ns,
-                percentiles: TABLE_PERCENTILES
-                    .iter()
-                    .zip(&f.percentiles_ns)
-                    .map(|((p, _), v)| (report::percentile_key(*p), *v))
-                    .collect(),
-                max: f.max_ns,
-            },
+            lat_ns: latency(f),
             cpu_ns_per_io: f.cpu_ns_per_io,
             errors: c.result.error_count(),
             ratio_to_first: CompareRatios {
@@ -554,6 +639,18 @@ fn render_json(
     }
 }
 
+fn latency(f: &Figures) -> CompareLatency {
+    CompareLatency {
+        mean: f.mean_ns,
+        percentiles: TABLE_PERCENTILES
+            .iter()
+            .zip(&f.percentiles_ns)
+            .map(|((p, _), v)| (report::percentile_key(*p), *v))
+            .collect(),
+        max: f.max_ns,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -572,5 +669,24 @@ mod tests {
         // Without an option list before it, an unknown word is an engine of its own (and is refused
         // as one when parsed).
         assert_eq!(split_engines("uring,bogus").unwrap(), ["uring", "bogus"]);
+    }
+
+    #[test]
+    fn every_target_reaches_each_engine_as_given() {
+        use clap::Parser;
+        let cli =
+            crate::cli::Cli::try_parse_from(["nvmebench", "compare", "--engines", "aio", "--filename", "/t/a:/t/b"])
+                .unwrap();
+        let crate::cli::Command::Compare(c) = cli.command else { panic!("parsed as compare") };
+        let mut run = c.run;
+        run.filename.push(PathBuf::from("/t/c\\:d"));
+        let aio = EngineSpec::parse("aio").unwrap();
+        let out = kernel_args(&run, &aio, None);
+        // Split into one path each; a colon inside a name stays escaped for `resolve` to split again.
+        assert_eq!(out.filename, [PathBuf::from("/t/a"), PathBuf::from("/t/b"), PathBuf::from("/t/c\\:d")]);
+        assert_eq!(crate::config::split_filenames(&out.filename).unwrap()[2], PathBuf::from("/t/c:d"));
+        // After a hand-back the one namespace's new name replaces the list.
+        let out = kernel_args(&run, &aio, Some(Path::new("/dev/nvme1n1")));
+        assert_eq!(out.filename, [PathBuf::from("/dev/nvme1n1")]);
     }
 }

@@ -13,7 +13,7 @@ use crate::io::Direction;
 use crate::options::{OnError, OutputFormat};
 use crate::target::{PollSupport, Target, TargetError, TargetKind};
 use crate::units::{self, SizeOrPercent, format_size};
-use crate::verify::GenTable;
+use crate::verify::{GenTable, VerifyState};
 use crate::workload::bssplit::BsSplit;
 use crate::workload::contents::BufferContents;
 use crate::workload::rate::{PaceSpec, RateProcess, ThinkTime};
@@ -283,10 +283,19 @@ fn opt_secs<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error
 pub struct VerifyConfig {
     /// Bytes per header-carrying unit.
     pub unit: u64,
-    /// Where to load and save the generation table.
+    /// Where to load and save the generation tables (see `verify::VerifyState`).
     pub state_path: Option<PathBuf>,
-    /// The table loaded from `state_path`, if it existed.
-    pub known: Option<std::sync::Arc<GenTable>>,
+    /// Per target (in the run's order), its table loaded from `state_path`, if it had one.
+    pub known: Vec<Option<std::sync::Arc<GenTable>>>,
+    /// Sections of the state file for targets this run does not drive: written back as they were.
+    pub carried: Vec<(String, GenTable)>,
+}
+
+impl VerifyConfig {
+    /// What keys a target's section in a state file: the target as the run names it.
+    pub fn state_key(target: &Target) -> String {
+        target.path.display().to_string()
+    }
 }
 
 /// Largest generation table `--verify` may allocate (4 bytes per unit).
@@ -303,6 +312,7 @@ fn resolve_verify(
     lbs: u64,
     offset: u64,
     size: u64,
+    targets: &[Target],
 ) -> Result<(Option<VerifyConfig>, Option<u64>), ConfigError> {
     if !args.verify {
         return Ok((None, None));
@@ -323,40 +333,65 @@ fn resolve_verify(
             ),
         ));
     }
-    let mut known = None;
+    let mut known = vec![None; targets.len()];
+    let mut carried = Vec::new();
     let mut seed = None;
     if let Some(p) = args.verify_state.as_ref().filter(|p| p.exists()) {
-        let (t, s) = GenTable::load(p).map_err(|m| invalid("verify-state", m))?;
-        let (start, bytes, u) = t.span();
-        if u != unit || start < offset || start + bytes > offset + size {
+        let state = VerifyState::load(p).map_err(|m| invalid("verify-state", m))?;
+        let keys: Vec<String> = targets.iter().map(VerifyConfig::state_key).collect();
+        if targets.len() > 1 && state.sections.iter().any(|(k, _)| k.is_none()) {
             return Err(invalid(
                 "verify-state",
                 format!(
-                    "{} covers bytes {start}..{} in {u}-byte units, not this run's working set ({offset}..{} in {unit}-byte units); use the first run's --offset, --size and block sizes",
+                    "{} holds one target's generations (a run on one target wrote it), and this run has {} targets; run that target alone with it, or start a new state file",
                     p.display(),
-                    start + bytes,
-                    offset + size
+                    targets.len()
                 ),
             ));
         }
-        if args.seed.is_some_and(|given| given != s) {
+        for (i, key) in keys.iter().enumerate() {
+            let Some(t) = state.section(key) else { continue };
+            let (start, bytes, u) = t.span();
+            if u != unit || start < offset || start + bytes > offset + size {
+                let whose = if targets.len() > 1 { format!(" for {key}") } else { String::new() };
+                return Err(invalid(
+                    "verify-state",
+                    format!(
+                        "{}{whose} covers bytes {start}..{} in {u}-byte units, not this run's working set ({offset}..{} in {unit}-byte units); use the first run's --offset, --size and block sizes",
+                        p.display(),
+                        start + bytes,
+                        offset + size
+                    ),
+                ));
+            }
+            known[i] = Some(std::sync::Arc::new(t.clone()));
+        }
+        if args.seed.is_some_and(|given| given != state.seed) {
             return Err(invalid(
                 "verify-state",
-                format!("{} was written with --seed {s}; drop --seed or pass that one", p.display()),
+                format!("{} was written with --seed {}; drop --seed or pass that one", p.display(), state.seed),
             ));
         }
-        known = Some(std::sync::Arc::new(t));
-        seed = Some(s);
+        carried =
+            state.sections.into_iter().filter_map(|(k, t)| Some((k?, t))).filter(|(k, _)| !keys.contains(k)).collect();
+        seed = Some(state.seed);
     }
-    if !writes && known.is_none() {
+    if !writes {
         // Nothing written in this run and nothing known from an earlier one: every read would be
         // checked against nothing, and "0 block checks" is not verification.
-        return Err(invalid(
-            "verify",
-            "a read-only workload has nothing to check its reads against; pass --verify-state FILE saved by the run that wrote the data, or use a workload that writes".into(),
-        ));
+        if let Some(i) = known.iter().position(Option::is_none) {
+            let message = match &args.verify_state {
+                Some(p) if p.exists() => format!(
+                    "{} has no generations for {}, so its reads have nothing to be checked against; pass the state file written for it, or use a workload that writes",
+                    p.display(),
+                    VerifyConfig::state_key(&targets[i])
+                ),
+                _ => "a read-only workload has nothing to check its reads against; pass --verify-state FILE saved by the run that wrote the data, or use a workload that writes".into(),
+            };
+            return Err(invalid("verify", message));
+        }
     }
-    Ok((Some(VerifyConfig { unit, state_path: args.verify_state.clone(), known }), seed))
+    Ok((Some(VerifyConfig { unit, state_path: args.verify_state.clone(), known, carried }), seed))
 }
 
 /// Supplies the targets of engines that attach devices themselves, given the worker cores.
@@ -453,7 +488,7 @@ impl RunConfig {
         let (offset, size) = resolve_range(args, &geometry, max_bs)?;
         let writes = mix.destroys();
         let (verify, state_seed) =
-            resolve_verify(args, &engine, (&bs_read, &bs_write, writes), align, geometry.lbs, offset, size)?;
+            resolve_verify(args, &engine, (&bs_read, &bs_write, writes), align, geometry.lbs, offset, size, &targets)?;
         let workload = WorkloadSpec {
             rw: args.rw,
             mix,
@@ -469,12 +504,6 @@ impl RunConfig {
         };
         for t in &targets {
             check_writes_allowed(args, Some(t), &workload)?;
-        }
-        if targets.len() > 1 && verify.as_ref().is_some_and(|v| v.state_path.is_some()) {
-            return Err(invalid(
-                "verify-state",
-                "one state file holds one target's generations, and this run has several targets; run each target on its own with its own --verify-state".into(),
-            ));
         }
         check_sqpoll_cpu(&engine, engine_text)?;
         // pread/pwrite are synchronous: one I/O in flight per worker, whatever --qd says.

@@ -98,6 +98,9 @@ pub struct TargetResult {
     pub lanes: Vec<usize>,
     /// The longest of its lanes' measured times.
     pub elapsed_ns: u64,
+    /// Its own interval series, one point per point of the run's (`RunResult::intervals`, same
+    /// times): only with several targets (with one, the run's series is the target's).
+    pub intervals: Vec<IntervalPoint>,
 }
 
 /// The results of a run.
@@ -143,8 +146,11 @@ pub struct VerifyResult {
     pub read_errors: u64,
     /// Time spent stamping and checking data during the measurement, summed over workers.
     pub cost_ns: u64,
-    /// What every unit should now hold, for `--verify-state`.
-    pub table: GenTable,
+    /// Bytes per checked unit.
+    pub unit_bytes: u64,
+    /// Per target (the run's order), what every unit should now hold, for `--verify-state`;
+    /// `None` for a target no lane verified.
+    pub tables: Vec<Option<GenTable>>,
 }
 
 impl RunResult {
@@ -305,9 +311,10 @@ fn await_ready(crew: &mut Crew, plan: &RunPlan) -> Result<(EngineInfo, Vec<i32>)
     Ok((info.unwrap_or_default(), tids))
 }
 
-/// One interval, merged over the workers that reported it so far.
+/// One interval of one group of lanes (all of them, or one target's), merged over the lanes that
+/// reported it so far.
 #[derive(Default)]
-struct Pending {
+struct Part {
     stats: Box<Stats>,
     workers: usize,
     /// Per direction, the sum of each worker's I/Os and bytes divided by its own span.
@@ -319,6 +326,58 @@ struct Pending {
     partial: bool,
     /// A worker's last report is in it: the interval ends when the run did, not on a boundary.
     last: bool,
+}
+
+impl Part {
+    fn add(&mut self, stats: &Stats, from_ns: u64, to_ns: u64, last: bool, interval_ns: u64) {
+        let span = to_ns.saturating_sub(from_ns);
+        *self.stats += stats;
+        self.workers += 1;
+        if span > 0 {
+            for (d, s) in stats.dir.iter().enumerate() {
+                self.iops[d] += s.ios as f64 * 1e9 / span as f64;
+                self.bw[d] += s.bytes as f64 * 1e9 / span as f64;
+            }
+        }
+        self.span_ns = self.span_ns.max(span);
+        self.end_ns = self.end_ns.max(to_ns);
+        self.partial |= last && span < interval_ns;
+        self.last |= last;
+    }
+
+    /// The point at `t_s` (the run's time for this interval, which a target's part shares).
+    fn point(&self, t_s: f64, ramp: bool) -> IntervalPoint {
+        let dir = |d: usize| DirPoint {
+            ios: self.stats.dir[d].ios,
+            bytes: self.stats.dir[d].bytes,
+            iops: self.iops[d],
+            bw_bytes: self.bw[d],
+            mean_ns: self.stats.dir[d].mean_ns(),
+            p99_ns: self.stats.dir[d].percentile_ns(99.0),
+            max_ns: self.stats.dir[d].max_ns,
+        };
+        IntervalPoint {
+            t_s,
+            span_s: self.span_ns as f64 / 1e9,
+            partial: self.partial,
+            workers: self.workers,
+            ramp,
+            read: dir(Direction::Read as usize),
+            write: dir(Direction::Write as usize),
+            trim: dir(Direction::Trim as usize),
+            write_zeroes: dir(Direction::WriteZeroes as usize),
+            flush: dir(Direction::Flush as usize),
+            errors: self.stats.errors.total(),
+        }
+    }
+}
+
+/// One interval: the run's part and, with several targets, each target's.
+#[derive(Default)]
+struct Pending {
+    all: Part,
+    /// Per target (empty with one target); a target none of whose lanes reported stays empty.
+    targets: Vec<Part>,
 }
 
 /// The coordinator's side of a running job: what workers reported, merged as it comes.
@@ -333,10 +392,14 @@ struct Collector<F> {
     reached: Vec<[Option<u64>; 2]>,
     pending: BTreeMap<(u8, u64), Pending>,
     intervals: Vec<IntervalPoint>,
+    /// Per lane, its target; and with several targets, each target's series (else empty).
+    target_of: Vec<usize>,
+    target_intervals: Vec<Vec<IntervalPoint>>,
     ramp_ios: u64,
     failure: Option<WorkerError>,
     interrupted_by: Option<i32>,
-    verifiers: Vec<Verifier>,
+    /// Each lane's verifier, with the lane's target.
+    verifiers: Vec<(usize, Verifier)>,
     planned_end: Option<Duration>,
     /// Workers that did not stop in time were given up on: their threads are not joined.
     gave_up: bool,
@@ -355,6 +418,11 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
             reached: vec![[None; 2]; n],
             pending: BTreeMap::new(),
             intervals: Vec::new(),
+            target_of: plan.workers.iter().map(|w| w.target).collect(),
+            target_intervals: match plan.workers.iter().map(|w| w.target + 1).max().unwrap_or(0) {
+                n if n > 1 => vec![Vec::new(); n],
+                _ => Vec::new(),
+            },
             ramp_ios: 0,
             failure: None,
             interrupted_by: None,
@@ -383,7 +451,7 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
                     let _ = crew.spares[worker].try_send(stats);
                 }
                 Ok(Report::Done { worker, summary, verify }) => {
-                    self.verifiers.extend(verify.map(|v| *v));
+                    self.verifiers.extend(verify.map(|v| (self.target_of[worker], *v)));
                     self.summaries[worker] = Some(summary);
                     self.finished[worker] = true;
                 }
@@ -420,20 +488,13 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
             self.ramp_ios += stats.ios() + stats.errors.total();
         }
         self.reached[worker][p] = Some(self.reached[worker][p].map_or(index, |r| r.max(index)));
-        let span = to_ns.saturating_sub(from_ns);
+        let (n, interval_ns) = (self.target_intervals.len(), self.interval_ns);
         let e = self.pending.entry((p as u8, index)).or_default();
-        *e.stats += &stats;
-        e.workers += 1;
-        if span > 0 {
-            for (d, s) in stats.dir.iter().enumerate() {
-                e.iops[d] += s.ios as f64 * 1e9 / span as f64;
-                e.bw[d] += s.bytes as f64 * 1e9 / span as f64;
-            }
+        e.all.add(&stats, from_ns, to_ns, last, interval_ns);
+        if n > 1 && phase == Phase::Measure {
+            e.targets.resize_with(n, Part::default);
+            e.targets[self.target_of[worker]].add(&stats, from_ns, to_ns, last, interval_ns);
         }
-        e.span_ns = e.span_ns.max(span);
-        e.end_ns = e.end_ns.max(to_ns);
-        e.partial |= last && span < self.interval_ns;
-        e.last |= last;
         stats.reset();
         stats
     }
@@ -454,37 +515,22 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
         for key in ready {
             let e = self.pending.remove(&key).expect("key was just listed");
             let ramp = key.0 == Phase::Ramp as u8;
-            let end_s = if e.last {
-                e.end_ns.saturating_sub(self.ramp_ns) as f64 / 1e9
+            let end_s = if e.all.last {
+                e.all.end_ns.saturating_sub(self.ramp_ns) as f64 / 1e9
             } else {
                 (key.1 + 1) as f64 * self.interval_ns as f64 / 1e9
             };
-            let dir = |d: usize| DirPoint {
-                ios: e.stats.dir[d].ios,
-                bytes: e.stats.dir[d].bytes,
-                iops: e.iops[d],
-                bw_bytes: e.bw[d],
-                mean_ns: e.stats.dir[d].mean_ns(),
-                p99_ns: e.stats.dir[d].percentile_ns(99.0),
-                max_ns: e.stats.dir[d].max_ns,
-            };
-            let point = IntervalPoint {
-                // Rounded to the microsecond so that 0.3 prints as 0.3.
-                t_s: if ramp { -1.0 } else { (end_s * 1e6).round() / 1e6 },
-                span_s: e.span_ns as f64 / 1e9,
-                partial: e.partial,
-                workers: e.workers,
-                ramp,
-                read: dir(Direction::Read as usize),
-                write: dir(Direction::Write as usize),
-                trim: dir(Direction::Trim as usize),
-                write_zeroes: dir(Direction::WriteZeroes as usize),
-                flush: dir(Direction::Flush as usize),
-                errors: e.stats.errors.total(),
-            };
+            // Rounded to the microsecond so that 0.3 prints as 0.3.
+            let t_s = if ramp { -1.0 } else { (end_s * 1e6).round() / 1e6 };
+            let point = e.all.point(t_s, ramp);
             (self.observe)(&point);
             if !ramp {
                 self.intervals.push(point);
+                for (t, series) in self.target_intervals.iter_mut().enumerate() {
+                    series.push(
+                        e.targets.get(t).map_or_else(|| Part::default().point(t_s, false), |p| p.point(t_s, false)),
+                    );
+                }
             }
         }
     }
@@ -540,9 +586,13 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
                 WorkerResult { index: i, thread: w.thread, target: w.target, core: w.core, stats, summary }
             })
             .collect();
+        let mut targets = per_target(&workers);
+        for (t, series) in targets.iter_mut().zip(self.target_intervals) {
+            t.intervals = series;
+        }
         RunResult {
             engine,
-            targets: per_target(&workers),
+            targets,
             workers,
             total,
             elapsed_ns,
@@ -550,7 +600,7 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
             interrupted_by: self.interrupted_by,
             failure: self.failure,
             started_at,
-            verify: merge_verifiers(self.verifiers),
+            verify: merge_verifiers(self.verifiers, plan.workers.iter().map(|w| w.target + 1).max().unwrap_or(0)),
             cpu,
             placement,
             events: Vec::new(),
@@ -562,8 +612,15 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
 /// Sums the lanes of each target.
 pub fn per_target(lanes: &[WorkerResult]) -> Vec<TargetResult> {
     let n = lanes.iter().map(|l| l.target + 1).max().unwrap_or(0);
-    let mut targets: Vec<TargetResult> =
-        (0..n).map(|index| TargetResult { index, stats: Stats::default(), lanes: Vec::new(), elapsed_ns: 0 }).collect();
+    let mut targets: Vec<TargetResult> = (0..n)
+        .map(|index| TargetResult {
+            index,
+            stats: Stats::default(),
+            lanes: Vec::new(),
+            elapsed_ns: 0,
+            intervals: Vec::new(),
+        })
+        .collect();
     for l in lanes {
         let t = &mut targets[l.target];
         t.stats += &l.stats;
@@ -573,19 +630,28 @@ pub fn per_target(lanes: &[WorkerResult]) -> Vec<TargetResult> {
     targets
 }
 
-fn merge_verifiers(vs: Vec<Verifier>) -> Option<VerifyResult> {
-    let table = GenTable::merge(vs.iter().map(|v| &v.table))?;
-    let mut mismatches: Vec<Mismatch> = vs.iter().flat_map(|v| v.mismatches.iter().copied()).collect();
+/// Merges the lanes' verifiers (each with its target) of a run on `targets` targets: one table per
+/// target, and with several targets every mismatch names its target.
+fn merge_verifiers(vs: Vec<(usize, Verifier)>, targets: usize) -> Option<VerifyResult> {
+    let unit_bytes = vs.first()?.1.table.unit_bytes();
+    let tables =
+        (0..targets).map(|t| GenTable::merge(vs.iter().filter(|(at, _)| *at == t).map(|(_, v)| &v.table))).collect();
+    let several = targets > 1;
+    let mut mismatches: Vec<Mismatch> = vs
+        .iter()
+        .flat_map(|(t, v)| v.mismatches.iter().map(move |m| Mismatch { target: several.then_some(*t), ..*m }))
+        .collect();
     // A unit found bad during the run is found again by the verify pass: list it once.
-    mismatches.sort_by_key(|m| m.offset);
+    mismatches.sort_by_key(|m| (m.target, m.offset));
     mismatches.dedup();
     Some(VerifyResult {
-        units_checked: vs.iter().map(|v| v.units_checked).sum(),
-        mismatch_count: vs.iter().map(|v| v.mismatch_count).sum(),
+        units_checked: vs.iter().map(|(_, v)| v.units_checked).sum(),
+        mismatch_count: vs.iter().map(|(_, v)| v.mismatch_count).sum(),
         mismatches,
-        read_errors: vs.iter().map(|v| v.read_errors).sum(),
-        cost_ns: vs.iter().map(|v| v.cost_ns).sum(),
-        table,
+        read_errors: vs.iter().map(|(_, v)| v.read_errors).sum(),
+        cost_ns: vs.iter().map(|(_, v)| v.cost_ns).sum(),
+        unit_bytes,
+        tables,
     })
 }
 
@@ -1040,5 +1106,55 @@ mod tests {
         assert_eq!(c.intervals[5].read.iops, 10_000.0);
         drop(c);
         assert_eq!(points.len(), 6);
+    }
+
+    #[test]
+    fn each_target_gets_its_own_series_on_the_runs_boundaries() {
+        // Lanes 0 and 1 drive target 0, lane 2 drives target 1; lane 2 ends early, in the second
+        // interval, and target 1 then has empty points at the run's later times.
+        let mut p = plan(3, 1, spec(RwMode::RandRead, 100));
+        p.workers[2].target = 1;
+        let mut c = Collector::new(&p, |_: &IntervalPoint| {});
+        c.on_interval(report(0, 0, 0, 100, 1000, false));
+        c.on_interval(report(1, 0, 0, 100, 500, false));
+        c.on_interval(report(2, 0, 0, 100, 200, false));
+        c.on_interval(report(2, 1, 100, 150, 100, true));
+        c.on_interval(report(0, 1, 100, 200, 1000, false));
+        c.on_interval(report(1, 1, 100, 200, 500, false));
+        c.on_interval(report(0, 2, 200, 300, 1000, true));
+        c.on_interval(report(1, 2, 200, 300, 500, true));
+        c.finalize(true);
+        let t: Vec<f64> = c.intervals.iter().map(|i| i.t_s).collect();
+        assert_eq!(t, vec![0.1, 0.2, 0.3]);
+        assert_eq!(c.target_intervals.len(), 2);
+        for series in &c.target_intervals {
+            assert_eq!(series.iter().map(|i| i.t_s).collect::<Vec<_>>(), t, "the run's boundaries");
+        }
+        let ios = |s: &[IntervalPoint]| s.iter().map(|i| i.read.ios).collect::<Vec<_>>();
+        assert_eq!(ios(&c.target_intervals[0]), [1500, 1500, 1500]);
+        assert_eq!(ios(&c.target_intervals[1]), [200, 100, 0]);
+        assert_eq!(ios(&c.intervals), [1700, 1600, 1500]);
+        // Rates are each target's own: lane 2's last 100 I/Os took 50 ms.
+        let t1 = &c.target_intervals[1];
+        assert_eq!((t1[1].read.iops, t1[1].workers, t1[1].partial), (2_000.0, 1, true));
+        assert_eq!((t1[2].workers, t1[2].read.iops, t1[2].span_s), (0, 0.0, 0.0));
+        assert_eq!(c.target_intervals[0][0].read.iops, 15_000.0);
+        // The run's total is the sum of its targets', interval by interval.
+        for (i, all) in c.intervals.iter().enumerate() {
+            let iops: f64 = c.target_intervals.iter().map(|s| s[i].read.iops).sum();
+            assert_eq!(all.read.iops, iops);
+        }
+    }
+
+    #[test]
+    fn one_target_has_no_series_of_its_own() {
+        let mut p = plan(2, 1, spec(RwMode::RandRead, 100));
+        p.workers[1].io_limit = Some(10);
+        let mut c = Collector::new(&p, |_: &IntervalPoint| {});
+        c.on_interval(report(0, 0, 0, 100, 1000, true));
+        c.on_interval(report(1, 0, 0, 100, 1000, true));
+        c.finalize(true);
+        assert_eq!(c.intervals.len(), 1);
+        assert!(c.target_intervals.is_empty());
     }
 }

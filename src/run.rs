@@ -107,10 +107,12 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
     }
 
     let clock = clock_source();
-    if let (Some(v), Some(p)) = (&result.verify, cfg.verify.as_ref().and_then(|v| v.state_path.as_ref())) {
-        v.table
-            .save(p, cfg.workload.seed)
-            .map_err(|e| anyhow::anyhow!("cannot write --verify-state {}: {e}", p.display()))?;
+    if let (Some(v), Some(vc)) = (&result.verify, cfg.verify.as_ref()) {
+        if let Some(p) = &vc.state_path {
+            verify_state(&cfg, v, &vc.carried)
+                .save(p)
+                .map_err(|e| anyhow::anyhow!("cannot write --verify-state {}: {e}", p.display()))?;
+        }
     }
     let json = report::json::render(&cfg, &result, clock);
     if let Some(p) = &cfg.json_path {
@@ -256,6 +258,27 @@ fn execute_with(
     Ok(result)
 }
 
+/// What `--verify-state` keeps after a run: its seed and each target's table (unnamed with one
+/// target, keyed by the target's name with several), then the sections of targets it did not drive.
+fn verify_state(
+    cfg: &RunConfig,
+    v: &coordinator::VerifyResult,
+    carried: &[(String, crate::verify::GenTable)],
+) -> crate::verify::VerifyState {
+    let several = cfg.targets.len() > 1 || !carried.is_empty();
+    let mut sections: Vec<(Option<String>, crate::verify::GenTable)> = cfg
+        .targets
+        .iter()
+        .zip(&v.tables)
+        .filter_map(|(t, table)| {
+            let key = several.then(|| crate::config::VerifyConfig::state_key(t));
+            Some((key, table.clone()?))
+        })
+        .collect();
+    sections.extend(carried.iter().map(|(k, t)| (Some(k.clone()), t.clone())));
+    crate::verify::VerifyState { seed: cfg.workload.seed, sections }
+}
+
 /// The run's lanes (one worker on one target, see `worker::targets`): targets placed over the
 /// workers, each lane with its slice, its share of `--ios` and `--rate-iops`, and `--qd` slots.
 pub fn plan_lanes(cfg: &RunConfig, spec: &Arc<crate::workload::WorkloadSpec>) -> Vec<WorkerPlan> {
@@ -285,7 +308,7 @@ pub fn plan_lanes(cfg: &RunConfig, spec: &Arc<crate::workload::WorkloadSpec>) ->
             verify: cfg.verify.as_ref().map(|v| VerifyPlan {
                 unit: v.unit,
                 seed: cfg.workload.seed,
-                known: v.known.clone(),
+                known: v.known.get(lane.target).cloned().flatten(),
                 pass: true,
             }),
         })

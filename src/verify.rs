@@ -17,8 +17,10 @@ use serde::Serialize;
 pub const MAGIC: u32 = 0x4e56_4d42;
 /// Header bytes at the start of every unit.
 pub const HEADER_BYTES: usize = 32;
-/// First bytes of a `--verify-state` file.
+/// First bytes of a `--verify-state` file of one target.
 const STATE_MAGIC: &[u8; 8] = b"NVMBVST1";
+/// First bytes of a `--verify-state` file of several targets, one section each.
+const STATE_MAGIC_TARGETS: &[u8; 8] = b"NVMBVST2";
 /// Generation value meaning "state unknown" (a write to the unit failed): never checked.
 pub const GEN_UNKNOWN: u32 = u32::MAX;
 
@@ -43,6 +45,10 @@ pub enum MismatchKind {
 /// One failed check.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Mismatch {
+    /// In a run on several targets, which one (its position in the run's targets); set when the
+    /// lanes' results are merged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<usize>,
     /// Byte offset of the unit on the target.
     pub offset: u64,
     pub expected_generation: u32,
@@ -251,38 +257,36 @@ impl GenTable {
         Some(whole)
     }
 
-    /// Writes the table to `path` with the run's seed, for a later `--verify-state` run.
-    pub fn save(&self, path: &std::path::Path, seed: u64) -> std::io::Result<()> {
-        let mut out = Vec::with_capacity(40 + self.gens.len() * 4);
-        out.extend_from_slice(STATE_MAGIC);
-        for v in [seed, self.start, self.unit, self.gens.len() as u64] {
+    /// Appends the table as a state file holds it: start, unit, unit count, then the generations.
+    fn encode(&self, out: &mut Vec<u8>) {
+        for v in [self.start, self.unit, self.gens.len() as u64] {
             out.extend_from_slice(&v.to_le_bytes());
         }
         for g in &self.gens {
             out.extend_from_slice(&g.to_le_bytes());
         }
+    }
+
+    /// Writes the table to `path` with the run's seed, for a later `--verify-state` run on one
+    /// target.
+    pub fn save(&self, path: &std::path::Path, seed: u64) -> std::io::Result<()> {
+        let mut out = Vec::with_capacity(40 + self.gens.len() * 4);
+        out.extend_from_slice(STATE_MAGIC);
+        out.extend_from_slice(&seed.to_le_bytes());
+        self.encode(&mut out);
         std::fs::write(path, out)
     }
 
     /// Reads a table written by [`save`](Self::save): `(table, seed)`.
     pub fn load(path: &std::path::Path) -> Result<(GenTable, u64), String> {
-        let shown = path.display();
-        let data = std::fs::read(path).map_err(|e| format!("cannot read --verify-state {shown}: {e}"))?;
-        let bad = || {
-            format!(
-                "--verify-state {shown} is not an nvmebench verify state; pass a file an earlier --verify run wrote"
-            )
-        };
-        if data.len() < 40 || &data[..8] != STATE_MAGIC {
-            return Err(bad());
+        let state = VerifyState::load(path)?;
+        match &state.sections[..] {
+            [(None, t)] => Ok((t.clone(), state.seed)),
+            _ => Err(format!(
+                "--verify-state {} holds the generations of several targets; pass it to a run on those targets",
+                path.display()
+            )),
         }
-        let word = |i: usize| u64::from_le_bytes(data[8 + i * 8..16 + i * 8].try_into().expect("8 bytes"));
-        let (seed, start, unit, n) = (word(0), word(1), word(2), word(3) as usize);
-        if unit == 0 || data.len() != 40 + n * 4 {
-            return Err(bad());
-        }
-        let gens = data[40..].chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))).collect();
-        Ok((GenTable { start, unit, gens }, seed))
     }
 
     /// `(start, bytes, unit)` the table covers.
@@ -297,6 +301,93 @@ impl GenTable {
                 self.set(off, g);
             }
         }
+    }
+}
+
+/// A `--verify-state` file: the run's seed and a generation table per target.
+///
+/// A run on one target writes one unnamed table (`NVMBVST1`: seed, start, unit, count, then the
+/// generations, little-endian); a run on several writes one section per target, keyed by the
+/// target as the run names it (its path, or for SPDK its transport ID and `ns:N`), so a later run
+/// finds each target's table whatever order its targets come in (`NVMBVST2`: seed, section count,
+/// then per section the key's length and bytes and the table as above).
+#[derive(Clone, Debug)]
+pub struct VerifyState {
+    pub seed: u64,
+    /// `None` keys the one table of a one-target file.
+    pub sections: Vec<(Option<String>, GenTable)>,
+}
+
+impl VerifyState {
+    /// Writes the state; one unnamed section is written as a one-target file.
+    pub fn save(&self, path: &std::path::Path) -> std::io::Result<()> {
+        if let [(None, t)] = &self.sections[..] {
+            return t.save(path, self.seed);
+        }
+        let mut out = Vec::new();
+        out.extend_from_slice(STATE_MAGIC_TARGETS);
+        out.extend_from_slice(&self.seed.to_le_bytes());
+        out.extend_from_slice(&(self.sections.len() as u64).to_le_bytes());
+        for (key, t) in &self.sections {
+            let key = key.as_deref().unwrap_or_default().as_bytes();
+            out.extend_from_slice(&(key.len() as u64).to_le_bytes());
+            out.extend_from_slice(key);
+            t.encode(&mut out);
+        }
+        std::fs::write(path, out)
+    }
+
+    /// Reads a state file of either kind.
+    pub fn load(path: &std::path::Path) -> Result<VerifyState, String> {
+        let shown = path.display();
+        let data = std::fs::read(path).map_err(|e| format!("cannot read --verify-state {shown}: {e}"))?;
+        let bad = || {
+            format!(
+                "--verify-state {shown} is not an nvmebench verify state; pass a file an earlier --verify run wrote"
+            )
+        };
+        let word = |at: &mut usize| -> Option<u64> {
+            let w = u64::from_le_bytes(data.get(*at..*at + 8)?.try_into().expect("8 bytes"));
+            *at += 8;
+            Some(w)
+        };
+        let magic = data.get(..8).ok_or_else(bad)?;
+        let mut at = 8;
+        let seed = word(&mut at).ok_or_else(bad)?;
+        let sections = if magic == STATE_MAGIC {
+            1
+        } else if magic == STATE_MAGIC_TARGETS {
+            word(&mut at).ok_or_else(bad)?
+        } else {
+            return Err(bad());
+        };
+        let mut out = Vec::new();
+        for _ in 0..sections {
+            let key = if magic == STATE_MAGIC_TARGETS {
+                let len = usize::try_from(word(&mut at).ok_or_else(bad)?).map_err(|_| bad())?;
+                let bytes = data.get(at..at.checked_add(len).ok_or_else(bad)?).ok_or_else(bad)?;
+                at += len;
+                Some(String::from_utf8(bytes.to_vec()).map_err(|_| bad())?)
+            } else {
+                None
+            };
+            let (start, unit, n) = (word(&mut at), word(&mut at), word(&mut at));
+            let (Some(start), Some(unit), Some(n)) = (start, unit, n) else { return Err(bad()) };
+            let end = usize::try_from(n).ok().and_then(|n| n.checked_mul(4)).and_then(|b| b.checked_add(at));
+            let gens = end.and_then(|end| data.get(at..end)).filter(|_| unit > 0).ok_or_else(bad)?;
+            at += gens.len();
+            let gens = gens.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))).collect();
+            out.push((key, GenTable { start, unit, gens }));
+        }
+        if at != data.len() {
+            return Err(bad());
+        }
+        Ok(VerifyState { seed, sections: out })
+    }
+
+    /// The table kept for `key` (a one-target file's table answers to any key).
+    pub fn section(&self, key: &str) -> Option<&GenTable> {
+        self.sections.iter().find(|(k, _)| k.as_deref().is_none_or(|k| k == key)).map(|(_, t)| t)
     }
 }
 
@@ -414,6 +505,33 @@ mod tests {
         assert!(GenTable::load(&p).unwrap_err().contains("is not an nvmebench verify state"));
         let merged = GenTable::merge([&t, &GenTable::new(4096, 4096, 512)].into_iter()).unwrap();
         assert_eq!((merged.span(), merged.get(1024)), ((0, 8192, 512), 7));
+    }
+
+    #[test]
+    fn state_files_of_several_targets_round_trip_by_name() {
+        let dir = tempfile::tempdir_in(".").unwrap();
+        let p = dir.path().join("state");
+        let (mut a, mut b) = (GenTable::new(0, 8 * 512, 512), GenTable::new(4096, 4 * 4096, 4096));
+        a.set(1024, 7);
+        b.set(8192, 3);
+        let state = VerifyState { seed: 9, sections: vec![(Some("/dev/a".into()), a), (Some("/dev/b".into()), b)] };
+        state.save(&p).unwrap();
+        let back = VerifyState::load(&p).unwrap();
+        assert_eq!(back.seed, 9);
+        assert_eq!(back.section("/dev/b").map(|t| (t.get(8192), t.span())), Some((3, (4096, 16384, 4096))));
+        assert_eq!(back.section("/dev/a").map(|t| t.get(1024)), Some(7));
+        assert!(back.section("/dev/c").is_none());
+        assert!(GenTable::load(&p).unwrap_err().contains("holds the generations of several targets"));
+        // Cut anywhere, the file is refused rather than misread.
+        let whole = std::fs::read(&p).unwrap();
+        for cut in [4, 12, 20, 30, whole.len() - 1] {
+            std::fs::write(&p, &whole[..cut]).unwrap();
+            assert!(VerifyState::load(&p).unwrap_err().contains("is not an nvmebench verify state"), "cut at {cut}");
+        }
+        // A one-target file answers for whichever target the run names.
+        let one = GenTable::new(0, 4096, 512);
+        one.save(&p, 1).unwrap();
+        assert!(VerifyState::load(&p).unwrap().section("anything").is_some());
     }
 }
 
@@ -533,7 +651,7 @@ impl Verifier {
             }
             self.units_checked += 1;
             if let Err(kind) = check(chunk, offset, expected, self.seed, self.contents) {
-                self.record(Mismatch { offset, expected_generation: expected, kind });
+                self.record(Mismatch { target: None, offset, expected_generation: expected, kind });
             }
         }
     }

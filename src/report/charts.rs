@@ -132,7 +132,8 @@ fn capitalise(s: &str) -> String {
     c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
 }
 
-/// IOPS, bandwidth and p99 per interval, when some run has enough intervals to make a line.
+/// IOPS, bandwidth and p99 per interval, when some run has enough intervals to make a line: a line
+/// per run and direction, and for a run on several targets a line per target and direction too.
 pub fn over_time(runs: &[RunDoc]) -> Result<Vec<Chart>, PlotError> {
     if !runs.iter().any(|r| r.doc.intervals.len() >= MIN_TIME_POINTS) {
         return Ok(Vec::new());
@@ -146,6 +147,14 @@ pub fn over_time(runs: &[RunDoc]) -> Result<Vec<Chart>, PlotError> {
                     let of = |p: &Interval| p.dir(i).unwrap_or_default();
                     let points = r.doc.intervals.iter().map(|p| (p.t_s, pick(&of(p)))).collect();
                     out.push(Series { label: format!("{} {name}", r.label), points });
+                }
+                // With several targets, each target's own line beside the run's total.
+                for t in r.doc.results.targets.iter().filter(|t| t.intervals.len() == r.doc.intervals.len()) {
+                    if t.dir(i).is_some_and(|d| d.ios > 0) {
+                        let of = |p: &Interval| p.dir(i).unwrap_or_default();
+                        let points = t.intervals.iter().map(|p| (p.t_s, pick(&of(p)))).collect();
+                        out.push(Series { label: format!("{} {} {name}", r.label, t.path), points });
+                    }
                 }
             }
         }

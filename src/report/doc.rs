@@ -32,7 +32,13 @@ use std::collections::BTreeMap;
 /// 5: trim, write-zeroes and flush: `trim` blocks always, `write_zeroes` and `flush` blocks when the
 /// workload issues them (totals, workers, targets, intervals), errors per operation, and
 /// `config.workload.mix` with the shares.
-pub const SCHEMA_VERSION: u32 = 5;
+///
+/// 6: per-target interval series (`results.targets[].intervals`, on the run's timeline) and the
+/// other operations' blocks in `results.targets[]`; `merge` keeps `results.targets[]` (targets
+/// matched by host and path, histograms added exactly, `host` and `inputs` saying where each came
+/// from); `results.verify.mismatches[].target` in a run on several targets; `compare` on several
+/// targets: `summary[].targets[]`.
+pub const SCHEMA_VERSION: u32 = 6;
 pub const HIST_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
 /// Default number of rounds in a steady-state measurement window (SNIA PTS).
 pub const DEFAULT_STEADY_WINDOW: usize = 5;
@@ -467,14 +473,47 @@ pub struct TargetResultDoc {
     /// The file or device path, or for SPDK the transport ID and `ns:N`.
     pub path: String,
     pub kind: TargetKind,
-    /// The workers that drove it (each with a queue of `config.queue_depth`).
+    /// In a merge of several hosts' results: the host it is on (the same path on two hosts is two
+    /// targets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// The workers that drove it (each with a queue of `config.queue_depth`); in a merge, their
+    /// positions in `results.workers`.
     pub workers: Vec<usize>,
+    /// In a merge: the inputs (positions in `merged.inputs`) it came from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<usize>,
     /// The longest of its workers' measured times; `iops` and `bw_bytes` divide by it.
     pub elapsed_ns: u64,
     pub read: DirDoc,
     pub write: DirDoc,
+    /// As in [`DirPair`] (schema 6 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<DirDoc>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_zeroes: Option<DirDoc>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<DirDoc>,
     #[serde(default)]
     pub errors: ErrorsDoc,
+    /// Its own interval series (schema 6 on): one point per point of the run's `intervals`, at the
+    /// same `t_s`, summed over its workers only (`workers: 0` where none of them reported).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<Interval>,
+}
+
+impl TargetResultDoc {
+    /// Direction `i` of [`DIRECTIONS`], if the document has it.
+    pub fn dir(&self, i: usize) -> Option<&DirDoc> {
+        match i {
+            0 => Some(&self.read),
+            1 => Some(&self.write),
+            2 => self.trim.as_ref(),
+            3 => self.write_zeroes.as_ref(),
+            4 => self.flush.as_ref(),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -490,6 +529,9 @@ pub struct VerifyDoc {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Mismatch {
+    /// In a run on several targets, which one (its position in `config.targets`; schema 6 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<usize>,
     /// Byte offset of the unit on the target.
     pub offset: u64,
     pub expected_generation: u32,
@@ -1125,6 +1167,24 @@ pub struct CompareSummary {
     pub bw_bytes: f64,
     pub lat_ns: CompareLatency,
     pub cpu_ns_per_io: Option<f64>,
+    pub errors: u64,
+    pub ratio_to_first: CompareRatios,
+    /// With several targets, each target's figures under this engine (schema 6 on); ratios are to
+    /// the same target under the first engine, `cpu_per_io` always `null`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<CompareTargetSummary>,
+}
+
+/// One target's figures in a comparison on several.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct CompareTargetSummary {
+    /// Its position in the run's `config.targets`.
+    pub target: usize,
+    pub path: String,
+    /// Over the target's own measured time.
+    pub iops: f64,
+    pub bw_bytes: f64,
+    pub lat_ns: CompareLatency,
     pub errors: u64,
     pub ratio_to_first: CompareRatios,
 }

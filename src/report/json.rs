@@ -13,7 +13,7 @@ use super::doc::{
 };
 use super::{percentile_key, rates};
 use crate::config::RunConfig;
-use crate::coordinator::{DirPoint, RunResult};
+use crate::coordinator::{DirPoint, IntervalPoint, RunResult};
 use crate::io::Direction;
 use crate::stats::{DirStats, ErrorCounts, HIST_HIGHEST_NS, HIST_LOWEST_NS, HIST_SIGFIGS, Stats, new_histogram};
 use base64::Engine as _;
@@ -77,7 +77,7 @@ pub fn document(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> RunDocume
                 mismatch_count: v.mismatch_count,
                 read_errors: v.read_errors,
                 cost_ns: v.cost_ns,
-                unit_bytes: v.table.unit_bytes(),
+                unit_bytes: v.unit_bytes,
                 mismatches: v.mismatches.iter().map(recast).collect(),
             }),
             telemetry_alert: r.telemetry.as_ref().is_some_and(|t| t.alert()),
@@ -94,22 +94,7 @@ pub fn document(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> RunDocume
             workers,
             targets: if several { targets(cfg, r, shown) } else { Vec::new() },
         },
-        intervals: r
-            .intervals
-            .iter()
-            .map(|p| Interval {
-                t_s: p.t_s,
-                span_s: Some(p.span_s),
-                partial: p.partial,
-                workers: Some(p.workers),
-                read: interval_dir(&p.read),
-                write: interval_dir(&p.write),
-                trim: shown[Direction::Trim as usize].then(|| interval_dir(&p.trim)),
-                write_zeroes: shown[Direction::WriteZeroes as usize].then(|| interval_dir(&p.write_zeroes)),
-                flush: shown[Direction::Flush as usize].then(|| interval_dir(&p.flush)),
-                errors: p.errors,
-            })
-            .collect(),
+        intervals: intervals(&r.intervals, shown),
         label: None,
         streams: None,
         suite_step: None,
@@ -131,12 +116,37 @@ fn targets(cfg: &RunConfig, r: &RunResult, shown: [bool; Direction::COUNT]) -> V
                 target: t.index,
                 path: target.map_or_else(|| format!("target {}", t.index), |t| t.path.display().to_string()),
                 kind: target.map_or(doc::TargetKind::File, |t| recast(&t.kind)),
+                host: None,
                 workers,
+                inputs: Vec::new(),
                 elapsed_ns: t.elapsed_ns,
                 read: pair.read,
                 write: pair.write,
+                trim: pair.trim,
+                write_zeroes: pair.write_zeroes,
+                flush: pair.flush,
                 errors: pair.errors,
+                intervals: intervals(&t.intervals, shown),
             }
+        })
+        .collect()
+}
+
+/// An interval series as the document holds it (the run's, or one target's).
+fn intervals(points: &[IntervalPoint], shown: [bool; Direction::COUNT]) -> Vec<Interval> {
+    points
+        .iter()
+        .map(|p| Interval {
+            t_s: p.t_s,
+            span_s: Some(p.span_s),
+            partial: p.partial,
+            workers: Some(p.workers),
+            read: interval_dir(&p.read),
+            write: interval_dir(&p.write),
+            trim: shown[Direction::Trim as usize].then(|| interval_dir(&p.trim)),
+            write_zeroes: shown[Direction::WriteZeroes as usize].then(|| interval_dir(&p.write_zeroes)),
+            flush: shown[Direction::Flush as usize].then(|| interval_dir(&p.flush)),
+            errors: p.errors,
         })
         .collect()
 }
@@ -487,10 +497,14 @@ mod tests {
             verify: Some(VerifyResult {
                 units_checked: 6,
                 mismatch_count: 6,
-                mismatches: kinds.iter().map(|&kind| Mismatch { offset: 4096, expected_generation: 3, kind }).collect(),
+                mismatches: kinds
+                    .iter()
+                    .map(|&kind| Mismatch { target: None, offset: 4096, expected_generation: 3, kind })
+                    .collect(),
                 read_errors: 0,
                 cost_ns: 10,
-                table: GenTable::new(0, 1 << 20, 4096),
+                unit_bytes: 4096,
+                tables: vec![Some(GenTable::new(0, 1 << 20, 4096))],
             }),
             cpu: CpuUsage { user_ns: 10, sys_ns: 20, ios: 15 },
             placement: Some(crate::cpu::Placement {

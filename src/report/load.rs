@@ -76,6 +76,10 @@ pub enum ResultsError {
         "no run results among the inputs (only suite curves); pass at least one file written by `nvmebench run --json`"
     )]
     NoRuns,
+    /// `merge`: one target name stands for two different devices, or a run names no target while
+    /// others have per-target results.
+    #[error("cannot merge per-target results: {detail}; merge results of the same targets, or merge these separately")]
+    Targets { detail: String },
 }
 
 /// One run, checked and with its total histograms decoded.

@@ -13,13 +13,24 @@
 //! (each tagged with its `input`). Intervals are summed index by index when every input used the
 //! same interval; their p99 becomes the largest input's p99, an upper bound, because intervals keep
 //! no histograms. Inputs whose histogram settings or schema differ are refused (see `load`).
+//!
+//! # Targets
+//!
+//! Per-target blocks (`results.targets[]`) are merged too. A target's identity is its host and its
+//! path (a run on one target contributes its total as that target's block, `config.target` naming
+//! it), so the same device driven by two processes on one host is one target, and `/dev/nvme0n1`
+//! on two hosts is two. Blocks of one identity are summed exactly like the totals (histograms
+//! decoded and added, rates over the longest of their elapsed times), their interval series index
+//! by index like the run's. The merged document has `results.targets[]` when the inputs hold more
+//! than one target, as a run does. One identity that is a different device in two inputs (another
+//! kind, size or serial), or a run that names no target beside runs with several, is refused.
 
 use super::doc::{
     Clock, DirInterval, DirPair, EngineDoc, ErrorKindCount, ErrorsDoc, Host, Interval, Merged, MergedInput, Results,
-    RunDocument, Tool,
+    RunDocument, TargetDoc, TargetKind, TargetResultDoc, Tool, WorkerDoc,
 };
 use super::json::{self, SCHEMA_VERSION};
-use super::load::{ResultsError, RunDoc};
+use super::load::{ResultsError, RunDoc, parse_dir};
 use crate::stats::DirStats;
 
 /// The sentence `merged.rule` carries in every merged document.
@@ -54,7 +65,7 @@ pub fn merge(runs: &[RunDoc]) -> Result<RunDocument, ResultsError> {
         errors: merge_errors(runs.iter().map(|r| &r.doc.results.total.errors)),
     };
 
-    let workers = runs
+    let mut workers: Vec<WorkerDoc> = runs
         .iter()
         .enumerate()
         .flat_map(|(input, r)| {
@@ -65,6 +76,7 @@ pub fn merge(runs: &[RunDoc]) -> Result<RunDocument, ResultsError> {
             })
         })
         .collect();
+    let targets = merge_targets(runs, &mut workers, &pcts)?;
 
     let all_same = |f: &dyn Fn(&RunDocument) -> bool| runs.iter().all(|r| f(&r.doc));
     let host = if all_same(&|d| d.host == first.doc.host) { first.doc.host.clone() } else { merged_host(runs) };
@@ -122,8 +134,7 @@ pub fn merge(runs: &[RunDoc]) -> Result<RunDocument, ResultsError> {
             placement: None,
             total,
             workers,
-            // Targets belong to one process's run; a merge sums them into the total.
-            targets: Vec::new(),
+            targets,
         },
         intervals: merge_intervals(runs),
         label: None,
@@ -212,17 +223,230 @@ fn merge_errors<'a>(errors: impl Iterator<Item = &'a ErrorsDoc>) -> ErrorsDoc {
     out
 }
 
+/// One target of one input: its block, or a one-target run's total as its block.
+struct TargetPart<'a> {
+    input: usize,
+    /// The host it is on and its path: the identity merged targets are matched by.
+    host: Option<String>,
+    path: String,
+    kind: TargetKind,
+    /// The device's description in the input's config, when it has one (size, serial).
+    described: Option<&'a TargetDoc>,
+    elapsed_ns: u64,
+    dirs: [DirStats; 5],
+    /// Which directions the input has blocks for.
+    present: [bool; 5],
+    errors: &'a ErrorsDoc,
+    intervals: &'a [Interval],
+    /// The input's position of the target (its `target` index; 0 for a one-target run).
+    local: usize,
+}
+
+/// Every input's targets: its blocks, or for a one-target run its total under `config.target`;
+/// `None` for a run that names no target (the null engine without one).
+fn target_parts(input: usize, r: &RunDoc) -> Result<Option<Vec<TargetPart<'_>>>, ResultsError> {
+    let config = r.doc.config.as_ref();
+    let described =
+        |path: &str| config.and_then(|c| c.targets.iter().chain(c.target.as_ref()).find(|t| t.path == path));
+    let hostname = r.doc.host.hostname.clone();
+    if r.doc.results.targets.is_empty() {
+        let Some(t) = config.and_then(|c| c.target.as_ref()) else { return Ok(None) };
+        return Ok(Some(vec![TargetPart {
+            input,
+            host: hostname,
+            path: t.path.clone(),
+            kind: t.kind,
+            described: Some(t),
+            elapsed_ns: r.elapsed_ns,
+            dirs: r.dirs.clone(),
+            present: std::array::from_fn(|i| r.doc.results.total.dir(i).is_some()),
+            errors: &r.doc.results.total.errors,
+            intervals: &r.doc.intervals,
+            local: 0,
+        }]));
+    }
+    let mut parts = Vec::with_capacity(r.doc.results.targets.len());
+    for (n, t) in r.doc.results.targets.iter().enumerate() {
+        let mut dirs: [DirStats; 5] = Default::default();
+        for (i, d) in dirs.iter_mut().enumerate() {
+            if let Some(doc_dir) = t.dir(i) {
+                let err = |x: &str, p: &str| ResultsError::Field {
+                    path: r.source.clone(),
+                    field: format!("results.targets[{n}].{}.{x}", super::doc::DIRECTIONS[i]),
+                    problem: p.into(),
+                };
+                *d = parse_dir(doc_dir, &err)?;
+            }
+        }
+        parts.push(TargetPart {
+            input,
+            // A merged input's targets say their host when its inputs' hosts differed.
+            host: t.host.clone().or_else(|| hostname.clone()),
+            path: t.path.clone(),
+            kind: t.kind,
+            described: described(&t.path),
+            elapsed_ns: t.elapsed_ns,
+            dirs,
+            present: std::array::from_fn(|i| t.dir(i).is_some()),
+            errors: &t.errors,
+            intervals: &t.intervals,
+            local: t.target,
+        });
+    }
+    Ok(Some(parts))
+}
+
+/// Why two parts of one identity are not the same device, if they are not.
+fn conflict(a: &TargetPart<'_>, b: &TargetPart<'_>) -> Option<String> {
+    let (x, y) = (a.described, b.described);
+    if a.kind != b.kind {
+        return Some(format!("a {} in one and a {} in the other", a.kind.name(), b.kind.name()));
+    }
+    if let (Some(x), Some(y)) = (x, y) {
+        if x.size_bytes != y.size_bytes {
+            return Some(format!("{} bytes in one and {} bytes in the other", x.size_bytes, y.size_bytes));
+        }
+        if let (Some(s), Some(t)) = (&x.serial, &y.serial) {
+            if s != t {
+                return Some(format!("the drive with serial {s} in one and serial {t} in the other"));
+            }
+        }
+    }
+    None
+}
+
+/// Merges the inputs' per-target blocks by identity (see the module's `# Targets`), and points
+/// the merged `workers` at the merged targets. Empty when the inputs hold one target or none.
+fn merge_targets(
+    runs: &[RunDoc],
+    workers: &mut [WorkerDoc],
+    pcts: &[f64],
+) -> Result<Vec<TargetResultDoc>, ResultsError> {
+    let mut parts: Vec<TargetPart<'_>> = Vec::new();
+    let mut unnamed = None;
+    for (input, r) in runs.iter().enumerate() {
+        match target_parts(input, r)? {
+            Some(p) => parts.extend(p),
+            None => unnamed = unnamed.or(Some(input)),
+        }
+    }
+    // Identities in order of first appearance.
+    let mut ids: Vec<(Option<String>, String)> = Vec::new();
+    let mut of_part = Vec::with_capacity(parts.len());
+    for p in &parts {
+        let id = (p.host.clone(), p.path.clone());
+        let at = ids.iter().position(|i| *i == id).unwrap_or_else(|| {
+            ids.push(id);
+            ids.len() - 1
+        });
+        of_part.push(at);
+    }
+    if ids.len() <= 1 {
+        return Ok(Vec::new());
+    }
+    if let Some(input) = unnamed {
+        let with = parts.first().map_or(0, |p| p.input);
+        return Err(ResultsError::Targets {
+            detail: format!(
+                "{} names no target (no config.target), while {} has results on {}",
+                runs[input].source,
+                runs[with].source,
+                parts.iter().filter(|p| p.input == with).map(|p| p.path.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+        });
+    }
+    for (i, a) in parts.iter().enumerate() {
+        for (j, b) in parts.iter().enumerate().skip(i + 1) {
+            if of_part[i] != of_part[j] {
+                continue;
+            }
+            if let Some(why) = conflict(a, b) {
+                let on = a.host.as_ref().map_or_else(String::new, |h| format!(" on {h}"));
+                return Err(ResultsError::Targets {
+                    detail: format!(
+                        "{}{on} is {why} ({} and {}), so they are not one target",
+                        a.path, runs[a.input].source, runs[b.input].source
+                    ),
+                });
+            }
+        }
+    }
+    let several_hosts = ids.iter().any(|(h, _)| *h != ids[0].0);
+    let interval = |r: &RunDoc| r.doc.config.as_ref().map(|c| c.interval);
+    let same_interval = runs.iter().all(|r| interval(r) == interval(&runs[0]));
+    let secs = interval(&runs[0]).unwrap_or(1.0);
+    // Merged workers point at the merged target they drove.
+    let index_of = |input: usize, local: usize| {
+        parts.iter().zip(&of_part).find(|(p, _)| p.input == input && p.local == local).map(|(_, &t)| t)
+    };
+    for w in workers.iter_mut() {
+        let input = w.input.expect("merged workers are tagged with their input");
+        w.target = index_of(input, w.target.unwrap_or(0));
+    }
+    let out = ids
+        .iter()
+        .enumerate()
+        .map(|(t, (host, path))| {
+            let mine: Vec<&TargetPart<'_>> =
+                parts.iter().zip(&of_part).filter(|(_, at)| **at == t).map(|(p, _)| p).collect();
+            let elapsed_ns = mine.iter().map(|p| p.elapsed_ns).max().unwrap_or(0);
+            let sum = |i: usize| {
+                let mut sum = DirStats::default();
+                for p in &mine {
+                    sum += &p.dirs[i];
+                }
+                json::dir(&sum, elapsed_ns, pcts)
+            };
+            let some = |i: usize| mine.iter().any(|p| p.present[i]).then(|| sum(i));
+            let series: Vec<&[Interval]> = mine.iter().map(|p| p.intervals).collect();
+            let intervals = if same_interval && series.iter().all(|s| !s.is_empty()) {
+                merge_series(&series, secs)
+            } else {
+                Vec::new()
+            };
+            TargetResultDoc {
+                target: t,
+                path: path.clone(),
+                kind: mine[0].kind,
+                host: if several_hosts { host.clone() } else { None },
+                workers: (0..workers.len()).filter(|&w| workers[w].target == Some(t)).collect(),
+                inputs: {
+                    let mut i: Vec<usize> = mine.iter().map(|p| p.input).collect();
+                    i.dedup();
+                    i
+                },
+                elapsed_ns,
+                read: sum(0),
+                write: sum(1),
+                trim: some(2),
+                write_zeroes: some(3),
+                flush: some(4),
+                errors: merge_errors(mine.iter().map(|p| p.errors)),
+                intervals,
+            }
+        })
+        .collect();
+    Ok(out)
+}
+
 fn merge_intervals(runs: &[RunDoc]) -> Vec<Interval> {
     let interval = |r: &RunDoc| r.doc.config.as_ref().map(|c| c.interval);
     if runs.iter().any(|r| interval(r) != interval(&runs[0])) {
         return Vec::new();
     }
-    let len = runs.iter().map(|r| r.doc.intervals.len()).max().unwrap_or(0);
     // Documents before schema 2 carry no span: their rates were over the nominal interval.
     let secs = interval(&runs[0]).unwrap_or(1.0);
+    let series: Vec<&[Interval]> = runs.iter().map(|r| &r.doc.intervals[..]).collect();
+    merge_series(&series, secs)
+}
+
+/// Interval series that ran at the same time, summed index by index; `secs` is the nominal
+/// interval (for documents without spans).
+fn merge_series(series: &[&[Interval]], secs: f64) -> Vec<Interval> {
+    let len = series.iter().map(|s| s.len()).max().unwrap_or(0);
     (0..len)
         .map(|i| {
-            let points: Vec<&Interval> = runs.iter().filter_map(|r| r.doc.intervals.get(i)).collect();
+            let points: Vec<&Interval> = series.iter().filter_map(|s| s.get(i)).collect();
             let dir = |i: usize| {
                 let (mut ios, mut bytes, mut sum, mut p99, mut max) = (0u64, 0u64, 0f64, 0u64, 0u64);
                 let (mut iops, mut bw) = (0f64, 0f64);
@@ -370,5 +594,152 @@ mod tests {
         let note = overlap_note(&[a.clone(), b.clone()]).unwrap();
         assert!(note.starts_with("the inputs did not run at the same time (the last started 2.0 s after"), "{note}");
         assert_eq!(merge(&[a, b]).unwrap().merged.unwrap().notes, vec![note]);
+    }
+
+    fn target(path: &str, kind: TargetKind, size_bytes: u64) -> TargetDoc {
+        TargetDoc {
+            path: path.into(),
+            kind,
+            size_bytes,
+            logical_block_bytes: 512,
+            device: None,
+            nvme_sibling: None,
+            model: None,
+            serial: None,
+        }
+    }
+
+    fn interval(t_s: f64, ios: u64) -> Interval {
+        Interval {
+            t_s,
+            span_s: Some(1.0),
+            partial: false,
+            workers: Some(1),
+            read: DirInterval { ios, iops: ios as f64, ..Default::default() },
+            write: DirInterval::default(),
+            trim: None,
+            write_zeroes: None,
+            flush: None,
+            errors: 0,
+        }
+    }
+
+    /// A run on `paths` (one worker each) on `host`: target `i` read `lats[i]`, one I/O per latency.
+    fn multi(host: &str, paths: &[&str], lats: &[&[u64]]) -> RunDoc {
+        let pcts = [50.0, 99.0, 99.99];
+        let mut total = DirStats::default();
+        let none = DirStats::default();
+        let mut blocks = Vec::new();
+        let mut workers = Vec::new();
+        for (t, (path, lats)) in paths.iter().zip(lats).enumerate() {
+            let mut d = DirStats::default();
+            for &l in *lats {
+                d.record(l, 1, 4096);
+            }
+            total += &d;
+            blocks.push(TargetResultDoc {
+                target: t,
+                path: (*path).into(),
+                kind: TargetKind::File,
+                host: None,
+                workers: vec![t],
+                inputs: vec![],
+                elapsed_ns: 1_000_000_000,
+                read: json::dir(&d, 1_000_000_000, &pcts),
+                write: json::dir(&none, 1_000_000_000, &pcts),
+                trim: None,
+                write_zeroes: None,
+                flush: None,
+                errors: ErrorsDoc::default(),
+                intervals: vec![interval(1.0, lats.len() as u64)],
+            });
+            let pair = json::dir(&d, 1_000_000_000, &pcts);
+            workers.push(WorkerDoc {
+                worker: t,
+                target: (paths.len() > 1).then_some(t),
+                core: None,
+                elapsed_ns: 1_000_000_000,
+                summary: None,
+                read: pair,
+                write: json::dir(&none, 1_000_000_000, &pcts),
+                trim: None,
+                write_zeroes: None,
+                flush: None,
+                errors: ErrorsDoc::default(),
+                input: None,
+            });
+        }
+        let mut d = sample_document(&total, &none, 1_000_000_000, host);
+        let c = d.config.as_mut().unwrap();
+        c.target = Some(target(paths[0], TargetKind::File, 1 << 30));
+        if paths.len() > 1 {
+            c.targets = paths.iter().map(|p| target(p, TargetKind::File, 1 << 30)).collect();
+            d.results.targets = blocks;
+        }
+        d.results.workers = workers;
+        d.intervals = vec![interval(1.0, total.ios)];
+        checked_sample(d, host)
+    }
+
+    #[test]
+    fn targets_merge_by_identity_with_exact_histograms() {
+        let a = multi("h", &["/a", "/b"], &[&[1000, 2000], &[5000]]);
+        let b = multi("h", &["/b", "/c"], &[&[7000, 9000, 11_000], &[3000]]);
+        let m = merge(&[a, b]).unwrap();
+        let t = &m.results.targets;
+        let paths: Vec<&str> = t.iter().map(|t| t.path.as_str()).collect();
+        assert_eq!(paths, ["/a", "/b", "/c"]);
+        // /b's blocks are one target: every latency of both inputs, exactly.
+        let mut whole = DirStats::default();
+        for l in [5000, 7000, 9000, 11_000] {
+            whole.record(l, 1, 4096);
+        }
+        let expect = json::dir(&whole, 1_000_000_000, &[50.0, 99.0, 99.99]);
+        assert_eq!(serde_json::to_value(&t[1].read).unwrap(), serde_json::to_value(&expect).unwrap());
+        assert_eq!((t[1].inputs.clone(), t[0].inputs.clone(), t[1].host.clone()), (vec![0, 1], vec![0], None));
+        // Its series is summed too, and the merged workers point at merged targets.
+        assert_eq!(t[1].intervals.iter().map(|i| i.read.ios).collect::<Vec<_>>(), [4]);
+        let of: Vec<Option<usize>> = m.results.workers.iter().map(|w| w.target).collect();
+        assert_eq!(of, [Some(0), Some(1), Some(1), Some(2)]);
+        assert_eq!((t[1].workers.clone(), t[2].workers.clone()), (vec![1, 2], vec![3]));
+        let sum: u64 = t.iter().map(|t| t.read.ios).sum();
+        assert_eq!(sum, m.results.total.read.ios);
+    }
+
+    #[test]
+    fn one_target_runs_are_targets_of_their_host() {
+        // A fleet: each host ran its own /dev/nvme0n1, two different drives.
+        let (a, b) = (multi("n1", &["/dev/nvme0n1"], &[&[1000]]), multi("n2", &["/dev/nvme0n1"], &[&[2000, 3000]]));
+        let m = merge(&[a.clone(), b]).unwrap();
+        let t = &m.results.targets;
+        assert_eq!(t.len(), 2);
+        assert_eq!((t[0].host.as_deref(), t[1].host.as_deref()), (Some("n1"), Some("n2")));
+        assert_eq!((t[0].read.ios, t[1].read.ios), (1, 2));
+        // Two processes on one drive of one host: one target, so the total is its block.
+        let m = merge(&[a.clone(), a]).unwrap();
+        assert!(m.results.targets.is_empty());
+        assert!(m.results.workers.iter().all(|w| w.target.is_none()));
+    }
+
+    #[test]
+    fn inputs_that_disagree_on_a_target_are_refused() {
+        let a = multi("h", &["/a", "/b"], &[&[1000], &[2000]]);
+        let mut b = multi("h", &["/a", "/b"], &[&[1000], &[2000]]);
+        b.doc.results.targets[1].kind = TargetKind::BlockDevice;
+        let e = merge(&[a.clone(), b]).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "cannot merge per-target results: /b on h is a file in one and a block_device in the other (h and h), so they are not one target; merge results of the same targets, or merge these separately"
+        );
+        let mut b = multi("h", &["/a", "/b"], &[&[1000], &[2000]]);
+        b.doc.config.as_mut().unwrap().targets[0].size_bytes = 1 << 20;
+        let e = merge(&[a.clone(), b]).unwrap_err().to_string();
+        assert!(e.contains("/a on h is 1073741824 bytes in one and 1048576 bytes in the other"), "{e}");
+        // A run without a target beside runs on several.
+        let mut c = multi("h", &["/a"], &[&[1000]]);
+        c.doc.config.as_mut().unwrap().target = None;
+        c.source = "c.json".into();
+        let e = merge(&[a, c]).unwrap_err().to_string();
+        assert!(e.contains("c.json names no target (no config.target), while h has results on /a, /b"), "{e}");
     }
 }

@@ -34,7 +34,7 @@ pub fn render(cfg: &RunConfig, r: &RunResult, clock_source: &str, width: Width) 
     cpu_lines(&mut out, r);
     placement_line(&mut out, r);
     worker_notes(&mut out, cfg, r);
-    verify_lines(&mut out, r);
+    verify_lines(&mut out, cfg, r);
     let clamped: u64 = r.total.dir.iter().map(|d| d.clamped).sum();
     if clamped > 0 {
         let _ = writeln!(
@@ -325,7 +325,7 @@ fn worker_notes(out: &mut String, cfg: &RunConfig, r: &RunResult) {
     }
 }
 
-fn verify_lines(out: &mut String, r: &RunResult) {
+fn verify_lines(out: &mut String, cfg: &RunConfig, r: &RunResult) {
     let Some(v) = &r.verify else { return };
     let ios = r.total.ios().max(1);
     let _ = writeln!(
@@ -338,7 +338,11 @@ fn verify_lines(out: &mut String, r: &RunResult) {
         v.cost_ns as f64 / ios as f64
     );
     for m in v.mismatches.iter().take(10) {
-        let _ = writeln!(out, "  {}", describe_mismatch(m));
+        // With several targets, each line names the target first.
+        let on = m.target.map_or_else(String::new, |t| {
+            cfg.targets.get(t).map_or_else(|| format!("target {t}: "), |x| format!("{}: ", x.path.display()))
+        });
+        let _ = writeln!(out, "  {on}{}", describe_mismatch(m));
     }
     if v.mismatches.len() > 10 {
         let _ = writeln!(out, "  ... {} more blocks (listed in the JSON)", v.mismatches.len() - 10);

@@ -83,16 +83,17 @@ impl Measurement {
         self.result.total.all()
     }
 
-    /// Each worker's IOPS over the run.
+    /// Each worker's IOPS over the run, summed over the targets it drove (its lanes).
     pub fn worker_iops(&self) -> Vec<f64> {
-        self.result
-            .workers
-            .iter()
-            .map(|w| {
-                let ns = w.summary.as_ref().map_or(0, |s| s.measured_ns);
-                if ns > 0 { w.stats.ios() as f64 / (ns as f64 / 1e9) } else { 0.0 }
-            })
-            .collect()
+        let threads = self.result.workers.iter().map(|w| w.thread + 1).max().unwrap_or(0);
+        let mut iops = vec![0.0; threads];
+        for w in &self.result.workers {
+            let ns = w.summary.as_ref().map_or(0, |s| s.measured_ns);
+            if ns > 0 {
+                iops[w.thread] += w.stats.ios() as f64 / (ns as f64 / 1e9);
+            }
+        }
+        iops
     }
 }
 

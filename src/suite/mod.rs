@@ -99,7 +99,7 @@ pub fn suite_command(args: &SuiteArgs) -> anyhow::Result<u8> {
             args.engine
         )));
     }
-    if spdk && args.filename.is_some() {
+    if spdk && !args.filename.is_empty() {
         return Err(usage("--engine spdk takes its namespaces from --trid; drop --filename".into()));
     }
     if spdk && args.spdk.trids.is_empty() {
@@ -111,24 +111,29 @@ pub fn suite_command(args: &SuiteArgs) -> anyhow::Result<u8> {
     let cores = allowed_cores().map_err(usage)?;
     // SPDK attaches once, here, after the flags are checked; every step uses that session.
     let (attached, spdk_run) = attach_spdk(args, spdk, &cores)?;
-    let target = match (&args.filename, engine.needs_target()) {
-        _ if spdk => attached.clone(),
-        (None, true) => {
+    let paths = crate::config::split_filenames(&args.filename).map_err(|e| usage(e.to_string()))?;
+    let create = match args.size {
+        Some(crate::units::SizeOrPercent::Bytes(b)) => Some(b),
+        _ => None,
+    };
+    let targets: Vec<Target> = match (paths.is_empty(), engine.needs_target()) {
+        _ if spdk => attached.iter().cloned().collect(),
+        (true, true) => {
             return Err(usage(format!(
                 "--engine {} needs a target; add --filename FILE --size SIZE (suites use no scratch file)",
                 args.engine
             )));
         }
-        (None, false) => None,
-        (Some(p), _) => {
-            let create = match args.size {
-                Some(crate::units::SizeOrPercent::Bytes(b)) => Some(b),
-                _ => None,
-            };
-            Some(Target::inspect(p, create).map_err(|e| usage(e.to_string()))?)
-        }
+        (true, false) => Vec::new(),
+        (false, _) => paths
+            .iter()
+            .map(|p| Target::inspect(p, create))
+            .collect::<Result<_, _>>()
+            .map_err(|e| usage(e.to_string()))?,
     };
-    let (total, lbs) = target.as_ref().map_or((NULL_DEVICE_BYTES, 512), |t| (t.size_bytes, t.logical_block_bytes));
+    // Several targets: the capacity must fit the smallest, and block sizes suit the largest block.
+    let total = targets.iter().map(|t| t.size_bytes).min().unwrap_or(NULL_DEVICE_BYTES);
+    let lbs = targets.iter().map(|t| t.logical_block_bytes).max().unwrap_or(512);
     let plan = plan::build(args, name, &profiles, &engine, total, lbs, attached.as_ref())?;
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from(format!("nvmebench-suite-{name}")));
     check_dir(&dir, &plan.fingerprint)?;
@@ -147,17 +152,18 @@ pub fn suite_command(args: &SuiteArgs) -> anyhow::Result<u8> {
     // Checks are done; from here on things are written.
     std::fs::create_dir_all(&dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
     write_atomic(&dir.join(PLAN_FILE), &plan.fingerprint)?;
-    if let Some(t) = target.as_ref().filter(|t| t.kind == TargetKind::NewFile) {
+    for t in targets.iter().filter(|t| t.kind == TargetKind::NewFile) {
         let t = Target { size_bytes: plan.capacity_bytes, ..t.clone() };
         target::prepare_file(&t).map_err(|e| anyhow::anyhow!("{e}"))?;
     }
-    let target = match &args.filename {
-        Some(p) => Some(Target::inspect(p, None).map_err(|e| anyhow::anyhow!("{e}"))?),
-        None => attached,
+    let targets: Vec<Target> = if paths.is_empty() {
+        attached.into_iter().collect()
+    } else {
+        paths.iter().map(|p| Target::inspect(p, None)).collect::<Result<_, _>>().map_err(|e| anyhow::anyhow!("{e}"))?
     };
     let bench = Bench {
         engine,
-        target_paths: args.filename.iter().cloned().collect(),
+        target_paths: paths,
         cores,
         signal,
         // Ten points per run for the report's plots over time, at most one a second.
@@ -165,7 +171,7 @@ pub fn suite_command(args: &SuiteArgs) -> anyhow::Result<u8> {
         seed: args.seed.unwrap_or(crate::config::DEFAULT_SEED),
         spdk: spdk_run,
     };
-    let mut runner = Runner { args, bench: &bench, plan: &plan, target: target.as_ref(), dir: &dir, errors: false };
+    let mut runner = Runner { args, bench: &bench, plan: &plan, targets: &targets, dir: &dir, errors: false };
     let code = runner.run_all()?;
     Ok(code)
 }
@@ -248,7 +254,8 @@ struct Runner<'a> {
     args: &'a SuiteArgs,
     bench: &'a Bench,
     plan: &'a Plan,
-    target: Option<&'a Target>,
+    /// Every target (none for the null engine); SPDK's namespaces are one.
+    targets: &'a [Target],
     dir: &'a Path,
     errors: bool,
 }
@@ -367,11 +374,12 @@ impl Runner<'_> {
         let doc = StepDoc::Run(Box::new(exec::document(&step.label, &step.streams, &m, t)));
         let d = m.combined();
         let summary = format!(
-            "{} IOPS, mean {}, p99 {}, max {}",
+            "{} IOPS, mean {}, p99 {}, max {}{}",
             format_count(m.iops()),
             format_latency(d.mean_ns()),
             format_latency(d.percentile_ns(99.0) as f64),
-            format_latency(d.max_ns as f64)
+            format_latency(d.max_ns as f64),
+            per_target(&m, self.bench)
         );
         Ok(Ok((doc, summary)))
     }
@@ -547,18 +555,32 @@ impl Runner<'_> {
     ) -> StepOutcome {
         let mut doc = Collection { label: Some(step.label.clone()), ..Collection::default() };
         if purge {
-            let p = steady::purge(self.target, 0, self.plan.capacity_bytes, self.args.allow_destroy);
+            let p = match self.targets {
+                [] | [_] => steady::purge(self.targets.first(), 0, self.plan.capacity_bytes, self.args.allow_destroy),
+                all => all
+                    .iter()
+                    .map(|t| {
+                        let p = steady::purge(Some(t), 0, self.plan.capacity_bytes, self.args.allow_destroy);
+                        format!("{}: {p}", t.path.display())
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            };
             progress.suspend(|| eprintln!("nvmebench: purge {p}"));
             doc.purge = Some(p);
         }
         if let Some(fill) = fill {
             let bytes = (self.args.fill * self.plan.capacity_bytes as f64) as u64;
             let ios = bytes.div_ceil(steady::FILL_BS).max(1);
-            let t = Timing { ramp: Duration::ZERO, runtime: None, ios: Some(ios) };
+            // `ios` is split over every worker-target pair: each target gets its whole fill.
+            let targets = self.bench.target_paths.len().max(1) as u64;
+            let t = Timing { ramp: Duration::ZERO, runtime: None, ios: Some(ios * targets) };
             progress.suspend(|| {
                 eprintln!(
-                    "nvmebench: workload-independent preconditioning: {} sequential 128k writes ({}x the capacity)",
-                    ios, self.args.fill
+                    "nvmebench: workload-independent preconditioning: {} sequential 128k writes ({}x the capacity){}",
+                    ios,
+                    self.args.fill,
+                    if targets > 1 { " on each target" } else { "" }
                 )
             });
             let m = match self.measure(fill, 1, 32, t, None, progress)? {
@@ -658,6 +680,29 @@ impl Runner<'_> {
         }
         write_atomic(&self.dir.join(SUMMARY_FILE), &s)
     }
+}
+
+/// With several targets, each one's IOPS and p99 for a step's summary: ` (a: 1.2k IOPS p99 80µs;
+/// b: ...)`; nothing with one.
+fn per_target(m: &Measurement, bench: &Bench) -> String {
+    if m.result.targets.len() < 2 {
+        return String::new();
+    }
+    let parts: Vec<String> = m
+        .result
+        .targets
+        .iter()
+        .map(|t| {
+            let name = bench
+                .target_paths
+                .get(t.index)
+                .map_or_else(|| format!("target {}", t.index), |p| p.display().to_string());
+            let d = t.stats.all();
+            let (iops, _) = crate::report::rates(&d, t.elapsed_ns);
+            format!("{name}: {} IOPS p99 {}", format_count(iops), format_latency(d.percentile_ns(99.0) as f64))
+        })
+        .collect();
+    format!(" ({})", parts.join("; "))
 }
 
 /// A step's document and one-line summary, or why it was cut short.

@@ -233,7 +233,10 @@ fn fit_profiles(
     let mut chosen: Vec<Profile> = Vec::new();
     for n in names {
         let mut p = profiles.iter().find(|p| &p.name == n).cloned().expect("suites name built-in profiles");
-        let device = args.filename.as_ref().map_or("the null device".into(), |f| f.display().to_string());
+        let device = match crate::config::split_filenames(&args.filename).unwrap_or_default()[..] {
+            [] => "the null device".into(),
+            ref paths => paths.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", "),
+        };
         notes.extend(p.fit_block_size(lbs, args.small_bs, &device).map_err(SuiteError::Usage)?);
         chosen.push(p);
     }
@@ -366,7 +369,12 @@ fn fingerprint(args: &SuiteArgs, name: &str, opts: &Options, chosen: &[Profile],
     serde_json::to_string_pretty(&serde_json::json!({
         "suite": name,
         "engine": args.engine,
-        "filename": args.filename,
+        // One target as a string, as before several were taken, so earlier results still resume.
+        "filename": match &args.filename[..] {
+            [] => serde_json::Value::Null,
+            [one] => serde_json::json!(one),
+            many => serde_json::json!(many),
+        },
         "capacity_bytes": opts.capacity,
         "working_set_percent": args.working_set,
         "jobs": args.jobs,
@@ -426,7 +434,7 @@ fn resolve(
     if let Some(seed) = args.seed {
         add("--seed", seed.to_string());
     }
-    if let Some(f) = &args.filename {
+    for f in &args.filename {
         add("--filename", f.display().to_string());
     }
     if args.allow_destroy {

@@ -130,12 +130,12 @@ fn each_bad_input_exits_2_with_one_sentence() {
                 "--size",
                 "1m",
                 "--rw",
-                "randwrite",
+                "randread",
                 "--verify",
                 "--verify-state",
                 "s.bin",
             ],
-            "one state file holds one target",
+            "nothing to check its reads against",
         ),
     ];
     for (args, expected) in cases {

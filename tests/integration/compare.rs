@@ -110,3 +110,57 @@ fn bad_engine_lists_run_nothing() {
     assert_eq!(o.status.code(), Some(2), "--engines is required");
     assert_eq!(std::fs::read(&f).unwrap(), before, "nothing was written");
 }
+
+#[test]
+fn several_targets_run_under_every_engine_with_per_target_figures() {
+    let dir = scratch_dir();
+    let a = make_file(dir.path(), "a.bin", 4 << 20);
+    let b = make_file(dir.path(), "b.bin", 4 << 20);
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let engines = if uring_available() { "psync,aio,uring" } else { "psync,aio" };
+    let o = nvmebench(&[
+        "compare",
+        "--engines",
+        engines,
+        "--filename",
+        a,
+        "--filename",
+        b,
+        "--ios",
+        "1000",
+        "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    crate::common::assert_conforms(&j, "a comparison on two targets");
+    for (run, summary) in j["runs"].as_array().unwrap().iter().zip(j["summary"].as_array().unwrap()) {
+        let targets = run["run"]["results"]["targets"].as_array().expect("each engine ran on both targets");
+        assert_eq!(targets.len(), 2, "{}", summary["engine"]);
+        let per = summary["targets"].as_array().expect("per-target figures in the summary");
+        assert_eq!(per.iter().map(|t| t["path"].as_str().unwrap()).collect::<Vec<_>>(), [a, b]);
+        for (t, s) in targets.iter().zip(per) {
+            assert_eq!(t["read"]["ios"], 500, "--ios split over the two targets");
+            assert!(s["iops"].as_f64().unwrap() > 0.0 && s["lat_ns"]["mean"].as_f64().unwrap() > 0.0);
+        }
+        assert_eq!(per[0]["ratio_to_first"]["cpu_per_io"], serde_json::Value::Null);
+    }
+    assert_eq!(j["summary"][0]["targets"][1]["ratio_to_first"]["iops"], 1.0);
+
+    let o = nvmebench(&["compare", "--engines", engines, "--filename", &format!("{a}:{b}"), "--ios", "1000"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains(&format!("compare on 2 targets: {a}, {b}")), "{text}");
+    for row in [format!("target 0: {a}"), format!("target 1: {b}"), "  lat p99".into()] {
+        assert!(text.lines().any(|l| l.starts_with(&row)), "no '{row}' row: {text}");
+    }
+
+    // --rebind hands over one namespace: refused with several targets, before anything runs.
+    let o = nvmebench(&["compare", "--engines", "uring,spdk", "--rebind", "--filename", a, "--filename", b]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--rebind: it hands one namespace to vfio-pci and back, and this compare has 2 targets"),
+        "{}",
+        stderr(&o)
+    );
+}

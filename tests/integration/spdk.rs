@@ -608,3 +608,38 @@ fn trims_write_zeroes_and_flushes_over_nvmf_tcp() {
     let tot = &json(&o)["results"]["total"];
     assert_eq!((tot["trim"]["ios"].as_u64(), tot["write"]["ios"].as_u64()), (Some(100), Some(100)), "{tot}");
 }
+
+/// `--verify-state` over two TCP targets: written in one order and read back in the other, each
+/// namespace's generations found by its transport ID; damage on one (written again outside the
+/// state) is found there and named.
+#[test]
+fn verify_state_over_two_spdk_targets() {
+    let Some(a) = TcpTarget::start(4448) else { return };
+    let Some(b) = TcpTarget::start(4449) else { return };
+    let dir = crate::common::scratch_dir();
+    let state = dir.path().join("state.bin");
+    let s = state.to_str().unwrap();
+    let run = |first: &str, second: &str, extra: &str| {
+        let mut args =
+            vec!["run", "--engine", "spdk", "--trid", first, "--trid", second, "--cores", "0", "--size", "4m"];
+        args.extend(["--verify", "--verify-state", s, "--allow-destroy"]);
+        args.extend(extra.split_whitespace());
+        nvmebench(&args)
+    };
+    let o = run(&a.trid, &b.trid, "--rw write --ios 2048");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = run(&b.trid, &a.trid, "--rw read --ios 2048 --output json");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = &json(&o)["results"]["verify"];
+    assert!(v["units_checked"].as_u64().unwrap() >= 2048 && v["mismatch_count"] == 0, "{v}");
+
+    // b's blocks rewritten by a run that keeps no state: the stored generations no longer match.
+    let o = spdk_run(&b.trid, "--rw write --size 4m --ios 1024 --allow-destroy --seed 99");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = run(&a.trid, &b.trid, "--rw read --ios 2048 --output json");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let j = json(&o);
+    let m = &j["results"]["verify"]["mismatches"];
+    assert!(m.as_array().is_some_and(|m| !m.is_empty() && m.iter().all(|m| m["target"] == 1)), "only b: {m}");
+    assert!(j["results"]["targets"][1]["path"].as_str().unwrap().contains("4449"));
+}

@@ -561,3 +561,60 @@ fn a_signal_in_preconditioning_or_a_step_ends_the_suite_cleanly() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("01-precondition: done earlier, skipped"), "{}", stderr(&o));
 }
+
+#[test]
+fn suites_run_every_step_on_several_targets_with_per_target_figures() {
+    let _one_at_a_time = serial();
+    let dir = scratch_dir();
+    let (a, b) = (dir.path().join("a.dat"), dir.path().join("b.dat"));
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let d = dir.path().join("m");
+    let o = suite(&[
+        "8k-70-30",
+        "--engine",
+        "psync",
+        "--precondition",
+        "--filename",
+        &format!("{a}:{b}"),
+        "--size",
+        "8m",
+        "--fill",
+        "1",
+        "--time",
+        "300ms",
+        "--max-rounds",
+        "5",
+        "--curve",
+        "--allow-destroy",
+        "--dir",
+        d.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Both files were created at --size, purged and filled.
+    assert_eq!((std::fs::metadata(a).unwrap().len(), std::fs::metadata(b).unwrap().len()), (8 << 20, 8 << 20));
+    let pre = read(&d.join("01-precondition.json"));
+    let purge = pre["purge"].as_str().unwrap();
+    assert!(purge.starts_with(&format!("{a}: done: fallocate")) && purge.contains(&format!("; {b}: done:")), "{purge}");
+    let fill = &pre["fill_run"]["results"]["targets"];
+    assert_eq!(fill[0]["write"]["io_bytes"].as_u64(), Some(8 << 20), "the fill covers each target: {fill}");
+    assert_eq!(fill[1]["write"]["io_bytes"].as_u64(), Some(8 << 20));
+
+    // A profile step: each target's block and series, and the summary names both.
+    let run = read(&d.join("02-8k-70-30-8k-70-30.json"));
+    let targets = run["results"]["targets"].as_array().expect("per-target blocks in a suite step");
+    assert_eq!(targets.iter().map(|t| t["path"].as_str().unwrap()).collect::<Vec<_>>(), [a, b]);
+    assert!(
+        targets
+            .iter()
+            .all(|t| t["read"]["ios"].as_u64().unwrap() > 0 && !t["intervals"].as_array().unwrap().is_empty())
+    );
+    let summary = run["suite_step"]["summary"].as_str().unwrap();
+    assert!(summary.contains(&format!("({a}: ")) && summary.contains(&format!("; {b}: ")), "{summary}");
+
+    // The curve paces each worker at its share of what it did over both targets.
+    let curve = read(&d.join("03-8k-70-30-8k-70-30-curve.json"));
+    let p = &curve["iorate"][0]["points"][0];
+    let (target, got) = (p["target_iops"].as_f64().unwrap(), p["iops"].as_f64().unwrap());
+    assert!(close(got, target, 0.25), "achieved {got} of {target} at 10%");
+    assert_eq!(curve["point_runs"][0]["results"]["targets"].as_array().map(Vec::len), Some(2));
+}

@@ -553,7 +553,8 @@ fn spdk_engine_over_pcie_in_the_testbed() {
 
 /// One boot with three emulated controllers: one worker drives all three namespaces (a queue each),
 /// every namespace gets I/O, the per-target counts add up to the total, and telemetry reads each
-/// drive's health log.
+/// drive's health log; `compare` runs each engine on all three, and `--verify-state` round-trips
+/// over them.
 #[test]
 fn three_namespaces_in_one_run() {
     if !testbed_ready() {
@@ -570,6 +571,16 @@ fn three_namespaces_in_one_run() {
             ),
         ),
         ("twice", format!("ln -sf /dev/nvme0n1 /tmp/alias && {bin} run --filename /dev/nvme0n1:/tmp/alias --ios 10")),
+        (
+            "compare-three",
+            format!("{bin} compare --filename {list} --engines uring,uring-cmd --ios 600 --quiet --output json"),
+        ),
+        (
+            "verify-three",
+            format!(
+                "{bin} run --filename {list} --rw write --size 1m --ios 768 --verify --verify-state /tmp/v.state                  --allow-destroy --quiet >/dev/null && {bin} run --filename /dev/nvme2n1:/dev/nvme0n1:/dev/nvme1n1 --rw read                  --size 1m --ios 768 --verify --verify-state /tmp/v.state --output json"
+            ),
+        ),
     ];
     let o = testbed(&["--nvme", "3", "--size", "64M", &guest_script(&plan)], Stdio::piped());
     let out = stdout(&o);
@@ -593,4 +604,26 @@ fn three_namespaces_in_one_run() {
     let (rc, text) = &s["twice"];
     assert_eq!(*rc, 2, "{text}");
     assert!(text.contains("/tmp/alias is the same target as /dev/nvme0n1"), "{text}");
+
+    // compare on the three: each engine on all of them, uring-cmd on their generic devices.
+    let (rc, text) = &s["compare-three"];
+    assert_eq!(*rc, 0, "{text}");
+    let j = first_json(text);
+    let paths = |run: &serde_json::Value| -> Vec<String> {
+        run["run"]["results"]["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["path"].as_str().unwrap().into())
+            .collect()
+    };
+    assert_eq!(paths(&j["runs"][0]), ["/dev/nvme0n1", "/dev/nvme1n1", "/dev/nvme2n1"], "{text}");
+    assert_eq!(paths(&j["runs"][1]), ["/dev/ng0n1", "/dev/ng1n1", "/dev/ng2n1"], "{text}");
+    assert_eq!(j["summary"][1]["targets"].as_array().map(Vec::len), Some(3), "{text}");
+
+    // --verify-state over the three namespaces, read back in another order.
+    let (rc, text) = &s["verify-three"];
+    assert_eq!(*rc, 0, "{text}");
+    let v = &first_json(text)["results"]["verify"];
+    assert!(v["units_checked"].as_u64().unwrap() >= 768 && v["mismatch_count"] == 0, "{v}");
 }
