@@ -575,6 +575,12 @@ pub struct SpdkArgs {
     /// last one (`on`, SPDK's delay_cmd_submit, as SPDK perf runs) or with every command (`off`)
     #[arg(long, value_name = "WHEN", value_enum, default_value_t = DelaySubmit::On)]
     pub delay_cmd_submit: DelaySubmit,
+
+    /// After a poll that found nothing while more than one command is outstanding, spin this long
+    /// before polling again, so that completions and the commands replacing them go in batches
+    /// (0: poll back to back; at most 10us)
+    #[arg(long, value_name = "DURATION", default_value = "100ns", value_parser = parse_poll_gap)]
+    pub poll_gap: Duration,
 }
 
 /// `--delay-cmd-submit`: when the SPDK engine rings the submission doorbell.
@@ -616,6 +622,7 @@ impl SpdkArgs {
             (self.spdk_reset_after.is_some(), "--spdk-reset-after"),
             (self.max_completions.is_some(), "--max-completions"),
             (self.delay_cmd_submit != DelaySubmit::On, "--delay-cmd-submit"),
+            (self.poll_gap != DEFAULT_POLL_GAP, "--poll-gap"),
         ]
         .into_iter()
         .find_map(|(given, flag)| given.then_some(flag))
@@ -850,6 +857,17 @@ fn parse_rate(text: &str) -> Result<f64, String> {
         .ok()
         .filter(|v| v.is_finite() && *v > 0.0)
         .ok_or_else(|| format!("'{text}' is not a rate; use a number of IOPS above 0"))
+}
+
+/// `--poll-gap`'s default (see the SPDK engine's `idle_poll_gap_ns`).
+const DEFAULT_POLL_GAP: Duration = Duration::from_nanos(100);
+
+fn parse_poll_gap(text: &str) -> Result<Duration, String> {
+    let d = units::parse_duration(text)?;
+    if d > Duration::from_micros(10) {
+        return Err(format!("'{text}' is longer than 10us; a gap between polls is meant in nanoseconds, like 100ns"));
+    }
+    Ok(d)
 }
 
 fn parse_positive_duration(text: &str) -> Result<Duration, String> {

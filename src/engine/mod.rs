@@ -152,6 +152,13 @@ pub trait Engine {
         Ok((reaped, refilled))
     }
 
+    /// How long the worker waits, after a poll that found nothing while more than one I/O is in
+    /// flight, before it polls again (0: back to back). A polled engine whose device does better
+    /// with commands in batches asks for a gap (see the SPDK engine's); it is spun, never slept.
+    fn idle_poll_gap_ns(&self) -> u32 {
+        0
+    }
+
     /// Called instead of `submit` when a poll found nothing while I/Os are queued or in flight:
     /// submits what is queued, then, for engines whose completions arrive by interrupt, blocks until
     /// one does (ideally in the same syscall). Polled engines just submit and the worker spins.

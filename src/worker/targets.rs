@@ -96,6 +96,10 @@ impl<E: Engine> Engine for Shared1<E> {
         self.0.progress()
     }
 
+    fn idle_poll_gap_ns(&self) -> u32 {
+        self.0.idle_poll_gap_ns()
+    }
+
     fn info(&self) -> EngineInfo {
         self.0.info()
     }

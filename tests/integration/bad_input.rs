@@ -113,6 +113,8 @@ fn each_bad_input_exits_2_with_one_sentence() {
         (&["--filename", f, "--jobs", "99999"], "is not a worker count"),
         (&["--filename", f, "--spdk-reset-after", "1s"], "--spdk-reset-after is an option of the spdk engine"),
         (&["--filename", f, "--spdk-reset-after", "0s"], "--spdk-reset-after"),
+        (&["--filename", f, "--poll-gap", "50ns"], "--poll-gap is an option of the spdk engine"),
+        (&["--filename", f, "--poll-gap", "1ms"], "is longer than 10us"),
         (&["--filename", f, "--trid", "trtype:PCIe traddr:0000:01:00.0"], "--trid is an option of the spdk engine"),
         (&["--filename", f, "--engine", "uring:reap_max=0"], "reap_max=0"),
         (&["--filename", &twice], "is the same target as"),

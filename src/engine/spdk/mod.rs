@@ -230,6 +230,9 @@ pub struct SpdkOptions {
     /// Ring the submission doorbell once per poll (SPDK's `delay_cmd_submit`, perf's choice) rather
     /// than with every command: one doorbell write per poll for everything queued since the last.
     pub delay_cmd_submit: bool,
+    /// The worker's wait between polls that found nothing while more than one command is
+    /// outstanding (see `idle_poll_gap_ns`).
+    pub poll_gap_ns: u32,
 }
 
 pub struct SpdkBuilder {
@@ -406,6 +409,7 @@ pub struct SpdkEngine {
     entries: u32,
     max_completions: u32,
     delay_cmd_submit: bool,
+    poll_gap_ns: u32,
     /// The controller's reset count when this queue pair was last known connected.
     reset_generation: u64,
 }
@@ -495,6 +499,7 @@ impl SpdkEngine {
             entries: opts.io_queue_size,
             max_completions: if options.max_completions == 0 { queue_depth } else { options.max_completions },
             delay_cmd_submit,
+            poll_gap_ns: options.poll_gap_ns,
         })
     }
 }
@@ -632,6 +637,18 @@ impl Engine for SpdkEngine {
         true
     }
 
+    /// With several commands outstanding, polling back to back makes every poll reap one or two
+    /// completions and ring the doorbell for as few successors, so the controller fetches commands
+    /// in small batches; a short gap between idle polls lets completions, and the commands that
+    /// replace them, gather. Measured over vfio-user (null target, 5-6 alternating 3 s rounds,
+    /// paired with perf): QD32 0.976-0.990x perf's IOPS back to back, 0.994x with about 50 ns,
+    /// 1.000x with about 100 ns (mean latency 10.06 -> 9.99 us); QD128 1.002x -> 1.006x. At QD1 the
+    /// worker never waits (the one command's completion is all there is to notice).
+    #[inline]
+    fn idle_poll_gap_ns(&self) -> u32 {
+        self.poll_gap_ns
+    }
+
     #[inline]
     fn poll_refill<F: FnMut(u32, Result<(), IoError>) -> Option<IoOp>>(
         &mut self,
@@ -688,6 +705,7 @@ impl Engine for SpdkEngine {
                 ("io_queue_size".into(), self.entries.to_string()),
                 ("delay_cmd_submit".into(), u8::from(self.delay_cmd_submit).to_string()),
                 ("refill".into(), "in_callback".into()),
+                ("poll_gap_ns".into(), self.poll_gap_ns.to_string()),
                 ("max_completions".into(), self.max_completions.to_string()),
             ],
         }
