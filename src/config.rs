@@ -464,7 +464,7 @@ impl RunConfig {
             range_bytes: size,
             random_dist: args.random_dist,
             seed: args.seed.or(state_seed).unwrap_or(DEFAULT_SEED),
-            pacing: resolve_pacing(args, mix.share(Direction::Read))?,
+            pacing: resolve_pacing(args, &mix)?,
             buffers: resolve_buffers(args, writes)?,
         };
         for t in &targets {
@@ -516,15 +516,30 @@ impl RunConfig {
 }
 
 /// `--rate`, `--rate-process` and `--thinktime*`: each refused where it would pace nothing.
-fn resolve_pacing(args: &RunArgs, read_percent: u32) -> Result<PaceSpec, ConfigError> {
+fn resolve_pacing(args: &RunArgs, mix: &Mix) -> Result<PaceSpec, ConfigError> {
     if let Some(r) = args.rate {
-        let (reads, writes) = (read_percent > 0, read_percent < 100);
-        if !(reads && r.read.is_some() || writes && r.write.is_some()) {
-            let (paced, issued) = if r.read.is_some() { ("reads", "writes") } else { ("writes", "reads") };
+        if !Direction::ALL.iter().any(|&d| mix.issues(d) && r.of(d).is_some()) {
+            let paced = [("reads", r.read), ("writes", r.write), ("trims", r.trim)]
+                .iter()
+                .filter_map(|&(name, rate)| rate.map(|_| name))
+                .collect::<Vec<_>>()
+                .join(" and ");
+            let issued = Direction::ALL
+                .iter()
+                .filter(|&&d| mix.issues(d))
+                .map(|&d| match d {
+                    Direction::Read => "reads",
+                    Direction::Write => "writes",
+                    Direction::Trim => "trims",
+                    Direction::WriteZeroes => "write-zeroes",
+                    Direction::Flush => "flushes",
+                })
+                .collect::<Vec<_>>()
+                .join(" and ");
             return Err(invalid(
                 "rate",
                 format!(
-                    "it paces only {paced}, and --rw {} issues only {issued}; give the rate as READ,WRITE (like ,20m for writes)",
+                    "it paces only {paced}, and --rw {} issues only {issued}; give the rate as READ,WRITE,TRIM (like ,20m, for writes or ,,20m for trims)",
                     args.rw
                 ),
             ));

@@ -32,7 +32,12 @@ use std::collections::BTreeMap;
 /// 5: trim, write-zeroes and flush: `trim` blocks always, `write_zeroes` and `flush` blocks when the
 /// workload issues them (totals, workers, targets, intervals), errors per operation, and
 /// `config.workload.mix` with the shares.
-pub const SCHEMA_VERSION: u32 = 5;
+///
+/// 6: trims have their own rate and block sizes (fio's third `rate` and `bs` values):
+/// `config.workload.pacing.rate_trim_bytes_per_s` paces trims, which no longer share
+/// `rate_write_bytes_per_s`, and `config.workload.bs_trim` sizes them (older documents: the write
+/// sizes).
+pub const SCHEMA_VERSION: u32 = 6;
 pub const HIST_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
 /// Default number of rounds in a steady-state measurement window (SNIA PTS).
 pub const DEFAULT_STEADY_WINDOW: usize = 5;
@@ -321,8 +326,13 @@ pub struct WorkloadDoc {
 pub struct PacingDoc {
     /// fio's `rate` for reads: bytes per second per worker.
     pub rate_read_bytes_per_s: Option<u64>,
-    /// fio's `rate` for writes: bytes per second per worker.
+    /// fio's `rate` for writes: bytes per second per worker. Write-zeroes and flushes share this
+    /// schedule; trims did too before schema 6.
     pub rate_write_bytes_per_s: Option<u64>,
+    /// fio's `rate` for trims: bytes per second per worker, on a schedule of their own (absent
+    /// before schema 6).
+    #[serde(default)]
+    pub rate_trim_bytes_per_s: Option<u64>,
     /// How paced I/Os (`rate` or `config.rate_iops`) are spaced.
     #[serde(default)]
     pub rate_process: RateProcessDoc,

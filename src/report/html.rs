@@ -408,7 +408,10 @@ fn workload_facts(f: &mut Facts, r: &RunDoc) {
     let per_worker = |k: &str| p[k].as_u64().map(|b| format!("{}/s", format_size(b)));
     f.add("rate limit (reads, per worker)", per_worker("rate_read_bytes_per_s"));
     f.add("rate limit (writes, per worker)", per_worker("rate_write_bytes_per_s"));
-    if !c["rate_iops"].is_null() || !p["rate_read_bytes_per_s"].is_null() || !p["rate_write_bytes_per_s"].is_null() {
+    f.add("rate limit (trims, per worker)", per_worker("rate_trim_bytes_per_s"));
+    let paced =
+        ["rate_read_bytes_per_s", "rate_write_bytes_per_s", "rate_trim_bytes_per_s"].iter().any(|k| !p[k].is_null());
+    if !c["rate_iops"].is_null() || paced {
         f.add("rate process", text(&p["rate_process"]));
     }
     f.add(

@@ -122,12 +122,7 @@ fn pacing_words(cfg: &RunConfig) -> String {
     let (w, mut out) = (&cfg.workload, String::new());
     let p = &w.pacing;
     if p.rate.is_set() {
-        let one = |r: Option<u64>| r.map(format_size).unwrap_or_default();
-        let rate = match (p.rate.read, p.rate.write) {
-            (r, w) if r == w => one(r),
-            (r, w) => format!("{},{}", one(r), one(w)),
-        };
-        let _ = write!(out, " rate={rate}/s per worker");
+        let _ = write!(out, " rate={}/s per worker", p.rate.to_fio());
     }
     if p.rate.is_set() || cfg.rate_iops.is_some() {
         let _ = write!(out, " rate_process={}", p.rate_process);
