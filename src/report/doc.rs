@@ -306,8 +306,11 @@ pub struct WorkloadDoc {
     pub mix: Option<BTreeMap<String, u32>>,
     /// Sizes of reads.
     pub bs_read: BsSplitDoc,
-    /// Sizes of writes, trims and write-zeroes.
+    /// Sizes of writes and write-zeroes (and of trims before schema 6).
     pub bs_write: BsSplitDoc,
+    /// Sizes of trims, fio's third `bs` value (absent before schema 6: `bs_write`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bs_trim: Option<BsSplitDoc>,
     pub align_bytes: u64,
     pub range_start: u64,
     pub range_bytes: u64,

@@ -386,9 +386,15 @@ fn workload_facts(f: &mut Facts, r: &RunDoc) {
     );
     f.add(
         "block size",
-        describe_bs(&w["bs_read"]).map(|r| match describe_bs(&w["bs_write"]) {
-            Some(wr) if wr != r => format!("{r} read, {wr} write"),
-            _ => r,
+        describe_bs(&w["bs_read"]).map(|r| {
+            let wr = describe_bs(&w["bs_write"]).unwrap_or_else(|| r.clone());
+            // Documents before schema 6 sized trims as writes.
+            let t = describe_bs(&w["bs_trim"]).unwrap_or_else(|| wr.clone());
+            match (wr == r, t == wr) {
+                (true, true) => r,
+                (_, true) => format!("{r} read, {wr} write"),
+                _ => format!("{r} read, {wr} write, {t} trim"),
+            }
         }),
     );
     f.add("queue depth", text(&c["queue_depth"]));

@@ -51,6 +51,10 @@ fn each_bad_input_exits_2_with_one_sentence() {
         (&["--filename", f, "--rate", "0"], "a rate of 0 paces nothing"),
         (&["--filename", f, "--rate", "fast"], "is not a rate; give bytes per second"),
         (&["--filename", f, "--rate", "1m,1m,1m,1m"], "gives more than three rates"),
+        (&["--filename", f, "--bs", "4k,4k,4k,4k"], "gives more than three sizes"),
+        (&["--filename", f, "--bssplit", "4k,4k,4k,4k"], "gives more than three mixes"),
+        (&["--filename", f, "--bs", "4k,4k,0"], "is not a block size"),
+        (&["--filename", f, "--rw", "trimwrite", "--bs", "4k,64k,1m"], "give one size for both"),
         (&["--filename", f, "--rate", ",20m"], "it paces only writes and trims, and --rw randread issues only reads"),
         (
             &["--filename", f, "--rw", "randtrim", "--rate", ",20m,"],
