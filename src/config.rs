@@ -92,6 +92,10 @@ pub enum ConfigError {
     SameTargetTwice { first: String, again: String },
     #[error("{path} does not support {what}; drop the {dir} share or run on a target that supports it")]
     Unsupported { path: String, what: &'static str, dir: &'static str },
+    #[error(
+        "{path} is on {fs}, which cannot {what}; put the file on a filesystem that can ({can}), or run without {ops}"
+    )]
+    FileSystemCannot { path: String, fs: String, what: &'static str, can: &'static str, ops: &'static str },
     #[error(transparent)]
     Target(#[from] TargetError),
 }
@@ -639,11 +643,22 @@ fn check_verify_mix(args: &RunArgs, mix: &Mix) -> Result<(), ConfigError> {
 }
 
 /// Refuses trims and write-zeroes on a device that does not take them (sysfs says 0 bytes at a
-/// time, which for NVMe means the controller's ONCS lacks the command), before anything is issued.
+/// time, which for NVMe means the controller's ONCS lacks the command), and on a file whose
+/// filesystem cannot punch holes or zero ranges (asked with a call that changes nothing), before
+/// anything is written or created.
 fn check_operations(t: &Target, mix: &Mix) -> Result<(), ConfigError> {
     for (dir, what) in [(Direction::Trim, "deallocation (trim)"), (Direction::WriteZeroes, "write-zeroes")] {
         if mix.issues(dir) && t.supports(dir) == Some(false) {
             return Err(ConfigError::Unsupported { path: t.path.display().to_string(), what, dir: dir.name() });
+        }
+    }
+    for (dir, what, can, ops) in [
+        (Direction::Trim, "punch holes (trim)", "ext4, xfs, btrfs or tmpfs", "trims"),
+        (Direction::WriteZeroes, "zero ranges (write-zeroes)", "ext4, xfs or btrfs", "write-zeroes"),
+    ] {
+        if mix.issues(dir) && t.file_takes(dir) == Some(false) {
+            let fs = t.filesystem().map_or_else(|| "a filesystem".to_string(), |f| format!("a {f} filesystem"));
+            return Err(ConfigError::FileSystemCannot { path: t.path.display().to_string(), fs, what, can, ops });
         }
     }
     Ok(())
