@@ -234,11 +234,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "SHARES", value_parser = Mix::parse)]
     pub rwmix: Option<Mix>,
 
-    /// Block size, or `READ,WRITE` sizes [default: 4k]
+    /// Block size, or `READ,WRITE[,TRIM]` sizes as fio's bs: `4k,64k` gives trims 64k too,
+    /// `4k,64k,` the default [default: 4k]
     #[arg(long, value_name = "SIZE", conflicts_with = "bssplit")]
     pub bs: Option<String>,
 
-    /// Block-size mix in fio syntax: `4k/60:64k/40`, or `READMIX,WRITEMIX`.
+    /// Block-size mix in fio syntax: `4k/60:64k/40`, or `READMIX,WRITEMIX[,TRIMMIX]` as --bs.
     #[arg(long, value_name = "MIX")]
     pub bssplit: Option<String>,
 
@@ -296,10 +297,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "IOPS", value_parser = parse_rate)]
     pub rate_iops: Option<f64>,
 
-    /// Open-loop pacing in bytes per second per worker, as fio's rate (per job): `100m` for reads
-    /// and writes each, `100m,20m` for reads and writes apart, `,20m` for writes only. Binary units
-    /// (1m = 1048576 B/s); latency counts from each I/O's scheduled time.
-    #[arg(long, value_name = "READ[,WRITE]", value_parser = ByteRate::parse, conflicts_with = "rate_iops")]
+    /// Open-loop pacing in bytes per second per worker, as fio's rate (per job): `100m` for reads,
+    /// writes and trims each, `100m,20m` for reads apart from writes and trims, `100m,20m,5m` all
+    /// apart, `,20m,` for writes only, `,,5m` for trims only (write-zeroes and flushes share the
+    /// write rate). Binary units (1m = 1048576 B/s); latency counts from each I/O's scheduled time.
+    #[arg(long, value_name = "READ[,WRITE[,TRIM]]", value_parser = ByteRate::parse, conflicts_with = "rate_iops")]
     pub rate: Option<ByteRate>,
 
     /// How paced I/Os are spaced (fio's rate_process): linear (evenly) or poisson (exponential

@@ -481,7 +481,7 @@ fn render_text(columns: &[Column], qd: u32, stopped: Option<&str>, rebind: &[Str
         out,
         "{} bs={} qd={} workers={} (cores {}) range={}+{} seed={:#x} clock={clock}",
         w.rw,
-        if w.read_percent() == 0 { w.bs_write.to_fio() } else { w.bs_read.to_fio() },
+        w.bs_text(),
         qd,
         cfg.cores.len(),
         format_core_list(&cfg.cores),

@@ -17,7 +17,7 @@ use crate::verify::{GenTable, VerifyState};
 use crate::workload::bssplit::BsSplit;
 use crate::workload::contents::BufferContents;
 use crate::workload::rate::{PaceSpec, RateProcess, ThinkTime};
-use crate::workload::{Mix, WorkloadSpec};
+use crate::workload::{Mix, RwMode, WorkloadSpec};
 use serde::{Serialize, Serializer};
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
@@ -92,6 +92,10 @@ pub enum ConfigError {
     SameTargetTwice { first: String, again: String },
     #[error("{path} does not support {what}; drop the {dir} share or run on a target that supports it")]
     Unsupported { path: String, what: &'static str, dir: &'static str },
+    #[error(
+        "{path} is on {fs}, which cannot {what}; put the file on a filesystem that can ({can}), or run without {ops}"
+    )]
+    FileSystemCannot { path: String, fs: String, what: &'static str, can: &'static str, ops: &'static str },
     #[error(transparent)]
     Target(#[from] TargetError),
 }
@@ -478,13 +482,13 @@ impl RunConfig {
         let cores = resolve_cores(args.cores.as_ref().map(|c| &c.0[..]), args.jobs)?;
         let mix = resolve_mix(args)?;
         check_verify_mix(args, &mix)?;
-        let (bs_read, bs_write) = resolve_block_sizes(args)?;
+        let [bs_read, bs_write, bs_trim] = resolve_block_sizes(args, &mix)?;
         let (targets, scratch) = resolve_targets(args, &engine, engine_text, attach, &cores)?;
         for t in &targets {
             check_operations(t, &mix)?;
         }
         let geometry = Geometry::of(&targets);
-        let (align, max_bs) = resolve_align(args, &geometry, &mix, (&bs_read, &bs_write))?;
+        let (align, max_bs) = resolve_align(args, &geometry, &mix, [&bs_read, &bs_write, &bs_trim])?;
         let (offset, size) = resolve_range(args, &geometry, max_bs)?;
         let writes = mix.destroys();
         let (verify, state_seed) =
@@ -494,12 +498,13 @@ impl RunConfig {
             mix,
             bs_read,
             bs_write,
+            bs_trim,
             align_bytes: align,
             range_start: offset,
             range_bytes: size,
             random_dist: args.random_dist,
             seed: args.seed.or(state_seed).unwrap_or(DEFAULT_SEED),
-            pacing: resolve_pacing(args, mix.share(Direction::Read))?,
+            pacing: resolve_pacing(args, &mix)?,
             buffers: resolve_buffers(args, writes)?,
         };
         for t in &targets {
@@ -545,15 +550,30 @@ impl RunConfig {
 }
 
 /// `--rate`, `--rate-process` and `--thinktime*`: each refused where it would pace nothing.
-fn resolve_pacing(args: &RunArgs, read_percent: u32) -> Result<PaceSpec, ConfigError> {
+fn resolve_pacing(args: &RunArgs, mix: &Mix) -> Result<PaceSpec, ConfigError> {
     if let Some(r) = args.rate {
-        let (reads, writes) = (read_percent > 0, read_percent < 100);
-        if !(reads && r.read.is_some() || writes && r.write.is_some()) {
-            let (paced, issued) = if r.read.is_some() { ("reads", "writes") } else { ("writes", "reads") };
+        if !Direction::ALL.iter().any(|&d| mix.issues(d) && r.of(d).is_some()) {
+            let paced = [("reads", r.read), ("writes", r.write), ("trims", r.trim)]
+                .iter()
+                .filter_map(|&(name, rate)| rate.map(|_| name))
+                .collect::<Vec<_>>()
+                .join(" and ");
+            let issued = Direction::ALL
+                .iter()
+                .filter(|&&d| mix.issues(d))
+                .map(|&d| match d {
+                    Direction::Read => "reads",
+                    Direction::Write => "writes",
+                    Direction::Trim => "trims",
+                    Direction::WriteZeroes => "write-zeroes",
+                    Direction::Flush => "flushes",
+                })
+                .collect::<Vec<_>>()
+                .join(" and ");
             return Err(invalid(
                 "rate",
                 format!(
-                    "it paces only {paced}, and --rw {} issues only {issued}; give the rate as READ,WRITE (like ,20m for writes)",
+                    "it paces only {paced}, and --rw {} issues only {issued}; give the rate as READ,WRITE,TRIM (like ,20m, for writes or ,,20m for trims)",
                     args.rw
                 ),
             ));
@@ -652,23 +672,50 @@ fn check_verify_mix(args: &RunArgs, mix: &Mix) -> Result<(), ConfigError> {
 }
 
 /// Refuses trims and write-zeroes on a device that does not take them (sysfs says 0 bytes at a
-/// time, which for NVMe means the controller's ONCS lacks the command), before anything is issued.
+/// time, which for NVMe means the controller's ONCS lacks the command), and on a file whose
+/// filesystem cannot punch holes or zero ranges (asked with a call that changes nothing), before
+/// anything is written or created.
 fn check_operations(t: &Target, mix: &Mix) -> Result<(), ConfigError> {
     for (dir, what) in [(Direction::Trim, "deallocation (trim)"), (Direction::WriteZeroes, "write-zeroes")] {
         if mix.issues(dir) && t.supports(dir) == Some(false) {
             return Err(ConfigError::Unsupported { path: t.path.display().to_string(), what, dir: dir.name() });
         }
     }
+    for (dir, what, can, ops) in [
+        (Direction::Trim, "punch holes (trim)", "ext4, xfs, btrfs or tmpfs", "trims"),
+        (Direction::WriteZeroes, "zero ranges (write-zeroes)", "ext4, xfs or btrfs", "write-zeroes"),
+    ] {
+        if mix.issues(dir) && t.file_takes(dir) == Some(false) {
+            let fs = t.filesystem().map_or_else(|| "a filesystem".to_string(), |f| format!("a {f} filesystem"));
+            return Err(ConfigError::FileSystemCannot { path: t.path.display().to_string(), fs, what, can, ops });
+        }
+    }
     Ok(())
 }
 
-/// Read and write block sizes: `--bssplit` wins over `--bs`; neither gives the default.
-fn resolve_block_sizes(args: &RunArgs) -> Result<(BsSplit, BsSplit), ConfigError> {
-    match (&args.bs, &args.bssplit) {
-        (_, Some(split)) => BsSplit::parse_pair(split).map_err(|m| invalid("bssplit", m)),
-        (Some(bs), None) => parse_bs_pair(bs),
-        (None, None) => Ok((BsSplit::single(DEFAULT_BS), BsSplit::single(DEFAULT_BS))),
+/// Read, write and trim block sizes (fio's three `bs` values): `--bssplit` wins over `--bs`;
+/// neither gives the default. trimwrite writes each block it trimmed with one write of the same
+/// size, so its trim and write sizes must be the same.
+fn resolve_block_sizes(args: &RunArgs, mix: &Mix) -> Result<[BsSplit; 3], ConfigError> {
+    let (option, sizes) = match (&args.bs, &args.bssplit) {
+        (_, Some(split)) => {
+            ("bssplit", BsSplit::parse_per_direction(split, DEFAULT_BS).map_err(|m| invalid("bssplit", m))?)
+        }
+        (Some(bs), None) => ("bs", parse_bs(bs)?),
+        (None, None) => ("bs", [0, 1, 2].map(|_| BsSplit::single(DEFAULT_BS))),
+    };
+    let [_, write, trim] = &sizes;
+    if args.rw == RwMode::TrimWrite && write != trim && mix.issues(Direction::Trim) {
+        return Err(invalid(
+            option,
+            format!(
+                "--rw trimwrite writes each trimmed block with one write of its size, and the write sizes ({}) differ from the trim sizes ({}); give one size for both, like 4k,64k",
+                write.to_fio(),
+                trim.to_fio()
+            ),
+        ));
     }
+    Ok(sizes)
 }
 
 /// The targets and whether the one target is a scratch file: SPDK attaches through `attach`, each
@@ -784,20 +831,24 @@ impl Geometry {
 }
 
 /// The alignment of offsets and the largest block size, after checking that every block size the
-/// workload uses (reads, writes or both) and the alignment are whole logical blocks.
+/// workload uses (reads', writes' and write-zeroes', trims') and the alignment are whole logical
+/// blocks.
 fn resolve_align(
     args: &RunArgs,
     geo: &Geometry,
     mix: &Mix,
-    (bs_read, bs_write): (&BsSplit, &BsSplit),
+    [bs_read, bs_write, bs_trim]: [&BsSplit; 3],
 ) -> Result<(u64, u32), ConfigError> {
     let option = if args.bssplit.is_some() { "bssplit" } else { "bs" };
     let mut used: Vec<&BsSplit> = Vec::new();
     if mix.issues(Direction::Read) {
         used.push(bs_read);
     }
-    if [Direction::Write, Direction::Trim, Direction::WriteZeroes].iter().any(|&d| mix.issues(d)) {
+    if mix.issues(Direction::Write) || mix.issues(Direction::WriteZeroes) {
         used.push(bs_write);
+    }
+    if mix.issues(Direction::Trim) {
+        used.push(bs_trim);
     }
     let lbs = geo.lbs;
     if geo.direct {
@@ -949,9 +1000,19 @@ fn check_engine_target(engine: &EngineSpec, engine_text: &str, t: &mut Target) -
     Ok(())
 }
 
-/// `--bs 4k` or `--bs 4k,64k` (read, write).
-fn parse_bs_pair(text: &str) -> Result<(BsSplit, BsSplit), ConfigError> {
+/// `--bs 4k`, `--bs 4k,64k` (reads; writes and trims) or `--bs 4k,64k,1m` (reads, writes, trims);
+/// an empty value is the default size (fio's rules, see [`units::per_direction`]).
+fn parse_bs(text: &str) -> Result<[BsSplit; 3], ConfigError> {
+    let Some(parts) = units::per_direction(text) else {
+        return Err(invalid(
+            "bs",
+            format!("'{text}' gives more than three sizes; write READ[,WRITE[,TRIM]], like 4k,64k,1m"),
+        ));
+    };
     let one = |t: &str| -> Result<BsSplit, ConfigError> {
+        if t.is_empty() {
+            return Ok(BsSplit::single(DEFAULT_BS));
+        }
         let b = units::parse_size(t).map_err(|m| invalid("bs", m))?;
         let b = u32::try_from(b)
             .ok()
@@ -959,13 +1020,7 @@ fn parse_bs_pair(text: &str) -> Result<(BsSplit, BsSplit), ConfigError> {
             .ok_or_else(|| invalid("bs", format!("'{t}' is not a block size; use 1 byte to 4g, such as 4k")))?;
         Ok(BsSplit::single(b))
     };
-    match text.split_once(',') {
-        Some((r, w)) => Ok((one(r)?, one(w)?)),
-        None => {
-            let s = one(text)?;
-            Ok((s.clone(), s))
-        }
-    }
+    Ok([one(parts[0])?, one(parts[1])?, one(parts[2])?])
 }
 
 /// One worker per listed core, or `jobs` workers over the allowed cores in order. More workers than

@@ -717,6 +717,7 @@ mod tests {
             mix: rw.fixed_mix().unwrap_or(crate::workload::Mix::read_write(read_percent)),
             bs_read: BsSplit::single(4096),
             bs_write: BsSplit::single(4096),
+            bs_trim: BsSplit::single(4096),
             align_bytes: 4096,
             range_start: 0,
             range_bytes: 1 << 30,

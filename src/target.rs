@@ -440,6 +440,55 @@ impl Target {
         };
         read_number(&whole_disk_dir(rdev)?.join(file)).map(|n| n > 0)
     }
+
+    /// Whether the filesystem under a file target takes `dir` (a trim punches a hole, a
+    /// write-zeroes zeroes a range), asked before anything is written: a trim is probed on the
+    /// file itself past its end, where a punched hole changes nothing; a write-zeroes, which
+    /// could allocate blocks there, and anything on a file not yet created, on an empty scratch
+    /// file beside it that is removed at once. `None` when it cannot be asked (the run will tell).
+    pub fn file_takes(&self, dir: crate::io::Direction) -> Option<bool> {
+        use crate::engine::rangeops::file_takes;
+        const PROBE_BYTES: u64 = 4096;
+        if !matches!(dir, crate::io::Direction::Trim | crate::io::Direction::WriteZeroes) {
+            return None;
+        }
+        match self.kind {
+            TargetKind::File if dir == crate::io::Direction::Trim => {
+                let f = fs::OpenOptions::new().write(true).open(&self.path).ok()?;
+                let end = f.metadata().ok()?.len().next_multiple_of(PROBE_BYTES);
+                file_takes(&f, dir, end, PROBE_BYTES).ok()
+            }
+            TargetKind::File | TargetKind::NewFile => {
+                let probe = self.path.with_extension("nvmebench-probe");
+                let f = fs::OpenOptions::new().write(true).create_new(true).open(&probe).ok()?;
+                let r = file_takes(&f, dir, 0, PROBE_BYTES);
+                drop(f);
+                let _ = fs::remove_file(&probe);
+                r.ok()
+            }
+            _ => None,
+        }
+    }
+
+    /// The type of the filesystem a file target lives on (`ext4`, `vfat`, `tmpfs`), from the
+    /// mount table; `None` for devices or when no mount matches.
+    pub fn filesystem(&self) -> Option<String> {
+        if !matches!(self.kind, TargetKind::File | TargetKind::NewFile) {
+            return None;
+        }
+        let dev = self.device.as_deref()?;
+        let mountinfo = fs::read_to_string("/proc/self/mountinfo").ok()?;
+        mountinfo_fstype(&mountinfo, dev).map(str::to_string)
+    }
+}
+
+/// The filesystem type of the mount of device `dev` (`MAJ:MIN`) in a `/proc/self/mountinfo` text:
+/// the field after the ` - ` separator.
+fn mountinfo_fstype<'a>(mountinfo: &'a str, dev: &str) -> Option<&'a str> {
+    mountinfo.lines().find_map(|line| {
+        let (head, tail) = line.split_once(" - ")?;
+        (head.split(' ').nth(2) == Some(dev)).then(|| tail.split(' ').next()).flatten()
+    })
 }
 
 /// Whether a character device is an NVMe namespace's generic device (class `nvme-generic`).
@@ -587,6 +636,17 @@ fn read_number(path: &Path) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_filesystem_type_comes_from_the_mount_of_the_device() {
+        let mi = "22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n\
+                  97 22 7:3 / /mnt/usb rw,relatime shared:50 - vfat /dev/loop3 rw,fmask=0022\n\
+                  98 22 0:45 / /dev/shm rw shared:2 - tmpfs tmpfs rw\n";
+        assert_eq!(mountinfo_fstype(mi, "7:3"), Some("vfat"));
+        assert_eq!(mountinfo_fstype(mi, "0:45"), Some("tmpfs"));
+        assert_eq!(mountinfo_fstype(mi, "254:0"), Some("ext4"));
+        assert_eq!(mountinfo_fstype(mi, "8:1"), None);
+    }
 
     #[test]
     fn missing_file_needs_a_size() {

@@ -7,6 +7,19 @@
 use std::fmt;
 use std::time::Duration;
 
+/// Splits fio's per-direction list (`bs`, `bssplit`, `rate`: reads, writes, trims) into the three
+/// directions' texts: a value not followed by a comma carries on to the directions after it
+/// (`8k,32k` gives trims 32k), and an empty one (`8k,32k,`, `,8k`) leaves its direction at the
+/// option's default. `None` when more than three values are given.
+pub fn per_direction(text: &str) -> Option<[&str; 3]> {
+    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+    if parts.len() > 3 {
+        return None;
+    }
+    let at = |i: usize| parts[i.min(parts.len() - 1)];
+    Some([at(0), at(1), at(2)])
+}
+
 /// A value that is either an absolute byte count or a share of the target's size.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum SizeOrPercent {
@@ -170,6 +183,19 @@ pub fn parse_cpus(text: &str) -> Result<Vec<usize>, String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn per_direction_follows_fio() {
+        assert_eq!(per_direction("256k"), Some(["256k", "256k", "256k"]));
+        assert_eq!(per_direction("8k,32k"), Some(["8k", "32k", "32k"]));
+        assert_eq!(per_direction("8k,32k,"), Some(["8k", "32k", ""]));
+        assert_eq!(per_direction(",8k"), Some(["", "8k", "8k"]));
+        assert_eq!(per_direction(",8k,"), Some(["", "8k", ""]));
+        assert_eq!(per_direction("8k,"), Some(["8k", "", ""]));
+        assert_eq!(per_direction("1k, 2k , 3k"), Some(["1k", "2k", "3k"]));
+        assert_eq!(per_direction("1k,2k,3k,4k"), None);
+    }
+
     use super::*;
 
     #[test]

@@ -73,6 +73,30 @@ impl RangeOps {
     }
 }
 
+/// Asks the filesystem holding `file` whether it takes `dir` on files (a trim punches a hole, a
+/// write-zeroes zeroes a range), calling `fallocate` on `len` bytes at `offset` with KEEP_SIZE: at
+/// or past the file's end, or on an empty scratch file, that changes nothing anyone reads.
+/// `Ok(false)` when the filesystem answers EOPNOTSUPP; other operations are always taken.
+///
+/// # Errors
+/// Any other failure of the call (the caller decides what it means).
+pub fn file_takes(file: &File, dir: Direction, offset: u64, len: u64) -> io::Result<bool> {
+    let mode = match dir {
+        Direction::Trim => libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+        Direction::WriteZeroes => libc::FALLOC_FL_ZERO_RANGE | libc::FALLOC_FL_KEEP_SIZE,
+        Direction::Read | Direction::Write | Direction::Flush => return Ok(true),
+    };
+    let (offset, len) = (libc::off_t::try_from(offset), libc::off_t::try_from(len));
+    let (Ok(offset), Ok(len)) = (offset, len) else { return Err(io::Error::from_raw_os_error(libc::EFBIG)) };
+    // SAFETY: fallocate takes plain integers; `file` stays open across the call.
+    let rc = unsafe { libc::fallocate(file.as_raw_fd(), mode, offset, len) };
+    if rc == 0 {
+        return Ok(true);
+    }
+    let e = io::Error::last_os_error();
+    if e.raw_os_error() == Some(libc::EOPNOTSUPP) { Ok(false) } else { Err(e) }
+}
+
 #[cold]
 fn last_errno() -> i32 {
     io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
@@ -117,6 +141,35 @@ mod tests {
     use super::*;
     use std::io::Write;
     use std::os::unix::fs::MetadataExt;
+
+    #[test]
+    fn probing_past_the_end_changes_nothing_and_tmpfs_zeroes_no_ranges() {
+        let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+        let path = dir.path().join("p.dat");
+        std::fs::write(&path, vec![0x5au8; 10_000]).unwrap();
+        let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        let blocks = f.metadata().unwrap().blocks();
+        let punch = file_takes(&f, Direction::Trim, 12_288, 4096).unwrap();
+        assert!(file_takes(&f, Direction::Flush, 0, 0).unwrap(), "only trims and write-zeroes are asked about");
+        assert_eq!(std::fs::read(&path).unwrap(), vec![0x5au8; 10_000], "nothing changed");
+        assert_eq!(f.metadata().unwrap().blocks(), blocks, "nothing freed or allocated (punch {punch})");
+        // tmpfs punches holes but zeroes no ranges (Linux 6.x): the probe says so.
+        let shm = std::path::Path::new("/dev/shm");
+        if !shm.is_dir() {
+            eprintln!("skipped: no /dev/shm");
+            return;
+        }
+        let Ok(t) = tempfile::tempfile_in(shm) else {
+            eprintln!("skipped: /dev/shm is not writable");
+            return;
+        };
+        assert!(file_takes(&t, Direction::Trim, 0, 4096).unwrap());
+        match file_takes(&t, Direction::WriteZeroes, 0, 4096) {
+            Ok(false) => {}
+            Ok(true) => eprintln!("skipped: this kernel's tmpfs zeroes ranges"),
+            Err(e) => panic!("{e}"),
+        }
+    }
 
     #[test]
     fn a_file_trim_punches_a_hole_and_zeroes_read_back() {

@@ -251,7 +251,7 @@ mod tests {
         let a = parsed(&["--cpus_allowed=[2,3]", "--numjobs=3", "--rate=8m,", "--rate_process=poisson", "--bs=8k"]);
         assert_eq!(a.cores.unwrap().0, [2, 3, 2]);
         // fio's rate is per job, and so is ours: nothing to fold.
-        assert_eq!(a.rate, Some(crate::workload::rate::ByteRate { read: Some(8 << 20), write: None }));
+        assert_eq!(a.rate, Some(crate::workload::rate::ByteRate { read: Some(8 << 20), write: None, trim: None }));
         assert_eq!(a.rate_process, Some(crate::workload::rate::RateProcess::Poisson));
         assert_eq!(a.rate_iops, None);
         let a = parsed(&["--cpus_allowed=0x3"]);

@@ -210,7 +210,7 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
     }
 }
 
-/// `bsrange=4k-16k` (or `READ,WRITE` ranges) as a bssplit: every multiple of the smallest size up
+/// `bsrange=4k-16k` (or `READ,WRITE[,TRIM]` ranges) as a bssplit: every multiple of the smallest size up
 /// to the largest, equally likely, as fio picks them.
 fn bsrange_to_bssplit(text: &str) -> Result<String, String> {
     let one = |r: &str| -> Result<String, String> {
@@ -229,10 +229,14 @@ fn bsrange_to_bssplit(text: &str) -> Result<String, String> {
         }
         Ok((1..=n).map(|k| units::format_size(k * lo)).collect::<Vec<_>>().join(":"))
     };
-    match text.split_once(',') {
-        Some((r, w)) => Ok(format!("{},{}", one(r)?, one(w)?)),
-        None => one(text),
+    // Reads, writes, trims; an empty range stays empty (the default size), as in bs.
+    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+    if parts.len() > 3 {
+        return Err(format!("bsrange={text} gives more than three ranges; write READ[,WRITE[,TRIM]]"));
     }
+    let out: Result<Vec<String>, String> =
+        parts.iter().map(|p| if p.is_empty() { Ok(String::new()) } else { one(p) }).collect();
+    Ok(out?.join(","))
 }
 
 /// The flags of fio's `filename=`: a path, a `:`-separated list of them (`\\:` for a colon in a
@@ -289,6 +293,10 @@ mod tests {
         assert_eq!(args("percentile_list", Some("99:99.9")), ["--percentiles=99,99.9"]);
         assert_eq!(args("bsrange", Some("4k-16k")), ["--bssplit=4k:8k:12k:16k"]);
         assert_eq!(args("bsrange", Some("4k-8k,512-1k")), ["--bssplit=4k:8k,512:1k"]);
+        assert_eq!(args("bsrange", Some("4k-8k,512-1k,1m-2m")), ["--bssplit=4k:8k,512:1k,1m:2m"]);
+        assert_eq!(args("bsrange", Some("4k-8k,,1m-2m")), ["--bssplit=4k:8k,,1m:2m"]);
+        assert_eq!(args("bs", Some("4k,64k,1m")), ["--bs=4k,64k,1m"]);
+        assert_eq!(args("rate", Some("1m,2m,3m")), ["--rate=1m,2m,3m"]);
         assert_eq!(args("ioengine", Some("libaio")), ["--engine=aio"]);
         assert_eq!(args("ioengine", Some("io_uring")), ["--engine=uring:fixedbufs=0,regfile=0"]);
         assert_eq!(args("rate", Some("1m,")), ["--rate=1m,"]);
@@ -313,6 +321,7 @@ mod tests {
         assert!(e("rate_iops", "100,200").contains("separate read and write rates"));
         assert!(e("rwmixwrite", "101").contains("is not a percentage"));
         assert!(e("bsrange", "16k-4k").contains("is not a size range"));
+        assert!(e("bsrange", "4k-8k,4k-8k,4k-8k,4k-8k").contains("more than three ranges"));
         assert!(e("kb_base", "1000").contains("only fio's default 1024"));
         assert!(e("rw", "randread:8").contains("offset modifier"));
     }

@@ -9,7 +9,9 @@ use super::ini::{Entry, Origin, Section};
 use super::options::{self, Mapped, PlanOption};
 use super::{FioError, argv};
 use crate::cli::{Cli, Command, RunArgs};
+use crate::io::Direction;
 use crate::units::{self, SizeOrPercent};
+use crate::workload::Mix;
 use crate::workload::bssplit::BsSplit;
 use clap::Parser;
 
@@ -288,31 +290,34 @@ fn first_line(e: &clap::Error) -> String {
         .to_string()
 }
 
-/// The mean I/O size of the job's mix, and whether it is exact (one size).
+/// The mean I/O size of the job's mix (a flush moves no bytes), and whether it is exact (one
+/// size).
 fn mean_block_size(a: &RunArgs) -> Result<(f64, bool), String> {
-    let (r, w) = match (&a.bssplit, &a.bs) {
-        (Some(s), _) => BsSplit::parse_pair(s).map_err(|m| format!("bssplit: {m}"))?,
+    let default = crate::config::DEFAULT_BS;
+    let sizes = match (&a.bssplit, &a.bs) {
+        (Some(s), _) => BsSplit::parse_per_direction(s, default).map_err(|m| format!("bssplit: {m}"))?,
         (None, Some(bs)) => {
-            let one = |t: &str| units::parse_size(t).map(|b| BsSplit::single(b as u32)).map_err(|m| format!("bs: {m}"));
-            match bs.split_once(',') {
-                Some((r, w)) => (one(r)?, one(w)?),
-                None => (one(bs)?, one(bs)?),
+            let parts = units::per_direction(bs).ok_or_else(|| format!("bs: '{bs}' gives more than three sizes"))?;
+            let mut out = [0, 1, 2].map(|_| BsSplit::single(default));
+            for (split, t) in out.iter_mut().zip(parts).filter(|(_, t)| !t.is_empty()) {
+                *split = units::parse_size(t).map(|b| BsSplit::single(b as u32)).map_err(|m| format!("bs: {m}"))?;
             }
+            out
         }
-        (None, None) => (BsSplit::single(crate::config::DEFAULT_BS), BsSplit::single(crate::config::DEFAULT_BS)),
+        (None, None) => [0, 1, 2].map(|_| BsSplit::single(default)),
+    };
+    let mix = match (a.rw.fixed_mix(), a.rwmix) {
+        (Some(m), _) | (None, Some(m)) => m,
+        (None, None) => Mix::read_write(a.rwmixread.unwrap_or(crate::config::DEFAULT_RWMIXREAD)),
     };
     let mean = |s: &BsSplit| s.entries.iter().map(|e| f64::from(e.bytes) * e.percent / 100.0).sum::<f64>();
-    let read_share = match (a.rw.fixed_mix(), a.rwmix) {
-        (Some(m), _) | (None, Some(m)) => f64::from(m.share(crate::io::Direction::Read)) / 100.0,
-        (None, None) => f64::from(a.rwmixread.unwrap_or(crate::config::DEFAULT_RWMIXREAD)) / 100.0,
-    };
-    let m = read_share * mean(&r) + (1.0 - read_share) * mean(&w);
-    let sizes: Vec<u32> = [(read_share > 0.0, &r), (read_share < 1.0, &w)]
-        .into_iter()
-        .filter(|(used, _)| *used)
-        .flat_map(|(_, s)| s.entries.iter().map(|e| e.bytes))
-        .collect();
-    let exact = sizes.windows(2).all(|w| w[0] == w[1]);
+    // Each direction with a range, its share and its sizes (write-zeroes take the write sizes).
+    let used = [(Direction::Read, 0), (Direction::Write, 1), (Direction::WriteZeroes, 1), (Direction::Trim, 2)]
+        .map(|(d, i)| (f64::from(mix.share(d)) / 100.0, &sizes[i]));
+    let m = used.iter().map(|(share, s)| share * mean(s)).sum::<f64>();
+    let all: Vec<u32> =
+        used.iter().filter(|(share, _)| *share > 0.0).flat_map(|(_, s)| s.entries.iter().map(|e| e.bytes)).collect();
+    let exact = all.windows(2).all(|w| w[0] == w[1]) && !mix.issues(Direction::Flush);
     Ok((m, exact))
 }
 

@@ -38,7 +38,11 @@ use std::collections::BTreeMap;
 /// matched by host and path, histograms added exactly, `host` and `inputs` saying where each came
 /// from); `results.verify.mismatches[].target` in a run on several targets; `compare` on several
 /// targets: `summary[].targets[]`.
-pub const SCHEMA_VERSION: u32 = 6;
+/// 7: trims have their own rate and block sizes (fio's third `rate` and `bs` values):
+/// `config.workload.pacing.rate_trim_bytes_per_s` paces trims, which no longer share
+/// `rate_write_bytes_per_s`, and `config.workload.bs_trim` sizes them (older documents: the write
+/// sizes).
+pub const SCHEMA_VERSION: u32 = 7;
 pub const HIST_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
 /// Default number of rounds in a steady-state measurement window (SNIA PTS).
 pub const DEFAULT_STEADY_WINDOW: usize = 5;
@@ -307,8 +311,11 @@ pub struct WorkloadDoc {
     pub mix: Option<BTreeMap<String, u32>>,
     /// Sizes of reads.
     pub bs_read: BsSplitDoc,
-    /// Sizes of writes, trims and write-zeroes.
+    /// Sizes of writes and write-zeroes (and of trims before schema 6).
     pub bs_write: BsSplitDoc,
+    /// Sizes of trims, fio's third `bs` value (absent before schema 6: `bs_write`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bs_trim: Option<BsSplitDoc>,
     pub align_bytes: u64,
     pub range_start: u64,
     pub range_bytes: u64,
@@ -327,8 +334,13 @@ pub struct WorkloadDoc {
 pub struct PacingDoc {
     /// fio's `rate` for reads: bytes per second per worker.
     pub rate_read_bytes_per_s: Option<u64>,
-    /// fio's `rate` for writes: bytes per second per worker.
+    /// fio's `rate` for writes: bytes per second per worker. Write-zeroes and flushes share this
+    /// schedule; trims did too before schema 6.
     pub rate_write_bytes_per_s: Option<u64>,
+    /// fio's `rate` for trims: bytes per second per worker, on a schedule of their own (absent
+    /// before schema 6).
+    #[serde(default)]
+    pub rate_trim_bytes_per_s: Option<u64>,
     /// How paced I/Os (`rate` or `config.rate_iops`) are spaced.
     #[serde(default)]
     pub rate_process: RateProcessDoc,

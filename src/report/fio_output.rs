@@ -62,13 +62,7 @@ pub fn single_run_output(
         eprintln!("nvmebench: {} I/O errors", r.error_count());
     }
     let w = &cfg.workload;
-    let bs = if w.bs_read == w.bs_write || !w.uses_write_sizes() {
-        w.bs_read.to_fio()
-    } else if w.read_percent() == 0 {
-        w.bs_write.to_fio()
-    } else {
-        format!("{},{}", w.bs_read.to_fio(), w.bs_write.to_fio())
-    };
+    let bs = w.bs_fio();
     let mut options: Vec<(String, String)> = vec![
         ("name".into(), args.fio.name.clone().unwrap_or_else(|| "nvmebench".into())),
         ("ioengine".into(), fio_report::fio_engine_name(cfg.engine.name()).into()),

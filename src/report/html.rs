@@ -386,9 +386,15 @@ fn workload_facts(f: &mut Facts, r: &RunDoc) {
     );
     f.add(
         "block size",
-        describe_bs(&w["bs_read"]).map(|r| match describe_bs(&w["bs_write"]) {
-            Some(wr) if wr != r => format!("{r} read, {wr} write"),
-            _ => r,
+        describe_bs(&w["bs_read"]).map(|r| {
+            let wr = describe_bs(&w["bs_write"]).unwrap_or_else(|| r.clone());
+            // Documents before schema 6 sized trims as writes.
+            let t = describe_bs(&w["bs_trim"]).unwrap_or_else(|| wr.clone());
+            match (wr == r, t == wr) {
+                (true, true) => r,
+                (_, true) => format!("{r} read, {wr} write"),
+                _ => format!("{r} read, {wr} write, {t} trim"),
+            }
         }),
     );
     f.add("queue depth", text(&c["queue_depth"]));
@@ -408,7 +414,10 @@ fn workload_facts(f: &mut Facts, r: &RunDoc) {
     let per_worker = |k: &str| p[k].as_u64().map(|b| format!("{}/s", format_size(b)));
     f.add("rate limit (reads, per worker)", per_worker("rate_read_bytes_per_s"));
     f.add("rate limit (writes, per worker)", per_worker("rate_write_bytes_per_s"));
-    if !c["rate_iops"].is_null() || !p["rate_read_bytes_per_s"].is_null() || !p["rate_write_bytes_per_s"].is_null() {
+    f.add("rate limit (trims, per worker)", per_worker("rate_trim_bytes_per_s"));
+    let paced =
+        ["rate_read_bytes_per_s", "rate_write_bytes_per_s", "rate_trim_bytes_per_s"].iter().any(|k| !p[k].is_null());
+    if !c["rate_iops"].is_null() || paced {
         f.add("rate process", text(&p["rate_process"]));
     }
     f.add(

@@ -326,6 +326,7 @@ pub(crate) fn sample_document(read: &DirStats, write: &DirStats, elapsed_ns: u64
             mix: None,
             bs_read: bs.clone(),
             bs_write: bs,
+            bs_trim: None,
             align_bytes: 4096,
             range_start: 0,
             range_bytes: 1 << 30,

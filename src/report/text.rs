@@ -68,16 +68,7 @@ fn header(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> String {
         let _ =
             writeln!(out, "{} targets, {placement}, qd {} per worker per target", cfg.targets.len(), cfg.queue_depth);
     }
-    let bs = if !w.uses_write_sizes() {
-        w.bs_read.to_fio()
-    } else if w.read_percent() == 0 {
-        w.bs_write.to_fio()
-    } else if w.bs_read == w.bs_write {
-        w.bs_read.to_fio()
-    } else {
-        format!("{},{}", w.bs_read.to_fio(), w.bs_write.to_fio())
-    };
-    let mut line = format!("{} bs={bs}", w.rw);
+    let mut line = format!("{} bs={}", w.rw, w.bs_text());
     if w.rw.is_mixed() && w.mix.beyond_read_write() {
         let _ = write!(line, " rwmix={}", w.mix.to_arg());
     } else if w.rw.is_mixed() {
@@ -122,12 +113,7 @@ fn pacing_words(cfg: &RunConfig) -> String {
     let (w, mut out) = (&cfg.workload, String::new());
     let p = &w.pacing;
     if p.rate.is_set() {
-        let one = |r: Option<u64>| r.map(format_size).unwrap_or_default();
-        let rate = match (p.rate.read, p.rate.write) {
-            (r, w) if r == w => one(r),
-            (r, w) => format!("{},{}", one(r), one(w)),
-        };
-        let _ = write!(out, " rate={rate}/s per worker");
+        let _ = write!(out, " rate={}/s per worker", p.rate.to_fio());
     }
     if p.rate.is_set() || cfg.rate_iops.is_some() {
         let _ = write!(out, " rate_process={}", p.rate_process);

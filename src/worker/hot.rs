@@ -15,9 +15,9 @@ use crate::io::{Direction, IoError, IoOp};
 use crate::options::OnError;
 use crate::stats::Stats;
 use crate::verify::{GenTable, Verifier};
-use crate::workload::Generator;
 use crate::workload::contents::{self, Filler};
 use crate::workload::rate::{Gate, Pacer};
+use crate::workload::{Generator, RwMode};
 
 /// The plan's limits, in nanoseconds of the run's timeline.
 struct Limits {
@@ -128,7 +128,8 @@ impl<'c, E: Engine> Loop<'c, E> {
         let seed = plan.spec.seed ^ (plan.index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let filler = (plan.spec.writes() && verifier.is_none())
             .then(|| Filler::new(plan.spec.buffers, qd, plan.spec.max_bs() as usize, seed ^ contents::run_nonce()));
-        let mixed = plan.spec.read_percent() > 0 && plan.spec.writes();
+        // trimwrite's order (each trim, then its write) is fixed: no direction gives way.
+        let switch = (plan.spec.rw != RwMode::TrimWrite).then_some(&plan.spec.mix);
         let limits = Limits {
             interval_ns: plan.interval.as_nanos().max(1) as u64,
             ramp_ns: plan.ramp.as_nanos() as u64,
@@ -157,7 +158,7 @@ impl<'c, E: Engine> Loop<'c, E> {
             free: (0..plan.queue_depth).rev().collect(),
             stats: Box::default(),
             spare: Some(Box::default()),
-            pacer: Pacer::new(plan.rate_iops, &plan.spec.pacing, mixed, seed),
+            pacer: Pacer::new(plan.rate_iops, &plan.spec.pacing, switch, seed),
             tries: vec![0; qd],
             retry: Vec::with_capacity(qd),
             pending: None,

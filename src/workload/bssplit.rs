@@ -1,8 +1,8 @@
 //! Block-size mixes in fio's `bssplit` syntax and the table that samples them.
 //!
 //! `4k/60:64k/40` gives 60% of I/Os 4 KiB and 40% 64 KiB; an entry without a weight shares what the
-//! weighted entries leave (`4k/50:8k:16k` is 50/25/25). A comma separates the read mix from the write
-//! mix (`4k/80:8k/20,64k`), as in fio. Weights are percentages, may have decimals, and must add up to
+//! weighted entries leave (`4k/50:8k:16k` is 50/25/25). Commas separate the read, write and trim
+//! mixes (`4k/80:8k/20,64k,1m`), as in fio. Weights are percentages, may have decimals, and must add up to
 //! 100. Sampling is a scan of at most a few cumulative thresholds, so it costs nothing worth measuring.
 
 use crate::units::{format_size, parse_size};
@@ -97,7 +97,26 @@ impl BsSplit {
         Ok(BsSplit::from_entries(entries))
     }
 
-    /// Parses fio's two-direction form: `READMIX` or `READMIX,WRITEMIX`.
+    /// Parses fio's per-direction form, reads, writes and trims: `MIX` (all three), `R,W` (trims
+    /// take W), `R,W,T`; an empty mix (`R,W,` or `,W`) is a single `default_bytes` block, and a
+    /// mix not followed by a comma carries on to the directions after it (fio's `bs` rules).
+    ///
+    /// # Errors
+    /// A sentence for a mix that does not parse, or for more than three.
+    pub fn parse_per_direction(text: &str, default_bytes: u32) -> Result<[BsSplit; 3], String> {
+        let Some(parts) = crate::units::per_direction(text) else {
+            return Err(format!("'{text}' gives more than three mixes; write READ[,WRITE[,TRIM]]"));
+        };
+        let mut out = [0, 1, 2].map(|_| BsSplit::single(default_bytes));
+        for (split, part) in out.iter_mut().zip(parts) {
+            if !part.is_empty() {
+                *split = BsSplit::parse(part)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Parses the two-direction form of suite profiles: `READMIX` or `READMIX,WRITEMIX`.
     pub fn parse_pair(text: &str) -> Result<(BsSplit, BsSplit), String> {
         match text.split_once(',') {
             Some((r, w)) => Ok((BsSplit::parse(r)?, BsSplit::parse(w)?)),
@@ -180,6 +199,18 @@ mod tests {
         let (r, w) = BsSplit::parse_pair("4k/80:8k/20,64k").unwrap();
         assert_eq!(r.entries.len(), 2);
         assert_eq!(w.entries, vec![BsEntry { bytes: 65536, percent: 100.0 }]);
+    }
+
+    #[test]
+    fn read_write_and_trim_mixes_follow_fio() {
+        let sizes = |t: &str| BsSplit::parse_per_direction(t, 4096).unwrap().map(|s| s.to_fio());
+        assert_eq!(sizes("4k/80:8k/20,64k,1m"), ["4k/80:8k/20", "64k", "1m"]);
+        assert_eq!(sizes("8k,32k"), ["8k", "32k", "32k"], "trims take the write mix");
+        assert_eq!(sizes("8k,32k,"), ["8k", "32k", "4k"], "an empty mix is the default size");
+        assert_eq!(sizes(",8k"), ["4k", "8k", "8k"]);
+        assert_eq!(sizes("2k/50:4k/50"), ["2k/50:4k/50"; 3]);
+        assert!(BsSplit::parse_per_direction("4k,4k,4k,4k", 4096).unwrap_err().contains("more than three mixes"));
+        assert!(BsSplit::parse_per_direction("4k,4k,1m/50", 4096).unwrap_err().contains("add up to 50%"));
     }
 
     #[test]

@@ -214,9 +214,11 @@ pub struct WorkloadSpec {
     /// The share of each direction (written as `read_percent` and `mix`).
     #[serde(flatten, serialize_with = "mix_fields")]
     pub mix: Mix,
-    /// Sizes of reads, and of writes, trims and write-zeroes (a flush has none).
+    /// Sizes of reads; of writes and write-zeroes; of trims (fio's three `bs` values; a flush
+    /// has no size).
     pub bs_read: BsSplit,
     pub bs_write: BsSplit,
+    pub bs_trim: BsSplit,
     /// Offsets are multiples of this many bytes (relative to `range_start`).
     pub align_bytes: u64,
     /// The working set: `[range_start, range_start + range_bytes)` of the target.
@@ -233,14 +235,67 @@ pub struct WorkloadSpec {
 impl WorkloadSpec {
     /// The largest I/O this workload issues, which sizes every buffer.
     pub fn max_bs(&self) -> u32 {
-        let r = if self.mix.issues(Direction::Read) { self.bs_read.max_bytes() } else { 0 };
-        let w = if self.uses_write_sizes() { self.bs_write.max_bytes() } else { 0 };
-        r.max(w)
+        self.used_sizes().map(BsSplit::max_bytes).max().unwrap_or(0)
     }
 
-    /// Whether writes, trims or write-zeroes take sizes from `bs_write`.
+    /// The sizes of `dir` (`None` for a flush, which has none).
+    pub fn sizes_of(&self, dir: Direction) -> Option<&BsSplit> {
+        match dir {
+            Direction::Read => Some(&self.bs_read),
+            Direction::Write | Direction::WriteZeroes => Some(&self.bs_write),
+            Direction::Trim => Some(&self.bs_trim),
+            Direction::Flush => None,
+        }
+    }
+
+    /// The size mixes the workload draws from: reads', writes' (with write-zeroes) and trims',
+    /// each once and only when issued.
+    pub fn used_sizes(&self) -> impl Iterator<Item = &BsSplit> {
+        let mut seen = [false; 3];
+        [Direction::Read, Direction::Write, Direction::WriteZeroes, Direction::Trim]
+            .into_iter()
+            .filter(|&d| self.mix.issues(d))
+            .filter(move |&d| {
+                let lane = match d {
+                    Direction::Read => 0,
+                    Direction::Trim => 2,
+                    _ => 1,
+                };
+                !std::mem::replace(&mut seen[lane], true)
+            })
+            .filter_map(|d| self.sizes_of(d))
+    }
+
+    /// Whether writes or write-zeroes take sizes from `bs_write`.
     pub fn uses_write_sizes(&self) -> bool {
-        [Direction::Write, Direction::Trim, Direction::WriteZeroes].iter().any(|&d| self.mix.issues(d))
+        self.mix.issues(Direction::Write) || self.mix.issues(Direction::WriteZeroes)
+    }
+
+    /// fio's `bs` text of the sizes in use: `4k`, `4k,64k` (reads; writes and trims), `4k,64k,1m`;
+    /// a direction the workload does not issue takes its neighbour's so it does not show.
+    pub fn bs_text(&self) -> String {
+        let (r, w, t) = (Direction::Read, self.uses_write_sizes(), self.mix.issues(Direction::Trim));
+        let read = if self.mix.issues(r) {
+            &self.bs_read
+        } else if w {
+            &self.bs_write
+        } else {
+            &self.bs_trim
+        };
+        let write = if w {
+            &self.bs_write
+        } else if t {
+            &self.bs_trim
+        } else {
+            read
+        };
+        let trim = if t { &self.bs_trim } else { write };
+        bs_fio([read, write, trim])
+    }
+
+    /// fio's `bs` text of all three directions' sizes, whether issued or not (`4k,64k,1m`).
+    pub fn bs_fio(&self) -> String {
+        bs_fio([&self.bs_read, &self.bs_write, &self.bs_trim])
     }
 
     /// Percentage of reads.
@@ -252,6 +307,16 @@ impl WorkloadSpec {
     /// device needs `--allow-destroy`.
     pub fn writes(&self) -> bool {
         self.mix.destroys()
+    }
+}
+
+/// The shortest fio text for reads', writes' and trims' sizes: a value carries on to the
+/// directions after it.
+fn bs_fio([read, write, trim]: [&BsSplit; 3]) -> String {
+    match (read == write, write == trim) {
+        (true, true) => read.to_fio(),
+        (_, true) => format!("{},{}", read.to_fio(), write.to_fio()),
+        _ => format!("{},{},{}", read.to_fio(), write.to_fio(), trim.to_fio()),
     }
 }
 
@@ -273,7 +338,8 @@ pub struct Generator {
     /// trimwrite: the write that follows each trim, at the trim's offset.
     trimwrite: bool,
     then_write: Option<(u64, u32)>,
-    bs: [BsSplit; 2],
+    /// Sizes by direction (the flush entry is never read).
+    bs: [BsSplit; Direction::COUNT],
     random: bool,
     sampler: IndexSampler,
     align: u64,
@@ -324,7 +390,7 @@ impl Generator {
             last: Direction::ALL.into_iter().rev().find(|&d| spec.mix.issues(d)).unwrap_or(Direction::Read),
             trimwrite,
             then_write: None,
-            bs: [spec.bs_read.clone(), spec.bs_write.clone()],
+            bs: Direction::ALL.map(|d| spec.sizes_of(d).unwrap_or(&spec.bs_write).clone()),
             random: spec.rw.is_random(),
             sampler: IndexSampler::new(spec.random_dist, n),
             align: spec.align_bytes,
@@ -369,7 +435,7 @@ impl Generator {
         if dir == Direction::Flush {
             return IoOp { dir, offset: 0, len: 0 };
         }
-        let split = &self.bs[usize::from(dir != Direction::Read)];
+        let split = &self.bs[dir as usize];
         let len = if split.is_single() { split.pick(0) } else { split.pick(self.rng.next_u64()) };
         let offset = if self.random {
             self.start + self.sampler.sample(&mut self.rng) * self.align
@@ -405,13 +471,14 @@ mod tests {
     }
 
     fn spec_mix(rw: RwMode, mix: Mix, bs: &str) -> WorkloadSpec {
-        let (r, w) = BsSplit::parse_pair(bs).unwrap();
-        let align = u64::from(r.min_bytes().min(w.min_bytes()));
+        let [r, w, t] = BsSplit::parse_per_direction(bs, 4096).unwrap();
+        let align = u64::from(r.min_bytes().min(w.min_bytes()).min(t.min_bytes()));
         WorkloadSpec {
             rw,
             mix,
             bs_read: r,
             bs_write: w,
+            bs_trim: t,
             align_bytes: align,
             range_start: 1 << 20,
             range_bytes: 64 << 20,
@@ -513,8 +580,11 @@ mod tests {
 
     #[test]
     fn mixes_issue_every_share() {
-        let s =
-            spec_mix(RwMode::RandRw, Mix::parse("read=60,write=20,trim=10,write-zeroes=5,flush=5").unwrap(), "4k,64k");
+        let s = spec_mix(
+            RwMode::RandRw,
+            Mix::parse("read=60,write=20,trim=10,write-zeroes=5,flush=5").unwrap(),
+            "4k,64k,1m",
+        );
         let mut g = Generator::new(&s, 0, 1);
         let mut count = [0u32; Direction::COUNT];
         for _ in 0..200_000 {
@@ -523,19 +593,39 @@ mod tests {
             match op.dir {
                 Direction::Flush => assert_eq!((op.offset, op.len), (0, 0)),
                 Direction::Read => assert_eq!(op.len, 4096),
-                _ => {
-                    assert_eq!(op.len, 65536, "trims and write-zeroes take the write size");
-                    assert!(op.offset + 65536 <= s.range_start + s.range_bytes);
+                Direction::Trim => {
+                    assert_eq!(op.len, 1 << 20, "trims take the third size");
+                    assert!(op.offset + (1 << 20) <= s.range_start + s.range_bytes);
                 }
+                _ => assert_eq!(op.len, 65536, "write-zeroes take the write size"),
             }
         }
         for (d, want) in Direction::ALL.iter().zip([60.0, 20.0, 10.0, 5.0, 5.0]) {
             let got = f64::from(count[*d as usize]) / 2000.0;
             assert!((got - want).abs() < 0.5, "{}: {got}% instead of {want}%", d.name());
         }
+        assert_eq!(s.max_bs(), 1 << 20);
+        assert_eq!(s.bs_text(), "4k,64k,1m");
         // A read/write mix without the rest decides as before.
         let mut g = Generator::new(&spec(RwMode::RandRw, 70, "4k"), 0, 1);
         assert!((0..10_000).all(|_| g.next_op().dir.moves_data()));
+    }
+
+    #[test]
+    fn sizes_in_use_and_their_fio_text() {
+        let s = spec(RwMode::RandTrim, 0, "4k,64k,1m");
+        assert_eq!((s.max_bs(), s.bs_text()), (1 << 20, "1m".to_string()), "only trims are issued");
+        let s = spec(RwMode::RandRead, 100, "4k,64k,1m");
+        assert_eq!((s.max_bs(), s.bs_text()), (4096, "4k".to_string()));
+        let s = spec(RwMode::RandRw, 50, "4k,64k,1m");
+        assert_eq!((s.max_bs(), s.bs_text()), (65536, "4k,64k".to_string()));
+        let s = spec_mix(RwMode::RandRw, Mix::parse("read=50,trim=50").unwrap(), "4k,64k,1m");
+        assert_eq!(s.bs_text(), "4k,1m");
+        assert_eq!(s.used_sizes().count(), 2);
+        let s = spec_mix(RwMode::RandRw, Mix::parse("write=50,write-zeroes=25,trim=25").unwrap(), "4k,64k,64k");
+        assert_eq!((s.bs_text(), s.used_sizes().count()), ("64k".to_string(), 2));
+        assert_eq!(s.bs_fio(), "4k,64k");
+        assert_eq!(spec(RwMode::RandRead, 100, "4k,4k,1m").bs_fio(), "4k,4k,1m");
     }
 
     #[test]

@@ -15,6 +15,7 @@
 //! This module decides only *when*; what is issued is the generator's business, and the worker
 //! acts on the answers ([`Pacer::gate`]).
 
+use super::Mix;
 use crate::io::Direction;
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -56,26 +57,31 @@ impl fmt::Display for RateProcess {
     }
 }
 
-/// fio's `rate`: bytes per second per worker, for reads and for writes; `None` leaves a direction
-/// unpaced.
+/// fio's `rate`: bytes per second per worker, for reads, writes and trims; `None` leaves a
+/// direction unpaced. Write-zeroes and flushes share the write schedule (fio has no rate of their
+/// own; a flush moves no bytes, so it takes none of the writes' time).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ByteRate {
     pub read: Option<u64>,
     pub write: Option<u64>,
+    pub trim: Option<u64>,
 }
 
 impl ByteRate {
-    /// Parses fio's spelling: `100m` (both directions), `100m,20m` (reads, writes), `100m,` (reads
-    /// only), `,20m` (writes only); sizes are binary (`1m` = 1048576), as fio's. A third (trim)
-    /// value is accepted only empty.
+    /// Parses fio's spelling: `100m` (every direction), `100m,20m` (reads; writes and trims),
+    /// `100m,20m,5m` (reads, writes, trims), `100m,` (reads only), `,20m` (writes and trims),
+    /// `,20m,` (writes only), `,,5m` (trims only); a value not followed by a comma carries on to
+    /// the directions after it. Sizes are binary (`1m` = 1048576), as fio's.
     ///
     /// # Errors
-    /// A sentence for a value that is not a size, a rate of 0, or nothing paced at all.
+    /// A sentence for a value that is not a size, a rate of 0, more than three values, or nothing
+    /// paced at all.
     pub fn parse(text: &str) -> Result<ByteRate, String> {
-        let parts: Vec<&str> = text.split(',').map(str::trim).collect();
-        if parts.len() > 3 || parts.get(2).is_some_and(|t| !t.is_empty()) {
-            return Err(format!("'{text}' gives a trim rate, and only reads and writes are paced; write READ[,WRITE]"));
-        }
+        let Some([r, w, t]) = crate::units::per_direction(text) else {
+            return Err(format!(
+                "'{text}' gives more than three rates; write READ[,WRITE[,TRIM]] bytes per second, like 100m,20m,5m"
+            ));
+        };
         let one = |t: &str| -> Result<Option<u64>, String> {
             if t.is_empty() {
                 return Ok(None);
@@ -88,33 +94,50 @@ impl ByteRate {
                 Err(_) => Err(format!("'{t}' is not a rate; give bytes per second with an optional unit, like 100m")),
             }
         };
-        let rate = match parts.as_slice() {
-            [both] => {
-                let r = one(both)?;
-                ByteRate { read: r, write: r }
-            }
-            [r, w, ..] => ByteRate { read: one(r)?, write: one(w)? },
-            [] => ByteRate::default(),
-        };
-        if rate.read.is_none() && rate.write.is_none() {
-            return Err(format!("'{text}' gives no rate; write READ[,WRITE] bytes per second, like 100m or 100m,20m"));
+        let rate = ByteRate { read: one(r)?, write: one(w)?, trim: one(t)? };
+        if !rate.is_set() {
+            return Err(format!(
+                "'{text}' gives no rate; write READ[,WRITE[,TRIM]] bytes per second, like 100m or 100m,20m"
+            ));
         }
         Ok(rate)
     }
 
     pub fn is_set(&self) -> bool {
-        self.read.is_some() || self.write.is_some()
+        self.read.is_some() || self.write.is_some() || self.trim.is_some()
     }
 
+    /// The rate whose schedule paces `dir`.
     pub fn of(&self, dir: Direction) -> Option<u64> {
-        match dir {
-            Direction::Read => self.read,
-            // Operations that change data share the write schedule (fio's rate has a third, trim
-            // value; ours is refused, see config).
-            Direction::Write | Direction::Trim | Direction::WriteZeroes | Direction::Flush => self.write,
+        self.lanes()[LANE[dir as usize]]
+    }
+
+    /// The three schedules' rates, in lane order (reads, writes, trims).
+    fn lanes(&self) -> [Option<u64>; LANES] {
+        [self.read, self.write, self.trim]
+    }
+
+    /// fio's text form: `100m`, `100m,20m`, `100m,20m,5m`, `100m,` ...; the shortest that parses
+    /// back to the same rates.
+    pub fn to_fio(&self) -> String {
+        let one = |r: Option<u64>| r.map(crate::units::format_size).unwrap_or_default();
+        let (r, w, t) = (one(self.read), one(self.write), one(self.trim));
+        if self.read == self.write && self.write == self.trim {
+            r
+        } else if self.write == self.trim && self.write.is_some() {
+            format!("{r},{w}")
+        } else if self.trim.is_none() && self.write.is_none() {
+            format!("{r},")
+        } else {
+            format!("{r},{w},{t}")
         }
     }
 }
+
+/// Under `--rate`, which schedule (lane) paces each direction, indexed by [`Direction`]: reads 0;
+/// writes, write-zeroes and flushes 1; trims 2 (fio's three `rate` values).
+const LANE: [usize; Direction::COUNT] = [0, 1, 2, 1, 1];
+const LANES: usize = 3;
 
 /// fio's `thinktime`, `thinktime_spin` and `thinktime_blocks`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -143,7 +166,8 @@ pub fn parse_think(text: &str) -> Result<Duration, String> {
 
 /// Everything about a worker's pacing that follows from the flags (the total `--rate-iops` comes
 /// apart, already divided per worker). Serialised flat, times in seconds: `rate_read_bytes_per_s`,
-/// `rate_write_bytes_per_s`, `rate_process`, `thinktime_s`, `thinktime_spin_s`, `thinktime_blocks`.
+/// `rate_write_bytes_per_s`, `rate_trim_bytes_per_s`, `rate_process`, `thinktime_s`,
+/// `thinktime_spin_s`, `thinktime_blocks`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PaceSpec {
     /// fio's `rate`, per worker.
@@ -156,9 +180,10 @@ impl Serialize for PaceSpec {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         let t = self.thinktime;
-        let mut st = s.serialize_struct("PaceSpec", 6)?;
+        let mut st = s.serialize_struct("PaceSpec", 7)?;
         st.serialize_field("rate_read_bytes_per_s", &self.rate.read)?;
         st.serialize_field("rate_write_bytes_per_s", &self.rate.write)?;
+        st.serialize_field("rate_trim_bytes_per_s", &self.rate.trim)?;
         st.serialize_field("rate_process", &self.rate_process)?;
         st.serialize_field("thinktime_s", &t.map(|t| t.think.as_secs_f64()))?;
         st.serialize_field("thinktime_spin_s", &t.map(|t| t.spin.as_secs_f64()))?;
@@ -192,7 +217,7 @@ struct Schedule {
 pub enum Gate {
     /// Issue it, counting its latency from `Some(due)` (paced) or from now (`None`: unpaced).
     Go(Option<u64>),
-    /// Its direction is not due but the other one is: issue an I/O of that direction first, and
+    /// Its direction is not due but another one is: issue an I/O of that direction first, and
     /// keep this one (fio's `rate_ddir`).
     Switch(Direction),
     /// Issue nothing yet.
@@ -202,11 +227,12 @@ pub enum Gate {
 /// A worker's pacing state: the schedules and the think-time countdown.
 #[derive(Clone, Debug)]
 pub struct Pacer {
-    /// `[0]` paces every I/O (IOPS) or reads (bandwidth), `[1]` writes (bandwidth only).
-    sched: [Option<Schedule>; 2],
+    /// `[0]` paces every I/O (IOPS); or reads, writes and trims apart (bandwidth, see [`LANE`]).
+    sched: [Option<Schedule>; LANES],
     per_byte: bool,
-    /// Both directions are issued, so an I/O may give way to the other direction.
-    mixed: bool,
+    /// Per lane, the direction to issue when another lane is ahead of its rate and this one is
+    /// not; `None` for a lane the worker does not issue (or when it may not switch at all).
+    stand_in: [Option<Direction>; LANES],
     poisson: Option<Xoshiro256PlusPlus>,
     think: Option<Thinker>,
 }
@@ -217,20 +243,30 @@ const FP: f64 = 65536.0;
 impl Pacer {
     /// The pacing of a worker: `iops` (its share of `--rate-iops`) or `spec.rate` bytes per second
     /// per direction, gaps drawn by `spec.rate_process` from `seed`, and `spec.thinktime`. `None`
-    /// when nothing paces it. `mixed`: the worker issues both directions.
-    pub fn new(iops: Option<f64>, spec: &PaceSpec, mixed: bool, seed: u64) -> Option<Pacer> {
+    /// when nothing paces it. `switch`: the mix the worker draws from, when a direction ahead of
+    /// its rate may give way to another (not for `trimwrite`, whose order is fixed).
+    pub fn new(iops: Option<f64>, spec: &PaceSpec, switch: Option<&Mix>, seed: u64) -> Option<Pacer> {
         let think = spec.thinktime.map(Thinker::new);
         let sched = match iops {
-            Some(r) => [Some(Schedule { next_fp: 0, step_fp: (1e9 / r * FP).max(1.0) }), None],
-            None => [spec.rate.read, spec.rate.write]
-                .map(|r| r.map(|bps| Schedule { next_fp: 0, step_fp: 1e9 / bps as f64 * FP })),
+            Some(r) => [Some(Schedule { next_fp: 0, step_fp: (1e9 / r * FP).max(1.0) }), None, None],
+            None => spec.rate.lanes().map(|r| r.map(|bps| Schedule { next_fp: 0, step_fp: 1e9 / bps as f64 * FP })),
         };
         if sched.iter().all(Option::is_none) && think.is_none() {
             return None;
         }
+        let mut stand_in = [None; LANES];
+        if let Some(mix) = switch {
+            // Writes stand for their lane before write-zeroes and flushes (Direction order).
+            for d in Direction::ALL.into_iter().filter(|&d| mix.issues(d)) {
+                stand_in[LANE[d as usize]].get_or_insert(d);
+            }
+            if stand_in.iter().flatten().count() < 2 {
+                stand_in = [None; LANES];
+            }
+        }
         let poisson = (spec.rate_process == RateProcess::Poisson)
             .then(|| Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x706f_6973_736f_6e00));
-        Some(Pacer { sched, per_byte: iops.is_none(), mixed, poisson, think })
+        Some(Pacer { sched, per_byte: iops.is_none(), stand_in, poisson, think })
     }
 
     /// Whether I/Os follow a schedule (open loop) rather than only pausing to think.
@@ -240,7 +276,7 @@ impl Pacer {
 
     #[inline]
     fn index(&self, dir: Direction) -> usize {
-        if self.per_byte { dir as usize } else { 0 }
+        if self.per_byte { LANE[dir as usize] } else { 0 }
     }
 
     /// When the next I/O of `dir` is due (ns); `None` when that direction is unpaced.
@@ -261,19 +297,24 @@ impl Pacer {
         match self.due_ns(dir) {
             None => Gate::Go(None),
             Some(d) if d <= now => Gate::Go(Some(d)),
-            Some(_) => {
-                let other = match dir {
-                    Direction::Read => Direction::Write,
-                    _ => Direction::Read,
-                };
-                // fio's rate_ddir: a direction ahead of its rate gives way to one behind.
-                match self.due_ns(other) {
-                    _ if !self.mixed || !self.per_byte => Gate::Wait,
-                    Some(d) if d > now => Gate::Wait,
-                    _ => Gate::Switch(other),
-                }
+            Some(_) => self.give_way(dir, now),
+        }
+    }
+
+    /// fio's rate_ddir: a direction ahead of its rate gives way to one behind its own (or
+    /// unpaced), the first in lane order; with nothing behind, the worker waits.
+    fn give_way(&self, dir: Direction, now: u64) -> Gate {
+        if !self.per_byte {
+            return Gate::Wait;
+        }
+        let own = LANE[dir as usize];
+        for (lane, other) in self.stand_in.iter().enumerate() {
+            let Some(other) = *other else { continue };
+            if lane != own && self.sched[lane].as_ref().is_none_or(|s| s.next_fp >> 16 <= now) {
+                return Gate::Switch(other);
             }
         }
+        Gate::Wait
     }
 
     /// Records that an I/O of `dir` and `len` bytes went out: its schedule moves on by one gap.
@@ -364,7 +405,7 @@ mod tests {
     use super::*;
 
     fn iops(rate: f64, process: RateProcess) -> Pacer {
-        Pacer::new(Some(rate), &PaceSpec::new(ByteRate::default(), process, None), false, 1).unwrap()
+        Pacer::new(Some(rate), &PaceSpec::new(ByteRate::default(), process, None), None, 1).unwrap()
     }
 
     #[test]
@@ -390,8 +431,9 @@ mod tests {
 
     #[test]
     fn bandwidth_is_paced_per_direction_and_per_byte() {
+        let rw = Mix::read_write(50);
         let spec = PaceSpec::new(ByteRate::parse("1m,256k").unwrap(), RateProcess::Linear, None);
-        let mut p = Pacer::new(None, &spec, true, 1).unwrap();
+        let mut p = Pacer::new(None, &spec, Some(&rw), 1).unwrap();
         for _ in 0..256 {
             p.issued(Direction::Read, 4096);
             p.issued(Direction::Write, 1024);
@@ -407,8 +449,9 @@ mod tests {
 
     #[test]
     fn a_direction_ahead_gives_way_to_one_behind() {
+        let rw = Mix::read_write(50);
         let spec = PaceSpec::new(ByteRate::parse("1m,1m").unwrap(), RateProcess::Linear, None);
-        let mut p = Pacer::new(None, &spec, true, 1).unwrap();
+        let mut p = Pacer::new(None, &spec, Some(&rw), 1).unwrap();
         p.issued(Direction::Read, 1 << 20);
         assert_eq!(p.gate(Direction::Read, 10, 0), Gate::Switch(Direction::Write));
         assert_eq!(p.gate(Direction::Write, 10, 0), Gate::Go(Some(0)));
@@ -416,14 +459,52 @@ mod tests {
         assert_eq!(p.gate(Direction::Read, 10, 0), Gate::Wait);
         // Writes unpaced (`100m,`): always free, so a waiting read gives way to them.
         let spec = PaceSpec::new(ByteRate::parse("1m,").unwrap(), RateProcess::Linear, None);
-        let mut p = Pacer::new(None, &spec, true, 1).unwrap();
+        let mut p = Pacer::new(None, &spec, Some(&rw), 1).unwrap();
         p.issued(Direction::Read, 1 << 20);
         assert_eq!(p.gate(Direction::Read, 10, 0), Gate::Switch(Direction::Write));
         assert_eq!(p.gate(Direction::Write, 10, 0), Gate::Go(None));
-        // Not mixed: no switching.
-        let mut p = Pacer::new(None, &spec, false, 1).unwrap();
+        // Reads only, or switching off (trimwrite): no switching.
+        for switch in [Some(&Mix::read_write(100)), None] {
+            let mut p = Pacer::new(None, &spec, switch, 1).unwrap();
+            p.issued(Direction::Read, 1 << 20);
+            assert_eq!(p.gate(Direction::Read, 10, 0), Gate::Wait);
+        }
+    }
+
+    #[test]
+    fn trims_have_their_own_schedule() {
+        // `1m,256k`: trims take the write rate, on a schedule of their own.
+        let spec = PaceSpec::new(ByteRate::parse("1m,256k").unwrap(), RateProcess::Linear, None);
+        let mix = Mix::parse("read=50,write=20,trim=20,write-zeroes=5,flush=5").unwrap();
+        let mut p = Pacer::new(None, &spec, Some(&mix), 1).unwrap();
+        for _ in 0..64 {
+            p.issued(Direction::Trim, 4096);
+        }
+        assert!(p.due_ns(Direction::Trim).unwrap().abs_diff(1_000_000_000) <= 1);
+        assert_eq!(p.due_ns(Direction::Write), Some(0), "trims leave the write schedule alone");
+        // Write-zeroes share the write schedule; a flush (no bytes) moves it by nothing.
+        p.issued(Direction::WriteZeroes, 4096);
+        p.issued(Direction::Flush, 0);
+        assert!(p.due_ns(Direction::Write).unwrap().abs_diff(15_625_000) <= 1);
+        assert_eq!(p.due_ns(Direction::Flush), p.due_ns(Direction::WriteZeroes));
+        // Trims ahead give way to reads, then to writes once reads are ahead too.
+        assert_eq!(p.gate(Direction::Trim, 10, 0), Gate::Switch(Direction::Read));
         p.issued(Direction::Read, 1 << 20);
-        assert_eq!(p.gate(Direction::Read, 10, 0), Gate::Wait);
+        assert_eq!(p.gate(Direction::Trim, 10, 0), Gate::Wait);
+        assert_eq!(p.gate(Direction::Trim, 15_625_000, 0), Gate::Switch(Direction::Write));
+        // A lane the mix does not issue is never switched to.
+        let mix = Mix::parse("read=50,trim=50").unwrap();
+        let spec = PaceSpec::new(ByteRate::parse(",,1m").unwrap(), RateProcess::Linear, None);
+        let mut p = Pacer::new(None, &spec, Some(&mix), 1).unwrap();
+        p.issued(Direction::Trim, 1 << 20);
+        assert_eq!(p.gate(Direction::Trim, 10, 0), Gate::Switch(Direction::Read));
+        assert_eq!(p.gate(Direction::Read, 10, 0), Gate::Go(None));
+        assert_eq!(p.gate(Direction::Write, 10, 0), Gate::Go(None), "writes are unpaced");
+        // The same mix, trims and writes only: write-zeroes stand in for their lane.
+        let mix = Mix::parse("write-zeroes=50,trim=50").unwrap();
+        let mut p = Pacer::new(None, &spec, Some(&mix), 1).unwrap();
+        p.issued(Direction::Trim, 1 << 20);
+        assert_eq!(p.gate(Direction::Trim, 10, 0), Gate::Switch(Direction::WriteZeroes));
     }
 
     #[test]
@@ -461,7 +542,7 @@ mod tests {
     fn think_time_waits_for_the_queue_to_drain_then_stalls() {
         let t = ThinkTime { think: Duration::from_micros(100), spin: Duration::from_micros(100), blocks: 2 };
         let spec = PaceSpec::new(ByteRate::default(), RateProcess::Linear, Some(t));
-        let mut p = Pacer::new(None, &spec, false, 1).unwrap();
+        let mut p = Pacer::new(None, &spec, None, 1).unwrap();
         assert!(!p.is_open_loop());
         assert_eq!(p.gate(Direction::Read, 0, 0), Gate::Go(None));
         p.issued(Direction::Read, 4096);
@@ -478,14 +559,37 @@ mod tests {
 
     #[test]
     fn parses_fio_rates_and_think_times() {
-        assert_eq!(ByteRate::parse("100m").unwrap(), ByteRate { read: Some(100 << 20), write: Some(100 << 20) });
-        assert_eq!(ByteRate::parse("100m,20m").unwrap(), ByteRate { read: Some(100 << 20), write: Some(20 << 20) });
-        assert_eq!(ByteRate::parse(",20m").unwrap(), ByteRate { read: None, write: Some(20 << 20) });
-        assert_eq!(ByteRate::parse("1k,").unwrap(), ByteRate { read: Some(1024), write: None });
+        let rate = |r, w, t| ByteRate { read: r, write: w, trim: t };
+        let (m100, m20, m5) = (Some(100 << 20), Some(20 << 20), Some(5 << 20));
+        // fio's rules: a value not followed by a comma carries on; an empty one leaves its
+        // direction unpaced.
+        for (text, want) in [
+            ("100m", rate(m100, m100, m100)),
+            ("100m,20m", rate(m100, m20, m20)),
+            ("100m,20m,5m", rate(m100, m20, m5)),
+            ("100m,20m,", rate(m100, m20, None)),
+            (",20m", rate(None, m20, m20)),
+            (",20m,", rate(None, m20, None)),
+            (",,5m", rate(None, None, m5)),
+            ("100m,", rate(m100, None, None)),
+            ("100m,,5m", rate(m100, None, m5)),
+        ] {
+            let r = ByteRate::parse(text).unwrap();
+            assert_eq!(r, want, "{text}");
+            assert_eq!(ByteRate::parse(&r.to_fio()).unwrap(), r, "{text} -> {}", r.to_fio());
+        }
+        assert_eq!(rate(m100, m20, m5).of(Direction::WriteZeroes), m20, "write-zeroes take the write rate");
+        assert_eq!(rate(m100, m20, m5).of(Direction::Trim), m5);
+        assert_eq!(ByteRate::parse("100m,20m,").unwrap().to_fio(), "100m,20m,");
+        assert_eq!(ByteRate::parse("1k,").unwrap().to_fio(), "1k,");
         assert!(ByteRate::parse("0").unwrap_err().contains("a rate of 0 paces nothing"));
         assert!(ByteRate::parse("fast").unwrap_err().contains("is not a rate"));
         assert!(ByteRate::parse(",").unwrap_err().contains("gives no rate"));
-        assert!(ByteRate::parse("1m,1m,1m").unwrap_err().contains("trim rate"));
+        assert!(ByteRate::parse(",,").unwrap_err().contains("gives no rate"));
+        assert_eq!(
+            ByteRate::parse("1m,1m,1m,1m").unwrap_err(),
+            "'1m,1m,1m,1m' gives more than three rates; write READ[,WRITE[,TRIM]] bytes per second, like 100m,20m,5m"
+        );
         assert_eq!(parse_think("100").unwrap(), Duration::from_micros(100));
         assert_eq!(parse_think("2ms").unwrap(), Duration::from_millis(2));
         assert!(parse_think("soon").is_err());

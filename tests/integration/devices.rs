@@ -3,7 +3,7 @@
 //!
 //! Needs root, losetup and mkfs.ext4; each test says why it skips otherwise.
 
-use crate::common::{nvmebench, scratch_dir, stderr, stdout, uring_available};
+use crate::common::{make_file, nvmebench, scratch_dir, stderr, stdout, uring_available};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -29,8 +29,13 @@ impl Loop {
     }
 
     fn mount(&mut self, dev: &str, at: &Path) -> bool {
+        self.mount_with(dev, at, &["mkfs.ext4", "-q", "-F"])
+    }
+
+    /// Makes a filesystem with `mkfs` (the program and its flags; the device is added) and mounts it.
+    fn mount_with(&mut self, dev: &str, at: &Path, mkfs: &[&str]) -> bool {
         std::fs::create_dir_all(at).unwrap();
-        let mkfs = Command::new("mkfs.ext4").args(["-q", "-F", dev]).output();
+        let mkfs = Command::new(mkfs[0]).args(&mkfs[1..]).arg(dev).output();
         let ok = mkfs.is_ok_and(|o| o.status.success())
             && Command::new("mount").args([dev, at.to_str().unwrap()]).status().is_ok_and(|s| s.success());
         if ok {
@@ -483,4 +488,91 @@ fn a_loop_device_trims_and_zeroes_and_refuses_when_it_cannot() {
         )
     );
     assert_eq!(lo.backing_bytes(), before);
+}
+
+/// A file on a filesystem that cannot punch holes (trim) or zero ranges (write-zeroes) is refused
+/// before anything is written, in one sentence naming the file and the filesystem: an existing
+/// file keeps its bytes and times, a new one is not created, from the command line and from a
+/// job file. ext2 (no extents) zeroes no ranges; vfat punches no holes, where the kernel has vfat
+/// and mkfs.vfat is installed.
+#[test]
+fn file_systems_that_cannot_trim_or_zero_are_refused_up_front() {
+    if !can_loop() {
+        return;
+    }
+    let dir = scratch_dir();
+    /// A filesystem, how to make it, the flags of a run it cannot take, the refusal, and the job
+    /// file's `rw` lines for the same (fio has no write-zeroes, so only the trim case has one).
+    struct Case {
+        mkfs: &'static [&'static str],
+        fs: &'static str,
+        flags: &'static [&'static str],
+        why: &'static str,
+        job_rw: Option<&'static str>,
+    }
+    let cases = [
+        Case {
+            mkfs: &["mkfs.ext2", "-q", "-F"],
+            fs: "ext2",
+            flags: &["--rw", "randrw", "--rwmix", "read=50,write-zeroes=50"],
+            why: "cannot zero ranges (write-zeroes); put the file on a filesystem that can (ext4, xfs or btrfs), or run without write-zeroes",
+            job_rw: None,
+        },
+        Case {
+            mkfs: &["mkfs.vfat"],
+            fs: "vfat",
+            flags: &["--rw", "randtrim"],
+            why: "cannot punch holes (trim); put the file on a filesystem that can (ext4, xfs, btrfs or tmpfs), or run without trims",
+            job_rw: Some("rw=randtrim"),
+        },
+    ];
+    for Case { mkfs, fs, flags, why, job_rw } in cases {
+        if !Command::new("which").arg(mkfs[0]).output().is_ok_and(|o| o.status.success()) {
+            eprintln!("skipped: {fs}: no {}", mkfs[0]);
+            continue;
+        }
+        let img = dir.path().join(format!("{fs}.img"));
+        std::fs::File::create(&img).unwrap().set_len(64 << 20).unwrap();
+        let Some(mut lo) = Loop::new(&img, &[]) else { return };
+        let mnt = dir.path().join(fs);
+        let dev = lo.dev.clone();
+        if !lo.mount_with(&dev, &mnt, mkfs) {
+            eprintln!("skipped: {fs}: this kernel cannot mount it");
+            continue;
+        }
+        let old = make_file(&mnt, "old.dat", 1 << 20);
+        let (before, mtime) = (std::fs::read(&old).unwrap(), std::fs::metadata(&old).unwrap().modified().unwrap());
+        let listing = || {
+            let mut l: Vec<String> =
+                std::fs::read_dir(&mnt).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
+            l.sort();
+            l
+        };
+        let files = listing();
+        let new = mnt.join("new.dat");
+        let job = dir.path().join(format!("{fs}.fio"));
+        let (o_s, n_s, j_s) = (old.to_str().unwrap(), new.to_str().unwrap(), job.to_str().unwrap());
+        let mut runs = vec![
+            ([&["run", "--filename", o_s][..], flags, &["--time", "1"]].concat(), o_s),
+            ([&["run", "--filename", n_s, "--size", "1m"][..], flags, &["--time", "1"]].concat(), n_s),
+        ];
+        if let Some(rw) = job_rw {
+            let text = format!("[j]\nfilename={}\nsize=1m\n{rw}\ntime_based\nruntime=1\n", new.display());
+            std::fs::write(&job, text).unwrap();
+            runs.push((vec!["run", j_s], n_s));
+        }
+        for (args, path) in runs {
+            let o = nvmebench(&args);
+            assert_eq!(o.status.code(), Some(2), "{fs} {args:?}: {}", stderr(&o));
+            let e = stderr(&o);
+            assert!(e.contains(&format!("{path} is on a {fs} filesystem, which {why}")), "{e}");
+            assert_eq!(e.trim().lines().count(), 1, "{e}");
+        }
+        assert_eq!(std::fs::read(&old).unwrap(), before, "{fs}: nothing written");
+        assert_eq!(std::fs::metadata(&old).unwrap().modified().unwrap(), mtime, "{fs}: not even touched");
+        assert_eq!(listing(), files, "{fs}: no file created, no probe left behind");
+        // The operations the filesystem does take still run.
+        let o = nvmebench(&["run", "--filename", o_s, "--rw", "randrw", "--ios", "200"]);
+        assert_eq!(o.status.code(), Some(0), "{fs}: {}", stderr(&o));
+    }
 }

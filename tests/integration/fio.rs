@@ -365,3 +365,75 @@ fn job_files_trim() {
         assert!(block.iter().any(|&b| b != 0x5a) && block.iter().any(|&b| b != 0), "trimmed, then written");
     }
 }
+
+/// fio's third `bs`, `bssplit` and `bsrange` value sizes trims: on the command line, in job files
+/// (where `size` counts the trims' bytes), in the JSON config, the text and fio's JSON.
+#[test]
+fn trims_take_the_third_block_size() {
+    let dir = scratch_dir();
+    let data = dir.path().join("t.dat");
+    std::fs::write(&data, vec![0x5au8; 4 << 20]).unwrap();
+    let text = format!(
+        "[global]\nioengine=psync\nfilename={}\nsize=1m\n\n[bs]\nrw=randtrim\nbs=4k,16k,64k\n\n\
+         [range]\nstonewall\nrw=randtrim\nbsrange=4k-4k,,128k-128k\n",
+        data.display()
+    );
+    let job = write(dir.path(), "trim-bs.fio", &text);
+    let d = fio_json(&["run", job.to_str().unwrap(), "--output-format=json"]);
+    let jobs = d["jobs"].as_array().unwrap();
+    if jobs[0]["error"] != 0 {
+        eprintln!("skipped: this filesystem does not punch holes ({})", jobs[0]["error"]);
+        return;
+    }
+    assert_eq!(
+        (jobs[0]["trim"]["total_ios"].as_u64(), jobs[0]["trim"]["io_bytes"].as_u64()),
+        (Some(16), Some(1 << 20))
+    );
+    assert_eq!(jobs[0]["job options"]["bs"], "4k,16k,64k");
+    assert_eq!((jobs[1]["trim"]["total_ios"].as_u64(), jobs[1]["trim"]["io_bytes"].as_u64()), (Some(8), Some(1 << 20)));
+
+    // The command line: a mix of all three, each at its own size; the config and text say so.
+    let o = nvmebench(&[
+        "run",
+        "--engine",
+        "null",
+        "--rw",
+        "randrw",
+        "--rwmix",
+        "read=40,write=30,trim=20,write-zeroes=10",
+        "--bs",
+        "4k,64k,1m",
+        "--ios",
+        "2000",
+        "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    let t = &j["results"]["total"];
+    for (d, size) in [("read", 4096), ("write", 65536), ("write_zeroes", 65536), ("trim", 1 << 20)] {
+        let (ios, bytes) = (t[d]["ios"].as_u64().unwrap(), t[d]["io_bytes"].as_u64().unwrap());
+        assert!(ios > 0 && bytes == ios * size, "{d}: {ios} I/Os, {bytes} bytes");
+    }
+    let w = &j["config"]["workload"];
+    assert_eq!(w["bs_trim"]["entries"][0]["bytes"], 1 << 20);
+    assert_eq!(w["bs_write"]["entries"][0]["bytes"], 65536);
+    let o = nvmebench(&["run", "--engine", "null", "--rw", "randtrim", "--bssplit", "4k,,1m/50:2m/50", "--time", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("randtrim bs=1m/50:2m/50 "), "{}", stdout(&o));
+    // fio's JSON echoes all three sizes.
+    let d = fio_json(&[
+        "run",
+        "--engine",
+        "null",
+        "--rw",
+        "randtrim",
+        "--bs",
+        "4k,4k,1m",
+        "--ios",
+        "100",
+        "--output-format=json",
+    ]);
+    assert_eq!(d["jobs"][0]["job options"]["bs"], "4k,4k,1m");
+    assert_eq!(d["jobs"][0]["trim"]["io_bytes"], 100u64 << 20);
+}

@@ -53,6 +53,59 @@ fn bandwidth_pacing_holds_each_direction_at_its_rate() {
 }
 
 #[test]
+fn trims_keep_their_own_rate_apart_from_writes() {
+    // fio's third rate value: reads, writes and trims each at their own rate in one mix, whatever
+    // the shares; write-zeroes share the write schedule.
+    let mix = "read=25,write=25,trim=25,write-zeroes=25";
+    let o = nvmebench(&[
+        "run", "--engine", "null", "--rw", "randrw", "--rwmix", mix, "--rate", "4m,2m,1m", "--time", "1", "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    let total = &j["results"]["total"];
+    let bw = |d: &str| total[d]["bw_bytes"].as_f64().unwrap();
+    assert!((bw("read") - 4_194_304.0).abs() < 4_194_304.0 * 0.05, "read {}", bw("read"));
+    assert!((bw("trim") - 1_048_576.0).abs() < 1_048_576.0 * 0.06, "trim {}", bw("trim"));
+    let writes = bw("write") + bw("write_zeroes");
+    assert!((writes - 2_097_152.0).abs() < 2_097_152.0 * 0.06, "writes and write-zeroes together {writes}");
+    let p = &j["config"]["workload"]["pacing"];
+    assert_eq!((&p["rate_write_bytes_per_s"], &p["rate_trim_bytes_per_s"]), (&(2 << 20).into(), &(1 << 20).into()));
+
+    // Two values: trims take the write rate, on a schedule of their own (so trimwrite, which trims
+    // and writes the same bytes, moves 1 MiB/s each way); a trailing comma leaves trims free.
+    let o = nvmebench(&[
+        "run",
+        "--engine",
+        "null",
+        "--rw",
+        "trimwrite",
+        "--rate",
+        "4m,1m",
+        "--time",
+        "1",
+        "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    for d in ["write", "trim"] {
+        let b = j["results"]["total"][d]["bw_bytes"].as_f64().unwrap();
+        assert!((b - 1_048_576.0).abs() < 1_048_576.0 * 0.06, "{d} {b}");
+    }
+    let o = nvmebench(&["run", "--engine", "null", "--rw", "randtrim", "--rate", "4m,1m,", "--time", "1"]);
+    assert_eq!(o.status.code(), Some(2), "trims unpaced: the rate paces nothing this run issues");
+    assert!(
+        stderr(&o).contains("it paces only reads and writes, and --rw randtrim issues only trims"),
+        "{}",
+        stderr(&o)
+    );
+    let o = nvmebench(&["run", "--engine", "null", "--rw", "randtrim", "--rate", ",,1m", "--time", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("rate=,,1m/s per worker"), "{}", stdout(&o));
+}
+
+#[test]
 fn poisson_arrivals_keep_the_mean_rate_and_the_text_report_names_the_options() {
     let o = nvmebench(&[
         "run",
@@ -147,7 +200,7 @@ fn job_files_take_the_pacing_and_buffer_options() {
     let job = dir.path().join("paced.fio");
     std::fs::write(
         &job,
-        "[global]\nioengine=null\ntime_based\nruntime=1\n[paced]\nrw=randrw\nrate=4m,1m\nrate_process=poisson\n\
+        "[global]\nioengine=null\ntime_based\nruntime=1\n[paced]\nrw=randrw\nrate=4m,1m,512k\nrate_process=poisson\n\
          thinktime=10\nthinktime_blocks=64\nbuffer_compress_percentage=50\ndedupe_percentage=20\n",
     )
     .unwrap();
@@ -157,6 +210,7 @@ fn job_files_take_the_pacing_and_buffer_options() {
     let w = &run["config"]["workload"];
     assert_eq!(w["pacing"]["rate_read_bytes_per_s"], 4 << 20);
     assert_eq!(w["pacing"]["rate_write_bytes_per_s"], 1 << 20);
+    assert_eq!(w["pacing"]["rate_trim_bytes_per_s"], 512 << 10);
     assert_eq!(w["pacing"]["thinktime_s"].as_f64(), Some(10e-6));
     assert_eq!(w["buffers"]["compress_percent"], 50);
     assert_eq!(w["buffers"]["dedupe_percent"], 20);

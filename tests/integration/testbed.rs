@@ -198,6 +198,20 @@ fn setup_scripts_doctor_and_uring_on_an_emulated_controller() {
              --time 1 --quiet --output json"
         ),
     ));
+    // Last, as it reformats the namespace: a file on vfat (which punches no holes; the host's kernel
+    // may lack vfat, Debian's has it) is refused trims up front, existing or new, and nothing
+    // changes.
+    plan.push((
+        "vfat-trim",
+        format!(
+            "if ! command -v mkfs.vfat >/dev/null; then echo 'skipped: no mkfs.vfat'; else \
+             modprobe vfat; mkfs.vfat -I /dev/nvme0n1 >/dev/null && mkdir -p /tmp/v && mount -t vfat /dev/nvme0n1 /tmp/v && \
+             head -c 1048576 /dev/urandom > /tmp/v/old.dat && before=$(md5sum < /tmp/v/old.dat) && \
+             {{ {bin} run --filename /tmp/v/old.dat --rw randtrim --time 1 --quiet; echo \"rc=$?\"; }} && \
+             {{ {bin} run --filename /tmp/v/new.dat --size 1m --rw randtrim --time 1 --quiet; echo \"rc=$?\"; }} && \
+             ls /tmp/v && [ \"$before\" = \"$(md5sum < /tmp/v/old.dat)\" ] && echo unchanged; umount /tmp/v; fi"
+        ),
+    ));
     let o =
         testbed(&["--iommu", "--append", "nvme.poll_queues=2", "--size", "512M", &guest_script(&plan)], Stdio::piped());
     let out = stdout(&o);
@@ -313,6 +327,16 @@ fn setup_scripts_doctor_and_uring_on_an_emulated_controller() {
         assert!(c["iops"].as_f64().unwrap() > 0.0 && c["errors"] == 0, "{c}");
     }
     assert_eq!(j["runs"][4]["run"]["config"]["target"]["path"], "/dev/ng0n1", "uring-cmd ran on the generic device");
+    let (rc, text) = step("vfat-trim");
+    assert_eq!(*rc, 0, "{text}");
+    if text.contains("skipped: no mkfs.vfat") {
+        eprintln!("skipped: vfat trims: no mkfs.vfat (dosfstools) on this host");
+    } else {
+        let refusal = "is on a vfat filesystem, which cannot punch holes (trim); put the file on a filesystem that can";
+        assert_eq!((text.matches(refusal).count(), text.matches("rc=2").count()), (2, 2), "{text}");
+        assert!(text.contains("/tmp/v/old.dat is on") && text.contains("/tmp/v/new.dat is on"), "{text}");
+        assert!(text.contains("rc=2\nold.dat\nunchanged"), "no file created, none changed: {text}");
+    }
 }
 
 /// One boot through the script's own set-up options: two controllers bound to uio_pci_generic
