@@ -580,9 +580,9 @@ pub struct SpdkArgs {
 
     /// After a poll that found nothing while more than one command is outstanding, spin this long
     /// before polling again, so that completions and the commands replacing them go in batches
-    /// (0: poll back to back; at most 10us)
-    #[arg(long, value_name = "DURATION", default_value = "100ns", value_parser = parse_poll_gap)]
-    pub poll_gap: Duration,
+    /// (0: poll back to back; at most 10us) [default: 100ns]
+    #[arg(long, value_name = "DURATION", value_parser = parse_poll_gap)]
+    pub poll_gap: Option<Duration>,
 }
 
 /// `--delay-cmd-submit`: when the SPDK engine rings the submission doorbell.
@@ -624,7 +624,7 @@ impl SpdkArgs {
             (self.spdk_reset_after.is_some(), "--spdk-reset-after"),
             (self.max_completions.is_some(), "--max-completions"),
             (self.delay_cmd_submit != DelaySubmit::On, "--delay-cmd-submit"),
-            (self.poll_gap != DEFAULT_POLL_GAP, "--poll-gap"),
+            (self.poll_gap.is_some(), "--poll-gap"),
         ]
         .into_iter()
         .find_map(|(given, flag)| given.then_some(flag))
@@ -862,7 +862,7 @@ fn parse_rate(text: &str) -> Result<f64, String> {
 }
 
 /// `--poll-gap`'s default (see the SPDK engine's `idle_poll_gap_ns`).
-const DEFAULT_POLL_GAP: Duration = Duration::from_nanos(100);
+pub const DEFAULT_POLL_GAP: Duration = Duration::from_nanos(100);
 
 fn parse_poll_gap(text: &str) -> Result<Duration, String> {
     let d = units::parse_duration(text)?;
