@@ -569,7 +569,9 @@ pub struct SpdkArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
     pub spdk_reset_after: Option<Duration>,
 
-    /// Completions reaped per poll at most [default: the queue depth]
+    /// Completions reaped per poll at most; their successors go to the controller when the poll
+    /// returns, so a bound below the depth overlaps the controller's work with the worker's
+    /// [default: half the queue depth, at least 1]
     #[arg(long, value_name = "N", value_parser = parse_qd)]
     pub max_completions: Option<u32>,
 

@@ -8,6 +8,10 @@
 # its per-I/O stamps (the same two TSC reads per I/O, into an HDR histogram). Both poll one queue
 # pair from one pinned core. Over vfio-user perf gets -g (single-file hugepage segments), which it
 # needs to attach; nvmebench does the same by itself for VFIOUSER transport IDs.
+#
+# nvmebench reaps at most half the queue depth per poll by default, perf a whole queue (its -C 0).
+# So that the comparison holds against perf at its best too, where that bound is below the depth
+# perf also runs with the same bound (-C), and that third column is compared as well.
 set -eu
 
 usage() {
@@ -89,10 +93,10 @@ case "$trid" in *[Vv][Ff][Ii][Oo][Uu][Ss][Ee][Rr]*) perf_opts="-g" ;; esac
 allow=""
 case "$rw" in *write*) allow="--allow-destroy" ;; esac
 
-run_perf() {
+run_perf() { # qd round [max completions per poll, and the file's tag]
   # shellcheck disable=SC2086  # $perf_opts is one flag or nothing
   LD_LIBRARY_PATH="$prefix/lib" "$perf" -q "$1" -o "$bs" -w "$rw" -t "$time" -c "[$core]" -L $perf_opts \
-    -r "$trid" >"$tmp/perf.$1.$2.txt" 2>&1
+    -C "${3:-0}" -r "$trid" >"$tmp/perf${4:-}.$1.$2.txt" 2>&1
 }
 run_nb() {
   # shellcheck disable=SC2086  # $allow is one flag or nothing
@@ -100,8 +104,11 @@ run_nb() {
     --percentiles 50,99,99.99 $allow --quiet --output json >"$tmp/nb.$1.$2.json"
 }
 for qd in $(echo "$qds" | tr , ' '); do
+  # nvmebench's default bound (src/engine/spdk: default_max_completions).
+  bound=$((qd / 2)); [ "$bound" -ge 1 ] || bound=1
   for r in $(seq 1 "$rounds"); do
     if [ $((r % 2)) = 1 ]; then run_perf "$qd" "$r"; run_nb "$qd" "$r"; else run_nb "$qd" "$r"; run_perf "$qd" "$r"; fi
+    if [ "$bound" -lt "$qd" ]; then run_perf "$qd" "$r" "$bound" .bound; fi
   done
 done
 
@@ -118,28 +125,43 @@ def perf_figures(text):
     cut = {float(p): float(us) for p, us in re.findall(r"^\s*([\d.]+)%\s*:\s*([\d.]+)us", text, re.M)}
     return float(m.group(1)), float(m.group(3)), cut.get(99.0), cut.get(99.99)
 
+import os
 rows = []
 for qd in qds.split(","):
-    per = {"perf": [], "nvmebench": []}
+    per = {"perf": [], "nvmebench": [], "bound": []}
     for r in range(1, rounds + 1):
         per["perf"].append(perf_figures(open(f"{tmp}/perf.{qd}.{r}.txt").read()))
+        if os.path.exists(f"{tmp}/perf.bound.{qd}.{r}.txt"):
+            per["bound"].append(perf_figures(open(f"{tmp}/perf.bound.{qd}.{r}.txt").read()))
         j = json.load(open(f"{tmp}/nb.{qd}.{r}.json"))["results"]["total"]
         d = j["read"] if "read" in rw else j["write"]
         p = d["lat_ns"]["percentiles"]
         per["nvmebench"].append((d["iops"], d["lat_ns"]["mean"] / 1000, p["99.0"] / 1000, p["99.99"] / 1000))
+    bound = max(int(qd) // 2, 1)
     med = {k: [statistics.median(x[i] for x in v if x[i] is not None) if any(x[i] is not None for x in v) else float("nan")
-               for i in range(4)] for k, v in per.items()}
+               for i in range(4)] for k, v in per.items() if v}
     rows.append((qd, med))
-    print(f"\nQD{qd}: {'round':>5} {'tool':16} {'IOPS':>12} {'mean us':>9} {'p99 us':>9} {'p99.99 us':>10}")
+    print(f"\nQD{qd}: {'round':>5} {'tool':22} {'IOPS':>12} {'mean us':>9} {'p99 us':>9} {'p99.99 us':>10}")
+    tools = [("perf", "spdk_nvme_perf -L"), ("nvmebench", "nvmebench spdk")]
+    if per["bound"]:
+        tools.append(("bound", f"spdk_nvme_perf -L -C {bound}"))
     for r in range(rounds):
-        for k, name in (("perf", "spdk_nvme_perf -L"), ("nvmebench", "nvmebench spdk")):
+        for k, name in tools:
             i, m, p99, p9999 = per[k][r]
             p99 = float("nan") if p99 is None else p99
             p9999 = float("nan") if p9999 is None else p9999
-            print(f"      {r + 1:>5} {name:16} {i:>12,.0f} {m:>9.3f} {p99:>9.3f} {p9999:>10.3f}")
+            print(f"      {r + 1:>5} {name:22} {i:>12,.0f} {m:>9.3f} {p99:>9.3f} {p9999:>10.3f}")
 print(f"\n{'QD':>4} {'perf IOPS':>12} {'nvmebench':>12} {'ratio':>6}   {'perf mean':>9} {'nvmebench':>9} {'ratio':>6}   {'p99 ratio':>9} {'p99.99 ratio':>12}")
 for qd, m in rows:
     (pi, pm, pp99, pp4), (ni, nm, np99, np4) = m["perf"], m["nvmebench"]
     print(f"{qd:>4} {pi:>12,.0f} {ni:>12,.0f} {ni / pi:>6.3f}   {pm:>9.3f} {nm:>9.3f} {nm / pm:>6.3f}   {np99 / pp99:>9.3f} {np4 / pp4:>12.3f}")
+if any("bound" in m for _, m in rows):
+    print("\nagainst perf given nvmebench's bound on completions per poll (-C, half the depth):")
+    print(f"{'QD':>4} {'perf -C IOPS':>12} {'nvmebench':>12} {'ratio':>6}   {'perf mean':>9} {'nvmebench':>9} {'ratio':>6}   {'p99 ratio':>9} {'p99.99 ratio':>12}")
+    for qd, m in rows:
+        if "bound" not in m:
+            continue
+        (pi, pm, pp99, pp4), (ni, nm, np99, np4) = m["bound"], m["nvmebench"]
+        print(f"{qd:>4} {pi:>12,.0f} {ni:>12,.0f} {ni / pi:>6.3f}   {pm:>9.3f} {nm:>9.3f} {nm / pm:>6.3f}   {np99 / pp99:>9.3f} {np4 / pp4:>12.3f}")
 print("targets: IOPS ratio >= 1.00, mean latency ratio <= 1.00 at every depth (medians)")
 PY

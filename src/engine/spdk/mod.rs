@@ -225,7 +225,7 @@ pub struct SpdkOptions {
     pub inject: Option<(bool, u32, u8, u8)>,
     /// I/O queue entries (0: as many as the controller allows, like perf).
     pub io_queue_size: u32,
-    /// Completions reaped per poll at most (0: no bound beyond the queue depth).
+    /// Completions reaped per poll at most (0: [`default_max_completions`] of the queue depth).
     pub max_completions: u32,
     /// Ring the submission doorbell once per poll (SPDK's `delay_cmd_submit`, perf's choice) rather
     /// than with every command: one doorbell write per poll for everything queued since the last.
@@ -497,7 +497,11 @@ impl SpdkEngine {
             bufs,
             ns_ref,
             entries: opts.io_queue_size,
-            max_completions: if options.max_completions == 0 { queue_depth } else { options.max_completions },
+            max_completions: if options.max_completions == 0 {
+                default_max_completions(queue_depth)
+            } else {
+                options.max_completions
+            },
             delay_cmd_submit,
             poll_gap_ns: options.poll_gap_ns,
         })
@@ -575,6 +579,21 @@ impl SpdkEngine {
             rc => Err(runtime("reconnecting the queue pair after a controller reset", rc)),
         }
     }
+}
+
+/// How many completions one poll reaps by default: half the queue depth, at least one. A poll hands
+/// each completed slot's successor over in its callback, and SPDK rings the doorbell for all of
+/// them when the poll returns; reaping a whole queue's completions in one poll holds the first
+/// successors back until the last completion has been handled, so the controller idles while the
+/// initiator works and the initiator idles while the controller does. Two half-queue polls overlap
+/// the two: the first half's successors are at the controller while the second half is reaped
+/// (fio's `iodepth_batch_complete_max` idea). Measured over vfio-user (null target, 4 alternating
+/// 3 s rounds against spdk_nvme_perf -L at its default of no bound): a whole queue per poll gave
+/// 0.97-0.99x perf's IOPS at QD2 to QD64; half the depth gave QD2 1.24x, QD4 1.36x, QD8 1.21x,
+/// QD16 1.15x, QD32 1.10x (1.01-1.02x against perf given the same bound with `-C`), QD64 1.07x;
+/// QD128 is bound by the target either way. Over NVMe/TCP it measured the same as a whole queue.
+pub fn default_max_completions(queue_depth: u32) -> u32 {
+    (queue_depth / 2).max(1)
 }
 
 #[cold]
@@ -725,6 +744,15 @@ impl Drop for SpdkEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_poll_reaps_half_the_queue_by_default() {
+        assert_eq!(default_max_completions(1), 1);
+        assert_eq!(default_max_completions(2), 1);
+        assert_eq!(default_max_completions(3), 1);
+        assert_eq!(default_max_completions(32), 16);
+        assert_eq!(default_max_completions(128), 64);
+    }
 
     #[test]
     fn status_words_decode() {
