@@ -497,17 +497,10 @@ pub struct TargetResultDoc {
     pub inputs: Vec<usize>,
     /// The longest of its workers' measured times; `iops` and `bw_bytes` divide by it.
     pub elapsed_ns: u64,
-    pub read: DirDoc,
-    pub write: DirDoc,
-    /// As in [`DirPair`] (schema 6 on).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trim: Option<DirDoc>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write_zeroes: Option<DirDoc>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub flush: Option<DirDoc>,
-    #[serde(default)]
-    pub errors: ErrorsDoc,
+    /// Its directions and errors (trim, write-zeroes and flush blocks from schema 6 on), as fields
+    /// of this object.
+    #[serde(flatten)]
+    pub dirs: DirPair,
     /// Its own interval series (schema 6 on): one point per point of the run's `intervals`, at the
     /// same `t_s`, summed over its workers only (`workers: 0` where none of them reported).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -517,14 +510,7 @@ pub struct TargetResultDoc {
 impl TargetResultDoc {
     /// Direction `i` of [`DIRECTIONS`], if the document has it.
     pub fn dir(&self, i: usize) -> Option<&DirDoc> {
-        match i {
-            0 => Some(&self.read),
-            1 => Some(&self.write),
-            2 => self.trim.as_ref(),
-            3 => self.write_zeroes.as_ref(),
-            4 => self.flush.as_ref(),
-            _ => None,
-        }
+        self.dirs.dir(i)
     }
 }
 
@@ -811,17 +797,9 @@ pub struct WorkerDoc {
     #[serde(default)]
     pub elapsed_ns: u64,
     pub summary: Option<WorkerSummaryDoc>,
-    pub read: DirDoc,
-    pub write: DirDoc,
-    /// As in [`DirPair`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trim: Option<DirDoc>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write_zeroes: Option<DirDoc>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub flush: Option<DirDoc>,
-    #[serde(default)]
-    pub errors: ErrorsDoc,
+    /// Its directions and errors, as fields of this object.
+    #[serde(flatten)]
+    pub dirs: DirPair,
     /// In a merge: the index of the input the worker came from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<usize>,

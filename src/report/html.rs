@@ -324,7 +324,7 @@ fn target_table(h: &mut String, r: &RunDoc) {
     let total = ("total".to_string(), String::new(), &r.doc.results.total.read, &r.doc.results.total.write);
     let rows = targets.iter().map(|t| {
         let workers: Vec<String> = t.workers.iter().map(usize::to_string).collect();
-        (t.path.clone(), workers.join(","), &t.read, &t.write)
+        (t.path.clone(), workers.join(","), &t.dirs.read, &t.dirs.write)
     });
     for (name, workers, read, write) in rows.chain(std::iter::once(total)) {
         for (dir, d) in [("read", read), ("write", write)] {

@@ -46,12 +46,7 @@ pub fn document(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> RunDocume
                 core: w.core,
                 elapsed_ns: elapsed,
                 summary: w.summary.as_ref().map(recast),
-                read: pair.read,
-                write: pair.write,
-                trim: pair.trim,
-                write_zeroes: pair.write_zeroes,
-                flush: pair.flush,
-                errors: pair.errors,
+                dirs: pair,
                 input: None,
             }
         })
@@ -120,12 +115,7 @@ fn targets(cfg: &RunConfig, r: &RunResult, shown: [bool; Direction::COUNT]) -> V
                 workers,
                 inputs: Vec::new(),
                 elapsed_ns: t.elapsed_ns,
-                read: pair.read,
-                write: pair.write,
-                trim: pair.trim,
-                write_zeroes: pair.write_zeroes,
-                flush: pair.flush,
-                errors: pair.errors,
+                dirs: pair,
                 intervals: intervals(&t.intervals, shown),
             }
         })

@@ -288,7 +288,7 @@ fn target_parts(input: usize, r: &RunDoc) -> Result<Option<Vec<TargetPart<'_>>>,
             elapsed_ns: t.elapsed_ns,
             dirs,
             present: std::array::from_fn(|i| t.dir(i).is_some()),
-            errors: &t.errors,
+            errors: &t.dirs.errors,
             intervals: &t.intervals,
             local: t.target,
         });
@@ -416,12 +416,14 @@ fn merge_targets(
                     i
                 },
                 elapsed_ns,
-                read: sum(0),
-                write: sum(1),
-                trim: some(2),
-                write_zeroes: some(3),
-                flush: some(4),
-                errors: merge_errors(mine.iter().map(|p| p.errors)),
+                dirs: DirPair {
+                    read: sum(0),
+                    write: sum(1),
+                    trim: some(2),
+                    write_zeroes: some(3),
+                    flush: some(4),
+                    errors: merge_errors(mine.iter().map(|p| p.errors)),
+                },
                 intervals,
             }
         })
@@ -624,9 +626,21 @@ mod tests {
         }
     }
 
+    /// One second of the reads in `d` and no writes, as a document's directions.
+    fn reads(d: &DirStats) -> DirPair {
+        let (pcts, second) = ([50.0, 99.0, 99.99], 1_000_000_000);
+        DirPair {
+            read: json::dir(d, second, &pcts),
+            write: json::dir(&DirStats::default(), second, &pcts),
+            trim: None,
+            write_zeroes: None,
+            flush: None,
+            errors: ErrorsDoc::default(),
+        }
+    }
+
     /// A run on `paths` (one worker each) on `host`: target `i` read `lats[i]`, one I/O per latency.
     fn multi(host: &str, paths: &[&str], lats: &[&[u64]]) -> RunDoc {
-        let pcts = [50.0, 99.0, 99.99];
         let mut total = DirStats::default();
         let none = DirStats::default();
         let mut blocks = Vec::new();
@@ -645,27 +659,16 @@ mod tests {
                 workers: vec![t],
                 inputs: vec![],
                 elapsed_ns: 1_000_000_000,
-                read: json::dir(&d, 1_000_000_000, &pcts),
-                write: json::dir(&none, 1_000_000_000, &pcts),
-                trim: None,
-                write_zeroes: None,
-                flush: None,
-                errors: ErrorsDoc::default(),
+                dirs: reads(&d),
                 intervals: vec![interval(1.0, lats.len() as u64)],
             });
-            let pair = json::dir(&d, 1_000_000_000, &pcts);
             workers.push(WorkerDoc {
                 worker: t,
                 target: (paths.len() > 1).then_some(t),
                 core: None,
                 elapsed_ns: 1_000_000_000,
                 summary: None,
-                read: pair,
-                write: json::dir(&none, 1_000_000_000, &pcts),
-                trim: None,
-                write_zeroes: None,
-                flush: None,
-                errors: ErrorsDoc::default(),
+                dirs: reads(&d),
                 input: None,
             });
         }
@@ -695,14 +698,14 @@ mod tests {
             whole.record(l, 1, 4096);
         }
         let expect = json::dir(&whole, 1_000_000_000, &[50.0, 99.0, 99.99]);
-        assert_eq!(serde_json::to_value(&t[1].read).unwrap(), serde_json::to_value(&expect).unwrap());
+        assert_eq!(serde_json::to_value(&t[1].dirs.read).unwrap(), serde_json::to_value(&expect).unwrap());
         assert_eq!((t[1].inputs.clone(), t[0].inputs.clone(), t[1].host.clone()), (vec![0, 1], vec![0], None));
         // Its series is summed too, and the merged workers point at merged targets.
         assert_eq!(t[1].intervals.iter().map(|i| i.read.ios).collect::<Vec<_>>(), [4]);
         let of: Vec<Option<usize>> = m.results.workers.iter().map(|w| w.target).collect();
         assert_eq!(of, [Some(0), Some(1), Some(1), Some(2)]);
         assert_eq!((t[1].workers.clone(), t[2].workers.clone()), (vec![1, 2], vec![3]));
-        let sum: u64 = t.iter().map(|t| t.read.ios).sum();
+        let sum: u64 = t.iter().map(|t| t.dirs.read.ios).sum();
         assert_eq!(sum, m.results.total.read.ios);
     }
 
@@ -714,7 +717,7 @@ mod tests {
         let t = &m.results.targets;
         assert_eq!(t.len(), 2);
         assert_eq!((t[0].host.as_deref(), t[1].host.as_deref()), (Some("n1"), Some("n2")));
-        assert_eq!((t[0].read.ios, t[1].read.ios), (1, 2));
+        assert_eq!((t[0].dirs.read.ios, t[1].dirs.read.ios), (1, 2));
         // Two processes on one drive of one host: one target, so the total is its block.
         let m = merge(&[a.clone(), a]).unwrap();
         assert!(m.results.targets.is_empty());
