@@ -581,8 +581,8 @@ pub struct SpdkArgs {
     pub delay_cmd_submit: DelaySubmit,
 
     /// After a poll that found nothing while more than one command is outstanding, spin this long
-    /// before polling again, so that completions and the commands replacing them go in batches
-    /// (0: poll back to back; at most 10us) [default: 100ns]
+    /// before polling again, so the worker reads the controller's completion queue less often
+    /// while it is being written (0: poll back to back; at most 10us) [default: 100ns]
     #[arg(long, value_name = "DURATION", value_parser = parse_poll_gap)]
     pub poll_gap: Option<Duration>,
 }

@@ -151,17 +151,18 @@ for qd in qds.split(","):
             p99 = float("nan") if p99 is None else p99
             p9999 = float("nan") if p9999 is None else p9999
             print(f"      {r + 1:>5} {name:22} {i:>12,.0f} {m:>9.3f} {p99:>9.3f} {p9999:>10.3f}")
-print(f"\n{'QD':>4} {'perf IOPS':>12} {'nvmebench':>12} {'ratio':>6}   {'perf mean':>9} {'nvmebench':>9} {'ratio':>6}   {'p99 ratio':>9} {'p99.99 ratio':>12}")
-for qd, m in rows:
-    (pi, pm, pp99, pp4), (ni, nm, np99, np4) = m["perf"], m["nvmebench"]
-    print(f"{qd:>4} {pi:>12,.0f} {ni:>12,.0f} {ni / pi:>6.3f}   {pm:>9.3f} {nm:>9.3f} {nm / pm:>6.3f}   {np99 / pp99:>9.3f} {np4 / pp4:>12.3f}")
+def ratios(peer, label):
+    print(f"{'QD':>4} {label:>12} {'nvmebench':>12} {'ratio':>6}   {'perf mean':>9} {'nvmebench':>9} {'ratio':>6}   {'p99 ratio':>9} {'p99.99 ratio':>12}")
+    for qd, m in rows:
+        if peer not in m:
+            continue
+        (pi, pm, pp99, pp4), (ni, nm, np99, np4) = m[peer], m["nvmebench"]
+        print(f"{qd:>4} {pi:>12,.0f} {ni:>12,.0f} {ni / pi:>6.3f}   {pm:>9.3f} {nm:>9.3f} {nm / pm:>6.3f}   {np99 / pp99:>9.3f} {np4 / pp4:>12.3f}")
+
+print()
+ratios("perf", "perf IOPS")
 if any("bound" in m for _, m in rows):
     print("\nagainst perf given nvmebench's bound on completions per poll (-C, half the depth):")
-    print(f"{'QD':>4} {'perf -C IOPS':>12} {'nvmebench':>12} {'ratio':>6}   {'perf mean':>9} {'nvmebench':>9} {'ratio':>6}   {'p99 ratio':>9} {'p99.99 ratio':>12}")
-    for qd, m in rows:
-        if "bound" not in m:
-            continue
-        (pi, pm, pp99, pp4), (ni, nm, np99, np4) = m["bound"], m["nvmebench"]
-        print(f"{qd:>4} {pi:>12,.0f} {ni:>12,.0f} {ni / pi:>6.3f}   {pm:>9.3f} {nm:>9.3f} {nm / pm:>6.3f}   {np99 / pp99:>9.3f} {np4 / pp4:>12.3f}")
+    ratios("bound", "perf -C IOPS")
 print("targets: IOPS ratio >= 1.00, mean latency ratio <= 1.00 at every depth (medians)")
 PY

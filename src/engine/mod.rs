@@ -154,7 +154,7 @@ pub trait Engine {
 
     /// How long the worker waits, after a poll that found nothing while more than one I/O is in
     /// flight, before it polls again (0: back to back). A polled engine whose device does better
-    /// with commands in batches asks for a gap (see the SPDK engine's); it is spun, never slept.
+    /// when polled less often asks for a gap (see the SPDK engine's); it is spun, never slept.
     fn idle_poll_gap_ns(&self) -> u32 {
         0
     }
