@@ -5,7 +5,7 @@
 
 use crate::common::{make_file, nvmebench, scratch_dir, stderr, stdout, uring_available};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 /// A loop device over a backing file, detached (and unmounted) on drop.
 struct Loop {
@@ -54,7 +54,14 @@ impl Loop {
 impl Drop for Loop {
     fn drop(&mut self) {
         for m in self.mounts.iter().rev() {
-            let _ = Command::new("umount").arg(m).status();
+            // An io_uring run that just exited may still hold its files for a moment (the kernel
+            // tears the ring down in the background): umount says "target is busy" until then.
+            for _ in 0..50 {
+                if Command::new("umount").arg(m).stderr(Stdio::null()).status().is_ok_and(|s| s.success()) {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
         }
         let _ = Command::new("losetup").args(["-d", &self.dev]).status();
     }
