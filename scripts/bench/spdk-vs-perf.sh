@@ -3,9 +3,12 @@
 # size, pattern, initiator core and duration, in alternating rounds of one run (each tool --rounds
 # times per queue depth, who goes first alternating, so drift hits both), medians compared.
 #
-# Like for like: perf runs with -L (software latency tracking: a TSC read per I/O at submission and
-# in its completion callback, into SPDK's histogram, p99 and p99.99 from its summary), nvmebench with
-# its per-I/O stamps (the same two TSC reads per I/O, into an HDR histogram). Both poll one queue
+# Like for like: perf runs with -LL (software latency tracking: a TSC read per I/O at submission and
+# in its completion callback, into SPDK's histogram; -LL costs what -L does and also prints the
+# histogram), nvmebench with its per-I/O stamps (the same two TSC reads per I/O, into an HDR
+# histogram). perf prints its mean to 10 ns, which at QD1 (about 0.9 us) is a 0.6% step, so perf's
+# mean is taken from its -LL histogram (bucket midpoints; its buckets are under 0.5% wide) and
+# checked against the printed one; p99 and p99.99 come from perf's summary. Both poll one queue
 # pair from one pinned core. Over vfio-user perf gets -g (single-file hugepage segments), which it
 # needs to attach; nvmebench does the same by itself for VFIOUSER transport IDs.
 #
@@ -95,7 +98,7 @@ case "$rw" in *write*) allow="--allow-destroy" ;; esac
 
 run_perf() { # qd round [max completions per poll, and the file's tag]
   # shellcheck disable=SC2086  # $perf_opts is one flag or nothing
-  LD_LIBRARY_PATH="$prefix/lib" "$perf" -q "$1" -o "$bs" -w "$rw" -t "$time" -c "[$core]" -L $perf_opts \
+  LD_LIBRARY_PATH="$prefix/lib" "$perf" -q "$1" -o "$bs" -w "$rw" -t "$time" -c "[$core]" -LL $perf_opts \
     -C "${3:-0}" -r "$trid" >"$tmp/perf${4:-}.$1.$2.txt" 2>&1
 }
 run_nb() {
@@ -123,7 +126,17 @@ def perf_figures(text):
     if not m:
         sys.exit("spdk_nvme_perf printed no Total line:\n" + text)
     cut = {float(p): float(us) for p, us in re.findall(r"^\s*([\d.]+)%\s*:\s*([\d.]+)us", text, re.M)}
-    return float(m.group(1)), float(m.group(3)), cut.get(99.0), cut.get(99.99)
+    printed = float(m.group(3))
+    # The -LL histogram: "lo - hi: cumulative% (count)" per bucket, in us.
+    buckets = [(float(lo), float(hi), int(n)) for lo, hi, n in
+               re.findall(r"^\s*([\d.]+)\s*-\s*([\d.]+):\s*[\d.]+%\s*\(\s*(\d+)\)", text, re.M)]
+    count = sum(n for _, _, n in buckets)
+    mean = printed
+    if count:
+        mean = sum((lo + hi) / 2 * n for lo, hi, n in buckets) / count
+        if abs(mean - printed) > 0.006 + 0.005 * printed:
+            sys.exit(f"perf's histogram mean {mean:.4f} us disagrees with its printed average {printed} us")
+    return float(m.group(1)), mean, cut.get(99.0), cut.get(99.99)
 
 import os
 rows = []
@@ -140,11 +153,11 @@ for qd in qds.split(","):
     bound = max(int(qd) // 2, 1)
     med = {k: [statistics.median(x[i] for x in v if x[i] is not None) if any(x[i] is not None for x in v) else float("nan")
                for i in range(4)] for k, v in per.items() if v}
-    rows.append((qd, med))
+    rows.append((qd, med, per))
     print(f"\nQD{qd}: {'round':>5} {'tool':22} {'IOPS':>12} {'mean us':>9} {'p99 us':>9} {'p99.99 us':>10}")
-    tools = [("perf", "spdk_nvme_perf -L"), ("nvmebench", "nvmebench spdk")]
+    tools = [("perf", "spdk_nvme_perf -LL"), ("nvmebench", "nvmebench spdk")]
     if per["bound"]:
-        tools.append(("bound", f"spdk_nvme_perf -L -C {bound}"))
+        tools.append(("bound", f"spdk_nvme_perf -LL -C {bound}"))
     for r in range(rounds):
         for k, name in tools:
             i, m, p99, p9999 = per[k][r]
@@ -152,16 +165,22 @@ for qd in qds.split(","):
             p9999 = float("nan") if p9999 is None else p9999
             print(f"      {r + 1:>5} {name:22} {i:>12,.0f} {m:>9.3f} {p99:>9.3f} {p9999:>10.3f}")
 def ratios(peer, label):
-    print(f"{'QD':>4} {label:>12} {'nvmebench':>12} {'ratio':>6}   {'perf mean':>9} {'nvmebench':>9} {'ratio':>6}   {'p99 ratio':>9} {'p99.99 ratio':>12}")
-    for qd, m in rows:
+    # Ratios of the medians, then the same ratio taken round by round (the two tools' runs of one
+    # round are adjacent in time): its median and range show how far apart the tools really are.
+    print(f"{'QD':>4} {label:>12} {'nvmebench':>12} {'ratio':>6}   {'perf mean':>9} {'nvmebench':>9} {'ratio':>6}   {'p99 ratio':>9} {'p99.99 ratio':>12}   {'per round: IOPS ratio':>24} {'mean ratio':>21}")
+    for qd, m, per in rows:
         if peer not in m:
             continue
         (pi, pm, pp99, pp4), (ni, nm, np99, np4) = m[peer], m["nvmebench"]
-        print(f"{qd:>4} {pi:>12,.0f} {ni:>12,.0f} {ni / pi:>6.3f}   {pm:>9.3f} {nm:>9.3f} {nm / pm:>6.3f}   {np99 / pp99:>9.3f} {np4 / pp4:>12.3f}")
+        pairs = list(zip(per[peer], per["nvmebench"]))
+        ri = [n[0] / p[0] for p, n in pairs]
+        rm = [n[1] / p[1] for p, n in pairs]
+        spread = lambda v: f"{statistics.median(v):.3f} [{min(v):.3f}, {max(v):.3f}]"
+        print(f"{qd:>4} {pi:>12,.0f} {ni:>12,.0f} {ni / pi:>6.3f}   {pm:>9.3f} {nm:>9.3f} {nm / pm:>6.3f}   {np99 / pp99:>9.3f} {np4 / pp4:>12.3f}   {spread(ri):>24} {spread(rm):>21}")
 
 print()
 ratios("perf", "perf IOPS")
-if any("bound" in m for _, m in rows):
+if any("bound" in m for _, m, _ in rows):
     print("\nagainst perf given nvmebench's bound on completions per poll (-C, half the depth):")
     ratios("bound", "perf -C IOPS")
 print("targets: IOPS ratio >= 1.00, mean latency ratio <= 1.00 at every depth (medians)")
