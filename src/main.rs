@@ -29,7 +29,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let parsed = Cli::command().try_get_matches_from(argv).and_then(|m| Ok((Cli::from_arg_matches(&m)?, m)));
+    let parsed = Cli::command().try_get_matches_from(argv.clone()).and_then(|m| Ok((Cli::from_arg_matches(&m)?, m)));
     let (cli, matches) = match parsed {
         Ok(c) => c,
         Err(e) => {
@@ -39,6 +39,10 @@ fn main() -> ExitCode {
             }
             if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
                 let _ = e.print();
+                return ExitCode::from(2);
+            }
+            if let Some(line) = negative_value(&e, &argv) {
+                eprintln!("nvmebench: {line}");
                 return ExitCode::from(2);
             }
             // clap's first paragraph names the option and the problem (and, for a missing argument,
@@ -82,6 +86,22 @@ fn main() -> ExitCode {
             ExitCode::from(if usage { 2 } else { 1 })
         }
     }
+}
+
+/// clap reads a value that starts with a hyphen (`--time -5`, `--bs -4k`) as an unknown option and
+/// suggests `-- -5`, which would not help: every number nvmebench takes is positive, so say that.
+fn negative_value(e: &clap::Error, argv: &[std::ffi::OsString]) -> Option<String> {
+    if e.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let clap::error::ContextValue::String(bad) = e.get(clap::error::ContextKind::InvalidArg)? else { return None };
+    if !bad.strip_prefix('-').is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit() || c == '.')) {
+        return None;
+    }
+    let at = argv.iter().position(|a| a.to_str().is_some_and(|a| a == bad || a.starts_with(bad.as_str())))?;
+    let option = argv[..at].last().and_then(|o| o.to_str()).filter(|o| o.starts_with("--"))?;
+    let value = argv[at].to_string_lossy();
+    Some(format!("{option} cannot be negative ('{value}'); see --help for the values it takes"))
 }
 
 /// The ids of the flags typed on the command line for `sub`.

@@ -96,6 +96,9 @@ fn each_bad_input_exits_2_with_one_sentence() {
         (&["--filename", f, "--on-error", "ignore"], "invalid value 'ignore'"),
         (&["--filename", f, "--bs", "4k", "--bssplit", "4k/100"], "cannot be used with"),
         (&["--filename", f, "--foo"], "unexpected argument '--foo'"),
+        // A value with a minus sign: clap would call it an unknown option and suggest `-- -5`.
+        (&["--filename", f, "--time", "-5"], "--time cannot be negative ('-5')"),
+        (&["--filename", f, "--bs", "-4k"], "--bs cannot be negative ('-4k')"),
         (&["--filename", f, "--engine", "aio:poll"], "the aio engine takes no options"),
         (&["--filename", f, "--engine", "psync:x=1"], "the psync engine takes no options"),
         (&["--filename", f, "--engine", "uring:sqpoll,defer_taskrun=1"], "do not go with sqpoll"),
