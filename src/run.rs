@@ -51,6 +51,8 @@ pub enum SetupError {
     Coordinator(#[from] coordinator::CoordinatorError),
     #[error("--json {path}: the directory {dir} does not exist; create it or pick another path")]
     JsonDir { path: String, dir: String },
+    #[error("--json {path} is a directory; name a file, such as {path}/run.json")]
+    JsonIsDir { path: String },
     #[error("cannot install signal handlers: {0}")]
     Signals(std::io::Error),
     #[error(transparent)]
@@ -140,9 +142,13 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
     })
 }
 
-/// Refuses a `--json` path whose directory does not exist, before anything runs.
+/// Refuses a `--json` path that is a directory or whose directory does not exist, before anything
+/// runs.
 pub fn check_json_dir(path: Option<&std::path::Path>) -> Result<(), SetupError> {
     if let Some(p) = path {
+        if p.is_dir() {
+            return Err(SetupError::JsonIsDir { path: p.display().to_string() });
+        }
         let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
         if !dir.is_dir() {
             return Err(SetupError::JsonDir { path: p.display().to_string(), dir: dir.display().to_string() });

@@ -46,8 +46,12 @@ pub fn run_command(mut args: RunArgs, given: &[String]) -> anyhow::Result<Outcom
     crate::run::run_command(&args)
 }
 
-/// Refuses an `--output-file` or log prefix whose directory does not exist, before anything runs.
+/// Refuses an `--output-file` that is a directory, or an output file or log prefix whose directory
+/// does not exist, before anything runs.
 fn check_output_paths(f: &crate::cli::FioArgs) -> Result<(), FioError> {
+    if let Some(p) = f.output_file.as_ref().filter(|p| p.is_dir()) {
+        return Err(FioError::Usage(format!("--output-file {} is a directory; name a file", p.display())));
+    }
     let out = f.output_file.as_ref().map(|p| ("--output-file", p.clone()));
     let logs = [
         ("--write_bw_log", &f.write_bw_log),

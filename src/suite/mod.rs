@@ -150,7 +150,11 @@ pub fn suite_command(args: &SuiteArgs) -> anyhow::Result<u8> {
     }
 
     // Checks are done; from here on things are written.
-    std::fs::create_dir_all(&dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+    // The first write: a directory that cannot be made (a read-only or virtual file system) is the
+    // caller's to fix, and nothing has been written yet.
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        SuiteError::Usage(format!("--dir {}: cannot create it ({e}); pick a writable path", dir.display()))
+    })?;
     write_atomic(&dir.join(PLAN_FILE), &plan.fingerprint)?;
     for t in targets.iter().filter(|t| t.kind == TargetKind::NewFile) {
         let t = Target { size_bytes: plan.capacity_bytes, ..t.clone() };

@@ -15,6 +15,7 @@ fn each_bad_input_exits_2_with_one_sentence() {
     let dotted = format!("{}/./one-mib.bin", dir.path().display());
     let new_then_bad = format!("{nf}:/");
     let empty_in_list = format!("{f}::{nf}");
+    let dir_s = dir.path().to_str().unwrap();
 
     let cases: &[(&[&str], &str)] = &[
         (&["--filename", f, "--bs", "1000"], "--bs 1000 is not a multiple of"),
@@ -98,6 +99,9 @@ fn each_bad_input_exits_2_with_one_sentence() {
         (&["--filename", f, "--foo"], "unexpected argument '--foo'"),
         // A value with a minus sign: clap would call it an unknown option and suggest `-- -5`.
         (&["--filename", f, "--time", "-5"], "--time cannot be negative ('-5')"),
+        // Output paths that are directories are refused before the run, not after it.
+        (&["--filename", f, "--json", dir_s], "is a directory; name a file"),
+        (&["--filename", f, "--output-file", dir_s], "is a directory; name a file"),
         (&["--filename", f, "--bs", "-4k"], "--bs cannot be negative ('-4k')"),
         (&["--filename", f, "--engine", "aio:poll"], "the aio engine takes no options"),
         (&["--filename", f, "--engine", "psync:x=1"], "the psync engine takes no options"),

@@ -493,6 +493,12 @@ fn bad_suite_input_is_refused_before_anything_is_written() {
         assert_eq!(e.trim().lines().count(), 1, "one line: {e}");
         assert!(!d.exists(), "{args:?} wrote the results directory");
     }
+    // A parent that exists but takes no new directory (procfs): refused before anything runs.
+    let o = suite(&["quick", "--engine", "null", "--dir", "/proc/nvmebench-no-such-dir"]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("--dir /proc/nvmebench-no-such-dir: cannot create it"), "{e}");
+    assert_eq!(e.trim().lines().count(), 1, "one line: {e}");
 }
 
 /// SIGTERM in preconditioning and SIGINT in a measuring step: exit 128+N within a second, the
