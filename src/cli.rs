@@ -582,7 +582,8 @@ pub struct SpdkArgs {
 
     /// After a poll that found nothing while more than one command is outstanding, spin this long
     /// before polling again, so the worker reads the controller's completion queue less often
-    /// while it is being written (0: poll back to back; at most 10us) [default: 100ns]
+    /// while it is being written (0: poll back to back; at most 10us) [default: 100ns over PCIe
+    /// and vfio-user, 0 over a fabric]
     #[arg(long, value_name = "DURATION", value_parser = parse_poll_gap)]
     pub poll_gap: Option<Duration>,
 }
@@ -862,9 +863,6 @@ fn parse_rate(text: &str) -> Result<f64, String> {
         .filter(|v| v.is_finite() && *v > 0.0)
         .ok_or_else(|| format!("'{text}' is not a rate; use a number of IOPS above 0"))
 }
-
-/// `--poll-gap`'s default (see the SPDK engine's `idle_poll_gap_ns`).
-pub const DEFAULT_POLL_GAP: Duration = Duration::from_nanos(100);
 
 fn parse_poll_gap(text: &str) -> Result<Duration, String> {
     let d = units::parse_duration(text)?;

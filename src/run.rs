@@ -165,7 +165,7 @@ impl SpdkRun {
             io_queue_size: a.io_queue_size.unwrap_or(0),
             max_completions: a.max_completions.unwrap_or(0),
             delay_cmd_submit: a.delay_cmd_submit == crate::cli::DelaySubmit::On,
-            poll_gap_ns: a.poll_gap.unwrap_or(crate::cli::DEFAULT_POLL_GAP).as_nanos() as u32,
+            poll_gap_ns: a.poll_gap.map(|d| d.as_nanos() as u32),
             inject: a.spdk_inject_error.map(|i| (i.write, i.count, i.sct, i.sc)),
         };
         SpdkRun { session, options, reset_after: a.spdk_reset_after }

@@ -105,6 +105,9 @@ fn spdk_engine_over_nvmf_tcp() {
     let j = json(&o);
     assert_eq!(j["engine"]["name"], "spdk");
     assert_eq!(j["engine"]["options"]["transport"], "TCP");
+    // A poll reaps half the queue; no gap between polls over a fabric (no completion-queue memory).
+    assert_eq!(j["engine"]["options"]["max_completions"], "8");
+    assert_eq!(j["engine"]["options"]["poll_gap_ns"], "0");
     assert_eq!(j["results"]["total"]["write"]["ios"], 16384);
     assert_eq!(j["results"]["total"]["errors"]["total"], 0);
     assert_eq!(j["config"]["target"]["kind"], "spdk_namespace");
@@ -498,6 +501,7 @@ fn spdk_engine_over_vfio_user() {
         let j = json(&o);
         assert_eq!(j["engine"]["options"]["transport"], "VFIOUSER", "{extra}");
         assert_eq!(j["engine"]["options"]["max_completions"], per_poll, "{extra}");
+        assert_eq!(j["engine"]["options"]["poll_gap_ns"], "100", "{extra}: the gap between idle polls");
         let r = &j["results"]["total"]["read"];
         assert!(r["iops"].as_f64().unwrap() > 0.0 && r["ios"].as_u64().unwrap() > 0, "{extra}: {r}");
         assert_eq!(j["results"]["total"]["errors"]["total"], 0, "{extra}");
