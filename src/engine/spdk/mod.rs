@@ -9,8 +9,10 @@
 //! completion to the worker's handler there and then, inside `spdk_nvme_qpair_process_completions`,
 //! so that each completion is stamped when it is handled (as SPDK perf reads the TSC in its
 //! `task_complete`), not when the whole batch has been processed. Doorbells are delayed to the next poll (perf's
-//! `delay_cmd_submit`), so a batch costs one MMIO write on PCIe. This module and `spdk-sys` are the
-//! only places that touch SPDK.
+//! `delay_cmd_submit`), so a batch costs one MMIO write on PCIe. Each queue pair is polled through
+//! its own SPDK poll group, as perf polls, so that the driver path is perf's on every transport
+//! (over TCP a group polls its sockets through one readiness check instead of a read on each).
+//! This module and `spdk-sys` are the only places that touch SPDK.
 
 pub mod ctrlr;
 pub mod dma;
@@ -399,8 +401,11 @@ pub fn decode_status(raw: u16) -> Result<(), IoError> {
 /// One worker's queue pair on one namespace.
 pub struct SpdkEngine {
     // Drop order matters: the qpair (which may reference the buffers and contexts) is freed in Drop
-    // before the fields below are dropped.
+    // before the fields below are dropped, then its (by then empty) poll group.
     qpair: NonNull<spdk_sys::spdk_nvme_qpair>,
+    /// `None` with error injection: SPDK completes injected errors only when the qpair itself is
+    /// polled, and a TCP poll group polls a qpair only when its socket has data.
+    group: Option<PollGroup>,
     /// The slots' callback contexts; SPDK's commands and the ring's submitter point into them.
     _ctx: Box<[SlotCtx]>,
     ring: Box<Ring>,
@@ -437,6 +442,13 @@ impl SpdkEngine {
         opts.io_queue_requests = opts.io_queue_requests.max(queue_depth * 2);
         let delay_cmd_submit = options.delay_cmd_submit;
         opts.__bindgen_anon_1.delay_cmd_submit = delay_cmd_submit;
+        let group = if options.inject.is_none() {
+            // Connected below, once it is in its poll group.
+            opts.create_only = true;
+            Some(PollGroup::new().ok_or_else(|| setup("creating a poll group", io::Error::other("out of memory")))?)
+        } else {
+            None
+        };
         // SAFETY: a live controller; opts valid for the call (SPDK copies it).
         let qp = unsafe { spdk_sys::spdk_nvme_ctrlr_alloc_io_qpair(ctrlr, &opts, size) };
         let qpair = NonNull::new(qp).ok_or_else(|| {
@@ -445,6 +457,11 @@ impl SpdkEngine {
                 io::Error::other(format!("the controller refused a queue of {} entries", opts.io_queue_size)),
             )
         })?;
+        if let Err(e) = group.as_ref().map_or(Ok(()), |g| g.connect(ctrlr, qpair)) {
+            // SAFETY: the qpair was just allocated and has no commands.
+            unsafe { spdk_sys::spdk_nvme_ctrlr_free_io_qpair(qpair.as_ptr()) };
+            return Err(setup("connecting an I/O queue pair", e));
+        }
         let numa = ns_ref.ctrlr.info.numa_node.unwrap_or(-1);
         let bufs = match DmaBuf::new(queue_depth as usize, max_io_bytes as usize, numa, seed) {
             Ok(b) => b,
@@ -493,6 +510,7 @@ impl SpdkEngine {
         Ok(SpdkEngine {
             reset_generation,
             qpair,
+            group,
             _ctx: ctx,
             ring,
             bufs,
@@ -544,9 +562,15 @@ impl SpdkEngine {
         let limit = max.min(self.max_completions);
         self.ring.reaped = 0;
         self.ring.refilled = 0;
-        // SAFETY: the qpair is live and used only by this thread; callbacks run before this returns
-        // and reach the ring only through the slot contexts (no Rust reference to it is held here).
-        let rc = unsafe { spdk_sys::spdk_nvme_qpair_process_completions(self.qpair.as_ptr(), limit) };
+        // SAFETY: the group and its one qpair are live and used only by this thread; callbacks run
+        // before this returns and reach the ring only through the slot contexts (no Rust reference
+        // to it is held here).
+        let rc = unsafe {
+            match &self.group {
+                Some(g) => g.process(limit),
+                None => spdk_sys::spdk_nvme_qpair_process_completions(self.qpair.as_ptr(), limit),
+            }
+        };
         self.ring.handler = None;
         self.ring.refill = None;
         if let Some(p) = self.ring.panic.take() {
@@ -756,11 +780,100 @@ impl Engine for SpdkEngine {
 impl Drop for SpdkEngine {
     fn drop(&mut self) {
         // SAFETY: the qpair belongs to this engine and thread. Freeing it aborts whatever is still
-        // outstanding; its callbacks may run during the call and only touch the ring, which is still
-        // alive (fields drop after this). The buffers are freed only afterwards.
+        // outstanding and takes it out of its poll group; its callbacks may run during the call and
+        // only touch the ring, which is still alive (fields drop after this). The buffers and the
+        // group are freed only afterwards.
         unsafe { spdk_sys::spdk_nvme_ctrlr_free_io_qpair(self.qpair.as_ptr()) };
         self.ns_ref.ctrlr.gate.leave();
     }
+}
+
+/// One engine's SPDK poll group, holding its one queue pair; destroyed on drop, after the engine
+/// has freed the queue pair (which leaves the group).
+struct PollGroup {
+    ptr: NonNull<spdk_sys::spdk_nvme_poll_group>,
+    /// Set by [`on_disconnected`]: a fabrics poll group reports a failed qpair through that
+    /// callback and returns no error, where polling the qpair itself returns -ENXIO.
+    disconnected: Box<std::cell::Cell<bool>>,
+}
+
+impl PollGroup {
+    fn new() -> Option<PollGroup> {
+        let disconnected = Box::new(std::cell::Cell::new(false));
+        let ctx = std::ptr::from_ref::<std::cell::Cell<bool>>(&disconnected).cast_mut().cast::<c_void>();
+        // SAFETY: plain allocation with the default transport table; `ctx` points into the box,
+        // which lives as long as the group (both are fields of the PollGroup).
+        let ptr = NonNull::new(unsafe { spdk_sys::spdk_nvme_poll_group_create(ctx, std::ptr::null_mut()) })?;
+        Some(PollGroup { ptr, disconnected })
+    }
+
+    /// Adds the just-created (`create_only`) `qpair` and connects it, waiting for the connection.
+    fn connect(
+        &self,
+        ctrlr: *mut spdk_sys::spdk_nvme_ctrlr,
+        qpair: NonNull<spdk_sys::spdk_nvme_qpair>,
+    ) -> io::Result<()> {
+        // SAFETY: a live group and a qpair of the live `ctrlr` that belongs to no group yet.
+        let rc = unsafe { spdk_sys::spdk_nvme_poll_group_add(self.ptr.as_ptr(), qpair.as_ptr()) };
+        if rc != 0 {
+            return Err(io::Error::from_raw_os_error(-rc));
+        }
+        // SAFETY: as above; the qpair is in the group and not connected.
+        let rc = unsafe { spdk_sys::spdk_nvme_ctrlr_connect_io_qpair(ctrlr, qpair.as_ptr()) };
+        if rc != 0 {
+            return Err(io::Error::from_raw_os_error(-rc));
+        }
+        // Fabrics connect asynchronously; poll until the group says every qpair is connected.
+        let start = std::time::Instant::now();
+        loop {
+            // SAFETY: a live group on this thread, and a qpair with no commands of ours yet.
+            let rc = unsafe {
+                spdk_sys::spdk_nvme_poll_group_process_completions(self.ptr.as_ptr(), 0, Some(on_disconnected));
+                spdk_sys::spdk_nvme_poll_group_all_connected(self.ptr.as_ptr())
+            };
+            match rc {
+                0 => return Ok(()),
+                rc if rc == -libc::EAGAIN && start.elapsed() < CONNECT_TIMEOUT => {}
+                rc if rc == -libc::EAGAIN => return Err(io::Error::other("no connection within 10 s")),
+                rc => return Err(io::Error::from_raw_os_error(-rc)),
+            }
+        }
+    }
+
+    /// Processes up to `limit` completions of the group's qpair; their count, or a negative errno
+    /// (-ENXIO: the qpair failed or was disconnected), as polling the qpair itself would return.
+    ///
+    /// # Safety
+    /// On the engine's thread, with the qpair's callbacks' state alive.
+    #[inline]
+    unsafe fn process(&self, limit: u32) -> i32 {
+        // SAFETY: per this function's contract; the group is live.
+        let n = unsafe {
+            spdk_sys::spdk_nvme_poll_group_process_completions(self.ptr.as_ptr(), limit, Some(on_disconnected))
+        };
+        if self.disconnected.replace(false) && n >= 0 {
+            return -libc::ENXIO;
+        }
+        n.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
+    }
+}
+
+impl Drop for PollGroup {
+    fn drop(&mut self) {
+        // SAFETY: the group's qpair was freed (which removed it), so the group is empty.
+        unsafe { spdk_sys::spdk_nvme_poll_group_destroy(self.ptr.as_ptr()) };
+    }
+}
+
+/// How long a new queue pair may take to connect.
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// SPDK's note, during a group poll, that the group's qpair is disconnected: `process` then returns
+/// -ENXIO, which the engine handles (a reconnect after a controller reset, or the end of the run).
+extern "C" fn on_disconnected(_qpair: *mut spdk_sys::spdk_nvme_qpair, ctx: *mut c_void) {
+    // SAFETY: `ctx` is the group's `disconnected` cell (see PollGroup::new), alive while the group
+    // is, and only this thread touches it.
+    unsafe { (*ctx.cast::<std::cell::Cell<bool>>()).set(true) };
 }
 
 #[cfg(test)]
