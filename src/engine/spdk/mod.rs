@@ -832,7 +832,11 @@ impl PollGroup {
                 spdk_sys::spdk_nvme_poll_group_all_connected(self.ptr.as_ptr())
             };
             match rc {
-                0 => return Ok(()),
+                0 => {
+                    // A disconnect seen while connecting is over once the qpair is connected.
+                    self.disconnected.set(false);
+                    return Ok(());
+                }
                 rc if rc == -libc::EAGAIN && start.elapsed() < CONNECT_TIMEOUT => {}
                 rc if rc == -libc::EAGAIN => return Err(io::Error::other("no connection within 10 s")),
                 rc => return Err(io::Error::from_raw_os_error(-rc)),
