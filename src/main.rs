@@ -29,7 +29,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let parsed = Cli::command().try_get_matches_from(argv.clone()).and_then(|m| Ok((Cli::from_arg_matches(&m)?, m)));
+    let parsed = Cli::command().try_get_matches_from(&argv).and_then(|m| Ok((Cli::from_arg_matches(&m)?, m)));
     let (cli, matches) = match parsed {
         Ok(c) => c,
         Err(e) => {
@@ -98,7 +98,7 @@ fn negative_value(e: &clap::Error, argv: &[std::ffi::OsString]) -> Option<String
     if !bad.strip_prefix('-').is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit() || c == '.')) {
         return None;
     }
-    let at = argv.iter().position(|a| a.to_str().is_some_and(|a| a == bad || a.starts_with(bad.as_str())))?;
+    let at = argv.iter().position(|a| a.to_str().is_some_and(|a| a.starts_with(bad.as_str())))?;
     let option = argv[..at].last().and_then(|o| o.to_str()).filter(|o| o.starts_with("--"))?;
     let value = argv[at].to_string_lossy();
     Some(format!("{option} cannot be negative ('{value}'); see --help for the values it takes"))
