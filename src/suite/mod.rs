@@ -79,10 +79,15 @@ pub fn suite_command(args: &SuiteArgs) -> anyhow::Result<u8> {
         profiles.push(p);
     }
     if args.list {
+        if let Some(name) = &args.name {
+            return Err(usage(format!("--list lists every suite and takes no NAME ('{name}'); drop one of them")));
+        }
         print!("{}", plan::list(&profiles));
         return Ok(0);
     }
     let name = args.name.as_deref().expect("clap requires NAME without --list");
+    // The name first: a misspelt suite is the likeliest mistake, and its sentence the useful one.
+    plan::check_name(name, &profiles)?;
 
     if (args.max_rounds as usize) < steady::WINDOW {
         return Err(usage(format!(

@@ -145,6 +145,14 @@ struct SuiteDefaults {
     curve: bool,
 }
 
+/// Refuses a `name` that is neither a suite nor one of `profiles`.
+///
+/// # Errors
+/// [`SuiteError::Usage`] naming the unknown name.
+pub fn check_name(name: &str, profiles: &[Profile]) -> Result<(), SuiteError> {
+    suite_contents(name, profiles).map(|_| ())
+}
+
 /// The profiles `name` runs: a suite's list, or a profile of that name on its own.
 fn suite_contents(name: &str, profiles: &[Profile]) -> Result<(Vec<String>, SuiteDefaults), SuiteError> {
     match SUITES.iter().find(|s| s.name == name) {

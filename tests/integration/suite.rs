@@ -472,10 +472,13 @@ fn bad_suite_input_is_refused_before_anything_is_written() {
         "name = \"mine\"\ndescription = \"x\"\n[[step]]\nname = \"a\"\nrw = \"randread\"\nbs = \"4x\"\n",
     )
     .unwrap();
-    let cases: [(&[&str], &str); 9] = [
+    let cases: [(&[&str], &str); 11] = [
         (&["four-corners", "--engine", "null", "--size", "1m", "--jobs", "32"], "32 sequential workers leave each"),
         (&["quick", "--engine", "spdk"], "spdk"),
         (&["nosuch", "--engine", "null"], "'nosuch' is not a suite or a profile"),
+        // The name is checked before the target: its sentence is the one that helps.
+        (&["nosuch"], "'nosuch' is not a suite or a profile"),
+        (&["--list", "quick"], "--list lists every suite and takes no NAME ('quick')"),
         (&["quick"], "--engine uring needs a target"),
         (&["8k-70-30", "--engine", "null", "--stop-latency", "5ms"], "--stop-latency ends iorate curves"),
         (&["8k-70-30", "--engine", "null", "--sweep", "2x"], "--sweep: '2x' is not a sweep point"),
