@@ -76,6 +76,11 @@ pub enum ResultsError {
         "no run results among the inputs (only suite curves); pass at least one file written by `nvmebench run --json`"
     )]
     NoRuns,
+    /// `merge`: one run given twice (the same file, a copy, or a merge that already holds it).
+    #[error(
+        "{first} and {second} hold the same run ({what}); merging it twice counts its I/Os twice, so give each run once"
+    )]
+    SameRun { first: String, second: String, what: String },
     /// `merge`: one target name stands for two different devices, or a run names no target while
     /// others have per-target results.
     #[error("cannot merge per-target results: {detail}; merge results of the same targets, or merge these separately")]

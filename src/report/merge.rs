@@ -42,6 +42,7 @@ pub const ELAPSED_RULE: &str = "inputs ran at the same time: elapsed is the long
 /// [`ResultsError::NoRuns`] when `runs` is empty.
 pub fn merge(runs: &[RunDoc]) -> Result<RunDocument, ResultsError> {
     let first = runs.first().ok_or(ResultsError::NoRuns)?;
+    refuse_repeats(runs)?;
     let elapsed_ns = runs.iter().map(|r| r.elapsed_ns).max().unwrap_or(0);
     let mut pcts: Vec<f64> = runs.iter().flat_map(RunDoc::percentiles).collect();
     pcts.sort_by(f64::total_cmp);
@@ -143,6 +144,48 @@ pub fn merge(runs: &[RunDoc]) -> Result<RunDocument, ResultsError> {
         merged: Some(Merged { rule: ELAPSED_RULE.into(), inputs, notes: overlap_note(runs).into_iter().collect() }),
         telemetry: None,
     })
+}
+
+/// What tells one run from another: its host, when it started, how long it measured and how many
+/// I/Os it did. Two processes never match on all four (elapsed time is counted in nanoseconds).
+type RunKey<'a> = (Option<&'a str>, Option<u64>, u64, u64);
+
+/// The runs `r` stands for: itself, or for a merge the runs it was made of.
+fn run_keys(r: &RunDoc) -> Vec<RunKey<'_>> {
+    match &r.doc.merged {
+        Some(m) => {
+            m.inputs.iter().map(|i| (i.host.hostname.as_deref(), i.started_at_unix_s, i.elapsed_ns, i.ios)).collect()
+        }
+        None => vec![(
+            r.doc.host.hostname.as_deref(),
+            r.doc.started_at_unix_s,
+            r.elapsed_ns,
+            r.dirs.iter().map(|d| d.ios).sum(),
+        )],
+    }
+}
+
+/// Refuses a run that reaches the merge twice: one file given twice, a copy of it, or a merge
+/// beside one of the runs it already holds. Its I/Os would be counted twice, and nothing in the
+/// merged figures would show it.
+fn refuse_repeats(runs: &[RunDoc]) -> Result<(), ResultsError> {
+    let mut seen: Vec<(RunKey<'_>, usize)> = Vec::new();
+    for (i, r) in runs.iter().enumerate() {
+        for key in run_keys(r) {
+            if let Some(&(_, j)) = seen.iter().find(|(k, _)| *k == key) {
+                let what = if j == i {
+                    "it is a merge that lists one run twice".to_string()
+                } else if runs[j].source == r.source {
+                    "the file is given twice".to_string()
+                } else {
+                    format!("host, start, duration and I/O count match: {} I/Os in {} ns", key.3, key.2)
+                };
+                return Err(ResultsError::SameRun { first: runs[j].source.clone(), second: r.source.clone(), what });
+            }
+            seen.push((key, i));
+        }
+    }
+    Ok(())
 }
 
 /// Starts further apart than this share of the shortest input's measured time are reported.
@@ -554,6 +597,33 @@ mod tests {
     }
 
     #[test]
+    fn a_run_that_reaches_the_merge_twice_is_refused() {
+        let mut a = DirStats::default();
+        a.record(1000, 1000, 4096 * 1000);
+        let none = DirStats::default();
+        let one = doc(&a, &none, 1_000_000_123, "a");
+        let same_file = merge(&[one.clone(), one.clone()]).unwrap_err().to_string();
+        assert!(same_file.contains("the file is given twice"), "{same_file}");
+        let mut copy = one.clone();
+        copy.source = "copy.json".into();
+        let copied = merge(&[one.clone(), copy]).unwrap_err().to_string();
+        assert!(copied.contains("and copy.json hold the same run"), "{copied}");
+        assert!(copied.contains("1000 I/Os in 1000000123 ns"), "{copied}");
+        // A merge beside one of its own inputs.
+        let other = doc(&a, &none, 1_000_000_456, "b");
+        let mut merged = one.clone();
+        merged.doc = merge(&[one.clone(), other.clone()]).unwrap();
+        merged.source = "m.json".into();
+        let nested = merge(&[merged.clone(), other.clone()]).unwrap_err().to_string();
+        assert!(nested.starts_with("m.json and b hold the same run (host, start, duration"), "{nested}");
+        // The same figures on another host, or a nanosecond longer, are another run.
+        let elsewhere = doc(&a, &none, 1_000_000_123, "c");
+        assert!(merge(&[one.clone(), elsewhere]).is_ok());
+        let longer = doc(&a, &none, 1_000_000_124, "a");
+        assert!(merge(&[one, longer]).is_ok());
+    }
+
+    #[test]
     fn errors_add_up_by_kind() {
         let eio = IoErrorDoc::Errno { errno: 5 };
         let short = IoErrorDoc::ShortTransfer { expected: 4096, done: 512 };
@@ -684,6 +754,13 @@ mod tests {
         checked_sample(d, host)
     }
 
+    /// `r` as another process that recorded the same figures would have it: started a second later.
+    fn another_process(r: &RunDoc) -> RunDoc {
+        let mut r = r.clone();
+        r.doc.started_at_unix_s = Some(r.doc.started_at_unix_s.unwrap_or(0) + 1);
+        r
+    }
+
     #[test]
     fn targets_merge_by_identity_with_exact_histograms() {
         let a = multi("h", &["/a", "/b"], &[&[1000, 2000], &[5000]]);
@@ -719,7 +796,7 @@ mod tests {
         assert_eq!((t[0].host.as_deref(), t[1].host.as_deref()), (Some("n1"), Some("n2")));
         assert_eq!((t[0].dirs.read.ios, t[1].dirs.read.ios), (1, 2));
         // Two processes on one drive of one host: one target, so the total is its block.
-        let m = merge(&[a.clone(), a]).unwrap();
+        let m = merge(&[a.clone(), another_process(&a)]).unwrap();
         assert!(m.results.targets.is_empty());
         assert!(m.results.workers.iter().all(|w| w.target.is_none()));
     }
@@ -727,19 +804,19 @@ mod tests {
     #[test]
     fn inputs_that_disagree_on_a_target_are_refused() {
         let a = multi("h", &["/a", "/b"], &[&[1000], &[2000]]);
-        let mut b = multi("h", &["/a", "/b"], &[&[1000], &[2000]]);
+        let mut b = another_process(&multi("h", &["/a", "/b"], &[&[1000], &[2000]]));
         b.doc.results.targets[1].kind = TargetKind::BlockDevice;
         let e = merge(&[a.clone(), b]).unwrap_err().to_string();
         assert_eq!(
             e,
             "cannot merge per-target results: /b on h is a file in one and a block_device in the other (h and h), so they are not one target; merge results of the same targets, or merge these separately"
         );
-        let mut b = multi("h", &["/a", "/b"], &[&[1000], &[2000]]);
+        let mut b = another_process(&multi("h", &["/a", "/b"], &[&[1000], &[2000]]));
         b.doc.config.as_mut().unwrap().targets[0].size_bytes = 1 << 20;
         let e = merge(&[a.clone(), b]).unwrap_err().to_string();
         assert!(e.contains("/a on h is 1073741824 bytes in one and 1048576 bytes in the other"), "{e}");
         // A run without a target beside runs on several.
-        let mut c = multi("h", &["/a"], &[&[1000]]);
+        let mut c = another_process(&multi("h", &["/a"], &[&[1000]]));
         c.doc.config.as_mut().unwrap().target = None;
         c.source = "c.json".into();
         let e = merge(&[a, c]).unwrap_err().to_string();

@@ -403,6 +403,25 @@ fn processes_started_together_merge_into_one_result() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let read_ios = t["read"]["ios"].as_u64().unwrap();
     assert!(stdout(&o).contains(&format!(" | {read_ios} | 0 |")), "{}", stdout(&o));
+
+    // A run that reaches a merge twice would count its I/Os twice: the same file, a copy of it,
+    // or a merge beside one of its own inputs. Each is refused, and nothing is written.
+    let copy = dir.path().join("copy.json");
+    std::fs::copy(&paths[0], &copy).unwrap();
+    let again = dir.path().join("again.json");
+    let p0 = paths[0].to_str().unwrap();
+    for (inputs, want) in [
+        ([p0, p0], "the file is given twice"),
+        ([p0, copy.to_str().unwrap()], "copy.json hold the same run (host, start, duration and I/O count match"),
+        ([total.to_str().unwrap(), paths[1].to_str().unwrap()], "total.json and "),
+    ] {
+        let o = nvmebench(&["merge", inputs[0], inputs[1], "-o", again.to_str().unwrap()]);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{inputs:?}: {e}");
+        assert!(e.contains(want) && e.contains("give each run once"), "{inputs:?}: {e}");
+        assert_eq!(e.trim().lines().count(), 1, "one line: {e}");
+        assert!(!again.exists(), "{inputs:?} wrote a merge");
+    }
 }
 
 /// Each case: how to spoil the input, and words the one-line error must contain.
