@@ -27,7 +27,7 @@ pub enum TargetError {
     )]
     NoDirectIo { path: String },
     #[error(
-        "{path} is {what}; refusing to write to it, even with --allow-destroy (unmount it, or run a read-only workload)"
+        "{path} is {what}; refusing to write to it, even with --allow-destroy (unmount it or stop what holds it, or run a read-only workload)"
     )]
     InUse { path: String, what: String },
     #[error(
@@ -288,6 +288,17 @@ impl Target {
                 .collect();
             if !held.is_empty() {
                 return Ok(Some(format!("held by {} (through {name}: LVM, RAID or dm)", held.join(", "))));
+            }
+        }
+        // What the lists above miss: a program holding the device exclusively (mkfs, a filesystem
+        // or pool driver, another tool's O_EXCL). Opening it O_EXCL fails with EBUSY while one
+        // does; the probe is closed at once, so workers still open it as they always do.
+        if meta.file_type().is_block_device() {
+            let probe = fs::OpenOptions::new().read(true).custom_flags(libc::O_EXCL).open(&self.path);
+            if probe.as_ref().err().and_then(io::Error::raw_os_error) == Some(libc::EBUSY) {
+                return Ok(Some(
+                    "opened exclusively by another program (a filesystem, RAID member or a tool such as mkfs)".into(),
+                ));
             }
         }
         Ok(None)

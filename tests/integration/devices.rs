@@ -135,6 +135,36 @@ fn mounted_devices_are_never_written() {
     assert_eq!(o.status.code(), Some(0), "reads of a mounted device are harmless: {}", stderr(&o));
 }
 
+#[test]
+fn a_device_another_program_holds_exclusively_is_never_written() {
+    use std::os::unix::fs::OpenOptionsExt;
+    if !can_loop() {
+        return;
+    }
+    let dir = scratch_dir();
+    let Some(lo) = Loop::new(&backing_file(dir.path(), 32 << 20), &[]) else { return };
+    let before = lo.backing_bytes();
+    {
+        // What mkfs or a pool driver does: the device opened O_EXCL, no filesystem on it yet.
+        let _held = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_EXCL).open(&lo.dev).unwrap();
+        let o = nvmebench(&["run", "--filename", &lo.dev, "--rw", "randwrite", "--time", "1", "--allow-destroy"]);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert!(
+            e.contains("is opened exclusively by another program") && e.contains("even with --allow-destroy"),
+            "{e}"
+        );
+        assert_eq!(e.trim().lines().count(), 1, "one line: {e}");
+        assert_eq!(lo.backing_bytes(), before, "refused runs write nothing");
+        // Reading it is harmless.
+        let o = nvmebench(&["run", "--filename", &lo.dev, "--rw", "randread", "--ios", "100"]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    // Once the other program lets go, the probe leaves the device to the workers.
+    let o = nvmebench(&["run", "--filename", &lo.dev, "--rw", "randwrite", "--ios", "200", "--allow-destroy"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
 /// A one-partition MBR: partition 1 from sector 2048 to the end, type Linux.
 fn write_mbr(path: &Path, sectors: u32) {
     use std::io::{Seek, SeekFrom, Write};
