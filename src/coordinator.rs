@@ -15,7 +15,7 @@ use crate::io::Direction;
 use crate::stats::Stats;
 use crate::verify::{GenTable, Mismatch, Verifier};
 use crate::worker::{self, IntervalReport, Links, Phase, Report, Shared, WorkerError, WorkerPlan, WorkerSummary};
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, bounded};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -23,7 +23,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
-/// How often the coordinator looks at signals and stuck workers when no report arrives.
+/// How often the coordinator looks at reports, signals and stuck workers (or every quarter interval
+/// when intervals are shorter).
 const TICK: Duration = Duration::from_millis(20);
 /// Grace beyond the planned end (ramp + runtime + drain timeout) before workers count as stuck.
 const STUCK_GRACE: Duration = Duration::from_secs(10);
@@ -441,31 +442,49 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
     }
 
     /// Receives reports until every worker has finished (or is given up on).
+    ///
+    /// It sleeps between looks and then takes what has arrived, rather than blocking in `recv`:
+    /// a blocked receiver spins and yields before it parks, every time, and the core it does that
+    /// on is the one left free of workers, which on a small machine is where the controller's own
+    /// poller runs (SPDK's vfio-user or TCP target). Sleeping wakes once per look and lets the
+    /// workers send without waking anyone. Measured over vfio-user (null target on the free core,
+    /// QD1, 10 alternating 3 s rounds with perf): 1.004x the IOPS of blocking in `recv` (median of
+    /// the paired rounds; 0.995x perf's against 0.992x); over NVMe/TCP QD32 level.
     fn collect(&mut self, crew: &mut Crew, plan: &RunPlan) {
         let started = Instant::now();
-        while self.running() > 0 {
-            match crew.reports.recv_timeout(TICK) {
-                Ok(Report::Interval(r)) => {
-                    let worker = r.worker;
-                    let stats = self.on_interval(r);
-                    let _ = crew.spares[worker].try_send(stats);
-                }
-                Ok(Report::Done { worker, summary, verify }) => {
-                    self.verifiers.extend(verify.map(|v| (self.target_of[worker], *v)));
-                    self.summaries[worker] = Some(summary);
-                    self.finished[worker] = true;
-                }
-                Ok(Report::Failed { worker, error, partial }) => {
-                    if let Some((stats, summary)) = partial {
-                        self.totals[worker] += &stats;
-                        self.summaries[worker] = Some(summary);
+        // Often enough that a worker finds its emptied set waiting at its next interval.
+        let nap = TICK.min(Duration::from_nanos(self.interval_ns / 4)).max(Duration::from_micros(50));
+        let mut gone = false;
+        while self.running() > 0 && !gone {
+            std::thread::sleep(nap);
+            loop {
+                match crew.reports.try_recv() {
+                    Ok(Report::Interval(r)) => {
+                        let worker = r.worker;
+                        let stats = self.on_interval(r);
+                        let _ = crew.spares[worker].try_send(stats);
                     }
-                    crew.shared.request_stop();
-                    self.failure.get_or_insert(error);
-                    self.finished[worker] = true;
+                    Ok(Report::Done { worker, summary, verify }) => {
+                        self.verifiers.extend(verify.map(|v| (self.target_of[worker], *v)));
+                        self.summaries[worker] = Some(summary);
+                        self.finished[worker] = true;
+                    }
+                    Ok(Report::Failed { worker, error, partial }) => {
+                        if let Some((stats, summary)) = partial {
+                            self.totals[worker] += &stats;
+                            self.summaries[worker] = Some(summary);
+                        }
+                        crew.shared.request_stop();
+                        self.failure.get_or_insert(error);
+                        self.finished[worker] = true;
+                    }
+                    Ok(Report::Ready { .. }) => {}
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => {
+                        gone = true;
+                        break;
+                    }
                 }
-                Ok(Report::Ready { .. }) | Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => break,
             }
             self.watch(crew, plan, started);
             self.finalize(false);
