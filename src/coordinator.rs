@@ -330,6 +330,25 @@ struct Part {
 }
 
 impl Part {
+    /// An emptied part of `parts`, or a new one. Each part holds a whole set of histograms; making
+    /// one per interval meant fresh pages (faulted in, zeroed) and, once freed, unmapped ones,
+    /// whose TLB shootdown interrupts the workers' cores.
+    fn reused(parts: &mut Vec<Part>) -> Part {
+        parts.pop().unwrap_or_default()
+    }
+
+    /// Empties the part for [`Part::reused`].
+    fn clear(&mut self) {
+        self.stats.reset();
+        self.workers = 0;
+        self.iops = [0.0; Direction::COUNT];
+        self.bw = [0.0; Direction::COUNT];
+        self.span_ns = 0;
+        self.end_ns = 0;
+        self.partial = false;
+        self.last = false;
+    }
+
     fn add(&mut self, stats: &Stats, from_ns: u64, to_ns: u64, last: bool, interval_ns: u64) {
         let span = to_ns.saturating_sub(from_ns);
         *self.stats += stats;
@@ -374,7 +393,6 @@ impl Part {
 }
 
 /// One interval: the run's part and, with several targets, each target's.
-#[derive(Default)]
 struct Pending {
     all: Part,
     /// Per target (empty with one target); a target none of whose lanes reported stays empty.
@@ -392,6 +410,8 @@ struct Collector<F> {
     /// Per worker, the highest interval index reported in each phase.
     reached: Vec<[Option<u64>; 2]>,
     pending: BTreeMap<(u8, u64), Pending>,
+    /// Parts of finished intervals, emptied, for the next ones.
+    parts: Vec<Part>,
     intervals: Vec<IntervalPoint>,
     /// Per lane, its target; and with several targets, each target's series (else empty).
     target_of: Vec<usize>,
@@ -418,6 +438,7 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
             finished: vec![false; n],
             reached: vec![[None; 2]; n],
             pending: BTreeMap::new(),
+            parts: Vec::new(),
             intervals: Vec::new(),
             target_of: plan.workers.iter().map(|w| w.target).collect(),
             target_intervals: match plan.workers.iter().map(|w| w.target + 1).max().unwrap_or(0) {
@@ -508,10 +529,14 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
         }
         self.reached[worker][p] = Some(self.reached[worker][p].map_or(index, |r| r.max(index)));
         let (n, interval_ns) = (self.target_intervals.len(), self.interval_ns);
-        let e = self.pending.entry((p as u8, index)).or_default();
+        let parts = &mut self.parts;
+        let e = self
+            .pending
+            .entry((p as u8, index))
+            .or_insert_with(|| Pending { all: Part::reused(parts), targets: Vec::new() });
         e.all.add(&stats, from_ns, to_ns, last, interval_ns);
         if n > 1 && phase == Phase::Measure {
-            e.targets.resize_with(n, Part::default);
+            e.targets.resize_with(n, || Part::reused(parts));
             e.targets[self.target_of[worker]].add(&stats, from_ns, to_ns, last, interval_ns);
         }
         stats.reset();
@@ -550,6 +575,10 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
                         e.targets.get(t).map_or_else(|| Part::default().point(t_s, false), |p| p.point(t_s, false)),
                     );
                 }
+            }
+            for mut part in std::iter::once(e.all).chain(e.targets) {
+                part.clear();
+                self.parts.push(part);
             }
         }
     }
@@ -729,6 +758,31 @@ mod tests {
     use crate::workload::dist::RandomDist;
     use crate::workload::{RwMode, WorkloadSpec};
     use std::sync::Mutex;
+
+    /// A part emptied for reuse reports what a new one would: nothing of the interval before
+    /// leaks into the next.
+    #[test]
+    fn a_reused_part_starts_from_nothing() {
+        let mut busy = Stats::default();
+        busy.dir[Direction::Write as usize].record(9_000_000, 7, 7 * 4096);
+        busy.dir[Direction::Read as usize].record(50_000, 3, 3 * 4096);
+        let mut quiet = Stats::default();
+        quiet.dir[Direction::Read as usize].record(1_000, 2, 2 * 4096);
+        let mut parts = Vec::new();
+        let mut old = Part::reused(&mut parts);
+        old.add(&busy, 0, 3_000, true, 1_000_000);
+        old.clear();
+        parts.push(old);
+        let mut reused = Part::reused(&mut parts);
+        assert!(parts.is_empty());
+        let mut fresh = Part::default();
+        for p in [&mut reused, &mut fresh] {
+            p.add(&quiet, 1_000_000, 2_000_000, false, 1_000_000);
+        }
+        let json = |p: &Part| serde_json::to_value(p.point(2.0, false)).unwrap();
+        assert_eq!(json(&reused), json(&fresh));
+        assert_eq!(reused.stats.dir[Direction::Write as usize].hist.len(), 0);
+    }
 
     fn spec(rw: RwMode, read_percent: u32) -> Arc<WorkloadSpec> {
         Arc::new(WorkloadSpec {

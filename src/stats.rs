@@ -69,7 +69,11 @@ impl DirStats {
         self.max_ns = 0;
         self.sum_ns = 0;
         self.clamped = 0;
-        self.hist.reset();
+        // An empty histogram is all zeroes already; clearing one is a pass over every bucket
+        // (hundreds of KiB), which most directions of most intervals would pay for nothing.
+        if !self.hist.is_empty() {
+            self.hist.reset();
+        }
     }
 
     /// Exact mean latency, or 0 without I/O.
@@ -99,7 +103,10 @@ impl AddAssign<&DirStats> for DirStats {
         self.max_ns = self.max_ns.max(o.max_ns);
         self.sum_ns += o.sum_ns;
         self.clamped += o.clamped;
-        self.hist.add(&o.hist).expect("all histograms share the same bounds");
+        // Adding walks every bucket of `o`; an empty one adds nothing.
+        if !o.hist.is_empty() {
+            self.hist.add(&o.hist).expect("all histograms share the same bounds");
+        }
     }
 }
 
