@@ -475,36 +475,13 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
         let started = Instant::now();
         // Often enough that a worker finds its emptied set waiting at its next interval.
         let nap = TICK.min(Duration::from_nanos(self.interval_ns / 4)).max(Duration::from_micros(50));
-        let mut gone = false;
-        while self.running() > 0 && !gone {
+        'collect: while self.running() > 0 {
             std::thread::sleep(nap);
             loop {
                 match crew.reports.try_recv() {
-                    Ok(Report::Interval(r)) => {
-                        let worker = r.worker;
-                        let stats = self.on_interval(r);
-                        let _ = crew.spares[worker].try_send(stats);
-                    }
-                    Ok(Report::Done { worker, summary, verify }) => {
-                        self.verifiers.extend(verify.map(|v| (self.target_of[worker], *v)));
-                        self.summaries[worker] = Some(summary);
-                        self.finished[worker] = true;
-                    }
-                    Ok(Report::Failed { worker, error, partial }) => {
-                        if let Some((stats, summary)) = partial {
-                            self.totals[worker] += &stats;
-                            self.summaries[worker] = Some(summary);
-                        }
-                        crew.shared.request_stop();
-                        self.failure.get_or_insert(error);
-                        self.finished[worker] = true;
-                    }
-                    Ok(Report::Ready { .. }) => {}
+                    Ok(report) => self.on_report(crew, report),
                     Err(TryRecvError::Empty) => break,
-                    Err(TryRecvError::Disconnected) => {
-                        gone = true;
-                        break;
-                    }
+                    Err(TryRecvError::Disconnected) => break 'collect,
                 }
             }
             self.watch(crew, plan, started);
@@ -515,6 +492,32 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
             for h in crew.handles.iter_mut().filter_map(Option::take) {
                 let _ = h.join();
             }
+        }
+    }
+
+    /// Takes one worker's report: an interval (its emptied set goes back), its end, or its failure.
+    fn on_report(&mut self, crew: &Crew, report: Report) {
+        match report {
+            Report::Interval(r) => {
+                let worker = r.worker;
+                let stats = self.on_interval(r);
+                let _ = crew.spares[worker].try_send(stats);
+            }
+            Report::Done { worker, summary, verify } => {
+                self.verifiers.extend(verify.map(|v| (self.target_of[worker], *v)));
+                self.summaries[worker] = Some(summary);
+                self.finished[worker] = true;
+            }
+            Report::Failed { worker, error, partial } => {
+                if let Some((stats, summary)) = partial {
+                    self.totals[worker] += &stats;
+                    self.summaries[worker] = Some(summary);
+                }
+                crew.shared.request_stop();
+                self.failure.get_or_insert(error);
+                self.finished[worker] = true;
+            }
+            Report::Ready { .. } => {}
         }
     }
 

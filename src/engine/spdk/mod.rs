@@ -838,7 +838,9 @@ impl PollGroup {
                     return Ok(());
                 }
                 rc if rc == -libc::EAGAIN && start.elapsed() < CONNECT_TIMEOUT => {}
-                rc if rc == -libc::EAGAIN => return Err(io::Error::other("no connection within 10 s")),
+                rc if rc == -libc::EAGAIN => {
+                    return Err(io::Error::other(format!("no connection within {} s", CONNECT_TIMEOUT.as_secs())));
+                }
                 rc => return Err(io::Error::from_raw_os_error(-rc)),
             }
         }
