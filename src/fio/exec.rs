@@ -52,7 +52,7 @@ pub fn run_job_file(path: &Path, cli: &RunArgs, given: &[String]) -> anyhow::Res
     let mut plan = plan::build(&sections, &cli.fio.section, cli, given)?;
     if cli.fio.fio_json() {
         for job in plan.groups.iter_mut().flatten() {
-            if !job.options.iter().any(|(k, _)| k == "percentile_list") && !given.iter().any(|g| g == "percentiles") {
+            if !job.percentile_list && !given.iter().any(|g| g == "percentiles") {
                 job.args.percentiles = Percentiles(fio_report::FIO_PERCENTILES.to_vec());
             }
         }

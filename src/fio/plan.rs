@@ -55,6 +55,8 @@ pub struct Job {
     pub options: Vec<(String, String)>,
     /// 1-based position among the file's jobs (fio's log file numbers).
     pub number: usize,
+    /// Whether `percentile_list` applies to the job (in its section or a `[global]` before it).
+    pub percentile_list: bool,
 }
 
 /// The groups of a job file, in order.
@@ -259,7 +261,8 @@ fn translate(
     }
     argv::fold(&mut args).map_err(&section_err)?;
     let options = written(&s.entries);
-    Ok((Job { name: s.name.clone(), at: s.at.clone(), args: *args, options, number }, stonewall))
+    let percentile_list = entries.iter().any(|e| e.key == "percentile_list");
+    Ok((Job { name: s.name.clone(), at: s.at.clone(), args: *args, options, number, percentile_list }, stonewall))
 }
 
 fn spec_is_null(flags: &[(String, String)]) -> bool {

@@ -115,6 +115,19 @@ fn job_file_sections_run_together_and_after_stonewall() {
 }
 
 #[test]
+fn a_percentile_list_in_global_reaches_fios_json() {
+    let dir = scratch_dir();
+    let job = write(
+        dir.path(),
+        "pct.fio",
+        "[global]\npercentile_list=99.5:50\n[a]\nioengine=null\ntime_based\nruntime=0.2\n",
+    );
+    let d = fio_json(&["run", job.to_str().unwrap(), "--output-format=json"]);
+    let pct = d["jobs"][0]["read"]["clat_ns"]["percentile"].as_object().unwrap();
+    assert_eq!(pct.keys().collect::<Vec<_>>(), ["50.000000", "99.500000"], "fio reports the list [global] gives");
+}
+
+#[test]
 fn bad_job_files_get_one_line_naming_file_line_and_option() {
     let dir = scratch_dir();
     let cases = [
