@@ -472,6 +472,12 @@ pub struct FioArgs {
     /// it; nvmebench logs one averaged line per --interval.
     #[arg(long, visible_alias = "log_avg_msec", value_name = "MS", value_parser = parse_log_avg)]
     pub log_avg_msec: Option<u64>,
+
+    /// fio's lat_percentiles: fio-shaped JSON gives the percentiles (and json+ bins) under lat_ns
+    /// too, as fio does; they equal clat_ns's, latency being one measurement per I/O here.
+    #[arg(long = "lat_percentiles", value_name = "0|1", num_args = 0..=1, default_missing_value = "1",
+        value_parser = clap::builder::BoolishValueParser::new())]
+    pub lat_percentiles: Option<bool>,
 }
 
 impl FioArgs {
@@ -485,6 +491,7 @@ impl FioArgs {
             (self.write_iops_log.is_some(), "--write_iops_log"),
             (self.write_lat_log.is_some(), "--write_lat_log"),
             (self.log_avg_msec.is_some(), "--log_avg_msec"),
+            (self.lat_percentiles.is_some(), "--lat_percentiles"),
         ]
         .into_iter()
         .find_map(|(given, what)| given.then_some(what))

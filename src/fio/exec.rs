@@ -342,6 +342,7 @@ fn write_results(path: &Path, cli: &RunArgs, plan: &Plan, runs: &[GroupRun], dis
                     cpu: alone.then_some(&r.result.cpu),
                     intervals: alone.then_some(&r.result.intervals[..]),
                     group_bw_bytes: group_bw,
+                    lat_percentiles: job.args.fio.lat_percentiles.unwrap_or(false),
                 });
             }
         }

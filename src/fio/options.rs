@@ -33,7 +33,7 @@ pub enum PlanOption {
 
 /// The options accepted because they cannot change a measurement here, with the reason (README
 /// lists them the same way).
-pub const NO_OPS: [(&str, &str); 14] = [
+pub const NO_OPS: [(&str, &str); 13] = [
     ("name", "the job's name (used as jobname in fio-shaped JSON)"),
     ("description", "free text"),
     ("thread", "workers are always threads"),
@@ -42,7 +42,6 @@ pub const NO_OPS: [(&str, &str); 14] = [
     ("norandommap", "random offsets never keep a map here (fio's norandommap behaviour)"),
     ("invalidate", "I/O is O_DIRECT, so there is no page cache to drop"),
     ("clat_percentiles", "percentiles are always reported"),
-    ("lat_percentiles", "clat and lat are the same measurement here"),
     ("disable_slat", "submission latency is not measured apart"),
     ("cpus_allowed_policy", "each worker is pinned to one core of the list, in turn"),
     ("kb_base", "only kb_base=1024 (fio's default) is taken"),
@@ -202,7 +201,8 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         "kb_base" => only("1024", "only fio's default 1024 is supported"),
         "unified_rw_reporting" => only("0", "reads and writes are always reported apart"),
         "cmd_type" => only("nvme", "io_uring_cmd sends NVMe commands only"),
-        "clat_percentiles" | "lat_percentiles" => only("1", "percentiles are always reported"),
+        "clat_percentiles" => only("1", "percentiles are always reported"),
+        "lat_percentiles" => arg("lat_percentiles", if flag_on()? { "1" } else { "0" }),
         "disable_slat" => only("1", "submission latency is not measured apart"),
         "cpus_allowed_policy" if v == "shared" || v == "split" => Ok(Some(Mapped::NoOp)),
         _ if NO_OPS.iter().any(|(k, _)| *k == key) => Ok(Some(Mapped::NoOp)),
@@ -309,6 +309,8 @@ mod tests {
         assert_eq!(map("io_size", Some("1m")).unwrap(), Some(Mapped::Plan(PlanOption::IoSize(1 << 20))));
         assert_eq!(map("stonewall", None).unwrap(), Some(Mapped::Plan(PlanOption::Stonewall)));
         assert_eq!(map("group_reporting", None).unwrap(), Some(Mapped::NoOp));
+        assert_eq!(args("lat_percentiles", None), ["--lat_percentiles=1"]);
+        assert_eq!(args("lat_percentiles", Some("0")), ["--lat_percentiles=0"], "fio's default");
         assert_eq!(map("direct", Some("1")).unwrap(), Some(Mapped::NoOp));
         assert_eq!(map("iodepth_batch", Some("4")).unwrap(), None);
     }

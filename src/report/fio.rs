@@ -56,6 +56,8 @@ pub struct FioJob<'a> {
     pub intervals: Option<&'a [IntervalPoint]>,
     /// Bytes per second of the job's whole group, for `bw_agg`.
     pub group_bw_bytes: f64,
+    /// fio's `lat_percentiles=1`: `lat_ns` carries the percentiles (and json+ bins) too.
+    pub lat_percentiles: bool,
 }
 
 /// A kernel block device's counters over one group, as fio's `disk_util` entry.
@@ -180,16 +182,20 @@ fn direction(
     o.insert("short_ios".into(), json!(0));
     o.insert("drop_ios".into(), json!(0));
     o.insert("slat_ns".into(), not_measured());
-    let mut clat = summary(d);
-    if d.ios > 0 {
-        let table: Map<String, Value> = pcts.iter().map(|p| (format!("{p:.6}"), json!(d.percentile_ns(*p)))).collect();
-        clat.insert("percentile".into(), Value::Object(table));
-        if plus {
-            clat.insert("bins".into(), bins(d));
+    let with_percentiles = |percentiles: bool| {
+        let mut m = summary(d);
+        if percentiles && d.ios > 0 {
+            let table: Map<String, Value> =
+                pcts.iter().map(|p| (format!("{p:.6}"), json!(d.percentile_ns(*p)))).collect();
+            m.insert("percentile".into(), Value::Object(table));
+            if plus {
+                m.insert("bins".into(), bins(d));
+            }
         }
-    }
-    o.insert("clat_ns".into(), Value::Object(clat));
-    o.insert("lat_ns".into(), Value::Object(summary(d)));
+        Value::Object(m)
+    };
+    o.insert("clat_ns".into(), with_percentiles(true));
+    o.insert("lat_ns".into(), with_percentiles(j.lat_percentiles));
     if d.ios == 0 {
         // What fio writes for a direction without I/O.
         for k in ["bw_min", "bw_max", "bw_samples", "iops_min", "iops_max", "iops_samples"] {
@@ -422,6 +428,7 @@ mod tests {
                 cpu,
                 intervals: None,
                 group_bw_bytes: 4096.0 * 1024.0,
+                lat_percentiles: plus,
             };
             render(&[], &[j], &[], plus, SystemTime::UNIX_EPOCH)
         };
@@ -447,6 +454,12 @@ mod tests {
         let d = job(None, true);
         assert!(d["jobs"][0].get("usr_cpu").is_none(), "jobs that ran together share no CPU figure");
         assert_eq!(d["jobs"][0]["read"]["clat_ns"]["bins"]["1000"], 1000);
+        assert!(r.get("lat_ns").and_then(|l| l.get("percentile")).is_none(), "fio's lat_percentiles=0");
+        let l = &d["jobs"][0]["read"]["lat_ns"];
+        assert_eq!(
+            (&l["percentile"], &l["bins"]),
+            (&r["clat_ns"]["percentile"], &d["jobs"][0]["read"]["clat_ns"]["bins"])
+        );
     }
 
     #[test]

@@ -95,6 +95,7 @@ pub fn single_run_output(
         cpu: Some(&r.cpu),
         intervals: Some(&r.intervals),
         group_bw_bytes: bw,
+        lat_percentiles: args.fio.lat_percentiles.unwrap_or(false),
     };
     let plus = args.fio.output_format.as_deref() == Some("json+");
     let doc = fio_report::render(&[], &[job], &disk.into_iter().collect::<Vec<_>>(), plus, r.started_at);

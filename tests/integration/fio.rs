@@ -127,6 +127,26 @@ fn a_percentile_list_in_global_reaches_fios_json() {
     assert_eq!(pct.keys().collect::<Vec<_>>(), ["50.000000", "99.500000"], "fio reports the list [global] gives");
 }
 
+/// fio's `lat_percentiles=1` puts the percentiles and json+ bins under `lat_ns` too; `=0` is fio's
+/// default.
+#[test]
+fn lat_percentiles_shape_lat_ns_as_fio_does() {
+    let dir = scratch_dir();
+    for (setting, want) in [("lat_percentiles=1", true), ("lat_percentiles", true), ("lat_percentiles=0", false)] {
+        let text = format!("[a]\nioengine=null\ntime_based\nruntime=0.2\n{setting}\n");
+        let job = write(dir.path(), "lat.fio", &text);
+        let d = fio_json(&["run", job.to_str().unwrap(), "--output-format=json+"]);
+        let r = &d["jobs"][0]["read"];
+        assert_eq!(r["lat_ns"].get("percentile").is_some(), want, "{setting}: {}", r["lat_ns"]);
+        if want {
+            assert_eq!(r["lat_ns"]["percentile"], r["clat_ns"]["percentile"], "{setting}");
+            assert_eq!(r["lat_ns"]["bins"], r["clat_ns"]["bins"], "{setting}");
+        }
+    }
+    let d = fio_json(&["run", "--ioengine=null", "--runtime=0.2", "--lat_percentiles", "--output-format=json"]);
+    assert_eq!(d["jobs"][0]["read"]["lat_ns"]["percentile"], d["jobs"][0]["read"]["clat_ns"]["percentile"]);
+}
+
 #[test]
 fn bad_job_files_get_one_line_naming_file_line_and_option() {
     let dir = scratch_dir();
