@@ -166,12 +166,13 @@ fn resolve_phases(
     Ok(phases)
 }
 
-/// Readies the first resolved phase's targets, which every kernel engine shares: new files are
-/// created now, a scratch file is removed when the returned guard drops (at the end of the compare).
+/// Readies the targets of the first resolved phase that has any (the null engine may have none),
+/// which every kernel engine shares: new files are created now, a scratch file is removed when the
+/// returned guard drops (at the end of the compare).
 fn prepare_target(phases: &[Phase]) -> Result<Option<RemoveOnDrop>, SetupError> {
     let first = phases.iter().find_map(|p| match p {
-        Phase::Ready(cfg, _) => Some(cfg),
-        Phase::Deferred(_) => None,
+        Phase::Ready(cfg, _) if !cfg.targets.is_empty() => Some(cfg),
+        Phase::Ready(..) | Phase::Deferred(_) => None,
     });
     let scratch = first
         .filter(|c| c.scratch)

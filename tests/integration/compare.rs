@@ -70,6 +70,19 @@ fn kernel_engines_side_by_side() {
     assert_eq!(json(&o)["runs"].as_array().unwrap().len(), 2);
 }
 
+/// Without --filename the kernel engines share a scratch file; the null engine, which needs none,
+/// may come first.
+#[test]
+fn a_scratch_file_is_made_when_null_comes_first() {
+    let o = nvmebench(&["compare", "--engines", "null,psync", "--ios", "200", "--output", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    assert_eq!(j["stopped_early"], serde_json::Value::Null, "{}", j["stopped_early"]);
+    let ios: Vec<&serde_json::Value> =
+        j["runs"].as_array().unwrap().iter().map(|r| &r["run"]["results"]["total"]["read"]["ios"]).collect();
+    assert_eq!(ios, [200, 200]);
+}
+
 #[test]
 fn bad_engine_lists_run_nothing() {
     let dir = scratch_dir();
