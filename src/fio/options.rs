@@ -199,7 +199,11 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
             Ok(Some(Mapped::Plan(PlanOption::IoSize(bytes))))
         }
         "kb_base" => only("1024", "only fio's default 1024 is supported"),
-        "unified_rw_reporting" => only("0", "reads and writes are always reported apart"),
+        // fio's default, by the name `fio --cmdhelp` gives it.
+        "unified_rw_reporting" if v == "none" => Ok(Some(Mapped::NoOp)),
+        "unified_rw_reporting" => {
+            only("0", "reads and writes are always reported apart; remove it, or write unified_rw_reporting=none")
+        }
         "cmd_type" => only("nvme", "io_uring_cmd sends NVMe commands only"),
         "clat_percentiles" => only("1", "percentiles are always reported"),
         "lat_percentiles" => arg("lat_percentiles", if flag_on()? { "1" } else { "0" }),
@@ -312,6 +316,7 @@ mod tests {
         assert_eq!(args("lat_percentiles", None), ["--lat_percentiles=1"]);
         assert_eq!(args("lat_percentiles", Some("0")), ["--lat_percentiles=0"], "fio's default");
         assert_eq!(map("direct", Some("1")).unwrap(), Some(Mapped::NoOp));
+        assert_eq!(map("unified_rw_reporting", Some("none")).unwrap(), Some(Mapped::NoOp), "fio's default");
         assert_eq!(map("iodepth_batch", Some("4")).unwrap(), None);
     }
 
@@ -325,6 +330,7 @@ mod tests {
         assert!(e("bsrange", "16k-4k").contains("is not a size range"));
         assert!(e("bsrange", "4k-8k,4k-8k,4k-8k,4k-8k").contains("more than three ranges"));
         assert!(e("kb_base", "1000").contains("only fio's default 1024"));
+        assert!(e("unified_rw_reporting", "mixed").ends_with("write unified_rw_reporting=none"));
         assert!(e("rw", "randread:8").contains("offset modifier"));
     }
 
