@@ -328,8 +328,8 @@ fn write_results(path: &Path, cli: &RunArgs, plan: &Plan, runs: &[GroupRun], dis
         let mut jobs = Vec::new();
         for (g, r) in runs.iter().enumerate() {
             let alone = r.jobs.len() == 1;
-            let group_bw: f64 =
-                stats[g].iter().map(|(s, ns)| s.all().bytes as f64 / (*ns as f64 / 1e9).max(1e-9)).sum();
+            let group_bw = crate::io::Direction::ALL
+                .map(|dir| stats[g].iter().map(|(s, ns)| s.of(dir).bytes as f64 / (*ns as f64 / 1e9).max(1e-9)).sum());
             for (i, (job, cfg)) in r.jobs.iter().enumerate() {
                 let (s, ns) = &stats[g][i];
                 jobs.push(FioJob {

@@ -54,8 +54,9 @@ pub struct FioJob<'a> {
     pub cpu: Option<&'a CpuUsage>,
     /// The interval series, when this job ran alone.
     pub intervals: Option<&'a [IntervalPoint]>,
-    /// Bytes per second of the job's whole group, for `bw_agg`.
-    pub group_bw_bytes: f64,
+    /// Bytes per second of the job's whole group in each direction, for `bw_agg` (as fio, the
+    /// job's share of its group's bandwidth in that direction).
+    pub group_bw_bytes: [f64; Direction::COUNT],
     /// fio's `lat_percentiles=1`: `lat_ns` carries the percentiles (and json+ bins) too.
     pub lat_percentiles: bool,
 }
@@ -123,12 +124,12 @@ fn job(j: &FioJob<'_>, plus: bool) -> Value {
         j.intervals.map(|iv| iv.iter().filter(|p| !p.ramp).map(move |p| *p.of(dir)).collect::<Vec<_>>())
     };
     for dir in [Direction::Read, Direction::Write, Direction::Trim] {
-        o.insert(dir.name().into(), direction(j.stats.of(dir), j, pcts, plus, series(dir).as_deref()));
+        o.insert(dir.name().into(), direction(dir, j, pcts, plus, series(dir).as_deref()));
     }
     // fio has no write-zeroes; ours sit beside fio's blocks, in the same shape, when issued.
     if j.cfg.workload.mix.issues(Direction::WriteZeroes) {
         let dir = Direction::WriteZeroes;
-        o.insert(dir.name().into(), direction(j.stats.of(dir), j, pcts, plus, series(dir).as_deref()));
+        o.insert(dir.name().into(), direction(dir, j, pcts, plus, series(dir).as_deref()));
     }
     // fio's `sync` block counts fsyncs: our flushes.
     let flush = j.stats.of(Direction::Flush);
@@ -162,12 +163,13 @@ fn job(j: &FioJob<'_>, plus: bool) -> Value {
 
 /// One direction: fio's counters, rates, latencies and (with intervals) bandwidth statistics.
 fn direction(
-    d: &DirStats,
+    dir: Direction,
     j: &FioJob<'_>,
     pcts: &[f64],
     plus: bool,
     series: Option<&[crate::coordinator::DirPoint]>,
 ) -> Value {
+    let d = j.stats.of(dir);
     let secs = j.elapsed_ns as f64 / 1e9;
     let bw_bytes = if secs > 0.0 { (d.bytes as f64 / secs).round() as u64 } else { 0 };
     let iops = if secs > 0.0 { d.ios as f64 / secs } else { 0.0 };
@@ -209,7 +211,8 @@ fn direction(
         let io: Vec<f64> = points.iter().map(|p| p.iops).collect();
         let (bw_mean, bw_dev) = mean_dev(&bw);
         let (io_mean, io_dev) = mean_dev(&io);
-        let agg = if j.group_bw_bytes > 0.0 { d.bytes as f64 / secs / j.group_bw_bytes * 100.0 } else { 0.0 };
+        let group = j.group_bw_bytes[dir as usize];
+        let agg = if group > 0.0 { d.bytes as f64 / secs / group * 100.0 } else { 0.0 };
         o.insert("bw_min".into(), json!(bw.iter().copied().fold(f64::INFINITY, f64::min).round() as u64));
         o.insert("bw_max".into(), json!(bw.iter().copied().fold(0.0, f64::max).round() as u64));
         o.insert("bw_agg".into(), json!(agg));
@@ -427,7 +430,7 @@ mod tests {
                 elapsed_ns: 1_000_000_000,
                 cpu,
                 intervals: None,
-                group_bw_bytes: 4096.0 * 1024.0,
+                group_bw_bytes: [4096.0 * 1024.0, 0.0, 0.0, 0.0, 0.0],
                 lat_percentiles: plus,
             };
             render(&[], &[j], &[], plus, SystemTime::UNIX_EPOCH)

@@ -84,7 +84,7 @@ pub fn single_run_output(
         options.push(("rwmixread".into(), w.read_percent().to_string()));
     }
     let (name, stats) = (args.fio.name.clone().unwrap_or_else(|| "nvmebench".into()), &r.total);
-    let bw = report::rates(&stats.all(), r.elapsed_ns).1;
+    let bw = crate::io::Direction::ALL.map(|dir| report::rates(stats.of(dir), r.elapsed_ns).1);
     let job = FioJob {
         name: &name,
         group_id: 0,

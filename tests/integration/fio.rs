@@ -127,6 +127,17 @@ fn a_percentile_list_in_global_reaches_fios_json() {
     assert_eq!(pct.keys().collect::<Vec<_>>(), ["50.000000", "99.500000"], "fio reports the list [global] gives");
 }
 
+/// fio's `bw_agg` is a job's share of its group's bandwidth in the same direction: a job alone in
+/// its group has all of it, in reads and in writes.
+#[test]
+fn bw_agg_is_a_share_of_the_groups_bandwidth_in_that_direction() {
+    let d = fio_json(&["run", "--ioengine=null", "--rw=randrw", "--runtime=0.3", "--output-format=json"]);
+    for dir in ["read", "write"] {
+        let agg = d["jobs"][0][dir]["bw_agg"].as_f64().unwrap();
+        assert!((agg - 100.0).abs() < 1e-6, "{dir}: bw_agg {agg}");
+    }
+}
+
 /// fio's `lat_percentiles=1` puts the percentiles and json+ bins under `lat_ns` too; `=0` is fio's
 /// default.
 #[test]
