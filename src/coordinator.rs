@@ -159,6 +159,12 @@ impl RunResult {
         self.total.errors.total()
     }
 
+    /// I/Os given up on when the drain timed out: they never completed, so the run did not end
+    /// clean (exit status 1) even though no I/O reported an error.
+    pub fn lost_in_flight(&self) -> u64 {
+        self.workers.iter().filter_map(|w| w.summary.as_ref()).map(|s| s.lost_in_flight).sum()
+    }
+
     /// The workers' own CPU time over their measured windows, summed.
     pub fn worker_cpu_ns(&self) -> u64 {
         self.workers.iter().filter_map(|w| w.summary.as_ref()).map(|s| s.thread_cpu_ns).sum()
