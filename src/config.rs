@@ -337,6 +337,21 @@ fn resolve_verify(
             ),
         ));
     }
+    if let Some(p) = &args.verify_state {
+        // The state is saved after the run: a path it cannot be saved to is refused before anything
+        // is written, not after the data it describes.
+        let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+        if !dir.is_dir() {
+            return Err(invalid(
+                "verify-state",
+                format!(
+                    "the directory {} does not exist, so {} could not be saved after the run; create it or pick another path",
+                    dir.display(),
+                    p.display()
+                ),
+            ));
+        }
+    }
     let mut known = vec![None; targets.len()];
     let mut carried = Vec::new();
     let mut seed = None;
