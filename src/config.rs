@@ -90,6 +90,10 @@ pub enum ConfigError {
         "{again} is the same target as {first}; give each file or device once (one worker per target is --jobs, several per target --each-worker-all-targets or more --jobs)"
     )]
     SameTargetTwice { first: String, again: String },
+    #[error(
+        "{part} is a partition of {disk}, which is also a target, so their blocks overlap; give the disk or its partition, not both"
+    )]
+    PartitionOfTarget { part: String, disk: String },
     #[error("{path} does not support {what}; drop the {dir} share or run on a target that supports it")]
     Unsupported { path: String, what: &'static str, dir: &'static str },
     #[error(
@@ -336,6 +340,21 @@ fn resolve_verify(
                 GenTable::memory_for(size, unit) >> 20
             ),
         ));
+    }
+    if let Some(p) = &args.verify_state {
+        // The state is saved after the run: a path it cannot be saved to is refused before anything
+        // is written, not after the data it describes.
+        let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+        if !dir.is_dir() {
+            return Err(invalid(
+                "verify-state",
+                format!(
+                    "the directory {} does not exist, so {} could not be saved after the run; create it or pick another path",
+                    dir.display(),
+                    p.display()
+                ),
+            ));
+        }
     }
     let mut known = vec![None; targets.len()];
     let mut carried = Vec::new();
@@ -754,6 +773,15 @@ fn resolve_targets(
                     return Err(ConfigError::SameTargetTwice {
                         first: first.path.display().to_string(),
                         again: t.path.display().to_string(),
+                    });
+                }
+                let overlap = targets.iter().find_map(|o| {
+                    if t.is_partition_of(o) { Some((&t, o)) } else { o.is_partition_of(&t).then_some((o, &t)) }
+                });
+                if let Some((part, disk)) = overlap {
+                    return Err(ConfigError::PartitionOfTarget {
+                        part: part.path.display().to_string(),
+                        disk: disk.path.display().to_string(),
                     });
                 }
                 targets.push(t);

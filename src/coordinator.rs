@@ -159,6 +159,12 @@ impl RunResult {
         self.total.errors.total()
     }
 
+    /// I/Os given up on when the drain timed out: they never completed, so the run did not end
+    /// clean (exit status 1) even though no I/O reported an error.
+    pub fn lost_in_flight(&self) -> u64 {
+        self.workers.iter().filter_map(|w| w.summary.as_ref()).map(|s| s.lost_in_flight).sum()
+    }
+
     /// The workers' own CPU time over their measured windows, summed.
     pub fn worker_cpu_ns(&self) -> u64 {
         self.workers.iter().filter_map(|w| w.summary.as_ref()).map(|s| s.thread_cpu_ns).sum()
@@ -1011,6 +1017,25 @@ mod tests {
         assert_eq!(r.interrupted_by, Some(2));
         assert!(r.total.read().ios > 0);
         assert_eq!(r.workers[0].summary.as_ref().unwrap().stop_reason, StopReason::Requested);
+    }
+
+    #[test]
+    fn a_polled_device_that_stops_answering_is_watched_and_given_up() {
+        // Every I/O takes 5 s on an engine that never blocks in a wait (null, as uring:poll and SPDK
+        // poll): while nothing completes the worker must still cut its intervals, see its deadline
+        // and give up the drain after its timeout, not wait for a completion.
+        let mut p = plan(1, 4, spec(RwMode::RandRead, 100));
+        p.workers[0].runtime = Some(Duration::from_millis(300));
+        p.workers[0].drain_timeout = Duration::from_millis(100);
+        let b = Arc::new(NullBuilder { options: NullOptions { service_time: Duration::from_secs(5) } });
+        let started = Instant::now();
+        let r = run(b, p, quanta::Clock::new(), |_| {}).unwrap();
+        assert!(started.elapsed() < Duration::from_secs(3), "took {:?}", started.elapsed());
+        let s = r.workers[0].summary.as_ref().unwrap();
+        assert_eq!((s.stop_reason, s.lost_in_flight), (StopReason::Time, 4));
+        let times: Vec<f64> = r.intervals.iter().map(|i| i.t_s).collect();
+        assert!(times.len() >= 3 && times[..2] == [0.1, 0.2], "{times:?}");
+        assert_eq!(r.total.read().ios, 0);
     }
 
     struct FailingBuilder;

@@ -366,6 +366,17 @@ impl Target {
         }
     }
 
+    /// Whether this block device is a partition of `disk`: the two are different devices, yet
+    /// writing one changes what the other holds.
+    pub fn is_partition_of(&self, disk: &Target) -> bool {
+        let rdev =
+            |t: &Target| fs::metadata(&t.path).ok().filter(|m| m.file_type().is_block_device()).map(|m| m.rdev());
+        let (Some(part), Some(disk)) = (rdev(self), rdev(disk)) else { return false };
+        part != disk
+            && fs::canonicalize(sysfs_dir(part)).is_ok_and(|p| p.join("partition").exists())
+            && whole_disk_dir(part).is_some_and(|w| fs::canonicalize(sysfs_dir(disk)).is_ok_and(|d| d == w))
+    }
+
     pub fn describe(&self) -> String {
         let kind = match self.kind {
             TargetKind::File => "file",

@@ -229,7 +229,8 @@ impl<'c, E: Engine> Loop<'c, E> {
     #[inline(always)]
     pub(super) fn pass(&mut self, plan: &WorkerPlan, shared: &Shared, links: &Links) -> Result<Pass, EngineError> {
         let recent = self.recent.take();
-        if recent.is_none() && self.coast > 0 {
+        let coasting = recent.is_none() && self.coast > 0;
+        if coasting {
             self.coast -= 1;
         } else {
             let now = match recent {
@@ -260,7 +261,10 @@ impl<'c, E: Engine> Loop<'c, E> {
         if reaped > 0 {
             self.recent = Some(self.last_completion);
             self.coast = 0;
-        } else if self.coast == 0 && self.coastable() {
+        } else if !coasting && self.coast == 0 && self.coastable() {
+            // Only a pass that took its decisions starts a coast: re-arming on the coast's last
+            // pass would skip every decision (the deadline, a stop, the drain timeout, interval
+            // boundaries) for as long as nothing completes.
             self.coast = COAST_PASSES;
         }
         self.requeue_retries()?;

@@ -111,6 +111,10 @@ fn each_bad_input_exits_2_with_one_sentence() {
         (&["--filename", f, "--engine", "uring:sqpoll_cpu=9999"], "core 9999 does not exist"),
         (&["--filename", f, "--engine", "spdk:x"], "the spdk engine takes its options as flags"),
         (&["--filename", f, "--verify-state", "s.bin"], "--verify"),
+        (
+            &["--filename", f, "--rw", "randwrite", "--verify", "--verify-state", "/nonexistent/dir/s.bin"],
+            "the directory /nonexistent/dir does not exist",
+        ),
         (&["--filename", f, "--rw", "randread", "--verify"], "a read-only workload has nothing to check"),
         (&["--filename", f, "--confirm-serial", "X"], "--allow-destroy"),
         (&["--filename", f, "--spdk-inject-error", "read:0"], "is not an injection"),

@@ -73,6 +73,26 @@ fn service_time_shows_in_latency() {
 }
 
 #[test]
+fn ios_given_up_after_the_drain_timeout_fail_the_run() {
+    // Nothing completes within the hour: the 32 I/Os in flight at the end are given up after the
+    // drain timeout. They never completed, so the run is not clean.
+    let o = nvmebench(&[
+        "run",
+        "--engine",
+        "null:lat=1h",
+        "--time",
+        "200ms",
+        "--drain-timeout",
+        "100ms",
+        "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let j = json(&o);
+    assert_eq!(j["results"]["workers"][0]["summary"]["lost_in_flight"], 32);
+}
+
+#[test]
 fn pacing_holds_the_rate() {
     // 2500 I/Os at 5000 IOPS cannot finish before 0.5 s: the schedule never runs ahead, whatever
     // the machine does (and a loaded machine can only make it later, never earlier).
