@@ -269,6 +269,18 @@ struct Runner<'a> {
     errors: bool,
 }
 
+/// Whether a step's saved document records I/O errors or I/Os given up after the drain timeout.
+/// A document that cannot be read counts as clean here: the step is skipped as before, and
+/// `nvmebench report` names what is wrong with it.
+fn recorded_trouble(path: &Path) -> bool {
+    crate::report::load::load(&[path.to_path_buf()]).is_ok_and(|set| {
+        set.runs.iter().any(|r| {
+            r.errors_total() > 0
+                || r.doc.results.workers.iter().filter_map(|w| w.summary.as_ref()).any(|s| s.lost_in_flight > 0)
+        })
+    })
+}
+
 impl Runner<'_> {
     fn run_all(&mut self) -> anyhow::Result<u8> {
         let planned: Vec<Duration> = self.plan.steps.iter().map(|s| s.planned).collect();
@@ -277,7 +289,12 @@ impl Runner<'_> {
         for (i, step) in self.plan.steps.iter().enumerate() {
             let path = self.dir.join(format!("{}.json", step.id));
             if path.exists() {
-                progress.suspend(|| eprintln!("nvmebench: step {}/{n} {}: done earlier, skipped", i + 1, step.id));
+                // A resumed suite still owes the exit status of the steps it skips.
+                let troubled = recorded_trouble(&path);
+                self.errors |= troubled;
+                let note = if troubled { " (it recorded I/O errors or lost I/Os)" } else { "" };
+                progress
+                    .suspend(|| eprintln!("nvmebench: step {}/{n} {}: done earlier, skipped{note}", i + 1, step.id));
                 progress.skip_step(i);
                 continue;
             }
@@ -365,6 +382,16 @@ impl Runner<'_> {
             self.errors = true;
             progress.suspend(|| {
                 eprintln!("nvmebench: {} I/O errors in this measurement; the step records them", m.result.error_count())
+            });
+        }
+        if m.result.lost_in_flight() > 0 {
+            // As `run` does: I/Os given up after the drain timeout are a device that stopped answering.
+            self.errors = true;
+            progress.suspend(|| {
+                eprintln!(
+                    "nvmebench: {} I/Os were still in flight when the drain timed out; the step records them",
+                    m.result.lost_in_flight()
+                )
             });
         }
         Ok(Ok(m))

@@ -423,6 +423,22 @@ fn a_killed_suite_resumes_after_its_finished_steps() {
 }
 
 #[test]
+fn lost_ios_fail_the_suite_and_a_resume_remembers_it() {
+    // Every I/O outlives the run and the drain (10 s): the step records 32 I/Os given up.
+    let _one_at_a_time = serial();
+    let dir = scratch_dir();
+    let d = dir.path().join("lost");
+    let args = ["8k-70-30", "--engine", "null:lat=1h", "--time", "100ms", "--dir", d.to_str().unwrap()];
+    let o = suite(&args);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("32 I/Os were still in flight when the drain timed out"), "{}", stderr(&o));
+    // Resumed, the step is skipped, and its lost I/Os still decide the exit status.
+    let o = suite(&args);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("done earlier, skipped (it recorded I/O errors or lost I/Os)"), "{}", stderr(&o));
+}
+
+#[test]
 fn the_report_draws_suite_results() {
     let _one_at_a_time = serial();
     let dir = scratch_dir();
