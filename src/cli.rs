@@ -904,7 +904,15 @@ fn parse_percentiles(text: &str) -> Result<Percentiles, String> {
             })
         })
         .collect::<Result<Vec<_>, _>>()
-        .map(Percentiles)
+        .and_then(|v| {
+            // Two equal columns in the text and one key in the JSON would disagree.
+            match v.iter().enumerate().find(|&(i, p)| v[..i].contains(p)) {
+                Some((_, p)) => {
+                    Err(format!("percentile {p} is listed twice; list each percentile once, like 50,99,99.9"))
+                }
+                None => Ok(Percentiles(v)),
+            }
+        })
 }
 
 #[cfg(test)]

@@ -90,6 +90,7 @@ fn each_bad_input_exits_2_with_one_sentence() {
             "drop --verify or the trims",
         ),
         (&["--filename", f, "--percentiles", "50,101"], "is not a percentile"),
+        (&["--filename", f, "--percentiles", "50,99,50.0"], "percentile 50 is listed twice"),
         (&["--filename", f, "--interval", "0"], "is zero"),
         (&["--filename", f, "--telemetry-interval", "50ms"], "shorter than the 100ms minimum"),
         (&["--filename", f, "--json", "/nonexistent/dir/out.json"], "does not exist; create it or pick another path"),
