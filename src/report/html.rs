@@ -398,13 +398,15 @@ fn workload_facts(f: &mut Facts, r: &RunDoc) {
         }),
     );
     f.add("queue depth", text(&c["queue_depth"]));
-    f.add(
-        "workers",
-        c["cores"].as_array().map(|a| {
+    // A merge's config is its first input's: its workers are every input's.
+    let workers = match &r.doc.merged {
+        Some(m) => Some(format!("{} across {} merged runs", r.doc.results.workers.len(), m.inputs.len())),
+        None => c["cores"].as_array().map(|a| {
             let cores: Vec<String> = a.iter().filter_map(text).collect();
             format!("{} on cores {}", a.len(), cores.join(","))
         }),
-    );
+    };
+    f.add("workers", workers);
     f.add("distribution", text(&w["random_dist"]["kind"]));
     f.add("measured", Some(format!("{:.3} s", r.elapsed_ns as f64 / 1e9)));
     f.add("runtime / ramp", c["runtime"].as_f64().map(|t| format!("{t} s / {} s", c["ramp"].as_f64().unwrap_or(0.0))));

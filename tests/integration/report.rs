@@ -382,6 +382,7 @@ fn processes_started_together_merge_into_one_result() {
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("<figure id=\"inputs\">") && html.contains("IOPS by input"), "a bar per merged input");
     assert!(html.contains("<figure id=\"workers\">"), "a bar per worker of every input");
+    assert!(html.contains("3 across 3 merged runs"), "the run's facts count every input's workers");
     let t = &m["results"]["total"];
     let merged_ios = t["read"]["ios"].as_u64().unwrap() + t["write"]["ios"].as_u64().unwrap();
     assert_eq!(merged_ios, ios.iter().sum::<u64>(), "the merged I/O count is the sum");
