@@ -119,7 +119,10 @@ fn job(j: &FioJob<'_>, plus: bool) -> Value {
     o.insert("eta".into(), json!(0));
     o.insert("elapsed".into(), json!((j.cfg.ramp.as_nanos() as u64 + j.elapsed_ns).div_ceil(1_000_000_000)));
     o.insert("job options".into(), options(&j.options));
-    let pcts = &j.cfg.percentiles;
+    // fio sorts its percentile_list; its tables run in numeric order.
+    let mut pcts = j.cfg.percentiles.clone();
+    pcts.sort_by(f64::total_cmp);
+    let pcts = &pcts;
     let series = |dir: Direction| {
         j.intervals.map(|iv| iv.iter().filter(|p| !p.ramp).map(move |p| *p.of(dir)).collect::<Vec<_>>())
     };

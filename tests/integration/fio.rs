@@ -208,6 +208,24 @@ fn bad_job_files_get_one_line_naming_file_line_and_option() {
 }
 
 /// Runs `args` (an nvmebench run with fio-shaped JSON) and returns the document.
+#[test]
+fn percentiles_and_bins_come_in_numeric_order_as_fio_writes_them() {
+    // Tools that walk the table in file order (a plot of percentile against latency) would zigzag
+    // through 1, 10, 20, ..., 5 in text order; fio sorts its percentile_list.
+    let d = fio_json(&[
+        "run",
+        "--ioengine=null",
+        "--runtime=0.2",
+        "--percentile_list=99.9:5:50:10",
+        "--output-format=json+",
+    ]);
+    let clat = &d["jobs"][0]["read"]["clat_ns"];
+    let keys = |v: &Value| -> Vec<f64> { v.as_object().unwrap().keys().map(|k| k.parse().unwrap()).collect() };
+    assert_eq!(keys(&clat["percentile"]), [5.0, 10.0, 50.0, 99.9]);
+    let bins = keys(&clat["bins"]);
+    assert!(bins.len() > 1 && bins.windows(2).all(|w| w[0] < w[1]), "{bins:?}");
+}
+
 fn fio_json(args: &[&str]) -> Value {
     let o = nvmebench(args);
     assert!(o.status.success(), "{}", stderr(&o));
