@@ -277,19 +277,23 @@ fn run_together(
 
 /// The block device a config's target lives on (`MAJ:MIN`).
 /// A job's statistics summed over its workers, and its measured time (its longest worker's).
-fn job_stats(r: &RunResult, workers: &[usize]) -> (Stats, u64) {
+/// A job's workers' figures summed, its longest worker's measured time, and all their measured
+/// times added up (fio's `job_runtime`).
+fn job_stats(r: &RunResult, workers: &[usize]) -> (Stats, u64, u64) {
     let mut s = Stats::default();
-    let mut elapsed = 0;
+    let (mut elapsed, mut summed) = (0, 0);
     for &w in workers {
         s += &r.workers[w].stats;
-        elapsed = elapsed.max(r.workers[w].summary.as_ref().map_or(0, |x| x.measured_ns));
+        let measured = r.workers[w].summary.as_ref().map_or(0, |x| x.measured_ns);
+        elapsed = elapsed.max(measured);
+        summed += measured;
     }
-    (s, if elapsed == 0 { r.elapsed_ns } else { elapsed })
+    if elapsed == 0 { (s, r.elapsed_ns, r.elapsed_ns * workers.len() as u64) } else { (s, elapsed, summed) }
 }
 
 fn write_results(path: &Path, cli: &RunArgs, plan: &Plan, runs: &[GroupRun], disks: &[DiskUtil]) -> anyhow::Result<()> {
     let clock = crate::run::clock_source();
-    let stats: Vec<Vec<(Stats, u64)>> =
+    let stats: Vec<Vec<(Stats, u64, u64)>> =
         runs.iter().map(|r| r.workers.iter().map(|w| job_stats(&r.result, w)).collect()).collect();
     // fio's logs, for jobs that ran alone.
     for r in runs.iter().filter(|r| r.jobs.len() == 1) {
@@ -329,10 +333,11 @@ fn write_results(path: &Path, cli: &RunArgs, plan: &Plan, runs: &[GroupRun], dis
         let mut jobs = Vec::new();
         for (g, r) in runs.iter().enumerate() {
             let alone = r.jobs.len() == 1;
-            let group_bw = crate::io::Direction::ALL
-                .map(|dir| stats[g].iter().map(|(s, ns)| s.of(dir).bytes as f64 / (*ns as f64 / 1e9).max(1e-9)).sum());
+            let group_bw = crate::io::Direction::ALL.map(|dir| {
+                stats[g].iter().map(|(s, ns, _)| s.of(dir).bytes as f64 / (*ns as f64 / 1e9).max(1e-9)).sum()
+            });
             for (i, (job, cfg)) in r.jobs.iter().enumerate() {
-                let (s, ns) = &stats[g][i];
+                let (s, ns, summed) = &stats[g][i];
                 jobs.push(FioJob {
                     name: &job.name,
                     group_id: g,
@@ -340,6 +345,8 @@ fn write_results(path: &Path, cli: &RunArgs, plan: &Plan, runs: &[GroupRun], dis
                     cfg,
                     stats: s,
                     elapsed_ns: *ns,
+                    threads: r.workers[i].len(),
+                    runtime_ns: *summed,
                     cpu: alone.then_some(&r.result.cpu),
                     intervals: alone.then_some(&r.result.intervals[..]),
                     group_bw_bytes: group_bw,
@@ -361,7 +368,7 @@ fn write_results(path: &Path, cli: &RunArgs, plan: &Plan, runs: &[GroupRun], dis
                 out.push_str(&report::text::render(&r.jobs[0].1, &r.result, clock, report::text::Width::Compact));
             } else {
                 for (i, (job, _)) in r.jobs.iter().enumerate() {
-                    let (s, ns) = &stats[g][i];
+                    let (s, ns, _) = &stats[g][i];
                     for (dir, d) in crate::io::Direction::ALL.map(|d| (d.label(), s.of(d))) {
                         if d.ios == 0 {
                             continue;

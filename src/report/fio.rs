@@ -50,6 +50,10 @@ pub struct FioJob<'a> {
     pub stats: &'a Stats,
     /// The job's measured time: its longest worker's.
     pub elapsed_ns: u64,
+    /// Its workers (fio's threads: `numjobs`, summed as with `group_reporting`).
+    pub threads: usize,
+    /// Its workers' measured times added up, as fio adds its threads' run times in `job_runtime`.
+    pub runtime_ns: u64,
     /// The process's CPU time, when this job ran alone (jobs run together share one figure).
     pub cpu: Option<&'a CpuUsage>,
     /// The interval series, when this job ran alone.
@@ -143,9 +147,11 @@ fn job(j: &FioJob<'_>, plus: bool) -> Value {
         sync_lat.insert("percentile".into(), Value::Object(table));
     }
     o.insert("sync".into(), json!({ "total_ios": flush.ios, "lat_ns": Value::Object(sync_lat) }));
-    o.insert("job_runtime".into(), json!(j.elapsed_ns / 1_000_000));
+    o.insert("job_runtime".into(), json!(j.runtime_ns / 1_000_000));
     if let Some(cpu) = j.cpu {
-        let wall = (j.cfg.ramp.as_nanos() as u64 + j.elapsed_ns).max(1) as f64;
+        // fio divides its threads' CPU time by their run times added up: a share of one thread's
+        // time, not of the whole machine's.
+        let wall = ((j.cfg.ramp.as_nanos() as u64 + j.elapsed_ns) * j.threads.max(1) as u64).max(1) as f64;
         o.insert("usr_cpu".into(), json!(cpu.user_ns as f64 / wall * 100.0));
         o.insert("sys_cpu".into(), json!(cpu.sys_ns as f64 / wall * 100.0));
     }
@@ -431,6 +437,8 @@ mod tests {
                 cfg: &cfg,
                 stats: &stats,
                 elapsed_ns: 1_000_000_000,
+                threads: 1,
+                runtime_ns: 1_000_000_000,
                 cpu,
                 intervals: None,
                 group_bw_bytes: [4096.0 * 1024.0, 0.0, 0.0, 0.0, 0.0],

@@ -92,6 +92,8 @@ pub fn single_run_output(
         cfg,
         stats,
         elapsed_ns: r.elapsed_ns,
+        threads: r.workers.len(),
+        runtime_ns: r.workers.iter().map(|w| w.summary.as_ref().map_or(r.elapsed_ns, |s| s.measured_ns)).sum(),
         cpu: Some(&r.cpu),
         intervals: Some(&r.intervals),
         group_bw_bytes: bw,

@@ -226,6 +226,25 @@ fn percentiles_and_bins_come_in_numeric_order_as_fio_writes_them() {
     assert!(bins.len() > 1 && bins.windows(2).all(|w| w[0] < w[1]), "{bins:?}");
 }
 
+#[test]
+fn job_runtime_and_cpu_are_per_thread_as_in_fio() {
+    // fio adds its threads' run times in job_runtime and divides their CPU time by that sum, so
+    // two busy threads show about 100% and twice the runtime, not 200% and the runtime.
+    let d = fio_json(&[
+        "run",
+        "--ioengine=null",
+        "--numjobs=2",
+        "--group_reporting",
+        "--runtime=0.3",
+        "--output-format=json",
+    ]);
+    let j = &d["jobs"][0];
+    let runtime_ms = j["job_runtime"].as_u64().unwrap();
+    assert!((580..=700).contains(&runtime_ms), "job_runtime {runtime_ms} ms for two 300 ms threads");
+    let cpu = j["usr_cpu"].as_f64().unwrap() + j["sys_cpu"].as_f64().unwrap();
+    assert!(cpu > 0.0 && cpu <= 101.0, "usr_cpu + sys_cpu {cpu}% of each thread's time");
+}
+
 fn fio_json(args: &[&str]) -> Value {
     let o = nvmebench(args);
     assert!(o.status.success(), "{}", stderr(&o));
