@@ -96,7 +96,11 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         }
     };
     let only = |want: &str, why: &str| -> Result<Option<Mapped>, String> {
-        if v.is_empty() || v == want { Ok(Some(Mapped::NoOp)) } else { Err(format!("{key}={v}: {why}")) }
+        if v.is_empty() || v == want {
+            Ok(Some(Mapped::NoOp))
+        } else {
+            Err(format!("{key}={v}: {why}; remove it, or write {key}={want}"))
+        }
     };
     match key {
         "rw" | "readwrite" => {
@@ -200,13 +204,14 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         }
         "kb_base" => only("1024", "only fio's default 1024 is supported"),
         // fio's default, by the name `fio --cmdhelp` gives it.
-        "unified_rw_reporting" if v == "none" => Ok(Some(Mapped::NoOp)),
-        "unified_rw_reporting" => {
-            only("0", "reads and writes are always reported apart; remove it, or write unified_rw_reporting=none")
-        }
+        "unified_rw_reporting" if v == "none" || v == "0" => Ok(Some(Mapped::NoOp)),
+        "unified_rw_reporting" => only("none", "reads and writes are always reported apart"),
         "cmd_type" => only("nvme", "io_uring_cmd sends NVMe commands only"),
         "clat_percentiles" => only("1", "percentiles are always reported"),
         "lat_percentiles" => arg("lat_percentiles", if flag_on()? { "1" } else { "0" }),
+        // fio's default 0 asks for submission latency, which is not measured apart here (slat_ns
+        // stays zero, as the README says), so either value leaves the job as it is.
+        "disable_slat" if v == "0" => Ok(Some(Mapped::NoOp)),
         "disable_slat" => only("1", "submission latency is not measured apart"),
         "cpus_allowed_policy" if v == "shared" || v == "split" => Ok(Some(Mapped::NoOp)),
         _ if NO_OPS.iter().any(|(k, _)| *k == key) => Ok(Some(Mapped::NoOp)),
@@ -331,6 +336,11 @@ mod tests {
         assert!(e("bsrange", "4k-8k,4k-8k,4k-8k,4k-8k").contains("more than three ranges"));
         assert!(e("kb_base", "1000").contains("only fio's default 1024"));
         assert!(e("unified_rw_reporting", "mixed").ends_with("write unified_rw_reporting=none"));
+        assert_eq!(map("disable_slat", Some("0")).unwrap(), Some(Mapped::NoOp), "fio's default");
+        assert_eq!(map("unified_rw_reporting", Some("0")).unwrap(), Some(Mapped::NoOp), "fio's default");
+        // Every refused value of these says what to write instead.
+        assert!(e("clat_percentiles", "0").ends_with("remove it, or write clat_percentiles=1"));
+        assert!(e("kb_base", "1000").ends_with("remove it, or write kb_base=1024"));
         assert!(e("rw", "randread:8").contains("offset modifier"));
     }
 
