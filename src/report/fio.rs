@@ -120,7 +120,8 @@ fn job(j: &FioJob<'_>, plus: bool) -> Value {
         None => 0,
     };
     o.insert("error".into(), json!(errno));
-    o.insert("eta".into(), json!(0));
+    // What fio 3.x writes for a job that has finished (its "no estimate", INT_MAX).
+    o.insert("eta".into(), json!(i32::MAX));
     o.insert("elapsed".into(), json!((j.cfg.ramp.as_nanos() as u64 + j.elapsed_ns).div_ceil(1_000_000_000)));
     o.insert("job options".into(), options(&j.options));
     // fio sorts its percentile_list; its tables run in numeric order.
@@ -462,6 +463,7 @@ mod tests {
         assert!(r.get("bw_mean").is_none(), "no interval series, no bandwidth statistics");
         assert_eq!(d["jobs"][0]["write"]["bw_samples"], 0, "fio's zeros for a direction without I/O");
         assert_eq!(d["jobs"][0]["usr_cpu"], 25.0);
+        assert_eq!(d["jobs"][0]["eta"], 2_147_483_647, "fio's value for a finished job");
         assert_eq!(d["jobs"][0]["iodepth_level"]["32"], 100.0);
         assert_eq!(d["jobs"][0]["latency_ms"]["4"], 2.34375);
         assert!(d.get("global options").is_none() && d.get("disk_util").is_none());
