@@ -318,8 +318,7 @@ fn write_report(
 /// The exit status: a signal first, then I/O errors or an engine that did not run, else clean.
 fn outcome(columns: &[Column], stopped: bool) -> Outcome {
     let sig = columns.iter().find_map(|c| c.result.interrupted_by);
-    let errors =
-        columns.iter().any(|c| c.result.error_count() + c.result.lost_in_flight() > 0 || c.result.failure.is_some());
+    let errors = columns.iter().any(|c| c.result.failed());
     match (sig, errors || stopped) {
         (Some(sig), _) => Outcome::Interrupted(sig),
         (None, true) => Outcome::IoErrors,

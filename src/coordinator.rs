@@ -165,6 +165,12 @@ impl RunResult {
         self.workers.iter().filter_map(|w| w.summary.as_ref()).map(|s| s.lost_in_flight).sum()
     }
 
+    /// Whether the run did not end clean (exit status 1): I/O errors, I/Os given up after the drain
+    /// timeout, or a worker that failed mid-run.
+    pub fn failed(&self) -> bool {
+        self.error_count() + self.lost_in_flight() > 0 || self.failure.is_some()
+    }
+
     /// The workers' own CPU time over their measured windows, summed.
     pub fn worker_cpu_ns(&self) -> u64 {
         self.workers.iter().filter_map(|w| w.summary.as_ref()).map(|s| s.thread_cpu_ns).sum()

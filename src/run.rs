@@ -135,7 +135,7 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
     crate::report::fio_output::write_report(&args.fio, &out)?;
 
     let mismatches = result.verify.as_ref().is_some_and(|v| v.mismatch_count > 0 || v.read_errors > 0);
-    let failed = result.error_count() + result.lost_in_flight() > 0 || result.failure.is_some() || mismatches;
+    let failed = result.failed() || mismatches;
     Ok(match (result.interrupted_by, failed) {
         (Some(sig), _) => Outcome::Interrupted(sig),
         (None, true) => Outcome::IoErrors,

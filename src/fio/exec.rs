@@ -113,8 +113,7 @@ pub fn run_job_file(path: &Path, cli: &RunArgs, given: &[String]) -> anyhow::Res
         }
     }
     let interrupted = runs.iter().find_map(|r| r.result.interrupted_by);
-    let failed =
-        runs.iter().any(|r| r.result.error_count() + r.result.lost_in_flight() > 0 || r.result.failure.is_some());
+    let failed = runs.iter().any(|r| r.result.failed());
     Ok(match (interrupted, failed) {
         (Some(sig), _) => Outcome::Interrupted(sig),
         (None, true) => Outcome::IoErrors,
