@@ -7,6 +7,12 @@
 //! once per pass for decisions (stop, boundaries, pacing), and once per I/O for its stamps — its
 //! issue time just before it is handed to the engine (`Engine::queue`), its completion time in its
 //! own completion callback. No I/O's latency comes from another I/O's stamp.
+//!
+//! I/O stamps are kept as raw clock readings and a latency is scaled to nanoseconds from their
+//! difference when it is booked: between a completion and its slot's next hand-over (the path a
+//! QD1 round trip waits on) there is then nothing but two clock reads, no scaling. Decisions taken
+//! on a completion stamp there (the interval boundary, the deadline) compare raw readings with
+//! the boundary's raw equivalent, worked out once per boundary (see [`Timeline`]).
 
 use super::{FailedIo, IntervalReport, Links, Phase, Report, Shared, StopReason, WorkerPlan, WorkerSummary};
 use crate::cpu::thread_cpu_ns;
@@ -50,10 +56,10 @@ pub(super) struct Loop<'c, E: Engine> {
     engine: E,
     generator: Generator,
     clock: &'c quanta::Clock,
-    /// Raw clock reading of time zero (the gate's opening).
-    epoch: u64,
+    /// Raw clock reading of time zero (the gate's opening), and the scale to go back and forth.
+    timeline: Timeline,
     limits: Limits,
-    /// Issue time (ns) and operation of each slot.
+    /// Issue stamp (a raw clock reading) and operation of each slot.
     slots: Vec<(u64, IoOp)>,
     free: Vec<u32>,
     stats: Box<Stats>,
@@ -73,13 +79,19 @@ pub(super) struct Loop<'c, E: Engine> {
     deadline: Option<u64>,
     /// The next interval boundary, and where the current interval began.
     next_cut: u64,
+    /// The raw clock readings from which the clock is at or past `next_cut` and `deadline`
+    /// (`u64::MAX` for none), for decisions on raw completion stamps.
+    cut_raw: u64,
+    deadline_raw: u64,
     cut_from: u64,
     issued_measured: u64,
     in_flight: u32,
     to_submit: bool,
     stop: Option<(StopReason, u64)>,
     first_error: Option<FailedIo>,
+    /// The last completion's time (ns), and its raw stamp (scaled after each poll, not per I/O).
     last_completion: u64,
+    last_raw: u64,
     /// The thread's CPU time when measuring began.
     cpu_at_start: u64,
     /// The index of the last measured interval sent.
@@ -95,10 +107,11 @@ pub(super) struct Loop<'c, E: Engine> {
     /// refill inside completion handling has it ready. Every refill takes it first, so the
     /// sequence of operations is the generator's own.
     ahead: Option<IoOp>,
-    /// Successful completions handled inside `poll_refill` (operation and latency), booked into
-    /// the histograms once it returns: between a completion's stamp and its successor's hand-over
-    /// there is then only the successor's own stamp, and the booking runs while the device works.
-    done: Vec<(IoOp, u64)>,
+    /// Successful completions handled inside `poll_refill` (operation, raw issue and completion
+    /// stamps), booked into the histograms once it returns: between a completion's stamp and its
+    /// successor's hand-over there is then only the successor's own stamp, and the scaling and
+    /// booking run while the device works.
+    done: Vec<(IoOp, u64, u64)>,
     /// Spin-loop hints between a poll that found nothing and the next, with more than one I/O in
     /// flight (the engine's `idle_poll_gap_ns`, in this CPU's hints).
     gap_spins: u32,
@@ -152,7 +165,7 @@ impl<'c, E: Engine> Loop<'c, E> {
             verifier,
             filler,
             clock,
-            epoch: 0,
+            timeline: Timeline::new(clock),
             limits,
             slots: vec![(0, idle); qd],
             free: (0..plan.queue_depth).rev().collect(),
@@ -166,6 +179,8 @@ impl<'c, E: Engine> Loop<'c, E> {
             measure_start: 0,
             deadline: None,
             next_cut: 0,
+            cut_raw: 0,
+            deadline_raw: u64::MAX,
             cut_from: 0,
             issued_measured: 0,
             in_flight: 0,
@@ -173,6 +188,7 @@ impl<'c, E: Engine> Loop<'c, E> {
             stop: None,
             first_error: None,
             last_completion: 0,
+            last_raw: 0,
             cpu_at_start: 0,
             last_index: None,
             recent: None,
@@ -192,7 +208,13 @@ impl<'c, E: Engine> Loop<'c, E> {
 
     #[inline]
     fn now_ns(&self) -> u64 {
-        self.clock.delta_as_nanos(self.epoch, self.clock.raw())
+        self.timeline.ns(self.clock, self.clock.raw())
+    }
+
+    /// Sets the next interval boundary (ns), and its raw equivalent.
+    fn set_next_cut(&mut self, ns: u64) {
+        self.next_cut = ns;
+        self.cut_raw = self.timeline.raw_at(self.clock, ns);
     }
 
     /// Runs from the gate to the end: the closed (or paced) loop, the drain, the final interval and,
@@ -216,11 +238,11 @@ impl<'c, E: Engine> Loop<'c, E> {
 
     /// Sets time zero and the first boundary.
     pub(super) fn begin(&mut self, epoch: u64) {
-        self.epoch = epoch;
+        self.timeline.epoch = epoch;
         if self.limits.ramp_ns == 0 {
             self.begin_measuring(0);
         } else {
-            self.next_cut = self.limits.interval_ns.min(self.limits.ramp_ns);
+            self.set_next_cut(self.limits.interval_ns.min(self.limits.ramp_ns));
         }
     }
 
@@ -333,13 +355,13 @@ impl<'c, E: Engine> Loop<'c, E> {
             let crossed = (now - ramp) / interval;
             self.last_index = Some(crossed - 1);
             self.send(links, worker, Phase::Measure, crossed - 1, now, false);
-            self.next_cut = ramp + (crossed + 1) * interval;
+            self.set_next_cut(ramp + (crossed + 1) * interval);
         } else if now >= ramp {
             self.send(links, worker, Phase::Ramp, ramp.div_ceil(interval), now, false);
             self.begin_measuring(now);
         } else {
             self.send(links, worker, Phase::Ramp, now / interval, now, false);
-            self.next_cut = ((now / interval + 1) * interval).min(ramp);
+            self.set_next_cut(((now / interval + 1) * interval).min(ramp));
         }
     }
 
@@ -351,7 +373,8 @@ impl<'c, E: Engine> Loop<'c, E> {
         // On the common timeline, like the interval boundaries: every worker stops at the same
         // moment, and the last interval ends on a boundary.
         self.deadline = self.limits.runtime_ns.map(|r| self.limits.ramp_ns + r);
-        self.next_cut = self.limits.ramp_ns + self.limits.interval_ns;
+        self.deadline_raw = self.deadline.map_or(u64::MAX, |d| self.timeline.raw_at(self.clock, d));
+        self.set_next_cut(self.limits.ramp_ns + self.limits.interval_ns);
         if let Some(p) = &mut self.pacer {
             p.restart(now);
         }
@@ -427,8 +450,8 @@ impl<'c, E: Engine> Loop<'c, E> {
             // This I/O's own issue stamp, just before the engine takes it; a paced I/O counts from
             // when it was due (no coordinated omission).
             let issued = match due {
-                Some(d) => d,
-                None => self.now_ns(),
+                Some(d) => self.timeline.raw_at(self.clock, d),
+                None => self.clock.raw(),
             };
             match self.engine.queue(slot, &op)? {
                 Queued::Ok => {
@@ -460,24 +483,27 @@ impl<'c, E: Engine> Loop<'c, E> {
     /// reaped and whether an I/O failed for good.
     #[inline]
     fn reap(&mut self) -> Result<(u32, bool), EngineError> {
-        let (clock, epoch, max_retries) = (self.clock, self.epoch, self.limits.max_retries);
-        let Loop { slots, free, stats, verifier, tries, retry, first_error, last_completion, .. } = self;
+        let (clock, max_retries) = (self.clock, self.limits.max_retries);
+        let Loop { slots, free, stats, verifier, tries, retry, first_error, last_raw, .. } = self;
         let mut error_seen = false;
         let reaped = self.engine.poll(self.limits.qd, |slot, result| {
-            let t = clock.delta_as_nanos(epoch, clock.raw());
-            *last_completion = t;
+            let end = clock.raw();
+            *last_raw = end;
             let (start, op) = slots[slot as usize];
             if let Some(v) = verifier.as_mut() {
                 v.complete(slot, &op, result.is_ok());
             }
             let mut books = Books { stats, tries, retry, first_error, max_retries };
-            match books.settle(slot, &op, t.saturating_sub(start), result) {
+            match books.settle(slot, &op, clock.delta_as_nanos(start, end), result) {
                 Settled::Retry => return,
                 Settled::Failed => error_seen = true,
                 Settled::Done => {}
             }
             free.push(slot);
         })?;
+        if reaped > 0 {
+            self.last_completion = self.timeline.ns(self.clock, self.last_raw);
+        }
         self.in_flight -= reaped;
         Ok((reaped, error_seen))
     }
@@ -502,10 +528,9 @@ impl<'c, E: Engine> Loop<'c, E> {
     /// is about to stop, at an interval boundary, or when its I/O failed.
     #[inline]
     fn reap_refill(&mut self, shared: &Shared) -> Result<(u32, bool), EngineError> {
-        let (clock, epoch, max_retries) = (self.clock, self.epoch, self.limits.max_retries);
+        let (clock, max_retries) = (self.clock, self.limits.max_retries);
         let measuring = self.measuring;
-        let next_cut = self.next_cut;
-        let deadline = self.deadline.unwrap_or(u64::MAX);
+        let (cut_raw, deadline_raw) = (self.cut_raw, self.deadline_raw);
         let io_limit = if measuring { self.limits.io_limit.unwrap_or(u64::MAX) } else { u64::MAX };
         let Loop {
             slots,
@@ -514,7 +539,7 @@ impl<'c, E: Engine> Loop<'c, E> {
             tries,
             retry,
             first_error,
-            last_completion,
+            last_raw,
             generator,
             issued_measured,
             ahead,
@@ -523,22 +548,27 @@ impl<'c, E: Engine> Loop<'c, E> {
         } = self;
         let mut error_seen = false;
         let (reaped, refilled) = self.engine.poll_refill(self.limits.qd, |slot, result| {
-            let t = clock.delta_as_nanos(epoch, clock.raw());
-            *last_completion = t;
+            let end = clock.raw();
+            *last_raw = end;
             let (start, op) = slots[slot as usize];
             if result.is_ok() {
-                // Booked once the poll is over (see `done`).
-                done.push((op, t.saturating_sub(start)));
+                // Scaled and booked once the poll is over (see `done`).
+                done.push((op, start, end));
                 tries[slot as usize] = 0;
             } else {
                 let mut books = Books { stats, tries, retry, first_error, max_retries };
-                match books.settle(slot, &op, t.saturating_sub(start), result) {
+                match books.settle(slot, &op, clock.delta_as_nanos(start, end), result) {
                     Settled::Retry => return None,
                     Settled::Failed => error_seen = true,
                     Settled::Done => {}
                 }
             }
-            if error_seen || t >= next_cut || t >= deadline || *issued_measured >= io_limit || shared.stop_requested() {
+            if error_seen
+                || end >= cut_raw
+                || end >= deadline_raw
+                || *issued_measured >= io_limit
+                || shared.stop_requested()
+            {
                 free.push(slot);
                 return None;
             }
@@ -546,14 +576,17 @@ impl<'c, E: Engine> Loop<'c, E> {
                 Some(op) => op,
                 None => generator.next_op(),
             };
-            slots[slot as usize] = (clock.delta_as_nanos(epoch, clock.raw()), next);
+            slots[slot as usize] = (clock.raw(), next);
             *issued_measured += u64::from(measuring);
             Some(next)
         })?;
-        for &(op, latency) in &self.done {
-            book(&mut self.stats, &op, latency);
+        for &(op, start, end) in &self.done {
+            book(&mut self.stats, &op, self.clock.delta_as_nanos(start, end));
         }
         self.done.clear();
+        if reaped > 0 {
+            self.last_completion = self.timeline.ns(self.clock, self.last_raw);
+        }
         if self.ahead.is_none() {
             self.ahead = Some(self.generator.next_op());
         }
@@ -757,6 +790,82 @@ fn book(stats: &mut Stats, op: &IoOp, latency_ns: u64) {
     stats.dir[op.dir as usize].record(latency_ns, 1, u64::from(op.len));
 }
 
+/// The run's timeline on the clock: time zero's raw reading, and the way from nanoseconds since
+/// then back to raw readings, for comparing raw stamps with boundaries and for paced I/Os' due
+/// times.
+struct Timeline {
+    epoch: u64,
+    /// Raw ticks per nanosecond, to guess a raw reading before [`raw_at`](Self::raw_at) settles it.
+    ticks_per_ns: f64,
+}
+
+impl Timeline {
+    fn new(clock: &quanta::Clock) -> Self {
+        // The clock's own scaling of a long span (a mock clock and the monotonic fallback count
+        // nanoseconds: 1.0).
+        const SPAN: u64 = 1 << 40;
+        let ns = clock.delta_as_nanos(0, SPAN).max(1);
+        Timeline { epoch: 0, ticks_per_ns: SPAN as f64 / ns as f64 }
+    }
+
+    /// Nanoseconds since time zero at raw reading `raw`.
+    #[inline]
+    fn ns(&self, clock: &quanta::Clock, raw: u64) -> u64 {
+        clock.delta_as_nanos(self.epoch, raw)
+    }
+
+    /// The first raw reading at which the timeline is at or past `ns`: `raw >= raw_at(ns)` exactly
+    /// when `ns(raw) >= ns` (`u64::MAX` if no reading gets there). The scale's guess is settled by
+    /// galloping to a bracket and halving it, with the clock's own scaling as the judge, so the
+    /// answer agrees with it to the tick; a few scalings when the guess is good.
+    fn raw_at(&self, clock: &quanta::Clock, ns: u64) -> u64 {
+        if ns == 0 {
+            return self.epoch;
+        }
+        let reaches = |raw: u64| clock.delta_as_nanos(self.epoch, raw) >= ns;
+        let guess = self.epoch.saturating_add((ns as f64 * self.ticks_per_ns) as u64).max(self.epoch + 1);
+        // Invariant once bracketed: !reaches(lo) && reaches(hi).
+        let (mut lo, mut hi);
+        if reaches(guess) {
+            hi = guess;
+            let mut step = 1u64;
+            loop {
+                let below = hi.saturating_sub(step).max(self.epoch);
+                if below == self.epoch || !reaches(below) {
+                    lo = below;
+                    break;
+                }
+                hi = below;
+                step = step.saturating_mul(2);
+            }
+        } else {
+            lo = guess;
+            let mut step = 1u64;
+            loop {
+                if lo == u64::MAX {
+                    return u64::MAX;
+                }
+                let above = lo.saturating_add(step);
+                if reaches(above) {
+                    hi = above;
+                    break;
+                }
+                lo = above;
+                step = step.saturating_mul(2);
+            }
+        }
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if reaches(mid) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        hi
+    }
+}
+
 /// How many spin-loop hints take about `ns` nanoseconds on this CPU (one costs about 10 ns on some
 /// x86 generations and about 40 on others), measured once per process, before any run starts.
 fn spins_for(ns: u32) -> u32 {
@@ -783,7 +892,30 @@ fn spins_for(ns: u32) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::spins_for;
+    use super::{Timeline, spins_for};
+
+    /// `raw_at` is the exact inverse of the clock's scaling at every boundary it is asked for,
+    /// however far off the scale's guess is.
+    #[test]
+    fn raw_readings_of_boundaries_agree_with_the_clock_to_the_tick() {
+        let clock = quanta::Clock::new();
+        let real = Timeline::new(&clock);
+        for ticks_per_ns in [real.ticks_per_ns, real.ticks_per_ns * 0.5, real.ticks_per_ns * 3.0, 1e-3, 1e3] {
+            let t = Timeline { epoch: clock.raw(), ticks_per_ns };
+            for ns in [1, 2, 7, 999, 1_000_000, 1_000_000_007, 3_600_000_000_000] {
+                let raw = t.raw_at(&clock, ns);
+                assert!(t.ns(&clock, raw) >= ns, "{ticks_per_ns} {ns}");
+                assert!(t.ns(&clock, raw - 1) < ns, "{ticks_per_ns} {ns}");
+            }
+            assert_eq!(t.raw_at(&clock, 0), t.epoch);
+        }
+        // A mock clock counts nanoseconds.
+        let (mock_clock, _mock) = quanta::Clock::mock();
+        let t = Timeline { epoch: 5, ..Timeline::new(&mock_clock) };
+        assert_eq!(t.ticks_per_ns, 1.0);
+        assert_eq!(t.raw_at(&mock_clock, 10), 15);
+        assert_eq!(t.ns(&mock_clock, 15), 10);
+    }
 
     #[test]
     fn spin_gaps_scale_with_the_time_asked_for() {
