@@ -108,7 +108,7 @@ pub fn suite_command(args: &SuiteArgs) -> anyhow::Result<u8> {
         return Err(usage("--engine spdk takes its namespaces from --trid; drop --filename".into()));
     }
     if spdk && args.spdk.trids.is_empty() {
-        return Err(usage(crate::config::ConfigError::SpdkNeedsTrid.to_string()));
+        return Err(usage(crate::config::clash::Clash::SpdkNeedsTrid.to_string()));
     }
     if args.spdk.spdk_reset_after.is_some() {
         return Err(usage("--spdk-reset-after is a fault injection for `run`, not for suites; drop it".into()));
