@@ -4,6 +4,8 @@
 //! fail later for a reason the user could have been told up front. It reads the target (sysfs, mount
 //! tables) but writes nothing: creating a missing file happens only after resolution succeeds.
 
+pub mod clash;
+
 use crate::cli::RunArgs;
 use crate::engine::null::NullOptions;
 use crate::engine::ring::Toggle;
@@ -18,6 +20,7 @@ use crate::workload::bssplit::BsSplit;
 use crate::workload::contents::BufferContents;
 use crate::workload::rate::{PaceSpec, RateProcess, ThinkTime};
 use crate::workload::{Mix, RwMode, WorkloadSpec};
+use clash::Clash;
 use serde::{Serialize, Serializer};
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
@@ -54,10 +57,6 @@ pub enum ConfigError {
     NotCompiledIn(&'static str),
     #[error("--engine {engine} on {path}: {problem}")]
     EngineTarget { engine: String, path: String, problem: String },
-    #[error("--engine spdk needs a controller; add --trid 'trtype:PCIe traddr:0000:01:00.0' or a fabrics transport ID")]
-    SpdkNeedsTrid,
-    #[error("{flag} is an option of the spdk engine, and this run uses {engine}; drop it or add --engine spdk")]
-    SpdkOnly { flag: &'static str, engine: String },
     #[error("{0}")]
     Engine(String),
     #[error("--engine '{spec}': {problem}")]
@@ -68,18 +67,13 @@ pub enum ConfigError {
     NotBlockMultiple { option: &'static str, value: String, path: String, lbs: u64 },
     #[error("--{option}: {message}")]
     Invalid { option: &'static str, message: String },
-    #[error(
-        "--offset {offset} plus --size {size} ends at byte {end}, past the end of {path} ({total} bytes); make them smaller"
-    )]
-    PastEnd { offset: String, size: String, end: u64, total: u64, path: String },
-    #[error("the working set ({size} bytes) is smaller than the largest I/O ({bs} bytes); raise --size or lower --bs")]
-    WorkingSetTooSmall { size: u64, bs: u64 },
+    /// Two options that do not go together (typed, so a fio job file can name its own options).
+    #[error(transparent)]
+    Clash(#[from] Clash),
     #[error(
         "core {core} does not exist or is not allowed for this process (allowed: {allowed}); pick cores from that list"
     )]
     NoSuchCore { core: usize, allowed: String },
-    #[error("--{0} applies only to --rw rw and randrw; drop it, or use --rw randrw")]
-    MixWithoutMixedPattern(&'static str),
     #[error("cannot find the cores this process may run on; pass --cores explicitly")]
     NoCores,
     #[error(
@@ -589,21 +583,12 @@ fn resolve_pacing(args: &RunArgs, mix: &Mix) -> Result<PaceSpec, ConfigError> {
                 })
                 .collect::<Vec<_>>()
                 .join(" and ");
-            return Err(invalid(
-                "rate",
-                format!(
-                    "it paces only {paced}, and --rw {} issues only {issued}; give the rate as READ,WRITE,TRIM (like ,20m, for writes or ,,20m for trims)",
-                    args.rw
-                ),
-            ));
+            return Err(Clash::RatePacesNothing { paced, rw: args.rw.to_string(), issued }.into());
         }
     }
     let process = args.rate_process.unwrap_or_default();
     if process == RateProcess::Poisson && args.rate.is_none() && args.rate_iops.is_none() {
-        return Err(invalid(
-            "rate-process",
-            "poisson spaces paced I/Os, and nothing is paced; add --rate or --rate-iops".into(),
-        ));
+        return Err(Clash::PoissonUnpaced.into());
     }
     let thinktime = match args.thinktime {
         Some(think) if think.is_zero() => {
@@ -615,18 +600,15 @@ fn resolve_pacing(args: &RunArgs, mix: &Mix) -> Result<PaceSpec, ConfigError> {
             blocks: args.thinktime_blocks.unwrap_or(1),
         }),
         None => {
-            let flag = if args.thinktime_spin.is_some() { "thinktime-spin" } else { "thinktime-blocks" };
+            let shape = if args.thinktime_spin.is_some() { "thinktime-spin" } else { "thinktime-blocks" };
             if args.thinktime_spin.is_some() || args.thinktime_blocks.is_some() {
-                return Err(invalid(flag, "it shapes --thinktime, which is not given; add --thinktime".into()));
+                return Err(Clash::ThinkShapeAlone { shape }.into());
             }
             None
         }
     };
     if let Some(t) = thinktime.filter(|t| t.spin > t.think) {
-        return Err(invalid(
-            "thinktime-spin",
-            format!("{:?} is longer than --thinktime {:?}; spin for at most the think time", t.spin, t.think),
-        ));
+        return Err(Clash::SpinOverThink { spin: t.spin, think: t.think }.into());
     }
     Ok(PaceSpec::new(args.rate.unwrap_or_default(), process, thinktime))
 }
@@ -641,10 +623,7 @@ fn resolve_buffers(args: &RunArgs, writes: bool) -> Result<BufferContents, Confi
         if args.buffer_compress_percentage.is_some() { "buffer-compress-percentage" } else { "dedupe-percentage" };
     // A verified read-only run takes them: they say how the blocks it checks were laid out.
     if !writes && !args.verify && (args.buffer_compress_percentage.is_some() || args.dedupe_percentage.is_some()) {
-        return Err(invalid(
-            flag,
-            format!("it shapes written data, and --rw {} writes nothing; use a workload that writes", args.rw),
-        ));
+        return Err(Clash::BuffersUnwritten { option: flag, rw: args.rw.to_string() }.into());
     }
     Ok(b)
 }
@@ -652,10 +631,11 @@ fn resolve_buffers(args: &RunArgs, writes: bool) -> Result<BufferContents, Confi
 /// SPDK needs a transport ID, and its own flags mean nothing to any other engine.
 fn check_spdk_flags(args: &RunArgs, engine: &EngineSpec) -> Result<(), ConfigError> {
     if *engine == EngineSpec::Spdk && args.spdk.trids.is_empty() {
-        return Err(ConfigError::SpdkNeedsTrid);
+        return Err(Clash::SpdkNeedsTrid.into());
     }
     if let Some(flag) = args.spdk.first_given().filter(|_| *engine != EngineSpec::Spdk) {
-        return Err(ConfigError::SpdkOnly { flag, engine: engine.name().into() });
+        let flag = flag.trim_start_matches("--");
+        return Err(Clash::SpdkOnly { flag, engine: engine.name().into() }.into());
     }
     Ok(())
 }
@@ -665,8 +645,8 @@ fn check_spdk_flags(args: &RunArgs, engine: &EngineSpec) -> Result<(), ConfigErr
 fn resolve_mix(args: &RunArgs) -> Result<Mix, ConfigError> {
     if let Some(fixed) = args.rw.fixed_mix() {
         return match (args.rwmixread, args.rwmix) {
-            (Some(_), _) => Err(ConfigError::MixWithoutMixedPattern("rwmixread")),
-            (None, Some(_)) => Err(ConfigError::MixWithoutMixedPattern("rwmix")),
+            (Some(_), _) => Err(Clash::MixWithoutMixedPattern { mix: "rwmixread", rw: args.rw.to_string() }.into()),
+            (None, Some(_)) => Err(Clash::MixWithoutMixedPattern { mix: "rwmix", rw: args.rw.to_string() }.into()),
             (None, None) => Ok(fixed),
         };
     }
@@ -725,14 +705,7 @@ fn resolve_block_sizes(args: &RunArgs, mix: &Mix) -> Result<[BsSplit; 3], Config
     };
     let [_, write, trim] = &sizes;
     if args.rw == RwMode::TrimWrite && write != trim && mix.issues(Direction::Trim) {
-        return Err(invalid(
-            option,
-            format!(
-                "--rw trimwrite writes each trimmed block with one write of its size, and the write sizes ({}) differ from the trim sizes ({}); give one size for both, like 4k,64k",
-                write.to_fio(),
-                trim.to_fio()
-            ),
-        ));
+        return Err(Clash::TrimwriteSizes { option, write: write.to_fio(), trim: trim.to_fio() }.into());
     }
     Ok(sizes)
 }
@@ -919,16 +892,18 @@ fn resolve_range(args: &RunArgs, geo: &Geometry, max_bs: u32) -> Result<(u64, u6
     }
     let end = offset.saturating_add(size);
     if end > total {
-        return Err(ConfigError::PastEnd {
+        return Err(Clash::PastEnd {
             offset: args.offset.map_or("0".into(), |o| o.to_string()),
-            size: args.size.map_or("(rest)".into(), |s| s.to_string()),
+            size: args.size.map(|s| s.to_string()),
             end,
             total,
             path: geo.path.clone(),
-        });
+        }
+        .into());
     }
     if size < u64::from(max_bs) {
-        return Err(ConfigError::WorkingSetTooSmall { size, bs: u64::from(max_bs) });
+        let bs_option = if args.bssplit.is_some() { "bssplit" } else { "bs" };
+        return Err(Clash::WorkingSetTooSmall { size, bs: u64::from(max_bs), bs_option }.into());
     }
     Ok((offset, size))
 }

@@ -62,7 +62,7 @@ fn main() -> ExitCode {
         Command::Run(args) => fio::run_command(*args, &typed(&matches, "run")).map(|o| o.exit_code()),
         Command::Compare(mut args) => match fio::argv::fold(&mut args.run) {
             Ok(()) => compare_command(&args).map(|o| o.exit_code()),
-            Err(m) => Err(fio::FioError::Usage(m).into()),
+            Err(c) => Err(fio::FioError::Usage(c.to_string()).into()),
         },
         Command::Devices(args) => devices_command(&args).map(|()| 0),
         Command::Report(args) => report_command(&args).map(|()| 0),

@@ -176,7 +176,8 @@ impl Target {
 
     /// Refuses writes that would destroy data the user did not offer: any block device without
     /// `allow_destroy`; a device that is mounted, holds a mounted partition, is active swap, or is
-    /// held by another device (LVM, RAID, dm-crypt) always; and a device whose first blocks carry a
+    /// held by another device (LVM, RAID, dm-crypt), or a partition of a disk that is, always (see
+    /// [`Target::in_use`]); and a device whose first blocks carry a
     /// filesystem, swap, LVM, RAID or partition-table signature unless `confirm_serial` is its serial
     /// number.
     pub fn check_writable(&self, allow_destroy: bool, confirm_serial: Option<&str>) -> Result<(), TargetError> {
@@ -231,39 +232,26 @@ impl Target {
         Ok(())
     }
 
-    /// Why the block device must not be written, if it must not.
+    /// Why the block device must not be written, if it must not: it, a partition of it (a disk's
+    /// blocks include its partitions'), or the disk it is a partition of (what holds the whole
+    /// disk holds every block of it) is mounted, active swap or held by another device; or a
+    /// program holds it exclusively. A partition's sibling partitions are not asked: their blocks
+    /// are not this partition's, so a mounted or held sibling leaves it free to write.
     pub fn in_use(&self) -> Result<Option<String>, TargetError> {
         let meta = fs::metadata(&self.path)
             .map_err(|source| TargetError::Inspect { path: self.path.display().to_string(), source })?;
         let rdev = meta.rdev();
-        let disk = whole_disk_dir(rdev);
-        // The device itself, its partitions if it is a disk, and the disk if it is a partition.
-        let mut family = vec![(dev_name(rdev), self.path.display().to_string())];
-        if let Some(disk) = &disk {
-            for entry in fs::read_dir(disk).into_iter().flatten().flatten() {
-                let p = entry.path();
-                if p.join("partition").exists() {
-                    if let Ok(d) = fs::read_to_string(p.join("dev")) {
-                        family.push((d.trim().to_string(), format!("/dev/{}", entry.file_name().to_string_lossy())));
-                    }
-                }
-            }
-            if let Ok(d) = fs::read_to_string(disk.join("dev")) {
-                family.push((
-                    d.trim().to_string(),
-                    format!("/dev/{}", disk.file_name().unwrap_or_default().to_string_lossy()),
-                ));
-            }
-        }
+        let family = family_of(rdev, &self.path.display().to_string());
         let mountinfo = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
         for line in mountinfo.lines() {
             let f: Vec<&str> = line.split(' ').collect();
             if f.len() > 4 {
-                if let Some((_, name)) = family.iter().find(|(d, _)| d == f[2]) {
-                    return Ok(Some(if *name == self.path.display().to_string() {
-                        format!("mounted on {}", f[4])
-                    } else {
-                        format!("part of a disk whose partition {name} is mounted on {}", f[4])
+                if let Some(m) = family.iter().find(|m| m.dev == f[2]) {
+                    let (name, at) = (&m.name, f[4]);
+                    return Ok(Some(match m.kin {
+                        Kin::Itself => format!("mounted on {at}"),
+                        Kin::Partition => format!("a disk whose partition {name} is mounted on {at}"),
+                        Kin::Disk => format!("a partition of {name}, which is mounted on {at}"),
                     }));
                 }
             }
@@ -272,13 +260,13 @@ impl Target {
         for line in swaps.lines().skip(1) {
             if let Some(dev) = line.split_whitespace().next() {
                 if let Ok(m) = fs::metadata(dev) {
-                    if m.file_type().is_block_device() && family.iter().any(|(d, _)| *d == dev_name(m.rdev())) {
+                    if m.file_type().is_block_device() && family.iter().any(|f| f.dev == dev_name(m.rdev())) {
                         return Ok(Some(format!("in use as swap ({dev})")));
                     }
                 }
             }
         }
-        for (d, name) in &family {
+        for Relative { dev: d, name, .. } in &family {
             let holders = Path::new("/sys/dev/block").join(d).join("holders");
             let held: Vec<String> = fs::read_dir(&holders)
                 .into_iter()
@@ -640,6 +628,56 @@ fn sysfs_dir(dev: u64) -> PathBuf {
     Path::new("/sys/dev/block").join(dev_name(dev))
 }
 
+/// How a device of [`family_of`] is related to the target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Kin {
+    Itself,
+    /// A partition of the target, which is a disk.
+    Partition,
+    /// The disk the target is a partition of.
+    Disk,
+}
+
+/// One device whose use makes writing the target unsafe: `MAJ:MIN`, its `/dev` name, and how it
+/// is related to the target.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Relative {
+    dev: String,
+    name: String,
+    kin: Kin,
+}
+
+/// The block device `dev` (named `path`), its partitions if it is a disk, and its disk if it is a
+/// partition; never a partition's siblings.
+fn family_of(dev: u64, path: &str) -> Vec<Relative> {
+    family_in(Path::new("/sys"), dev, path)
+}
+
+/// [`family_of`], as the sysfs mounted at `sys` describes the devices.
+fn family_in(sys: &Path, dev: u64, path: &str) -> Vec<Relative> {
+    let mut family = vec![Relative { dev: dev_name(dev), name: path.to_string(), kin: Kin::Itself }];
+    let Ok(own_dir) = fs::canonicalize(sys.join("dev/block").join(dev_name(dev))) else { return family };
+    let number = |p: &Path| fs::read_to_string(p.join("dev")).ok().map(|d| d.trim().to_string());
+    let name = |p: &Path| format!("/dev/{}", p.file_name().unwrap_or_default().to_string_lossy());
+    if own_dir.join("partition").exists() {
+        if let Some(disk) = own_dir.parent() {
+            if let Some(d) = number(disk) {
+                family.push(Relative { dev: d, name: name(disk), kin: Kin::Disk });
+            }
+        }
+        return family;
+    }
+    for entry in fs::read_dir(&own_dir).into_iter().flatten().flatten() {
+        let p = entry.path();
+        if p.join("partition").exists() {
+            if let Some(d) = number(&p) {
+                family.push(Relative { dev: d, name: name(&p), kin: Kin::Partition });
+            }
+        }
+    }
+    family
+}
+
 /// The sysfs directory of the whole disk that `dev` is or belongs to.
 fn whole_disk_dir(dev: u64) -> Option<PathBuf> {
     let dir = fs::canonicalize(sysfs_dir(dev)).ok()?;
@@ -668,6 +706,49 @@ mod tests {
         assert_eq!(mountinfo_fstype(mi, "0:45"), Some("tmpfs"));
         assert_eq!(mountinfo_fstype(mi, "254:0"), Some("ext4"));
         assert_eq!(mountinfo_fstype(mi, "8:1"), None);
+    }
+
+    #[test]
+    fn a_partitions_family_is_its_disk_and_not_its_siblings() {
+        use std::os::unix::fs::symlink;
+        // sysfs as the kernel lays out a disk with two partitions: /sys/dev/block/MAJ:MIN links to
+        // each device's directory, and a partition's directory sits in its disk's.
+        let sys = tempfile::tempdir().unwrap();
+        let disk = sys.path().join("devices/virtual/block/loop0");
+        for (dir, dev, partition) in [("", "7:0", false), ("loop0p1", "259:0", true), ("loop0p2", "259:1", true)] {
+            let d = disk.join(dir);
+            fs::create_dir_all(&d).unwrap();
+            fs::write(d.join("dev"), format!("{dev}\n")).unwrap();
+            if partition {
+                fs::write(d.join("partition"), "1\n").unwrap();
+            }
+            fs::create_dir_all(sys.path().join("dev/block")).unwrap();
+            symlink(&d, sys.path().join("dev/block").join(dev)).unwrap();
+        }
+        let of = |major, minor, path: &str| {
+            family_in(sys.path(), libc::makedev(major, minor), path)
+                .into_iter()
+                .map(|r| (r.dev, r.name, r.kin))
+                .collect::<Vec<_>>()
+        };
+        let own = |dev: &str, name: &str, kin| (dev.to_string(), name.to_string(), kin);
+        assert_eq!(
+            of(259, 1, "/dev/loop0p2"),
+            [own("259:1", "/dev/loop0p2", Kin::Itself), own("7:0", "/dev/loop0", Kin::Disk)],
+            "a mounted, swapped or held sibling (loop0p1) does not make loop0p2 unsafe"
+        );
+        let mut disk_family = of(7, 0, "/dev/loop0");
+        disk_family.sort();
+        assert_eq!(
+            disk_family,
+            [
+                own("259:0", "/dev/loop0p1", Kin::Partition),
+                own("259:1", "/dev/loop0p2", Kin::Partition),
+                own("7:0", "/dev/loop0", Kin::Itself)
+            ],
+            "writing the disk writes every partition"
+        );
+        assert_eq!(of(8, 0, "/dev/sda"), [own("8:0", "/dev/sda", Kin::Itself)], "not in sysfs: only itself");
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 use super::options::{self, Mapped, PlanOption};
 use crate::cli::{Cli, FioArgs, RunArgs};
+use crate::config::clash::Clash;
 use clap::CommandFactory;
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -132,9 +133,10 @@ pub fn normalize(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
 /// run's own totals and core list; returns the run's notes.
 ///
 /// # Errors
-/// A sentence when a per-job value collides with its total (`--rate_iops` with `--rate-iops`) or
-/// with another pacing (`--rate`). `--rate` needs no folding: it is per job here as in fio.
-pub fn fold(args: &mut RunArgs) -> Result<(), String> {
+/// The two options, when a per-job value collides with its total (`--rate_iops` with
+/// `--rate-iops`) or with another pacing (`--rate`). `--rate` needs no folding: it is per job here
+/// as in fio.
+pub fn fold(args: &mut RunArgs) -> Result<(), Clash> {
     let f: FioArgs = args.fio.clone();
     let jobs = match (&args.cores, args.jobs) {
         (Some(c), _) => c.0.len(),
@@ -143,7 +145,7 @@ pub fn fold(args: &mut RunArgs) -> Result<(), String> {
     };
     if let Some(cpus) = &f.cpus_allowed {
         if args.cores.is_some() {
-            return Err("--cpus_allowed and --cores both pick cores; give one".into());
+            return Err(Clash::Both { first: "cpus_allowed", second: "cores", what: "pick cores" });
         }
         let n = args.jobs.unwrap_or(1);
         args.cores = Some(crate::cli::CoreList(cpus.0.iter().copied().cycle().take(n).collect()));
@@ -151,16 +153,18 @@ pub fn fold(args: &mut RunArgs) -> Result<(), String> {
     }
     if let Some(r) = f.rate_iops_per_job {
         if args.rate.is_some() {
-            return Err("--rate_iops and --rate both pace the run; give one".into());
+            return Err(Clash::Both { first: "rate_iops", second: "rate", what: "pace the run" });
         }
         if args.rate_iops.is_some() {
-            return Err("--rate-iops (the total) and fio's per-job --rate_iops both pace the run; give one".into());
+            let what = "pace the run, one per job and one in total";
+            return Err(Clash::Both { first: "rate_iops", second: "rate-iops", what });
         }
         args.rate_iops = Some(r * jobs as f64);
     }
     if let Some(n) = f.number_ios_per_job {
         if args.ios.is_some() {
-            return Err("--ios (the total) and fio's per-job --number_ios both count I/Os; give one".into());
+            let what = "count I/Os, one per job and one in total";
+            return Err(Clash::Both { first: "number_ios", second: "ios", what });
         }
         args.ios = Some(n.saturating_mul(jobs as u64));
     }
@@ -267,6 +271,9 @@ mod tests {
         let mut v: Vec<OsString> = ["nvmebench", "run", "--rate_iops=10", "--rate-iops=20"].map(OsString::from).into();
         v = normalize(v).unwrap();
         let crate::cli::Command::Run(mut a) = Cli::try_parse_from(v).unwrap().command else { panic!() };
-        assert!(fold(&mut a).unwrap_err().contains("give one"));
+        assert_eq!(
+            fold(&mut a).unwrap_err().to_string(),
+            "--rate_iops and --rate-iops both pace the run, one per job and one in total; give one"
+        );
     }
 }

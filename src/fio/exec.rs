@@ -8,7 +8,7 @@
 use super::plan::{self, Job, Plan};
 use super::{FioError, ini};
 use crate::cli::{Percentiles, RunArgs};
-use crate::config::{DEFAULT_ENGINE, RunConfig};
+use crate::config::{ConfigError, DEFAULT_ENGINE, RunConfig};
 use crate::coordinator::RunResult;
 use crate::launch::SpdkRun;
 use crate::options::OutputFormat;
@@ -150,16 +150,22 @@ fn resolve_all(plan: &Plan) -> Result<Resolved, FioError> {
     for group in &plan.groups {
         let mut resolved = Vec::new();
         for job in group {
-            let err = |e: String| FioError::Section { at: job.at.clone(), name: job.name.clone(), message: e };
+            // Two options that clash are named as the job file writes them, at the line at fault.
+            let err = |e: ConfigError| match e {
+                ConfigError::Clash(c) => job.sources.refusal(&job.name, &job.at, &c),
+                e => FioError::Section { at: job.at.clone(), name: job.name.clone(), message: e.to_string() },
+            };
             let engine = job.args.engine.as_deref().unwrap_or(DEFAULT_ENGINE);
             let cfg = match &attached {
                 Some(t) if engine.starts_with("spdk") => {
                     let t = t.clone();
-                    RunConfig::resolve_with(&job.args, engine, Some(&mut |_: &[usize]| Ok(t.clone())))
-                        .map_err(|e| err(e.to_string()))?
+                    RunConfig::resolve_with(&job.args, engine, Some(&mut |_: &[usize]| Ok(t.clone()))).map_err(err)?
                 }
                 _ => {
-                    let (cfg, s) = crate::run::resolve(&job.args, engine).map_err(|e| err(e.to_string()))?;
+                    let (cfg, s) = crate::run::resolve(&job.args, engine).map_err(|e| match e {
+                        SetupError::Config(c) => err(c),
+                        e => FioError::Section { at: job.at.clone(), name: job.name.clone(), message: e.to_string() },
+                    })?;
                     if s.is_some() {
                         attached = Some(cfg.targets.clone());
                         spdk = s;
@@ -418,6 +424,74 @@ fn clone_shape(r: &RunResult) -> RunResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Builds and resolves the job file `text` with the command line's `flags` (`--engine=uring`).
+    fn resolved(text: &str, flags: &[&str]) -> Result<(), FioError> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("job.fio");
+        std::fs::write(&p, text).unwrap();
+        let sections = ini::parse(&p, &|_| None).unwrap();
+        let argv = ["nvmebench", "run"].iter().chain(flags);
+        let crate::cli::Command::Run(cli) = <crate::cli::Cli as clap::Parser>::parse_from(argv).command else {
+            unreachable!("the arguments start with `run`")
+        };
+        let given: Vec<String> =
+            flags.iter().map(|f| f.trim_start_matches("--").split('=').next().unwrap().replace('-', "_")).collect();
+        resolve_all(&plan::build(&sections, &[], &cli, &given)?).map(|_| ())
+    }
+
+    #[test]
+    fn options_that_clash_when_resolved_are_named_as_written() {
+        let base = "[global]\nioengine=null\ntime_based\nruntime=1\n";
+        let cases = [
+            (
+                "[a]\nrwmixwrite=30\nreadwrite=randread\n",
+                "job.fio:6: [a]: rwmixwrite=30 applies only to rw=rw and randrw, not readwrite=randread (line 7); drop it, or use rw=randrw",
+            ),
+            (
+                "[a]\nrwmixread=70\n",
+                "job.fio:6: [a]: rwmixread=70 applies only to rw=rw and randrw, not rw=read (fio's default); drop it, or use rw=randrw",
+            ),
+            (
+                "[a]\nrw=randread\nrate=,20m\n",
+                "job.fio:7: [a]: rate=,20m: it paces only writes and trims, and rw=randread (line 6) issues only reads;",
+            ),
+            (
+                "[a]\nrate_process=poisson\n",
+                "job.fio:6: [a]: rate_process=poisson: poisson spaces paced I/Os, and nothing is paced; add rate or rate_iops",
+            ),
+            (
+                "[a]\nthinktime_blocks=4\n",
+                "job.fio:6: [a]: thinktime_blocks=4: it shapes thinktime, which is not given; add thinktime",
+            ),
+            (
+                "[a]\nthinktime_spin=200\nthinktime=100\n",
+                "job.fio:6: [a]: thinktime_spin=200 is longer than thinktime=100 (line 7); spin for at most",
+            ),
+            (
+                "[a]\nrw=read\ndedupe_percentage=10\n",
+                "job.fio:7: [a]: dedupe_percentage=10: it shapes written data, and rw=read (line 6) writes nothing;",
+            ),
+            (
+                "[a]\nrw=trimwrite\nbs=4k,8k,16k\n",
+                "job.fio:7: [a]: bs=4k,8k,16k: rw=trimwrite (line 6) writes each trimmed block",
+            ),
+            (
+                "[a]\nfilename=trtype=PCIe traddr=0000.01.00.0\n",
+                "job.fio:6: [a]: filename=trtype=PCIe traddr=0000.01.00.0 is an option of the spdk engine, and this run uses ioengine=null (line 2); drop it or add ioengine=spdk",
+            ),
+        ];
+        for (job, want) in cases {
+            let e = resolved(&format!("{base}{job}"), &[]).unwrap_err().to_string();
+            assert!(e.contains(want), "{job}: {e}");
+            assert!(!e.contains("--"), "fio's words, not run's flags: {e}");
+        }
+        // The command line's engine replaces the job file's, and is named as the command line's.
+        let e = resolved(&format!("{base}[a]\nfilename=trtype=PCIe traddr=0000.01.00.0\n"), &["--engine=psync"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.ends_with("and this run uses --engine=psync (command line); drop it or add ioengine=spdk"), "{e}");
+    }
 
     #[test]
     fn fios_own_keywords() {

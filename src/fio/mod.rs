@@ -3,7 +3,8 @@
 //!
 //! Everything fio says is translated into `run`'s own flags and parsed by the same clap definitions,
 //! so a job file is checked exactly as a command line is. What fio means that nvmebench cannot do is
-//! refused in one sentence naming the option (and, in a job file, its line); what cannot change a
+//! refused in one sentence naming the option (and, in a job file, its line; for two options that do
+//! not go together, both as written, at the line of the one at fault); what cannot change a
 //! measurement here is accepted and listed in the notes.
 
 pub mod argv;
@@ -11,6 +12,7 @@ pub mod exec;
 pub mod ini;
 pub mod options;
 pub mod plan;
+pub mod sources;
 
 use crate::cli::RunArgs;
 use crate::run::Outcome;
@@ -26,6 +28,10 @@ pub enum FioError {
     Option { at: ini::Origin, key: String, message: String },
     #[error("{at}: section [{name}]: {message}")]
     Section { at: ini::Origin, name: String, message: String },
+    /// Two options of job `job` that do not go together, at the line of the one at fault; the
+    /// message names both as written.
+    #[error("{at}: [{job}]: {message}")]
+    Options { at: ini::Origin, job: String, message: String },
 }
 
 /// `nvmebench run` with fio's per-job values folded in, or a job file when one is given. `given`
@@ -39,7 +45,7 @@ pub fn run_command(mut args: RunArgs, given: &[String]) -> anyhow::Result<Outcom
         return exec::run_job_file(&path, &args, given);
     }
     let pct_given = given.iter().any(|g| g == "percentiles");
-    argv::fold(&mut args).map_err(FioError::Usage)?;
+    argv::fold(&mut args).map_err(|c| FioError::Usage(c.to_string()))?;
     if args.fio.fio_json() && !pct_given {
         args.percentiles = crate::cli::Percentiles(crate::report::fio::FIO_PERCENTILES.to_vec());
     }

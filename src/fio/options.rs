@@ -51,6 +51,27 @@ pub const NO_OPS: [(&str, &str); 13] = [
 
 pub use crate::report::fio::{ENGINES, fio_engine_name};
 
+/// fio's name for one of `run`'s flags (its long name), for messages about an option the job file
+/// did not write: the table's word that becomes this flag, or the flag with underscores.
+pub fn fio_name(flag: &str) -> String {
+    let word = match flag {
+        "engine" => "ioengine",
+        "qd" => "iodepth",
+        "jobs" => "numjobs",
+        "time" => "runtime",
+        "ramp" => "ramp_time",
+        "align" => "blockalign",
+        "random-dist" => "random_distribution",
+        "seed" => "randseed",
+        "start-delay" => "startdelay",
+        "percentiles" => "percentile_list",
+        // In a job file rate_iops is fio's, per job; the total has no fio word.
+        "rate-iops" => "rate_iops",
+        other => return other.replace('-', "_"),
+    };
+    word.into()
+}
+
 /// Whether fio's option `key` is a flag (bare, or `=0`/`=1`) rather than one that takes a value.
 pub fn is_flag(key: &str) -> bool {
     matches!(
@@ -276,6 +297,25 @@ pub fn filename_flags(v: &str) -> Result<Vec<(String, String)>, String> {
     Ok(vec![("--filename".into(), v.to_string())])
 }
 
+/// A `--trid` transport ID in the SPDK fio plugin's `filename=` spelling (what
+/// [`filename_flags`] reads back): `trtype=PCIe traddr=0000.01.00.0`.
+pub fn trid_as_filename(trid: &str) -> String {
+    let pcie = trid.to_ascii_lowercase().contains("trtype:pcie");
+    trid.split_whitespace()
+        .map(|kv| {
+            let (k, v) = kv.split_once(':').unwrap_or((kv, ""));
+            let v = if k.eq_ignore_ascii_case("traddr") && pcie { v.replace(':', ".") } else { v.replace(':', "\\:") };
+            format!("{k}={v}")
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Whether `word` is a fio option nvmebench takes (in a job file or as `--word`).
+pub fn is_fio_option(word: &str) -> bool {
+    !matches!(map(word, Some("1")), Ok(None))
+}
+
 /// `0000.01.00.0` as `0000:01:00.0`.
 fn pci_with_colons(addr: &str) -> String {
     let parts: Vec<&str> = addr.split('.').collect();
@@ -326,6 +366,41 @@ mod tests {
     }
 
     #[test]
+    fn fio_names_map_back_to_their_flags() {
+        for flag in [
+            "qd",
+            "jobs",
+            "time",
+            "ramp",
+            "align",
+            "random-dist",
+            "seed",
+            "start-delay",
+            "rw",
+            "bs",
+            "bssplit",
+            "size",
+            "offset",
+            "rate",
+            "rate-process",
+            "thinktime",
+            "thinktime-spin",
+            "thinktime-blocks",
+            "buffer-compress-percentage",
+            "dedupe-percentage",
+            "rwmixread",
+            "number_ios",
+            "cpus_allowed",
+        ] {
+            let word = fio_name(flag);
+            let Some(Mapped::Args(a)) = map(&word, Some("1")).unwrap() else { panic!("{flag}: {word}") };
+            assert!(a[0].starts_with(&format!("--{flag}=")), "{flag}: {word} gives {a:?}");
+        }
+        assert_eq!(fio_name("engine"), "ioengine");
+        assert_eq!(fio_name("rate-iops"), "rate_iops");
+    }
+
+    #[test]
     fn values_that_cannot_be_honoured_are_refused() {
         let e = |k: &str, v: &str| map(k, Some(v)).unwrap_err();
         assert!(e("direct", "0").starts_with("direct=0 asks for buffered I/O"));
@@ -353,6 +428,12 @@ mod tests {
                 .unwrap();
         assert_eq!(f[0].1, "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:4420 subnqn:nqn.2016-06.io.spdk:cnode1");
         assert_eq!(filename_flags("/dev/a\\:b").unwrap(), [("--filename".to_string(), "/dev/a\\:b".to_string())]);
+        for trid in
+            ["trtype:PCIe traddr:0000:01:00.0 ns:1", "trtype:TCP traddr:127.0.0.1 subnqn:nqn.2016-06.io.spdk:cnode1"]
+        {
+            assert_eq!(filename_flags(&trid_as_filename(trid)).unwrap()[0].1, trid, "round trip");
+        }
+        assert_eq!(trid_as_filename("trtype:PCIe traddr:0000:01:00.0"), "trtype=PCIe traddr=0000.01.00.0");
         assert_eq!(filename_flags("/dev/a:/dev/b").unwrap(), [("--filename".to_string(), "/dev/a:/dev/b".to_string())]);
     }
 

@@ -7,8 +7,10 @@
 
 use super::ini::{Entry, Origin, Section};
 use super::options::{self, Mapped, PlanOption};
+use super::sources::{JobNames, Sources};
 use super::{FioError, argv};
 use crate::cli::{Cli, Command, RunArgs};
+use crate::config::clash::{Clash, Naming};
 use crate::io::Direction;
 use crate::units::{self, SizeOrPercent};
 use crate::workload::Mix;
@@ -57,6 +59,8 @@ pub struct Job {
     pub number: usize,
     /// Whether `percentile_list` applies to the job (in its section or a `[global]` before it).
     pub percentile_list: bool,
+    /// Which line set each of `args`' flags, for refusals that name two options.
+    pub sources: Sources,
 }
 
 /// The groups of a job file, in order.
@@ -140,23 +144,26 @@ fn translate(
     let section_err = |message: String| FioError::Section { at: s.at.clone(), name: s.name.clone(), message };
     // Later settings replace earlier ones (a job overrides [global]), keyed by the flag they set.
     let mut flags: Vec<(String, String)> = Vec::new();
-    let mut engine_options: Vec<String> = Vec::new();
+    let mut sources = Sources::default();
+    let mut engine_options: Vec<(String, &Entry)> = Vec::new();
     let mut stonewall = false;
     let mut time_based = false;
     let mut io_size: Option<u64> = None;
     let mut direct = false;
     let mut no_ops: Vec<&str> = Vec::new();
-    for e in entries {
+    for (order, &e) in entries.iter().enumerate() {
         let opt_err = |message: String| FioError::Option { at: e.at.clone(), key: e.key.clone(), message };
         let key = e.key.as_str();
         if key == "filename" {
             let v = e.value.as_deref().unwrap_or_default();
             for (flag, val) in options::filename_flags(v).map_err(opt_err)? {
+                sources.written(&flag, e, order);
                 set(&mut flags, flag, val);
             }
             // fio opens every file of the list in each of the job's `numjobs` jobs.
             let list = crate::config::split_filenames(&[v.into()]).map_err(|e| opt_err(e.to_string()))?;
             if list.len() > 1 && !v.starts_with("trtype=") {
+                sources.written("each-worker-all-targets", e, order);
                 set(&mut flags, "--each-worker-all-targets".into(), "true".into());
             }
             continue;
@@ -171,10 +178,11 @@ fn translate(
                 for a in args {
                     check_alone(&a).map_err(&opt_err)?;
                     let (flag, val) = a.split_once('=').expect("the fio table writes --flag=value");
+                    sources.written(flag, e, order);
                     set(&mut flags, flag.to_string(), val.to_string());
                 }
             }
-            Some(Mapped::EngineOption(o)) => engine_options.push(o),
+            Some(Mapped::EngineOption(o)) => engine_options.push((o, e)),
             Some(Mapped::NoOp) => {
                 if key == "direct" || key == "buffered" {
                     direct = true;
@@ -194,22 +202,40 @@ fn translate(
     if uses_target && sized && !flags.iter().any(|(f, _)| f == "--filename" || f == "--trid") {
         let file = format!("{}.0.0", s.name);
         notes.push(format!("[{}]: no filename, so fio's: {file} in the current directory", s.name));
+        sources.defaulted("--filename", &file);
         set(&mut flags, "--filename".into(), file);
     }
     // fio's defaults where they differ from nvmebench's (the same job file, the same job).
     for (flag, fio_default) in [("--rw", "read"), ("--qd", "1")] {
         if !flags.iter().any(|(f, _)| f == flag) {
+            sources.defaulted(flag, fio_default);
             set(&mut flags, flag.into(), fio_default.into());
         }
     }
     if !flags.iter().any(|(f, _)| f == "--engine") {
+        sources.defaulted("--engine", FIO_DEFAULT_ENGINE);
         set(&mut flags, "--engine".into(), FIO_DEFAULT_ENGINE.into());
         notes.push(format!("[{}]: no ioengine, so fio's default, psync", s.name));
     }
-    if !engine_options.is_empty() {
+    if let Some((_, e)) = engine_options.first() {
         let (_, spec) = flags.iter_mut().find(|(f, _)| f == "--engine").expect("an engine is set");
+        // The command line's --engine replaces the job file's, options and all (see `overlay`).
+        if !spec.starts_with("uring") && !given.iter().any(|g| g == "engine") {
+            let names = JobNames { sources: &sources, at: &e.at };
+            let engine = names.given("engine", spec);
+            return Err(FioError::Options {
+                at: e.at.clone(),
+                job: s.name.clone(),
+                message: format!(
+                    "{} is an option of the io_uring engines, and {engine} is not one of them; drop it, or use {}",
+                    e.key,
+                    names.setting("engine", "io_uring")
+                ),
+            });
+        }
         let sep = if spec.contains(':') { "," } else { ":" };
-        *spec = format!("{spec}{sep}{}", engine_options.join(","));
+        let opts: Vec<&str> = engine_options.iter().map(|(o, _)| o.as_str()).collect();
+        *spec = format!("{spec}{sep}{}", opts.join(","));
     }
     if !direct && !spec_is_null(&flags) {
         notes.push(format!(
@@ -226,9 +252,20 @@ fn translate(
 
     let mut argv: Vec<String> = vec!["nvmebench".into(), "run".into()];
     argv.extend(flags.iter().map(|(f, v)| format!("{f}={v}")));
-    let cli_parse = Cli::try_parse_from(&argv).map_err(|e| section_err(first_line(&e)))?;
+    // Each flag parsed alone above; what fails now is two of them together.
+    let cli_parse = Cli::try_parse_from(&argv).map_err(|e| match conflict_of(&e) {
+        Some((first, second)) => sources.refusal(&s.name, &s.at, &Clash::Conflict { first, second }),
+        None => section_err(first_line(&e)),
+    })?;
     let Command::Run(mut args) = cli_parse.command else { unreachable!("the arguments start with `run`") };
     overlay(&mut args, cli, given);
+    // What the command line replaced is named as the command line's (see `overlay`).
+    if given.iter().any(|g| g == "engine") {
+        sources.command_line("engine", cli.engine.as_deref());
+    }
+    if given.iter().any(|g| SPDK_FLAGS.contains(&g.as_str())) {
+        sources.command_line("trid", cli.spdk.trids.first().map(|_| cli.spdk.trids.join(" ")).as_deref());
+    }
 
     // fio ends a job that is not time_based after it has moved `size` (or `io_size`) bytes.
     if !time_based && args.fio.number_ios_per_job.is_none() {
@@ -238,7 +275,10 @@ fn translate(
         });
         match amount {
             Some(bytes) => {
-                let (mean_bs, exact) = mean_block_size(&args).map_err(&section_err)?;
+                let (mean_bs, exact) = mean_block_size(&args).map_err(|(flag, message)| match sources.at(flag) {
+                    Some(at) => FioError::Option { at: at.clone(), key: sources.key(flag), message },
+                    None => section_err(format!("{}: {message}", sources.key(flag))),
+                })?;
                 let ios = ((bytes as f64 / mean_bs).floor() as u64).max(1);
                 args.fio.number_ios_per_job = Some(ios);
                 if !exact {
@@ -259,10 +299,29 @@ fn translate(
             )),
         }
     }
-    argv::fold(&mut args).map_err(&section_err)?;
+    argv::fold(&mut args).map_err(|c| sources.refusal(&s.name, &s.at, &c))?;
     let options = written(&s.entries);
     let percentile_list = entries.iter().any(|e| e.key == "percentile_list");
-    Ok((Job { name: s.name.clone(), at: s.at.clone(), args: *args, options, number, percentile_list }, stonewall))
+    let job = Job { name: s.name.clone(), at: s.at.clone(), args: *args, options, number, percentile_list, sources };
+    Ok((job, stonewall))
+}
+
+/// The two flags of a clap conflict (`--bssplit` cannot be used with `--bs`), by their long names.
+fn conflict_of(e: &clap::Error) -> Option<(String, String)> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::ArgumentConflict {
+        return None;
+    }
+    // clap shows each as `--bs <SIZE>`.
+    let long = |v: &ContextValue| {
+        let shown = match v {
+            ContextValue::String(s) => s.as_str(),
+            ContextValue::Strings(v) => v.first()?.as_str(),
+            _ => return None,
+        };
+        shown.split_whitespace().next()?.strip_prefix("--").map(str::to_string)
+    };
+    Some((long(e.get(ContextKind::InvalidArg)?)?, long(e.get(ContextKind::PriorArg)?)?))
 }
 
 fn spec_is_null(flags: &[(String, String)]) -> bool {
@@ -295,15 +354,20 @@ fn first_line(e: &clap::Error) -> String {
 
 /// The mean I/O size of the job's mix (a flush moves no bytes), and whether it is exact (one
 /// size).
-fn mean_block_size(a: &RunArgs) -> Result<(f64, bool), String> {
+///
+/// # Errors
+/// The flag (`bs` or `bssplit`) whose sizes do not parse, and why.
+fn mean_block_size(a: &RunArgs) -> Result<(f64, bool), (&'static str, String)> {
     let default = crate::config::DEFAULT_BS;
     let sizes = match (&a.bssplit, &a.bs) {
-        (Some(s), _) => BsSplit::parse_per_direction(s, default).map_err(|m| format!("bssplit: {m}"))?,
+        (Some(s), _) => BsSplit::parse_per_direction(s, default).map_err(|m| ("bssplit", m))?,
         (None, Some(bs)) => {
-            let parts = units::per_direction(bs).ok_or_else(|| format!("bs: '{bs}' gives more than three sizes"))?;
+            let parts = units::per_direction(bs).ok_or_else(|| {
+                ("bs", format!("'{bs}' gives more than three sizes; write READ[,WRITE[,TRIM]], like 4k,64k,1m"))
+            })?;
             let mut out = [0, 1, 2].map(|_| BsSplit::single(default));
             for (split, t) in out.iter_mut().zip(parts).filter(|(_, t)| !t.is_empty()) {
-                *split = units::parse_size(t).map(|b| BsSplit::single(b as u32)).map_err(|m| format!("bs: {m}"))?;
+                *split = units::parse_size(t).map(|b| BsSplit::single(b as u32)).map_err(|m| ("bs", m))?;
             }
             out
         }
@@ -435,6 +499,39 @@ mod tests {
         assert!(e.contains("has an empty name in its list"), "{e}");
         let e = plan_of("[a]\nioengine=null\ntime_based\n", &["--qd=4"]).unwrap_err().to_string();
         assert!(e.starts_with("--qd with a job file"), "{e}");
+    }
+
+    #[test]
+    fn two_options_that_clash_are_named_as_written_at_the_later_ones_line() {
+        let base = "[global]\nioengine=null\ntime_based\nruntime=1\n[a]\n";
+        let e = plan_of(&format!("{base}bs=4k\nbssplit=4k/50:8k/50\n"), &[]).unwrap_err().to_string();
+        assert!(e.ends_with("job.fio:7: [a]: bssplit=4k/50:8k/50 cannot be used with bs=4k (line 6); give one"), "{e}");
+        // In [global], the option is placed by its own line, whichever section names the other.
+        let e = plan_of("[global]\nioengine=null\nsize=1m\nbsrange=4k-8k\n[a]\nbs=4k\n", &[]).unwrap_err().to_string();
+        assert!(e.ends_with("job.fio:6: [a]: bs=4k cannot be used with bsrange=4k-8k (line 4); give one"), "{e}");
+        let e = plan_of(&format!("{base}rate_iops=100\nrate=1m\n"), &[]).unwrap_err().to_string();
+        assert!(e.ends_with("job.fio:7: [a]: rate=1m and rate_iops=100 (line 6) both pace the run; give one"), "{e}");
+    }
+
+    #[test]
+    fn io_uring_options_name_the_engine_they_do_not_fit() {
+        let e = plan_of("[global]\nioengine=libaio\nsize=1m\n[a]\nhipri\n", &[]).unwrap_err().to_string();
+        assert!(
+            e.ends_with("job.fio:5: [a]: hipri is an option of the io_uring engines, and ioengine=libaio (line 2) is not one of them; drop it, or use ioengine=io_uring"),
+            "{e}"
+        );
+        let e = plan_of("[a]\nsize=1m\nfixedbufs\n", &[]).unwrap_err().to_string();
+        assert!(e.contains("job.fio:3: [a]: fixedbufs is an option of the io_uring engines, and ioengine=psync (fio's default) is not"), "{e}");
+        let p = plan_of("[a]\nioengine=io_uring\nsize=1m\nhipri\n", &[]).unwrap();
+        assert_eq!(p.groups[0][0].args.engine.as_deref(), Some("uring:fixedbufs=0,regfile=0,poll=1"));
+    }
+
+    #[test]
+    fn block_sizes_that_do_not_parse_name_their_line() {
+        let e = plan_of("[a]\nioengine=null\nsize=1m\nbs=4k,8k,16k,32k\n", &[]).unwrap_err().to_string();
+        assert!(e.ends_with("job.fio:4: option 'bs': '4k,8k,16k,32k' gives more than three sizes; write READ[,WRITE[,TRIM]], like 4k,64k,1m"), "{e}");
+        let e = plan_of("[a]\nioengine=null\nsize=1m\nbssplit=4k/50:8k/40\n", &[]).unwrap_err().to_string();
+        assert!(e.contains("job.fio:4: option 'bssplit': "), "{e}");
     }
 
     #[test]

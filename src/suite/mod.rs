@@ -108,7 +108,7 @@ pub fn suite_command(args: &SuiteArgs) -> anyhow::Result<u8> {
         return Err(usage("--engine spdk takes its namespaces from --trid; drop --filename".into()));
     }
     if spdk && args.spdk.trids.is_empty() {
-        return Err(usage(crate::config::ConfigError::SpdkNeedsTrid.to_string()));
+        return Err(usage(crate::config::clash::Clash::SpdkNeedsTrid.to_string()));
     }
     if args.spdk.spdk_reset_after.is_some() {
         return Err(usage("--spdk-reset-after is a fault injection for `run`, not for suites; drop it".into()));
@@ -141,7 +141,7 @@ pub fn suite_command(args: &SuiteArgs) -> anyhow::Result<u8> {
     let lbs = targets.iter().map(|t| t.logical_block_bytes).max().unwrap_or(512);
     let plan = plan::build(args, name, &profiles, &engine, total, lbs, attached.as_ref())?;
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from(format!("nvmebench-suite-{name}")));
-    check_dir(&dir, &plan.fingerprint)?;
+    check_dir(&dir, &plan)?;
     let signal = crate::run::install_signal_handlers().map_err(|e| usage(e.to_string()))?;
     if args.jobs > cores.len() {
         eprintln!(
@@ -185,8 +185,10 @@ pub fn suite_command(args: &SuiteArgs) -> anyhow::Result<u8> {
     Ok(code)
 }
 
-/// Refuses a directory that holds something other than this suite's earlier results.
-fn check_dir(dir: &Path, fingerprint: &str) -> Result<(), SuiteError> {
+/// Refuses a directory that holds something other than this suite's earlier results (written by
+/// this nvmebench, or by an earlier one that spelt the same plan otherwise). A resumed directory
+/// gets the plan as this one spells it.
+fn check_dir(dir: &Path, plan: &Plan) -> Result<(), SuiteError> {
     let shown = dir.display();
     if !dir.exists() {
         let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -202,7 +204,7 @@ fn check_dir(dir: &Path, fingerprint: &str) -> Result<(), SuiteError> {
         return Err(SuiteError::Usage(format!("--dir {shown} is not a directory; pick a directory for the results")));
     }
     match std::fs::read_to_string(dir.join(PLAN_FILE)) {
-        Ok(text) if text == fingerprint => Ok(()),
+        Ok(text) if text == plan.fingerprint || plan.earlier_fingerprints.contains(&text) => Ok(()),
         Ok(_) => Err(SuiteError::Usage(format!(
             "--dir {shown} holds results of a different suite plan (other suite, options or profiles); rerun with the same options to resume, or pick another --dir"
         ))),

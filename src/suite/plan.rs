@@ -15,6 +15,7 @@ use crate::cli::{Cli, Command, SuiteArgs};
 use crate::config::{ConfigError, EngineSpec, RunConfig};
 use crate::target::Target;
 use clap::Parser;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// A named suite.
@@ -105,6 +106,9 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// The text a rerun must match to resume.
     pub fingerprint: String,
+    /// The texts an earlier nvmebench wrote for this plan, where they differ: it kept `--filename`
+    /// as typed (`a:b` as one string), so its results directories still resume.
+    pub earlier_fingerprints: Vec<String>,
 }
 
 /// The default steady-state workload: 4 KiB random writes (PTS's IOPS test writes are what change a
@@ -134,8 +138,24 @@ pub fn build(
         planner.profile(p)?;
     }
     let steps = planner.steps;
-    let fingerprint = fingerprint(args, name, &opts, &chosen, &steps);
-    Ok(Plan { name: name.to_string(), steps, capacity_bytes: opts.capacity, stop: opts.stop, notes, fingerprint })
+    let targets = crate::config::split_filenames(&args.filename).map_err(|e| SuiteError::Usage(e.to_string()))?;
+    let print = fingerprint(args, name, &opts, &chosen, &steps, &targets);
+    let mut earlier: Vec<String> = Vec::new();
+    for typed in earlier_spellings(&args.filename, &targets) {
+        let f = fingerprint(args, name, &opts, &chosen, &steps, &typed);
+        if f != print && !earlier.contains(&f) {
+            earlier.push(f);
+        }
+    }
+    Ok(Plan {
+        name: name.to_string(),
+        steps,
+        capacity_bytes: opts.capacity,
+        stop: opts.stop,
+        notes,
+        fingerprint: print,
+        earlier_fingerprints: earlier,
+    })
 }
 
 /// What a suite runs around its profiles before the flags override it (a lone profile: nothing).
@@ -371,14 +391,36 @@ fn fill_stream() -> Stream {
     }
 }
 
-/// The text a rerun must match to resume: every option that shapes results, the profiles' text
-/// and the step ids.
-fn fingerprint(args: &SuiteArgs, name: &str, opts: &Options, chosen: &[Profile], steps: &[PlannedStep]) -> String {
+/// How an earlier nvmebench recorded `--filename` (it kept each as typed) for `targets`: as typed
+/// now, and, for several targets, as the one fio-style list `a:b` (however they are typed now).
+fn earlier_spellings(typed: &[PathBuf], targets: &[PathBuf]) -> Vec<Vec<PathBuf>> {
+    let mut out = vec![typed.to_vec()];
+    if targets.len() > 1 {
+        let escaped: Vec<String> = targets.iter().map(|t| t.to_string_lossy().replace(':', "\\:")).collect();
+        out.push(vec![PathBuf::from(escaped.join(":"))]);
+    }
+    out
+}
+
+/// The text a rerun must match to resume: every option that shapes results, the profiles' text,
+/// the step ids and the `targets` (`--filename` split as the run splits it).
+fn fingerprint(
+    args: &SuiteArgs,
+    name: &str,
+    opts: &Options,
+    chosen: &[Profile],
+    steps: &[PlannedStep],
+    targets: &[PathBuf],
+) -> String {
     serde_json::to_string_pretty(&serde_json::json!({
         "suite": name,
         "engine": args.engine,
+        // The targets, not how they were typed: `--filename a:b` and `--filename a --filename b`
+        // are one plan. Their order is kept: every worker drives a lane per target in this order,
+        // and each step's per-target blocks and series (and `--ios`' split over lanes) are indexed
+        // by it, so b:a would give the earlier steps' target 0 another device's figures.
         // One target as a string, as before several were taken, so earlier results still resume.
-        "filename": match &args.filename[..] {
+        "filename": match targets {
             [] => serde_json::Value::Null,
             [one] => serde_json::json!(one),
             many => serde_json::json!(many),
@@ -477,4 +519,49 @@ pub fn list(profiles: &[Profile]) -> String {
         out.push_str(&format!("  {:<16} {} [{}] ({})\n", p.name, p.description, steps.join(", "), p.origin));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The plan of `nvmebench suite four-corners --engine null` and `extra`.
+    fn plan_of(extra: &[&str]) -> Plan {
+        let mut argv = vec!["nvmebench", "suite", "four-corners", "--engine", "null", "--time", "1s"];
+        argv.extend_from_slice(extra);
+        let Command::Suite(args) = Cli::try_parse_from(argv).unwrap().command else { unreachable!("a suite command") };
+        let engine = EngineSpec::parse("null").unwrap();
+        build(&args, "four-corners", &Profile::built_in(), &engine, 1 << 20, 512, None).unwrap()
+    }
+
+    fn fingerprint_of(extra: &[&str]) -> String {
+        plan_of(extra).fingerprint
+    }
+
+    #[test]
+    fn one_target_list_is_one_plan_however_it_is_spelt() {
+        let dir = tempfile::tempdir().unwrap();
+        let [a, b, c] = ["a", "b", "c:d"].map(|n| {
+            let p = dir.path().join(n);
+            std::fs::write(&p, vec![0u8; 1 << 20]).unwrap();
+            p.display().to_string()
+        });
+        let joined = fingerprint_of(&["--filename", &format!("{a}:{b}")]);
+        assert_eq!(joined, fingerprint_of(&["--filename", &a, "--filename", &b]), "a:b is --filename a --filename b");
+        assert_ne!(joined, fingerprint_of(&["--filename", &format!("{b}:{a}")]), "the order places the lanes");
+        // One target whose name holds a colon is one target, and still a string (as before lists).
+        let escaped = c.replace(':', "\\:");
+        let one = fingerprint_of(&["--filename", &escaped]);
+        assert!(one.contains(&format!("\"filename\": {}", serde_json::json!(c))), "{one}");
+        assert!(plan_of(&["--filename", &a]).earlier_fingerprints.is_empty(), "one plain target: as before");
+        // Results an earlier nvmebench wrote for `a:b` (the list as one string) still resume, with
+        // either spelling.
+        let as_one = format!("\"filename\": \"{a}:{b}\"");
+        for spelt in [vec!["--filename", &format!("{a}:{b}")], vec!["--filename", &a, "--filename", &b]] {
+            let earlier = plan_of(&spelt).earlier_fingerprints;
+            assert!(earlier.iter().any(|f| f.contains(&as_one)), "{spelt:?}: {earlier:?}");
+        }
+        let earlier = plan_of(&["--filename", &escaped]).earlier_fingerprints;
+        assert!(earlier[0].contains(&format!("\"filename\": {}", serde_json::json!(escaped))), "{earlier:?}");
+    }
 }

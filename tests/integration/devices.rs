@@ -1,5 +1,6 @@
 //! Block devices, through loop devices: writes need --allow-destroy, mounted devices and disks with a
-//! mounted partition are never written, and block-size rules follow the device.
+//! mounted partition are never written (a partition beside a mounted one is), and block-size rules
+//! follow the device.
 //!
 //! Needs root, losetup and mkfs.ext4; each test says why it skips otherwise.
 
@@ -167,12 +168,19 @@ fn a_device_another_program_holds_exclusively_is_never_written() {
 
 /// A one-partition MBR: partition 1 from sector 2048 to the end, type Linux.
 fn write_mbr(path: &Path, sectors: u32) {
+    write_partitions(path, &[(2048, sectors - 2048)]);
+}
+
+/// An MBR with up to four Linux partitions, each `(first sector, sectors)`.
+fn write_partitions(path: &Path, parts: &[(u32, u32)]) {
     use std::io::{Seek, SeekFrom, Write};
     let mut mbr = [0u8; 512];
-    let e = &mut mbr[446..462];
-    e[4] = 0x83;
-    e[8..12].copy_from_slice(&2048u32.to_le_bytes());
-    e[12..16].copy_from_slice(&(sectors - 2048).to_le_bytes());
+    for (i, (start, sectors)) in parts.iter().enumerate() {
+        let e = &mut mbr[446 + 16 * i..462 + 16 * i];
+        e[4] = 0x83;
+        e[8..12].copy_from_slice(&start.to_le_bytes());
+        e[12..16].copy_from_slice(&sectors.to_le_bytes());
+    }
     mbr[510] = 0x55;
     mbr[511] = 0xaa;
     let mut f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
@@ -209,6 +217,73 @@ fn a_disk_with_a_mounted_partition_is_never_written() {
     let e = stderr(&o);
     assert!(e.contains(&format!("partition {part} is mounted on")), "{e}");
     assert_eq!(lo.backing_bytes(), before);
+}
+
+/// The node of partition `n` of `lo`: /dev's when the kernel (or partx) made it, else one made
+/// here from sysfs in `dir` (udev may not be running to make /dev's); `None` (with a note) when the
+/// kernel did not scan the table.
+fn partition_node(lo: &Loop, n: u32, dir: &Path) -> Option<String> {
+    let name = lo.dev.trim_start_matches("/dev/");
+    let sys = PathBuf::from(format!("/sys/block/{name}/{name}p{n}/dev"));
+    for i in 0..100 {
+        if sys.exists() {
+            break;
+        }
+        if i == 50 {
+            let _ = Command::new("partx").args(["-a", &lo.dev]).stderr(Stdio::null()).status();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let Ok(majmin) = std::fs::read_to_string(&sys) else {
+        eprintln!("skipped: the kernel did not scan {}'s partitions", lo.dev);
+        return None;
+    };
+    let dev = format!("{}p{n}", lo.dev);
+    if Path::new(&dev).exists() {
+        return Some(dev);
+    }
+    let (major, minor) = majmin.trim().split_once(':').unwrap();
+    let node = dir.join(format!("p{n}"));
+    assert!(Command::new("mknod").arg(&node).args(["b", major, minor]).status().unwrap().success());
+    Some(node.to_str().unwrap().to_string())
+}
+
+#[test]
+fn a_partition_beside_a_mounted_one_is_written_with_allow_destroy() {
+    if !can_loop() {
+        return;
+    }
+    let dir = scratch_dir();
+    let img = backing_file(dir.path(), 64 << 20);
+    // Two partitions: 20 MiB from sector 2048, and the rest from sector 43008.
+    let (p2_start, p2_sectors) = (43008u32, (64 << 20) / 512 - 43008);
+    write_partitions(&img, &[(2048, 40960), (p2_start, p2_sectors)]);
+    let Some(mut lo) = Loop::new(&img, &["-P"]) else { return };
+    let (Some(p1), Some(p2)) = (partition_node(&lo, 1, dir.path()), partition_node(&lo, 2, dir.path())) else {
+        return;
+    };
+    if !lo.mount(&p1, &dir.path().join("mnt")) {
+        return;
+    }
+    let write = |target: &str| {
+        nvmebench(&["run", "--filename", target, "--rw", "randwrite", "--ios", "64", "--allow-destroy", "--quiet"])
+    };
+    // The other partition shares no block with the mounted one: it is written, and only it.
+    let p2_range = p2_start as usize * 512..(p2_start + p2_sectors) as usize * 512;
+    let before = lo.backing_bytes();
+    let o = write(&p2);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let after = lo.backing_bytes();
+    assert_ne!(after[p2_range.clone()], before[p2_range], "the writes landed on {p2}");
+    assert_eq!(after[..2048 * 512], before[..2048 * 512], "the partition table and the gap are untouched");
+
+    // The mounted partition and its disk stay refused.
+    let o = write(&p1);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("{p1} is mounted on")), "{}", stderr(&o));
+    let o = write(&lo.dev);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("is a disk whose partition {p1} is mounted on")), "{}", stderr(&o));
 }
 
 #[test]

@@ -172,6 +172,19 @@ fn bad_job_files_get_one_line_naming_file_line_and_option() {
         ("[a]\nioengine=sync\n", "bad.fio:2: option 'ioengine': ioengine=sync is not one of nvmebench's engines"),
         ("[a]\nioengine=null\nfilename=${NVMEBENCH_UNSET_VAR}\n", "bad.fio:3: $NVMEBENCH_UNSET_VAR is not set"),
         ("[a]\nioengine=null\nrw=randread\n", "section [a]: has no end nvmebench can follow"),
+        // Two options: fio's names as written, at the line of the one at fault, the other's line named.
+        (
+            "[global]\nioengine=null\ntime_based\nruntime=1\nbs=4k\n[a]\nbssplit=4k/50:8k/50\n",
+            "bad.fio:7: [a]: bssplit=4k/50:8k/50 cannot be used with bs=4k (line 5); give one",
+        ),
+        (
+            "[global]\nioengine=null\ntime_based\nruntime=1\n[a]\nrw=randread\nrwmixwrite=30\n",
+            "bad.fio:7: [a]: rwmixwrite=30 applies only to rw=rw and randrw, not rw=randread (line 6); drop it, or use rw=randrw",
+        ),
+        (
+            "[global]\nioengine=null\ntime_based\nruntime=1\n[a]\nthinktime_spin=10\n",
+            "bad.fio:6: [a]: thinktime_spin=10: it shapes thinktime, which is not given; add thinktime",
+        ),
         (
             "[global]\nioengine=null\ntime_based\n[a]\nruntime=1\n[b]\nruntime=2\n",
             "bad.fio:6: section [b]: runs together with [a] but differs in runtime or ramp_time; make them equal, or add stonewall",

@@ -423,6 +423,40 @@ fn a_killed_suite_resumes_after_its_finished_steps() {
 }
 
 #[test]
+fn a_target_list_resumes_however_it_is_spelt_but_not_reordered() {
+    let _one_at_a_time = serial();
+    let dir = scratch_dir();
+    let (a, b) = (dir.path().join("a.dat"), dir.path().join("b.dat"));
+    for f in [&a, &b] {
+        std::fs::File::create(f).unwrap().set_len(8 << 20).unwrap();
+    }
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let d = dir.path().join("r");
+    let d = d.to_str().unwrap();
+    let run = |targets: &[&str]| {
+        let mut args = vec!["four-corners", "--engine", "null", "--time", "100ms", "--dir", d];
+        for t in targets {
+            args.extend(["--filename", t]);
+        }
+        suite(&args)
+    };
+    let joined = format!("{a}:{b}");
+    let o = run(&[&joined]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let done = steps(Path::new(d)).len();
+
+    // The same two targets, typed apart: the same plan, every step done earlier.
+    let o = run(&[a, b]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o).matches("done earlier, skipped").count(), done, "{}", stderr(&o));
+
+    // Another order places the workers' lanes otherwise: another plan.
+    let o = run(&[&format!("{b}:{a}")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("holds results of a different suite plan"), "{}", stderr(&o));
+}
+
+#[test]
 fn lost_ios_fail_the_suite_and_a_resume_remembers_it() {
     // Every I/O outlives the run and the drain (10 s): the step records 32 I/Os given up.
     let _one_at_a_time = serial();
