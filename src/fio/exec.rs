@@ -445,14 +445,6 @@ mod tests {
         let base = "[global]\nioengine=null\ntime_based\nruntime=1\n";
         let cases = [
             (
-                "[a]\nrwmixwrite=30\nreadwrite=randread\n",
-                "job.fio:6: [a]: rwmixwrite=30 applies only to rw=rw and randrw, not readwrite=randread (line 7); drop it, or use rw=randrw",
-            ),
-            (
-                "[a]\nrwmixread=70\n",
-                "job.fio:6: [a]: rwmixread=70 applies only to rw=rw and randrw, not rw=read (fio's default); drop it, or use rw=randrw",
-            ),
-            (
                 "[a]\nrw=randread\nrate=,20m\n",
                 "job.fio:7: [a]: rate=,20m: it paces only writes and trims, and rw=randread (line 6) issues only reads;",
             ),

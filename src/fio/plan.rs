@@ -212,6 +212,7 @@ fn translate(
             set(&mut flags, flag.into(), fio_default.into());
         }
     }
+    fio_precedence(&mut flags);
     if !flags.iter().any(|(f, _)| f == "--engine") {
         sources.defaulted("--engine", FIO_DEFAULT_ENGINE);
         set(&mut flags, "--engine".into(), FIO_DEFAULT_ENGINE.into());
@@ -326,6 +327,23 @@ fn conflict_of(e: &clap::Error) -> Option<(String, String)> {
 
 fn spec_is_null(flags: &[(String, String)]) -> bool {
     flags.iter().any(|(f, v)| f == "--engine" && v.starts_with("null"))
+}
+
+/// What fio lets one option decide over another, where the command line would refuse the pair:
+/// `bssplit` (or `bsrange`) chooses the block sizes whatever `bs` says (fio keeps `bs` only for
+/// the sizes when neither is given), so `[global] bs=4k` with a job's `bssplit=` is that split;
+/// and `rwmixread`/`rwmixwrite` mean nothing to a job that only reads or only writes (fio ignores
+/// them there), so a `[global]` mix may serve a file that also holds such jobs.
+fn fio_precedence(flags: &mut Vec<(String, String)>) {
+    if flags.iter().any(|(f, _)| f == "--bssplit") {
+        flags.retain(|(f, _)| f != "--bs");
+    }
+    let mixed = flags
+        .iter()
+        .any(|(f, v)| f == "--rw" && matches!(v.split(':').next().unwrap_or_default(), "rw" | "readwrite" | "randrw"));
+    if !mixed {
+        flags.retain(|(f, _)| f != "--rwmixread");
+    }
 }
 
 fn set(flags: &mut Vec<(String, String)>, flag: String, value: String) {
@@ -501,14 +519,36 @@ mod tests {
         assert!(e.starts_with("--qd with a job file"), "{e}");
     }
 
+    /// Pairs fio settles by precedence, not refusal: bssplit and bsrange over bs, in either
+    /// section and either order; rwmixread/rwmixwrite ignored by a job that does not mix.
+    #[test]
+    fn pairs_fio_settles_by_precedence_are_taken_as_fio_takes_them() {
+        let base = "[global]\nioengine=null\ntime_based\nruntime=1\n";
+        for text in [
+            format!("{base}[a]\nbs=4k\nbssplit=8k/50:16k/50\n"),
+            format!("{base}[a]\nbssplit=8k/50:16k/50\nbs=4k\n"),
+            format!("{base}bs=4k\n[a]\nbssplit=8k/50:16k/50\n"),
+        ] {
+            let p = plan_of(&text, &[]).unwrap();
+            let a = &p.groups[0][0].args;
+            assert_eq!((a.bs.as_deref(), a.bssplit.as_deref()), (None, Some("8k/50:16k/50")), "{text}");
+        }
+        let p = plan_of(&format!("{base}bsrange=4k-8k\n[a]\nbs=16k\n"), &[]).unwrap();
+        assert_eq!(p.groups[0][0].args.bs, None);
+        assert_eq!(p.groups[0][0].args.bssplit.as_deref(), Some("4k:8k"));
+        // A [global] mix serves the job that mixes and is ignored by the one that only reads.
+        let p = plan_of(&format!("{base}rwmixwrite=30\n[r]\nrw=randread\n[m]\nrw=randrw\n[d]\n"), &[]).unwrap();
+        let mixes: Vec<Option<u32>> = p.groups[0].iter().map(|j| j.args.rwmixread).collect();
+        assert_eq!(mixes, [None, Some(70), None]);
+    }
+
     #[test]
     fn two_options_that_clash_are_named_as_written_at_the_later_ones_line() {
         let base = "[global]\nioengine=null\ntime_based\nruntime=1\n[a]\n";
-        let e = plan_of(&format!("{base}bs=4k\nbssplit=4k/50:8k/50\n"), &[]).unwrap_err().to_string();
-        assert!(e.ends_with("job.fio:7: [a]: bssplit=4k/50:8k/50 cannot be used with bs=4k (line 6); give one"), "{e}");
         // In [global], the option is placed by its own line, whichever section names the other.
-        let e = plan_of("[global]\nioengine=null\nsize=1m\nbsrange=4k-8k\n[a]\nbs=4k\n", &[]).unwrap_err().to_string();
-        assert!(e.ends_with("job.fio:6: [a]: bs=4k cannot be used with bsrange=4k-8k (line 4); give one"), "{e}");
+        let e =
+            plan_of("[global]\nioengine=null\nsize=1m\nrate=1m\n[a]\nrate_iops=100\n", &[]).unwrap_err().to_string();
+        assert!(e.ends_with("job.fio:6: [a]: rate_iops=100 and rate=1m (line 4) both pace the run; give one"), "{e}");
         let e = plan_of(&format!("{base}rate_iops=100\nrate=1m\n"), &[]).unwrap_err().to_string();
         assert!(e.ends_with("job.fio:7: [a]: rate=1m and rate_iops=100 (line 6) both pace the run; give one"), "{e}");
     }

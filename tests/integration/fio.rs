@@ -174,12 +174,8 @@ fn bad_job_files_get_one_line_naming_file_line_and_option() {
         ("[a]\nioengine=null\nrw=randread\n", "section [a]: has no end nvmebench can follow"),
         // Two options: fio's names as written, at the line of the one at fault, the other's line named.
         (
-            "[global]\nioengine=null\ntime_based\nruntime=1\nbs=4k\n[a]\nbssplit=4k/50:8k/50\n",
-            "bad.fio:7: [a]: bssplit=4k/50:8k/50 cannot be used with bs=4k (line 5); give one",
-        ),
-        (
-            "[global]\nioengine=null\ntime_based\nruntime=1\n[a]\nrw=randread\nrwmixwrite=30\n",
-            "bad.fio:7: [a]: rwmixwrite=30 applies only to rw=rw and randrw, not rw=randread (line 6); drop it, or use rw=randrw",
+            "[global]\nioengine=null\ntime_based\nruntime=1\nrate=1m\n[a]\nrate_iops=100\n",
+            "bad.fio:7: [a]: rate_iops=100 and rate=1m (line 5) both pace the run; give one",
         ),
         (
             "[global]\nioengine=null\ntime_based\nruntime=1\n[a]\nthinktime_spin=10\n",
