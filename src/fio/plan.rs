@@ -264,8 +264,8 @@ fn translate(
     if given.iter().any(|g| g == "engine") {
         sources.command_line("engine", cli.engine.as_deref());
     }
-    if given.iter().any(|g| SPDK_FLAGS.contains(&g.as_str())) {
-        sources.command_line("trid", cli.spdk.trids.first().map(|_| cli.spdk.trids.join(" ")).as_deref());
+    if given.iter().any(|g| g == "trids") {
+        sources.command_line("trid", Some(&cli.spdk.trids.join(" ")));
     }
 
     // fio ends a job that is not time_based after it has moved `size` (or `io_size`) bytes.
@@ -412,8 +412,29 @@ fn overlay(s: &mut RunArgs, c: &RunArgs, given: &[String]) {
     if has("engine") {
         s.engine = c.engine.clone();
     }
-    if given.iter().any(|g| SPDK_FLAGS.contains(&g.as_str())) {
-        s.spdk = c.spdk.clone();
+    // Flag by flag: `--mem-size` must not drop the controller a job's filename=trtype=... names.
+    let (se, ce) = (&mut s.spdk.env, &c.spdk.env);
+    if has("trids") {
+        se.trids = ce.trids.clone();
+    }
+    if has("mem_size") {
+        se.mem_size = ce.mem_size;
+    }
+    if has("shm_id") {
+        se.shm_id = ce.shm_id;
+    }
+    se.no_huge |= ce.no_huge;
+    if has("iova_mode") {
+        se.iova_mode = ce.iova_mode.clone();
+    }
+    if has("spdk_log") {
+        se.spdk_log = ce.spdk_log.clone();
+    }
+    if has("io_queue_size") {
+        s.spdk.io_queue_size = c.spdk.io_queue_size;
+    }
+    if has("max_completions") {
+        s.spdk.max_completions = c.spdk.max_completions;
     }
     if has("output") {
         s.output = c.output;
@@ -466,6 +487,8 @@ mod tests {
             .iter()
             .filter_map(|a| a.strip_prefix("--"))
             .map(|a| a.split('=').next().unwrap().replace('-', "_"))
+            // clap's id of --trid.
+            .map(|id| if id == "trid" { "trids".to_string() } else { id })
             .collect();
         build(&sections, &[], &args, &given)
     }
@@ -517,6 +540,22 @@ mod tests {
         assert!(e.contains("has an empty name in its list"), "{e}");
         let e = plan_of("[a]\nioengine=null\ntime_based\n", &["--qd=4"]).unwrap_err().to_string();
         assert!(e.starts_with("--qd with a job file"), "{e}");
+    }
+
+    /// An SPDK flag on the command line sets itself only: the job's controller stays.
+    #[test]
+    fn command_line_spdk_flags_keep_the_jobs_controller() {
+        let text = "[a]\nioengine=spdk\nfilename=trtype=TCP adrfam=IPv4 traddr=127.0.0.1 trsvcid=4420 subnqn=nqn.x ns=1\ntime_based\nruntime=1\n";
+        let p = plan_of(text, &["--mem-size=512", "--max-completions=8"]).unwrap();
+        let a = &p.groups[0][0].args;
+        assert_eq!(a.spdk.trids.len(), 1, "{:?}", a.spdk.trids);
+        assert!(a.spdk.trids[0].contains("traddr:127.0.0.1"), "{:?}", a.spdk.trids);
+        assert_eq!((a.spdk.mem_size, a.spdk.max_completions), (Some(512), Some(8)));
+        let p = plan_of(text, &["--trid=trtype:TCP adrfam:IPv4 traddr:10.0.0.1 trsvcid:4420 subnqn:nqn.y"]).unwrap();
+        assert!(
+            p.groups[0][0].args.spdk.trids[0].contains("10.0.0.1"),
+            "the command line's controller replaces the job's"
+        );
     }
 
     /// Pairs fio settles by precedence, not refusal: bssplit and bsrange over bs, in either
