@@ -269,6 +269,19 @@ impl Pacer {
         Some(Pacer { sched, per_byte: iops.is_none(), stand_in, poisson, think })
     }
 
+    /// The pacer of one of several lanes that share a worker's byte rates: each of its bandwidth
+    /// schedules runs at `share` of the rate (a worker on two targets paces each at half, so the
+    /// worker holds `--rate` as fio's job does over all its files). IOPS schedules are already
+    /// each lane's own share of `--rate-iops`, and think time is the worker's own.
+    pub fn shared(mut self, share: f64) -> Pacer {
+        if self.per_byte && share > 0.0 && share < 1.0 {
+            for s in self.sched.iter_mut().flatten() {
+                s.step_fp /= share;
+            }
+        }
+        self
+    }
+
     /// Whether I/Os follow a schedule (open loop) rather than only pausing to think.
     pub fn is_open_loop(&self) -> bool {
         self.sched.iter().any(Option::is_some)
@@ -445,6 +458,21 @@ mod tests {
         p.restart(0);
         p.issued(Direction::Read, 8192);
         assert!(p.due_ns(Direction::Read).unwrap().abs_diff(7_812_500) <= 1);
+    }
+
+    #[test]
+    fn lanes_sharing_a_workers_rate_each_take_their_share() {
+        let spec = PaceSpec::new(ByteRate::parse("1m").unwrap(), RateProcess::Linear, None);
+        // A worker on two targets: each lane at half of 1 MiB/s, so 512 KiB take a lane a second.
+        let mut p = Pacer::new(None, &spec, None, 1).unwrap().shared(0.5);
+        for _ in 0..128 {
+            p.issued(Direction::Read, 4096);
+        }
+        assert!(p.due_ns(Direction::Read).unwrap().abs_diff(1_000_000_000) <= 1);
+        // IOPS schedules are already each lane's own share of --rate-iops.
+        let mut p = iops(1000.0, RateProcess::Linear).shared(0.5);
+        p.issued(Direction::Read, 4096);
+        assert_eq!(p.due_ns(Direction::Read), Some(1_000_000));
     }
 
     #[test]
