@@ -10,7 +10,7 @@ use super::options::{self, Mapped, PlanOption};
 use super::{FioError, argv};
 use crate::cli::{Cli, Command, RunArgs};
 use crate::io::Direction;
-use crate::units::{self, SizeOrPercent};
+use crate::units::SizeOrPercent;
 use crate::workload::Mix;
 use crate::workload::bssplit::BsSplit;
 use clap::Parser;
@@ -296,19 +296,7 @@ fn first_line(e: &clap::Error) -> String {
 /// The mean I/O size of the job's mix (a flush moves no bytes), and whether it is exact (one
 /// size).
 fn mean_block_size(a: &RunArgs) -> Result<(f64, bool), String> {
-    let default = crate::config::DEFAULT_BS;
-    let sizes = match (&a.bssplit, &a.bs) {
-        (Some(s), _) => BsSplit::parse_per_direction(s, default).map_err(|m| format!("bssplit: {m}"))?,
-        (None, Some(bs)) => {
-            let parts = units::per_direction(bs).ok_or_else(|| format!("bs: '{bs}' gives more than three sizes"))?;
-            let mut out = [0, 1, 2].map(|_| BsSplit::single(default));
-            for (split, t) in out.iter_mut().zip(parts).filter(|(_, t)| !t.is_empty()) {
-                *split = units::parse_size(t).map(|b| BsSplit::single(b as u32)).map_err(|m| format!("bs: {m}"))?;
-            }
-            out
-        }
-        (None, None) => [0, 1, 2].map(|_| BsSplit::single(default)),
-    };
+    let sizes = argv::block_sizes(a)?;
     let mix = match (a.rw.fixed_mix(), a.rwmix) {
         (Some(m), _) | (None, Some(m)) => m,
         (None, None) => Mix::read_write(a.rwmixread.unwrap_or(crate::config::DEFAULT_RWMIXREAD)),
@@ -397,7 +385,10 @@ mod tests {
         let names: Vec<Vec<&str>> = p.groups.iter().map(|g| g.iter().map(|j| j.name.as_str()).collect()).collect();
         assert_eq!(names, [vec!["a", "b"], vec!["c"]]);
         let a = &p.groups[0][0].args;
-        assert_eq!((a.engine.as_deref(), a.jobs, a.rate_iops), (Some("null"), Some(2), Some(200.0)));
+        assert_eq!((a.engine.as_deref(), a.jobs, a.rate_iops), (Some("null"), Some(2), None));
+        // fio's rate_iops: per job and direction, paced as bytes at the direction's smallest size.
+        let each = Some(100 * 4096);
+        assert_eq!(a.rate, Some(crate::workload::rate::ByteRate { read: each, write: each, trim: each }));
         assert_eq!(
             (a.qd, p.groups[1][0].args.rw),
             (1, crate::workload::RwMode::Read),
