@@ -167,12 +167,28 @@ fn resolve_all(plan: &Plan) -> Result<Resolved, FioError> {
                     cfg
                 }
             };
+            let cfg = with_one_pass(job, cfg);
             resolved.push((job.clone(), cfg));
         }
         check_together(&resolved)?;
         groups.push(resolved);
     }
     Ok((groups, spdk))
+}
+
+/// A job that ends after one pass over its working set (fio's end without `time_based` or a size
+/// in bytes) gets its I/O count from the resolved working set, on every target (fio's job moves the
+/// sizes of all its files), per job; without `runtime` the pass alone ends it.
+fn with_one_pass(job: &Job, mut cfg: RunConfig) -> RunConfig {
+    if let Some(mean_bs) = job.one_pass {
+        let bytes = cfg.workload.range_bytes as f64 * cfg.targets.len().max(1) as f64;
+        let per_job = ((bytes / mean_bs).floor() as u64).max(1);
+        cfg.ios = Some(per_job.saturating_mul(cfg.cores.len() as u64));
+        if job.args.time.is_none() {
+            cfg.runtime = None;
+        }
+    }
+    cfg
 }
 
 /// Jobs of one group run as one coordinated run: they must agree on what that run shares.

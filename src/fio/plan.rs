@@ -57,6 +57,10 @@ pub struct Job {
     pub number: usize,
     /// Whether `percentile_list` applies to the job (in its section or a `[global]` before it).
     pub percentile_list: bool,
+    /// The mean I/O size of a job that ends after one pass over its working set: fio's end for a
+    /// job neither `time_based` nor sized in bytes (no `size`, or `size=N%`), whose I/O count is
+    /// known once its target's size is (the executor sets it).
+    pub one_pass: Option<f64>,
 }
 
 /// The groups of a job file, in order.
@@ -230,7 +234,10 @@ fn translate(
     let Command::Run(mut args) = cli_parse.command else { unreachable!("the arguments start with `run`") };
     overlay(&mut args, cli, given);
 
-    // fio ends a job that is not time_based after it has moved `size` (or `io_size`) bytes.
+    // fio ends a job that is not time_based after it has moved `size` (or `io_size`) bytes, or
+    // after one pass over the file or device (or over `size=N%` of it) when the size is not given
+    // in bytes.
+    let mut one_pass = None;
     if !time_based && args.fio.number_ios_per_job.is_none() {
         let amount = io_size.or(match args.size {
             Some(SizeOrPercent::Bytes(b)) => Some(b),
@@ -248,21 +255,27 @@ fn translate(
                     ));
                 }
             }
-            None if args.time.is_none() => {
+            None if args.engine.as_deref().is_some_and(|e| e.starts_with("null")) => {
                 return Err(section_err(
-                    "has no end nvmebench can follow: fio would make one pass over the whole target; add time_based with runtime=, or size= or number_ios=".into(),
+                    "has no end nvmebench can follow: its engine has no target to make one pass over, as fio's null engine needs size= too; add size=, number_ios=, or time_based with runtime=".into(),
                 ));
             }
-            None => notes.push(format!(
-                "[{}]: not time_based and no size, so fio would also stop after one pass over the target; nvmebench runs for runtime",
-                s.name
-            )),
+            None => {
+                let (mean_bs, exact) = mean_block_size(&args).map_err(&section_err)?;
+                one_pass = Some(mean_bs);
+                if !exact {
+                    notes.push(format!(
+                        "[{}]: not time_based, so it ends after one pass over its working set at the mean block size of {mean_bs:.0}; fio counts bytes",
+                        s.name
+                    ));
+                }
+            }
         }
     }
     argv::fold(&mut args).map_err(&section_err)?;
     let options = written(&s.entries);
     let percentile_list = entries.iter().any(|e| e.key == "percentile_list");
-    Ok((Job { name: s.name.clone(), at: s.at.clone(), args: *args, options, number, percentile_list }, stonewall))
+    Ok((Job { name: s.name.clone(), at: s.at.clone(), args: *args, options, number, percentile_list, one_pass }, stonewall))
 }
 
 fn spec_is_null(flags: &[(String, String)]) -> bool {
@@ -409,6 +422,14 @@ mod tests {
         assert_eq!(p.groups[0][0].args.filename, [std::path::PathBuf::from("a.0.0")], "fio's file name");
         let e = plan_of("[a]\nioengine=null\nrw=read\n", &[]).unwrap_err().to_string();
         assert!(e.contains("section [a]: has no end nvmebench can follow"), "{e}");
+        // fio makes one pass over the file (or size=N% of it): the I/O count waits for its size.
+        for text in ["[a]\nioengine=libaio\nfilename=/f\n", "[a]\nfilename=/f\nsize=50%\nruntime=5\n"] {
+            let p = plan_of(text, &[]).unwrap();
+            let a = &p.groups[0][0];
+            assert_eq!((a.one_pass, a.args.ios), (Some(4096.0), None), "{text}");
+        }
+        let p = plan_of("[a]\nioengine=libaio\nfilename=/f\ntime_based\nruntime=1\n", &[]).unwrap();
+        assert_eq!(p.groups[0][0].one_pass, None);
     }
 
     #[test]

@@ -154,6 +154,25 @@ fn rate_iops_paces_each_direction_of_each_job_as_fio_does() {
     assert!(writes["read"]["iops"].as_f64().unwrap() > 10_000.0, "unpaced reads: {}", writes["read"]["iops"]);
 }
 
+/// A job that is neither time_based nor sized in bytes makes one pass over its file, as fio's does
+/// (it used to be refused, or with runtime= to run for all of it): over the whole file, or over
+/// size=N% of it from offset.
+#[test]
+fn a_job_without_a_size_in_bytes_makes_one_pass_over_its_file() {
+    let dir = scratch_dir();
+    let file = dir.path().join("pass.bin");
+    std::fs::File::create(&file).unwrap().set_len(4 << 20).unwrap();
+    let engine = if uring_available() { "io_uring" } else { "psync" };
+    for (opts, bytes) in [("", 4 << 20), ("size=50%\noffset=25%\n", 2 << 20), ("runtime=30\nnumjobs=2\n", 8 << 20)] {
+        let text = format!("[pass]\nioengine={engine}\ndirect=1\nrw=read\nbs=64k\nfilename={}\n{opts}", file.display());
+        let job = write(dir.path(), "pass.fio", &text);
+        let d = fio_json(&["run", job.to_str().unwrap(), "--output-format=json"]);
+        let r = &d["jobs"][0]["read"];
+        assert_eq!(r["io_bytes"].as_u64(), Some(bytes), "{opts}: {r}");
+        assert!(r["runtime"].as_u64().unwrap() < 10_000, "{opts}: ended by the pass, not the runtime");
+    }
+}
+
 /// fio's `bw_agg` is a job's share of its group's bandwidth in the same direction: a job alone in
 /// its group has all of it, in reads and in writes.
 #[test]
