@@ -124,7 +124,8 @@ pub fn run_job_file(path: &Path, cli: &RunArgs, given: &[String]) -> anyhow::Res
 /// fio's own `$` keywords, for names the environment does not set.
 fn fio_keyword(name: &str) -> Option<String> {
     match name {
-        "ncpus" => std::thread::available_parallelism().ok().map(|n| n.to_string()),
+        // fio's $ncpus is the online CPUs (sysconf), whatever this process's affinity.
+        "ncpus" => crate::report::json::online_cpus().map(|n| n.to_string()),
         // The kernel's page size, as the memory map reports it (no unsafe sysconf outside engines).
         "pagesize" => std::fs::read_to_string("/proc/self/smaps").ok().and_then(|m| {
             let kib: u64 =
