@@ -6,7 +6,7 @@
 use crate::options::{OnError, OutputFormat, SmallBlocks};
 use crate::units::{self, SizeOrPercent};
 use crate::workload::dist::RandomDist;
-use crate::workload::rate::{self, ByteRate, RateProcess};
+use crate::workload::rate::{self, ByteRate, IopsRate, RateProcess};
 use crate::workload::{Mix, RwMode};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -34,7 +34,7 @@ pub enum Command {
 --random_distribution, --cpumask, --blockalign, --startdelay, --hipri, --sqthread_poll, --fixedbufs, --registerfiles, \
 --output=FILE, and name, thread, group_reporting and the others that change no measurement. Where fio means \
 something else, the fio spelling means what fio means: --rate_iops, --rate and --number_ios are per job \
-(--rate-iops and --ios are totals). --size and --offset are the working set all workers share; on the command \
+(--rate-iops and --ios are totals), and --rate_iops is per direction, as bytes at the smallest block size. --size and --offset are the working set all workers share; on the command \
 line the run lasts --time, while in a job file a job that is not time_based ends after size bytes, as in fio. \
 README (fio users) lists every option taken."
     )]
@@ -293,7 +293,7 @@ pub struct RunArgs {
     pub seed: Option<u64>,
 
     /// Open-loop pacing at this many IOPS in total; latency counts from each I/O's scheduled time.
-    /// fio's --rate_iops is per job.
+    /// fio's --rate_iops is per job and direction.
     #[arg(long, value_name = "IOPS", value_parser = parse_rate)]
     pub rate_iops: Option<f64>,
 
@@ -442,9 +442,11 @@ pub struct FioArgs {
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
 
-    /// Pacing per job, as fio's rate_iops: N with numjobs=J paces the run at N×J IOPS.
-    #[arg(long = "rate_iops", value_name = "IOPS", value_parser = parse_rate)]
-    pub rate_iops_per_job: Option<f64>,
+    /// Pacing per job and direction, as fio's rate_iops: `1000` paces reads, writes and trims at
+    /// 1000 IOPS each per job (`1000,200` reads apart, `,200` writes only), each as bytes per second
+    /// at the direction's smallest block size, as fio does; numjobs=J paces J times that.
+    #[arg(long = "rate_iops", value_name = "READ[,WRITE[,TRIM]]", value_parser = IopsRate::parse)]
+    pub rate_iops_per_job: Option<IopsRate>,
 
     /// I/Os per job, as fio's number_ios (--ios is the total).
     #[arg(long = "number_ios", value_name = "N", value_parser = parse_ios)]

@@ -832,6 +832,7 @@ mod tests {
                     runtime: None,
                     io_limit: None,
                     rate_iops: None,
+                    rate_share: 1.0,
                     interval: Duration::from_millis(100),
                     on_error: OnError::Stop,
                     drain_timeout: Duration::from_secs(5),

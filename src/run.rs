@@ -288,11 +288,13 @@ fn verify_state(
 }
 
 /// The run's lanes (one worker on one target, see `worker::targets`): targets placed over the
-/// workers, each lane with its slice, its share of `--ios` and `--rate-iops`, and `--qd` slots.
+/// workers, each lane with its slice, its share of `--ios` and `--rate-iops` (and of its worker's `--rate`), and
+/// `--qd` slots.
 pub fn plan_lanes(cfg: &RunConfig, spec: &Arc<crate::workload::WorkloadSpec>) -> Vec<WorkerPlan> {
     let lanes = crate::worker::targets::place(cfg.cores.len(), cfg.targets.len(), cfg.each_worker_all_targets);
     let slices = crate::worker::targets::slices(&lanes);
     let n = lanes.len();
+    let lanes_of = |w: usize| lanes.iter().filter(|l| l.worker == w).count().max(1);
     lanes
         .iter()
         .zip(slices)
@@ -310,6 +312,7 @@ pub fn plan_lanes(cfg: &RunConfig, spec: &Arc<crate::workload::WorkloadSpec>) ->
             runtime: cfg.runtime,
             io_limit: cfg.ios.map(|t| t / n as u64 + u64::from((index as u64) < t % n as u64)),
             rate_iops: cfg.rate_iops.map(|r| r / n as f64),
+            rate_share: 1.0 / lanes_of(lane.worker) as f64,
             interval: cfg.interval,
             on_error: cfg.on_error,
             drain_timeout: cfg.drain_timeout,

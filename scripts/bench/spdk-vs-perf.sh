@@ -183,5 +183,17 @@ ratios("perf", "perf IOPS")
 if any("bound" in m for _, m, _ in rows):
     print("\nagainst perf given nvmebench's bound on completions per poll (-C, half the depth):")
     ratios("bound", "perf -C IOPS")
+# Little's law as a check on the stamps: IOPS x mean latency is the mean number of I/Os inside
+# their [issue stamp, completion stamp] windows, a little under the depth (a slot also spends the
+# moment between its completion's stamp and its next I/O's issue outside any window). A tool whose
+# completion stamps were read early (a TSC read the CPU ran ahead of the completion it stamps, as
+# an unserialised rdtsc may when the branch to it is predicted) or late shows it here first.
+print("\nLittle's law, IOPS x mean latency (I/Os inside their stamp windows, of the depth; medians of rounds):")
+for qd, m, per in rows:
+    cells = []
+    for k, name in [("perf", "perf"), ("nvmebench", "nvmebench"), ("bound", "perf -C")]:
+        if per[k]:
+            cells.append(f"{name} {statistics.median(i * mu / 1e6 for i, mu, _, _ in per[k]):.3f}")
+    print(f"{qd:>4}: " + ", ".join(cells) + f" (of {qd})")
 print("targets: IOPS ratio >= 1.00, mean latency ratio <= 1.00 at every depth (medians)")
 PY

@@ -9,6 +9,7 @@
 use super::options::{self, Mapped, PlanOption};
 use crate::cli::{Cli, FioArgs, RunArgs};
 use crate::config::clash::Clash;
+use crate::workload::bssplit::BsSplit;
 use clap::CommandFactory;
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -130,12 +131,12 @@ pub fn normalize(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
 }
 
 /// Folds fio's per-job values (`--rate_iops`, `--number_ios`, `--cpus_allowed`) into the
-/// run's own totals and core list; returns the run's notes.
+/// run's own totals, rates and core list.
 ///
 /// # Errors
 /// The two options, when a per-job value collides with its total (`--rate_iops` with
 /// `--rate-iops`) or with another pacing (`--rate`). `--rate` needs no folding: it is per job here
-/// as in fio.
+/// as in fio, and so is `--rate_iops`, which becomes a `--rate` per direction.
 pub fn fold(args: &mut RunArgs) -> Result<(), Clash> {
     let f: FioArgs = args.fio.clone();
     let jobs = match (&args.cores, args.jobs) {
@@ -151,15 +152,21 @@ pub fn fold(args: &mut RunArgs) -> Result<(), Clash> {
         args.cores = Some(crate::cli::CoreList(cpus.0.iter().copied().cycle().take(n).collect()));
         args.jobs = None;
     }
-    if let Some(r) = f.rate_iops_per_job {
-        if args.rate.is_some() {
-            return Err(Clash::Both { first: "rate_iops", second: "rate", what: "pace the run" });
-        }
+    if let Some(iops) = f.rate_iops_per_job {
         if args.rate_iops.is_some() {
             let what = "pace the run, one per job and one in total";
             return Err(Clash::Both { first: "rate_iops", second: "rate-iops", what });
         }
-        args.rate_iops = Some(r * jobs as f64);
+        if args.rate.is_some() {
+            // fio refuses the pair too ("rate and rate_iops are mutually exclusive").
+            return Err(Clash::Both { first: "rate_iops", second: "rate", what: "pace the run" });
+        }
+        // fio paces rate_iops as bytes at each direction's smallest size (`__setup_rate`). Sizes
+        // that do not parse are refused when the run is resolved, at their own line.
+        if let Ok(sizes) = block_sizes(args) {
+            let smallest = sizes.map(|s| s.entries.iter().map(|e| u64::from(e.bytes)).min().unwrap_or(1));
+            args.rate = Some(iops.in_bytes(smallest));
+        }
     }
     if let Some(n) = f.number_ios_per_job {
         if args.ios.is_some() {
@@ -177,9 +184,33 @@ pub fn fold(args: &mut RunArgs) -> Result<(), Clash> {
     Ok(())
 }
 
+/// The block sizes of reads, writes and trims (`--bssplit`, else `--bs`, else the default), as
+/// the run will draw them.
+///
+/// # Errors
+/// The flag (`bs` or `bssplit`) whose value does not parse, and why.
+pub fn block_sizes(a: &RunArgs) -> Result<[BsSplit; 3], (&'static str, String)> {
+    let default = crate::config::DEFAULT_BS;
+    Ok(match (&a.bssplit, &a.bs) {
+        (Some(s), _) => BsSplit::parse_per_direction(s, default).map_err(|m| ("bssplit", m))?,
+        (None, Some(bs)) => {
+            let parts = crate::units::per_direction(bs).ok_or_else(|| {
+                ("bs", format!("'{bs}' gives more than three sizes; write READ[,WRITE[,TRIM]], like 4k,64k,1m"))
+            })?;
+            let mut out = [0, 1, 2].map(|_| BsSplit::single(default));
+            for (split, t) in out.iter_mut().zip(parts).filter(|(_, t)| !t.is_empty()) {
+                *split = crate::units::parse_size(t).map(|b| BsSplit::single(b as u32)).map_err(|m| ("bs", m))?;
+            }
+            out
+        }
+        (None, None) => [0, 1, 2].map(|_| BsSplit::single(default)),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::rate::ByteRate;
     use clap::Parser;
 
     fn norm(args: &[&str]) -> Result<Vec<String>, String> {
@@ -223,7 +254,11 @@ mod tests {
         assert_eq!(a.engine.as_deref(), Some("uring:fixedbufs=0,regfile=0,poll=1"));
         assert_eq!((a.rwmixread, a.qd, a.jobs), (Some(70), 4, Some(2)));
         assert_eq!(a.bssplit.as_deref(), Some("4k:8k"));
-        assert_eq!(a.rate_iops, Some(200.0), "fio's rate_iops is per job");
+        // fio's rate_iops is per job and per direction, paced as bytes at the smallest size of the
+        // range (fio's __setup_rate): 100 reads and 100 writes a second of 4k-8k.
+        let each = Some(100 * 4096);
+        assert_eq!(a.rate, Some(ByteRate { read: each, write: each, trim: each }), "fio's rate_iops is per job");
+        assert_eq!(a.rate_iops, None);
         assert_eq!(a.ios, Some(100), "fio's number_ios is per job");
         assert_eq!(a.percentiles.0, vec![99.0, 99.9]);
         assert_eq!(a.fio.output_format.as_deref(), Some("json"));
@@ -258,6 +293,11 @@ mod tests {
         assert_eq!(a.rate, Some(crate::workload::rate::ByteRate { read: Some(8 << 20), write: None, trim: None }));
         assert_eq!(a.rate_process, Some(crate::workload::rate::RateProcess::Poisson));
         assert_eq!(a.rate_iops, None);
+        // Per direction as rate, each at its own smallest size.
+        let a = parsed(&["--rate_iops=1000,10", "--bssplit=4k/50:64k/50,16k,1m"]);
+        assert_eq!(a.rate, Some(ByteRate { read: Some(1000 * 4096), write: Some(10 * 16384), trim: Some(10 << 20) }));
+        let a = parsed(&["--rate_iops=,50", "--bs=512"]);
+        assert_eq!(a.rate, Some(ByteRate { read: None, write: Some(50 * 512), trim: Some(50 * 512) }));
         let a = parsed(&["--cpus_allowed=0x3"]);
         assert_eq!(a.cores.unwrap().0, [0]);
     }
@@ -274,6 +314,13 @@ mod tests {
         assert_eq!(
             fold(&mut a).unwrap_err().to_string(),
             "--rate_iops and --rate-iops both pace the run, one per job and one in total; give one"
+        );
+        let v = normalize(["nvmebench", "run", "--rate_iops=10", "--rate=1m"].map(OsString::from).into()).unwrap();
+        let crate::cli::Command::Run(mut a) = Cli::try_parse_from(v).unwrap().command else { panic!() };
+        assert_eq!(
+            fold(&mut a).unwrap_err().to_string(),
+            "--rate_iops and --rate both pace the run; give one",
+            "as fio refuses"
         );
     }
 }

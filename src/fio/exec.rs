@@ -124,7 +124,8 @@ pub fn run_job_file(path: &Path, cli: &RunArgs, given: &[String]) -> anyhow::Res
 /// fio's own `$` keywords, for names the environment does not set.
 fn fio_keyword(name: &str) -> Option<String> {
     match name {
-        "ncpus" => std::thread::available_parallelism().ok().map(|n| n.to_string()),
+        // fio's $ncpus is the online CPUs (sysconf), whatever this process's affinity.
+        "ncpus" => crate::report::json::online_cpus().map(|n| n.to_string()),
         // The kernel's page size, as the memory map reports it (no unsafe sysconf outside engines).
         "pagesize" => std::fs::read_to_string("/proc/self/smaps").ok().and_then(|m| {
             let kib: u64 =
@@ -173,12 +174,28 @@ fn resolve_all(plan: &Plan) -> Result<Resolved, FioError> {
                     cfg
                 }
             };
+            let cfg = with_one_pass(job, cfg);
             resolved.push((job.clone(), cfg));
         }
         check_together(&resolved)?;
         groups.push(resolved);
     }
     Ok((groups, spdk))
+}
+
+/// A job that ends after one pass over its working set (fio's end without `time_based` or a size
+/// in bytes) gets its I/O count from the resolved working set, on every target (fio's job moves the
+/// sizes of all its files), per job; without `runtime` the pass alone ends it.
+fn with_one_pass(job: &Job, mut cfg: RunConfig) -> RunConfig {
+    if let Some(mean_bs) = job.one_pass {
+        let bytes = cfg.workload.range_bytes as f64 * cfg.targets.len().max(1) as f64;
+        let per_job = ((bytes / mean_bs).floor() as u64).max(1);
+        cfg.ios = Some(per_job.saturating_mul(cfg.cores.len() as u64));
+        if job.args.time.is_none() {
+            cfg.runtime = None;
+        }
+    }
+    cfg
 }
 
 /// Jobs of one group run as one coordinated run: they must agree on what that run shares.

@@ -164,14 +164,7 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
             }
         }
         "startdelay" => arg("start-delay", v),
-        "rate_iops" => {
-            if v.contains(',') {
-                return Err(format!(
-                    "rate_iops={v}: separate read and write rates are not supported; give one rate for both"
-                ));
-            }
-            arg("rate_iops", v)
-        }
+        "rate_iops" => arg("rate_iops", v),
         "rate" => arg("rate", v),
         "rate_process" => arg("rate-process", v),
         "thinktime" => arg("thinktime", v),
@@ -349,6 +342,7 @@ mod tests {
         assert_eq!(args("ioengine", Some("libaio")), ["--engine=aio"]);
         assert_eq!(args("ioengine", Some("io_uring")), ["--engine=uring:fixedbufs=0,regfile=0"]);
         assert_eq!(args("rate", Some("1m,")), ["--rate=1m,"]);
+        assert_eq!(args("rate_iops", Some("100,200")), ["--rate_iops=100,200"], "per direction, as rate");
         assert_eq!(args("thinktime", Some("100")), ["--thinktime=100"]);
         assert_eq!(args("dedupe_percentage", Some("30")), ["--dedupe-percentage=30"]);
         assert_eq!(args("cpumask", Some("5")), ["--cpus_allowed=0x5"]);
@@ -405,7 +399,6 @@ mod tests {
         let e = |k: &str, v: &str| map(k, Some(v)).unwrap_err();
         assert!(e("direct", "0").starts_with("direct=0 asks for buffered I/O"));
         assert!(e("ioengine", "sync").contains("is not one of nvmebench's engines"));
-        assert!(e("rate_iops", "100,200").contains("separate read and write rates"));
         assert!(e("rwmixwrite", "101").contains("is not a percentage"));
         assert!(e("bsrange", "16k-4k").contains("is not a size range"));
         assert!(e("bsrange", "4k-8k,4k-8k,4k-8k,4k-8k").contains("more than three ranges"));

@@ -12,7 +12,7 @@ use super::{FioError, argv};
 use crate::cli::{Cli, Command, RunArgs};
 use crate::config::clash::{Clash, Naming};
 use crate::io::Direction;
-use crate::units::{self, SizeOrPercent};
+use crate::units::SizeOrPercent;
 use crate::workload::Mix;
 use crate::workload::bssplit::BsSplit;
 use clap::Parser;
@@ -61,6 +61,10 @@ pub struct Job {
     pub percentile_list: bool,
     /// Which line set each of `args`' flags, for refusals that name two options.
     pub sources: Sources,
+    /// The mean I/O size of a job that ends after one pass over its working set: fio's end for a
+    /// job neither `time_based` nor sized in bytes (no `size`, or `size=N%`), whose I/O count is
+    /// known once its target's size is (the executor sets it).
+    pub one_pass: Option<f64>,
 }
 
 /// The groups of a job file, in order.
@@ -268,18 +272,23 @@ fn translate(
         sources.command_line("trid", Some(&cli.spdk.trids.join(" ")));
     }
 
-    // fio ends a job that is not time_based after it has moved `size` (or `io_size`) bytes.
+    // fio ends a job that is not time_based after it has moved `size` (or `io_size`) bytes, or
+    // after one pass over the file or device (or over `size=N%` of it) when the size is not given
+    // in bytes.
+    let mut one_pass = None;
     if !time_based && args.fio.number_ios_per_job.is_none() {
         let amount = io_size.or(match args.size {
             Some(SizeOrPercent::Bytes(b)) => Some(b),
             _ => None,
         });
+        // Sizes that do not parse are named at their own line.
+        let size_err = |(flag, message): (&str, String)| match sources.at(flag) {
+            Some(at) => FioError::Option { at: at.clone(), key: sources.key(flag), message },
+            None => section_err(format!("{}: {message}", sources.key(flag))),
+        };
         match amount {
             Some(bytes) => {
-                let (mean_bs, exact) = mean_block_size(&args).map_err(|(flag, message)| match sources.at(flag) {
-                    Some(at) => FioError::Option { at: at.clone(), key: sources.key(flag), message },
-                    None => section_err(format!("{}: {message}", sources.key(flag))),
-                })?;
+                let (mean_bs, exact) = mean_block_size(&args).map_err(&size_err)?;
                 let ios = ((bytes as f64 / mean_bs).floor() as u64).max(1);
                 args.fio.number_ios_per_job = Some(ios);
                 if !exact {
@@ -289,21 +298,36 @@ fn translate(
                     ));
                 }
             }
-            None if args.time.is_none() => {
+            None if args.engine.as_deref().is_some_and(|e| e.starts_with("null")) => {
                 return Err(section_err(
-                    "has no end nvmebench can follow: fio would make one pass over the whole target; add time_based with runtime=, or size= or number_ios=".into(),
+                    "has no end nvmebench can follow: its engine has no target to make one pass over, as fio's null engine needs size= too; add size=, number_ios=, or time_based with runtime=".into(),
                 ));
             }
-            None => notes.push(format!(
-                "[{}]: not time_based and no size, so fio would also stop after one pass over the target; nvmebench runs for runtime",
-                s.name
-            )),
+            None => {
+                let (mean_bs, exact) = mean_block_size(&args).map_err(&size_err)?;
+                one_pass = Some(mean_bs);
+                if !exact {
+                    notes.push(format!(
+                        "[{}]: not time_based, so it ends after one pass over its working set at the mean block size of {mean_bs:.0}; fio counts bytes",
+                        s.name
+                    ));
+                }
+            }
         }
     }
     argv::fold(&mut args).map_err(|c| sources.refusal(&s.name, &s.at, &c))?;
     let options = written(&s.entries);
     let percentile_list = entries.iter().any(|e| e.key == "percentile_list");
-    let job = Job { name: s.name.clone(), at: s.at.clone(), args: *args, options, number, percentile_list, sources };
+    let job = Job {
+        name: s.name.clone(),
+        at: s.at.clone(),
+        args: *args,
+        options,
+        number,
+        percentile_list,
+        sources,
+        one_pass,
+    };
     Ok((job, stonewall))
 }
 
@@ -376,21 +400,7 @@ fn first_line(e: &clap::Error) -> String {
 /// # Errors
 /// The flag (`bs` or `bssplit`) whose sizes do not parse, and why.
 fn mean_block_size(a: &RunArgs) -> Result<(f64, bool), (&'static str, String)> {
-    let default = crate::config::DEFAULT_BS;
-    let sizes = match (&a.bssplit, &a.bs) {
-        (Some(s), _) => BsSplit::parse_per_direction(s, default).map_err(|m| ("bssplit", m))?,
-        (None, Some(bs)) => {
-            let parts = units::per_direction(bs).ok_or_else(|| {
-                ("bs", format!("'{bs}' gives more than three sizes; write READ[,WRITE[,TRIM]], like 4k,64k,1m"))
-            })?;
-            let mut out = [0, 1, 2].map(|_| BsSplit::single(default));
-            for (split, t) in out.iter_mut().zip(parts).filter(|(_, t)| !t.is_empty()) {
-                *split = units::parse_size(t).map(|b| BsSplit::single(b as u32)).map_err(|m| ("bs", m))?;
-            }
-            out
-        }
-        (None, None) => [0, 1, 2].map(|_| BsSplit::single(default)),
-    };
+    let sizes = argv::block_sizes(a)?;
     let mix = match (a.rw.fixed_mix(), a.rwmix) {
         (Some(m), _) | (None, Some(m)) => m,
         (None, None) => Mix::read_write(a.rwmixread.unwrap_or(crate::config::DEFAULT_RWMIXREAD)),
@@ -502,7 +512,10 @@ mod tests {
         let names: Vec<Vec<&str>> = p.groups.iter().map(|g| g.iter().map(|j| j.name.as_str()).collect()).collect();
         assert_eq!(names, [vec!["a", "b"], vec!["c"]]);
         let a = &p.groups[0][0].args;
-        assert_eq!((a.engine.as_deref(), a.jobs, a.rate_iops), (Some("null"), Some(2), Some(200.0)));
+        assert_eq!((a.engine.as_deref(), a.jobs, a.rate_iops), (Some("null"), Some(2), None));
+        // fio's rate_iops: per job and direction, paced as bytes at the direction's smallest size.
+        let each = Some(100 * 4096);
+        assert_eq!(a.rate, Some(crate::workload::rate::ByteRate { read: each, write: each, trim: each }));
         assert_eq!(
             (a.qd, p.groups[1][0].args.rw),
             (1, crate::workload::RwMode::Read),
@@ -523,6 +536,14 @@ mod tests {
         assert_eq!(p.groups[0][0].args.filename, [std::path::PathBuf::from("a.0.0")], "fio's file name");
         let e = plan_of("[a]\nioengine=null\nrw=read\n", &[]).unwrap_err().to_string();
         assert!(e.contains("section [a]: has no end nvmebench can follow"), "{e}");
+        // fio makes one pass over the file (or size=N% of it): the I/O count waits for its size.
+        for text in ["[a]\nioengine=libaio\nfilename=/f\n", "[a]\nfilename=/f\nsize=50%\nruntime=5\n"] {
+            let p = plan_of(text, &[]).unwrap();
+            let a = &p.groups[0][0];
+            assert_eq!((a.one_pass, a.args.ios), (Some(4096.0), None), "{text}");
+        }
+        let p = plan_of("[a]\nioengine=libaio\nfilename=/f\ntime_based\nruntime=1\n", &[]).unwrap();
+        assert_eq!(p.groups[0][0].one_pass, None);
     }
 
     #[test]

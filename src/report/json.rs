@@ -294,7 +294,38 @@ fn host() -> Host {
         hostname: read("/proc/sys/kernel/hostname"),
         kernel: read("/proc/sys/kernel/osrelease"),
         cpu,
-        cpus_online: std::thread::available_parallelism().map(|n| n.get() as u64).ok(),
+        cpus_online: online_cpus(),
+    }
+}
+
+/// The machine's online CPUs (sysfs's list, as fio's `$ncpus` and `nproc --all` count them). Not
+/// the calling thread's affinity: by the time a report is written the coordinator has moved itself
+/// off the workers' cores, so a run with one worker on a 2-CPU machine was reported as having 1
+/// CPU online.
+pub fn online_cpus() -> Option<u64> {
+    let list = std::fs::read_to_string("/sys/devices/system/cpu/online").ok();
+    cpus_online(list.as_deref().map(str::trim))
+}
+
+/// The number of CPUs in sysfs's `online` list (`0-3,8`), or the thread's parallelism without one.
+fn cpus_online(list: Option<&str>) -> Option<u64> {
+    match list.map(crate::units::parse_core_list) {
+        Some(Ok(cores)) => Some(cores.len() as u64),
+        _ => std::thread::available_parallelism().map(|n| n.get() as u64).ok(),
+    }
+}
+
+#[cfg(test)]
+mod host_tests {
+    #[test]
+    fn cpus_online_counts_the_machines_cpus_not_the_threads_affinity() {
+        assert_eq!(super::cpus_online(Some("0-3,8")), Some(5));
+        assert_eq!(super::cpus_online(Some("0")), Some(1));
+        // The thread's affinity: what a thread pinned away from the workers' cores sees.
+        core_affinity::set_for_current(core_affinity::CoreId { id: 0 });
+        let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+        let want = crate::units::parse_core_list(online.trim()).unwrap().len() as u64;
+        assert_eq!(super::host().cpus_online, Some(want));
     }
 }
 

@@ -174,6 +174,7 @@ pub fn measure(
                 runtime: timing.runtime,
                 io_limit: timing.ios.map(|t| t / n as u64 + u64::from((index as u64) < t % n as u64)),
                 rate_iops: rates.map(|r| (r[thread] / targets as f64).max(1.0)),
+                rate_share: 1.0 / targets as f64,
                 interval: bench.interval,
                 on_error: streams[s.stream].cfg.on_error,
                 drain_timeout: streams[s.stream].cfg.drain_timeout,

@@ -171,7 +171,7 @@ impl<'c, E: Engine> Loop<'c, E> {
             free: (0..plan.queue_depth).rev().collect(),
             stats: Box::default(),
             spare: Some(Box::default()),
-            pacer: Pacer::new(plan.rate_iops, &plan.spec.pacing, switch, seed),
+            pacer: Pacer::new(plan.rate_iops, &plan.spec.pacing, switch, seed).map(|p| p.shared(plan.rate_share)),
             tries: vec![0; qd],
             retry: Vec::with_capacity(qd),
             pending: None,

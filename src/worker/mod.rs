@@ -48,6 +48,10 @@ pub struct WorkerPlan {
     pub io_limit: Option<u64>,
     /// This lane's share of `--rate-iops`.
     pub rate_iops: Option<f64>,
+    /// This lane's share of its worker's `--rate` (bytes per second, which is per worker as fio's
+    /// `rate` is per job): 1 over the number of targets the worker drives, so that its lanes
+    /// together hold the rate rather than each of them holding all of it.
+    pub rate_share: f64,
     pub interval: Duration,
     pub on_error: OnError,
     /// How long to wait for I/Os still in flight after the stop.

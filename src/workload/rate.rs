@@ -134,6 +134,54 @@ impl ByteRate {
     }
 }
 
+/// fio's `rate_iops=READ[,WRITE[,TRIM]]`: I/Os per second per job and direction, in the same
+/// spelling as `rate` (a value not followed by a comma carries on; an empty one leaves its direction
+/// unpaced). fio turns each into bytes per second at the direction's smallest block size and paces
+/// those (`__setup_rate`), so a `randrw` job at `rate_iops=1000` makes 1000 reads and 1000 writes a
+/// second, and a size mix makes fewer I/Os than the figure; [`IopsRate::in_bytes`] does the same.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct IopsRate {
+    pub read: Option<f64>,
+    pub write: Option<f64>,
+    pub trim: Option<f64>,
+}
+
+impl IopsRate {
+    /// Parses `1000`, `1000,200`, `1000,200,50`, `1000,` (reads only), `,200` and `,,50`.
+    ///
+    /// # Errors
+    /// A sentence for a value that is not a rate above 0, more than three values, or nothing paced.
+    pub fn parse(text: &str) -> Result<IopsRate, String> {
+        let Some([r, w, t]) = crate::units::per_direction(text) else {
+            return Err(format!("'{text}' gives more than three rates; write READ[,WRITE[,TRIM]] IOPS, like 1000,200"));
+        };
+        let one = |t: &str| -> Result<Option<f64>, String> {
+            if t.is_empty() {
+                return Ok(None);
+            }
+            t.parse::<f64>().ok().filter(|v| v.is_finite() && *v > 0.0).map(Some).ok_or_else(|| {
+                format!("'{t}' is not a rate; use a number of IOPS above 0, or leave the direction out (',200')")
+            })
+        };
+        let rate = IopsRate { read: one(r)?, write: one(w)?, trim: one(t)? };
+        if rate.read.is_none() && rate.write.is_none() && rate.trim.is_none() {
+            return Err(format!("'{text}' gives no rate; write READ[,WRITE[,TRIM]] IOPS, like 1000 or 1000,200"));
+        }
+        Ok(rate)
+    }
+
+    /// The byte rates fio paces by: each direction's IOPS times its smallest block size
+    /// (`smallest`: reads, writes, trims), at least a byte per second.
+    pub fn in_bytes(&self, smallest: [u64; 3]) -> ByteRate {
+        let bytes = |iops: Option<f64>, bs: u64| iops.map(|r| ((r * bs as f64).round() as u64).max(1));
+        ByteRate {
+            read: bytes(self.read, smallest[0]),
+            write: bytes(self.write, smallest[1]),
+            trim: bytes(self.trim, smallest[2]),
+        }
+    }
+}
+
 /// Under `--rate`, which schedule (lane) paces each direction, indexed by [`Direction`]: reads 0;
 /// writes, write-zeroes and flushes 1; trims 2 (fio's three `rate` values).
 const LANE: [usize; Direction::COUNT] = [0, 1, 2, 1, 1];
@@ -267,6 +315,19 @@ impl Pacer {
         let poisson = (spec.rate_process == RateProcess::Poisson)
             .then(|| Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x706f_6973_736f_6e00));
         Some(Pacer { sched, per_byte: iops.is_none(), stand_in, poisson, think })
+    }
+
+    /// The pacer of one of several lanes that share a worker's byte rates: each of its bandwidth
+    /// schedules runs at `share` of the rate (a worker on two targets paces each at half, so the
+    /// worker holds `--rate` as fio's job does over all its files). IOPS schedules are already
+    /// each lane's own share of `--rate-iops`, and think time is the worker's own.
+    pub fn shared(mut self, share: f64) -> Pacer {
+        if self.per_byte && share > 0.0 && share < 1.0 {
+            for s in self.sched.iter_mut().flatten() {
+                s.step_fp /= share;
+            }
+        }
+        self
     }
 
     /// Whether I/Os follow a schedule (open loop) rather than only pausing to think.
@@ -445,6 +506,34 @@ mod tests {
         p.restart(0);
         p.issued(Direction::Read, 8192);
         assert!(p.due_ns(Direction::Read).unwrap().abs_diff(7_812_500) <= 1);
+    }
+
+    #[test]
+    fn fio_rate_iops_is_per_direction_and_paced_in_bytes() {
+        let r = IopsRate::parse("1000").unwrap();
+        assert_eq!((r.read, r.write, r.trim), (Some(1000.0), Some(1000.0), Some(1000.0)));
+        let r = IopsRate::parse("1000,").unwrap();
+        assert_eq!((r.read, r.write, r.trim), (Some(1000.0), None, None));
+        let b = IopsRate::parse(",50,2").unwrap().in_bytes([4096, 512, 1 << 20]);
+        assert_eq!(b, ByteRate { read: None, write: Some(50 * 512), trim: Some(2 << 20) });
+        assert!(IopsRate::parse("0").unwrap_err().contains("above 0"));
+        assert!(IopsRate::parse(",,").unwrap_err().contains("gives no rate"));
+        assert!(IopsRate::parse("1,2,3,4").unwrap_err().contains("more than three"));
+    }
+
+    #[test]
+    fn lanes_sharing_a_workers_rate_each_take_their_share() {
+        let spec = PaceSpec::new(ByteRate::parse("1m").unwrap(), RateProcess::Linear, None);
+        // A worker on two targets: each lane at half of 1 MiB/s, so 512 KiB take a lane a second.
+        let mut p = Pacer::new(None, &spec, None, 1).unwrap().shared(0.5);
+        for _ in 0..128 {
+            p.issued(Direction::Read, 4096);
+        }
+        assert!(p.due_ns(Direction::Read).unwrap().abs_diff(1_000_000_000) <= 1);
+        // IOPS schedules are already each lane's own share of --rate-iops.
+        let mut p = iops(1000.0, RateProcess::Linear).shared(0.5);
+        p.issued(Direction::Read, 4096);
+        assert_eq!(p.due_ns(Direction::Read), Some(1_000_000));
     }
 
     #[test]

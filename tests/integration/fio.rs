@@ -127,6 +127,53 @@ fn a_percentile_list_in_global_reaches_fios_json() {
     assert_eq!(pct.keys().collect::<Vec<_>>(), ["50.000000", "99.500000"], "fio reports the list [global] gives");
 }
 
+/// fio's `rate_iops` paces each direction of each job, as bytes at the direction's smallest block
+/// size: a randrw job at 200 makes 200 reads and 200 writes a second (it used to make 100 of each),
+/// and a 4k/64k mix at 100 moves 100 x 4 KiB a second; `,50` paces writes alone.
+#[test]
+fn rate_iops_paces_each_direction_of_each_job_as_fio_does() {
+    let dir = scratch_dir();
+    let job = write(
+        dir.path(),
+        "rate.fio",
+        "[global]\nioengine=null\ntime_based\nruntime=1\n\
+         [mixed]\nrw=randrw\nrate_iops=200\n\
+         [sizes]\nrw=randread\nbssplit=4k/50:64k/50\nrate_iops=100\n\
+         [writes]\nrw=randrw\nrate_iops=,50\n",
+    );
+    let d = fio_json(&["run", job.to_str().unwrap(), "--output-format=json"]);
+    let job = |name: &str| d["jobs"].as_array().unwrap().iter().find(|j| j["jobname"] == name).unwrap().clone();
+    let near =
+        |got: f64, want: f64, what: &str| assert!((got - want).abs() <= want * 0.06, "{what}: {got}, not {want}");
+    let mixed = job("mixed");
+    near(mixed["read"]["iops"].as_f64().unwrap(), 200.0, "mixed reads");
+    near(mixed["write"]["iops"].as_f64().unwrap(), 200.0, "mixed writes");
+    near(job("sizes")["read"]["bw_bytes"].as_f64().unwrap(), 409_600.0, "a size mix's bytes");
+    // Writes only: reads go as fast as they can beside them.
+    let writes = job("writes");
+    near(writes["write"]["iops"].as_f64().unwrap(), 50.0, "paced writes");
+    assert!(writes["read"]["iops"].as_f64().unwrap() > 10_000.0, "unpaced reads: {}", writes["read"]["iops"]);
+}
+
+/// A job that is neither time_based nor sized in bytes makes one pass over its file, as fio's does
+/// (it used to be refused, or with runtime= to run for all of it): over the whole file, or over
+/// size=N% of it from offset.
+#[test]
+fn a_job_without_a_size_in_bytes_makes_one_pass_over_its_file() {
+    let dir = scratch_dir();
+    let file = dir.path().join("pass.bin");
+    std::fs::File::create(&file).unwrap().set_len(4 << 20).unwrap();
+    let engine = if uring_available() { "io_uring" } else { "psync" };
+    for (opts, bytes) in [("", 4 << 20), ("size=50%\noffset=25%\n", 2 << 20), ("runtime=30\nnumjobs=2\n", 8 << 20)] {
+        let text = format!("[pass]\nioengine={engine}\ndirect=1\nrw=read\nbs=64k\nfilename={}\n{opts}", file.display());
+        let job = write(dir.path(), "pass.fio", &text);
+        let d = fio_json(&["run", job.to_str().unwrap(), "--output-format=json"]);
+        let r = &d["jobs"][0]["read"];
+        assert_eq!(r["io_bytes"].as_u64(), Some(bytes), "{opts}: {r}");
+        assert!(r["runtime"].as_u64().unwrap() < 10_000, "{opts}: ended by the pass, not the runtime");
+    }
+}
+
 /// fio's `bw_agg` is a job's share of its group's bandwidth in the same direction: a job alone in
 /// its group has all of it, in reads and in writes.
 #[test]

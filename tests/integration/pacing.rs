@@ -53,6 +53,39 @@ fn bandwidth_pacing_holds_each_direction_at_its_rate() {
 }
 
 #[test]
+fn a_worker_on_several_targets_holds_its_rate_over_all_of_them() {
+    // fio's rate is per job, whatever the number of files: one worker on two files at 400 KiB/s
+    // of 4 KiB reads makes 100 IOPS in all, 50 on each (each file used to get the whole rate).
+    let dir = scratch_dir();
+    let (a, b) = (dir.path().join("a.bin"), dir.path().join("b.bin"));
+    for p in [&a, &b] {
+        std::fs::File::create(p).unwrap().set_len(4 << 20).unwrap();
+    }
+    let list = format!("{}:{}", a.display(), b.display());
+    let o = nvmebench(&[
+        "run",
+        "--engine",
+        "psync",
+        "--filename",
+        &list,
+        "--rate",
+        "400k",
+        "--time",
+        "1",
+        "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    let r = iops(&j, "read");
+    assert!((r - 100.0).abs() < 100.0 * 0.06, "read IOPS {r}");
+    for t in j["results"]["targets"].as_array().unwrap() {
+        let r = t["read"]["iops"].as_f64().unwrap();
+        assert!((r - 50.0).abs() < 50.0 * 0.1, "a target's read IOPS {r}");
+    }
+}
+
+#[test]
 fn trims_keep_their_own_rate_apart_from_writes() {
     // fio's third rate value: reads, writes and trims each at their own rate in one mix, whatever
     // the shares; write-zeroes share the write schedule.
