@@ -295,27 +295,8 @@ fn a_disk_and_its_own_partition_are_not_two_targets() {
     let img = backing_file(dir.path(), 64 << 20);
     write_mbr(&img, (64 << 20) / 512);
     let Some(lo) = Loop::new(&img, &["-P"]) else { return };
-    // The partition's node, made here from sysfs (udev may not be running to make /dev's); where
-    // the kernel did not scan the table on attach, partx asks it to add the partition.
-    let name = lo.dev.trim_start_matches("/dev/");
-    let sys = PathBuf::from(format!("/sys/block/{name}/{name}p1/dev"));
-    for i in 0..100 {
-        if sys.exists() {
-            break;
-        }
-        if i == 50 {
-            let _ = Command::new("partx").args(["-a", &lo.dev]).stderr(Stdio::null()).status();
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let Ok(majmin) = std::fs::read_to_string(&sys) else {
-        eprintln!("skipped: the kernel did not scan {}'s partitions", lo.dev);
-        return;
-    };
-    let (major, minor) = majmin.trim().split_once(':').unwrap();
-    let part = dir.path().join("p1");
-    let part = part.to_str().unwrap();
-    assert!(Command::new("mknod").args([part, "b", major, minor]).status().unwrap().success());
+    let Some(part) = partition_node(&lo, 1, dir.path()) else { return };
+    let part = part.as_str();
     let serial = format!("loop:{}", img.display());
     let before = lo.backing_bytes();
     for list in [format!("{}:{part}", lo.dev), format!("{part}:{}", lo.dev)] {
