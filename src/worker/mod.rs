@@ -73,7 +73,12 @@ pub struct VerifyPlan {
 }
 
 /// The start gate, the stop flag and the run's epoch, shared by the coordinator and all workers.
+///
+/// Aligned to two cache lines of its own (the pair the adjacent-line prefetcher moves together):
+/// workers read the stop flag on every completion, and a neighbour on the heap that another
+/// thread writes would cost them a miss there.
 #[derive(Debug)]
+#[repr(align(128))]
 pub struct Shared {
     gate: AtomicU8,
     stop: AtomicBool,

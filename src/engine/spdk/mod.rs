@@ -343,7 +343,7 @@ extern "C" fn on_complete(arg: *mut c_void, cpl: *const spdk_sys::spdk_nvme_cpl)
     // none across the call). `cpl` is valid for the duration of the callback.
     let (ring, slot, status) = unsafe {
         let ctx = &*(arg as *const SlotCtx);
-        (&mut *ctx.ring, ctx.slot, spdk_sys::nvmebench_shim_cpl_status(cpl))
+        (&mut *ctx.ring, ctx.slot, cpl_status(&*cpl))
     };
     if let Some(refill) = ring.refill {
         ring.reaped += 1;
@@ -388,6 +388,15 @@ extern "C" fn on_complete(arg: *mut c_void, cpl: *const spdk_sys::spdk_nvme_cpl)
     if let Err(p) = std::panic::catch_unwind(call) {
         ring.panic = Some(p);
     }
+}
+
+/// The completion's status word (phase tag and status field), read in place: the upper half of
+/// the entry's Dword 3, where the NVMe specification puts it (the shim's `status_raw`, without a
+/// call across the language boundary on every completion).
+#[inline(always)]
+fn cpl_status(cpl: &spdk_sys::spdk_nvme_cpl) -> u16 {
+    const _: () = assert!(std::mem::size_of::<spdk_sys::spdk_nvme_cpl>() == 16, "a completion entry is 16 bytes");
+    (cpl._bindgen_opaque_blob[3] >> 16) as u16
 }
 
 /// Decodes the completion status word: `Ok` or the NVMe status code type and code.
@@ -906,5 +915,17 @@ mod tests {
         assert_eq!(decode_status(0x80 << 1), Err(IoError::Nvme { sct: 0, sc: 0x80 }));
         // SCT 2 (media error), SC 0x81 (unrecovered read error), DNR set.
         assert_eq!(decode_status((2 << 9) | (0x81 << 1) | 0x8000), Err(IoError::Nvme { sct: 2, sc: 0x81 }));
+    }
+
+    /// The status read in place is the one SPDK's own struct gives (`status_raw`, through the shim).
+    #[test]
+    fn completion_status_is_read_where_spdk_keeps_it() {
+        for dw3 in [0u32, 0x0001_0000, 0x0103_002a, 0xc502_ffff, 0xffff_0000] {
+            let cpl = spdk_sys::spdk_nvme_cpl { _bindgen_opaque_blob: [7, 0, 0x0001_0002, dw3] };
+            // SAFETY: a valid completion entry on the stack, read for the duration of the call.
+            let shim = unsafe { spdk_sys::nvmebench_shim_cpl_status(&cpl) };
+            assert_eq!(cpl_status(&cpl), shim, "{dw3:#x}");
+            assert_eq!(u32::from(shim), dw3 >> 16);
+        }
     }
 }
