@@ -89,7 +89,7 @@ pub(super) struct Loop<'c, E: Engine> {
     to_submit: bool,
     stop: Option<(StopReason, u64)>,
     first_error: Option<FailedIo>,
-    /// The last completion's time (ns), and its raw stamp (scaled after each poll, not per I/O).
+    /// The last completion's time (ns), and its raw stamp (scaled in `pass`, once per poll).
     last_completion: u64,
     last_raw: u64,
     /// The thread's CPU time when measuring began.
@@ -281,6 +281,8 @@ impl<'c, E: Engine> Loop<'c, E> {
         let (reaped, error_seen) =
             if self.engine.refills_inline() && self.inline_ok() { self.reap_refill(shared)? } else { self.reap()? };
         if reaped > 0 {
+            // Scaled once per poll, not per completion.
+            self.last_completion = self.timeline.ns(self.clock, self.last_raw);
             self.recent = Some(self.last_completion);
             self.coast = 0;
         } else if !coasting && self.coast == 0 && self.coastable() {
@@ -501,9 +503,6 @@ impl<'c, E: Engine> Loop<'c, E> {
             }
             free.push(slot);
         })?;
-        if reaped > 0 {
-            self.last_completion = self.timeline.ns(self.clock, self.last_raw);
-        }
         self.in_flight -= reaped;
         Ok((reaped, error_seen))
     }
@@ -584,9 +583,6 @@ impl<'c, E: Engine> Loop<'c, E> {
             book(&mut self.stats, &op, self.clock.delta_as_nanos(start, end));
         }
         self.done.clear();
-        if reaped > 0 {
-            self.last_completion = self.timeline.ns(self.clock, self.last_raw);
-        }
         if self.ahead.is_none() {
             self.ahead = Some(self.generator.next_op());
         }
