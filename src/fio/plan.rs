@@ -419,56 +419,35 @@ fn mean_block_size(a: &RunArgs) -> Result<(f64, bool), (&'static str, String)> {
 /// The command line's global flags replace the job file's.
 fn overlay(s: &mut RunArgs, c: &RunArgs, given: &[String]) {
     let has = |id: &str| given.iter().any(|g| g == id);
-    if has("engine") {
-        s.engine = c.engine.clone();
+    // Each given flag replaces the job file's value of that field alone: `--mem-size` must not
+    // drop the controller a job's filename=trtype=... names.
+    macro_rules! given {
+        ($($id:literal => $($field:ident).+;)*) => {
+            $(if has($id) {
+                s.$($field).+ = c.$($field).+.clone();
+            })*
+        };
     }
-    // Flag by flag: `--mem-size` must not drop the controller a job's filename=trtype=... names.
-    let (se, ce) = (&mut s.spdk.env, &c.spdk.env);
-    if has("trids") {
-        se.trids = ce.trids.clone();
+    given! {
+        "engine" => engine;
+        "trids" => spdk.env.trids;
+        "mem_size" => spdk.env.mem_size;
+        "shm_id" => spdk.env.shm_id;
+        "iova_mode" => spdk.env.iova_mode;
+        "spdk_log" => spdk.env.spdk_log;
+        "io_queue_size" => spdk.io_queue_size;
+        "max_completions" => spdk.max_completions;
+        "output" => output;
+        "json" => json;
+        "confirm_serial" => confirm_serial;
+        "interval" => interval;
+        "drain_timeout" => drain_timeout;
+        "on_error" => on_error;
+        "percentiles" => percentiles;
     }
-    if has("mem_size") {
-        se.mem_size = ce.mem_size;
-    }
-    if has("shm_id") {
-        se.shm_id = ce.shm_id;
-    }
-    se.no_huge |= ce.no_huge;
-    if has("iova_mode") {
-        se.iova_mode = ce.iova_mode.clone();
-    }
-    if has("spdk_log") {
-        se.spdk_log = ce.spdk_log.clone();
-    }
-    if has("io_queue_size") {
-        s.spdk.io_queue_size = c.spdk.io_queue_size;
-    }
-    if has("max_completions") {
-        s.spdk.max_completions = c.spdk.max_completions;
-    }
-    if has("output") {
-        s.output = c.output;
-    }
-    if has("json") {
-        s.json = c.json.clone();
-    }
+    s.spdk.env.no_huge |= c.spdk.env.no_huge;
     s.quiet |= c.quiet;
     s.allow_destroy |= c.allow_destroy;
-    if has("confirm_serial") {
-        s.confirm_serial = c.confirm_serial.clone();
-    }
-    if has("interval") {
-        s.interval = c.interval;
-    }
-    if has("drain_timeout") {
-        s.drain_timeout = c.drain_timeout;
-    }
-    if has("on_error") {
-        s.on_error = c.on_error;
-    }
-    if has("percentiles") {
-        s.percentiles = c.percentiles.clone();
-    }
     let f = &c.fio;
     let t = &mut s.fio;
     t.job_file = f.job_file.clone();
