@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 /// Suites spin their workers; run one at a time so that timing checks see the machine, not each other.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn serial() -> std::sync::MutexGuard<'static, ()> {
+pub(crate) fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
