@@ -102,6 +102,7 @@ pub fn compare_command(args: &CompareArgs) -> anyhow::Result<Outcome> {
         rebind: rebind.as_mut(),
         columns: Vec::with_capacity(phases.len()),
         stopped: None,
+        interrupted: None,
         rebind_log: Vec::new(),
         kernel_path: args.run.filename.first().cloned(),
     };
@@ -115,9 +116,9 @@ pub fn compare_command(args: &CompareArgs) -> anyhow::Result<Outcome> {
     }
     turns.hand_back();
 
-    let Turns { columns, stopped, rebind_log, .. } = turns;
+    let Turns { columns, stopped, interrupted, rebind_log, .. } = turns;
     write_report(args, &columns, &specs, stopped.as_deref(), &rebind_log)?;
-    Ok(outcome(&columns, stopped.is_some()))
+    Ok(outcome(&columns, stopped.is_some(), interrupted))
 }
 
 /// The engine list: `--engine` is refused (compare takes its engines from `--engines`), and every
@@ -191,6 +192,8 @@ struct Turns<'a> {
     columns: Vec<Column>,
     /// Why the comparison ended before the last engine, or what went wrong handing the function back.
     stopped: Option<String>,
+    /// A signal that came between two engines' runs (before the later one's workers started).
+    interrupted: Option<i32>,
     rebind_log: Vec<String>,
     /// Where the kernel shows the namespace now (it may come back under another name after SPDK).
     kernel_path: Option<PathBuf>,
@@ -236,11 +239,19 @@ impl Turns<'_> {
 
     /// An engine that could not start: for the first, nothing has run yet, so it is a plain set-up
     /// error (exit 2); a later one ends the comparison, whose report shows what ran.
+    /// A signal before the engine's workers started ends the comparison the same way, but as an
+    /// interruption (exit 128 + the signal).
     fn could_not_start(&mut self, i: usize, spec: &str, e: SetupError) -> anyhow::Result<bool> {
         if i == 0 {
             return Err(e.into());
         }
-        self.stopped = Some(format!("{spec} could not start: {e}"));
+        self.stopped = Some(match e.interrupted_by() {
+            Some(sig) => {
+                self.interrupted = Some(sig);
+                format!("interrupted before {spec} started; it and later engines did not run")
+            }
+            None => format!("{spec} could not start: {e}"),
+        });
         Ok(false)
     }
 
@@ -315,9 +326,10 @@ fn write_report(
     write_stdout(&out)
 }
 
-/// The exit status: a signal first, then I/O errors or an engine that did not run, else clean.
-fn outcome(columns: &[Column], stopped: bool) -> Outcome {
-    let sig = columns.iter().find_map(|c| c.result.interrupted_by);
+/// The exit status: a signal first (during a run or between two), then I/O errors or an engine
+/// that did not run, else clean.
+fn outcome(columns: &[Column], stopped: bool, between: Option<i32>) -> Outcome {
+    let sig = columns.iter().find_map(|c| c.result.interrupted_by).or(between);
     let errors = columns.iter().any(|c| c.result.failed());
     match (sig, errors || stopped) {
         (Some(sig), _) => Outcome::Interrupted(sig),

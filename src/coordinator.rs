@@ -182,8 +182,9 @@ pub enum CoordinatorError {
     /// A worker failed before the start: nothing ran.
     #[error(transparent)]
     Setup(WorkerError),
+    /// A signal (its number) came before the start gate opened: nothing ran.
     #[error("interrupted before the workers started; nothing ran")]
-    Interrupted,
+    Interrupted(i32),
     #[error("cannot start worker thread {worker}: {source}")]
     Spawn { worker: usize, source: std::io::Error },
 }
@@ -238,9 +239,9 @@ pub fn run<B: EngineBuilder + 'static>(
     let cores: Vec<usize> = plan.workers.iter().filter_map(|w| w.core).collect();
     let placement = (cores.len() == plan.workers.len()).then(|| cpu::keep_others_off(&tids, &cores));
     if let Some(at) = plan.start_at {
-        if wait_until(at, &plan.signal).is_err() {
+        if let Err(sig) = wait_until(at, &plan.signal) {
             crew.call_off();
-            return Err(CoordinatorError::Interrupted);
+            return Err(CoordinatorError::Interrupted(sig));
         }
     }
     let cpu_start = CpuTimes::now();
@@ -314,8 +315,8 @@ fn await_ready(crew: &mut Crew, plan: &RunPlan) -> Result<(EngineInfo, Vec<i32>)
                 if let Some((_, error)) = panicked(&mut crew.handles, &crew.lanes_of, &vec![false; n]) {
                     return Err(CoordinatorError::Setup(error));
                 }
-                if plan.signal.load(Ordering::Relaxed) != 0 {
-                    return Err(CoordinatorError::Interrupted);
+                if let sig @ 1.. = plan.signal.load(Ordering::Relaxed) {
+                    return Err(CoordinatorError::Interrupted(sig as i32));
                 }
             }
             Err(RecvTimeoutError::Disconnected) => break,
@@ -718,13 +719,14 @@ fn merge_verifiers(vs: Vec<(usize, Verifier)>, targets: usize) -> Option<VerifyR
     })
 }
 
-/// Sleeps until the wall clock reaches `at`, looking at signals every tick; `Err` if one came.
+/// Sleeps until the wall clock reaches `at`, looking at signals every tick; `Err` with the signal
+/// if one came.
 /// The last stretch is slept in one go so that the gate opens within the scheduler's wake-up
 /// latency of `at`.
-fn wait_until(at: SystemTime, signal: &AtomicUsize) -> Result<(), ()> {
+fn wait_until(at: SystemTime, signal: &AtomicUsize) -> Result<(), i32> {
     loop {
-        if signal.load(Ordering::Relaxed) != 0 {
-            return Err(());
+        if let sig @ 1.. = signal.load(Ordering::Relaxed) {
+            return Err(sig as i32);
         }
         match at.duration_since(SystemTime::now()) {
             Ok(left) if !left.is_zero() => std::thread::sleep(left.min(TICK)),
@@ -1007,7 +1009,7 @@ mod tests {
         p.signal.store(15, Ordering::Relaxed);
         let b = Arc::new(NullBuilder { options: NullOptions::default() });
         let e = run(b, p, quanta::Clock::new(), |_| {}).unwrap_err();
-        assert!(matches!(e, CoordinatorError::Interrupted), "{e}");
+        assert!(matches!(e, CoordinatorError::Interrupted(15)), "{e}");
     }
 
     #[test]

@@ -77,6 +77,9 @@ fn main() -> ExitCode {
         Err(e) => {
             // Every error's message already carries its cause; printing the chain would repeat it.
             eprintln!("nvmebench: {e}");
+            if let Some(sig) = e.downcast_ref::<SetupError>().and_then(SetupError::interrupted_by) {
+                return ExitCode::from(128u8.saturating_add(sig as u8));
+            }
             let usage = e.downcast_ref::<SetupError>().is_some()
                 || e.downcast_ref::<fio::FioError>().is_some()
                 || e.downcast_ref::<ResultsCommandError>().is_some()

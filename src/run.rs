@@ -61,6 +61,17 @@ pub enum SetupError {
     Telemetry(std::io::Error),
 }
 
+impl SetupError {
+    /// The signal that stopped the run before its workers started, if that is what happened: the
+    /// exit status is then 128 + the signal, as for a run cut short, not a set-up failure's 2.
+    pub fn interrupted_by(&self) -> Option<i32> {
+        match self {
+            SetupError::Coordinator(coordinator::CoordinatorError::Interrupted(sig)) => Some(*sig),
+            _ => None,
+        }
+    }
+}
+
 /// How `run`'s options (`--quiet`, `--progress`, `--status-interval`) show the live line.
 pub fn live_mode(args: &RunArgs, quiet: bool) -> LiveMode {
     use crate::cli::ProgressMode;

@@ -192,7 +192,7 @@ pub fn measure(
         spdk: bench.spdk.as_ref(),
     };
     let result = launch::run_engine(&bench.engine, on, plan, &mut observe).map_err(|e| match e {
-        coordinator::CoordinatorError::Interrupted => SuiteError::Interrupted,
+        coordinator::CoordinatorError::Interrupted(_) => SuiteError::Interrupted,
         e => SuiteError::Run(e.to_string()),
     })?;
     Ok(Measurement { result, stream_workers, threads: threads_of, qds })

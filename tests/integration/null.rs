@@ -152,6 +152,44 @@ fn sigint_still_writes_the_report() {
     assert!(out.lines().any(|l| l.starts_with("total")), "{out}");
 }
 
+/// A signal while the workers wait for `--start-delay` (or SPDK's set-up, or a rebind) is an
+/// interruption, not a set-up error: 128 + the signal, one line, and no JSON written.
+#[test]
+fn a_signal_before_the_start_exits_128_plus_the_signal() {
+    let dir = scratch_dir();
+    let path = dir.path().join("r.json");
+    let interrupt = |args: &[&str], after: Duration| {
+        let child = Command::new(env!("CARGO_BIN_EXE_nvmebench"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(after);
+        assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+        child.wait_with_output().unwrap()
+    };
+    let json_path = path.to_str().unwrap();
+    let o = interrupt(
+        &["run", "--engine", "null", "--time", "1", "--start-delay", "60s", "--json", json_path],
+        Duration::from_millis(500),
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(130), "{e}");
+    assert_eq!(e.trim(), "nvmebench: interrupted before the workers started; nothing ran");
+    assert!(!path.exists(), "nothing is written");
+
+    // The same for a comparison held before its first engine.
+    let o = interrupt(
+        &["compare", "--engines", "null,psync", "--time", "1", "--start-delay", "60s", "--json", json_path],
+        Duration::from_millis(500),
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(130), "{e}");
+    assert_eq!(e.trim().lines().last(), Some("nvmebench: interrupted before the workers started; nothing ran"));
+    assert!(!path.exists(), "nothing is written");
+}
+
 #[test]
 fn a_closed_pipe_is_not_an_error() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_nvmebench"))

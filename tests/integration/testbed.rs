@@ -492,9 +492,12 @@ fn spdk_engine_over_pcie_in_the_testbed() {
         "sigint",
         format!(
             "{bin} compare --rebind --filename /dev/nvme0n1 --engines spdk,uring --time 60 --output json & pid=$!; \
-             {}; sleep 5; kill -INT $pid; wait $pid; echo \"exit=$?\"; echo \"driver=$({drv})\"; \
+             {}; {}; sleep 3; kill -INT $pid; wait $pid; echo \"exit=$?\"; echo \"driver=$({drv})\"; \
              echo \"hugepage files: $(ls /dev/hugepages | wc -l)\"",
-            wait_for("vfio-pci", 60)
+            wait_for("vfio-pci", 60),
+            // SPDK's set-up under emulation can take longer than any fixed sleep on a loaded host:
+            // the signal must come once the SPDK phase's worker runs.
+            "for i in $(seq 600); do grep -qs nvmebench-w /proc/$pid/task/*/comm && break; sleep 0.2; done"
         ),
     ));
     // Killed outright (what a second Ctrl-C does): the guardian gives the controller back.
