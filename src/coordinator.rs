@@ -336,7 +336,7 @@ struct Part {
     bw: [f64; Direction::COUNT],
     span_ns: u64,
     end_ns: u64,
-    /// A worker's last report with a span shorter than an interval is in it.
+    /// A worker's last report that ended before the interval was due to end is in it.
     partial: bool,
     /// A worker's last report is in it: the interval ends when the run did, not on a boundary.
     last: bool,
@@ -362,7 +362,9 @@ impl Part {
         self.last = false;
     }
 
-    fn add(&mut self, stats: &Stats, from_ns: u64, to_ns: u64, last: bool, interval_ns: u64) {
+    /// Adds one worker's report; `ended_inside`: the worker's run ended before this interval was
+    /// due to end.
+    fn add(&mut self, stats: &Stats, from_ns: u64, to_ns: u64, last: bool, ended_inside: bool) {
         let span = to_ns.saturating_sub(from_ns);
         *self.stats += stats;
         self.workers += 1;
@@ -374,7 +376,7 @@ impl Part {
         }
         self.span_ns = self.span_ns.max(span);
         self.end_ns = self.end_ns.max(to_ns);
-        self.partial |= last && span < interval_ns;
+        self.partial |= ended_inside;
         self.last |= last;
     }
 
@@ -417,6 +419,8 @@ struct Collector<F> {
     observe: F,
     interval_ns: u64,
     ramp_ns: u64,
+    /// Per worker, its own ramp (fio jobs run together may each have one).
+    ramps_ns: Vec<u64>,
     totals: Vec<Stats>,
     summaries: Vec<Option<WorkerSummary>>,
     finished: Vec<bool>,
@@ -446,6 +450,7 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
             observe,
             interval_ns: plan.interval.as_nanos().max(1) as u64,
             ramp_ns: plan.workers.iter().map(|w| w.ramp).max().unwrap_or_default().as_nanos() as u64,
+            ramps_ns: plan.workers.iter().map(|w| w.ramp.as_nanos() as u64).collect(),
             totals: (0..n).map(|_| Stats::default()).collect(),
             summaries: vec![None; n],
             finished: vec![false; n],
@@ -543,20 +548,40 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
         } else {
             self.ramp_ios += stats.ios() + stats.errors.total();
         }
+        // Partial is where the run ended, not how long the span was: a cut that came late (a long
+        // pass, a slow completion) starts the next interval late, so a last interval that runs to
+        // the planned end is whole although its span is shorter than the interval.
+        let ended_inside = last && to_ns < self.due_end_ns(worker, phase);
         self.reached[worker][p] = Some(self.reached[worker][p].map_or(index, |r| r.max(index)));
-        let (n, interval_ns) = (self.target_intervals.len(), self.interval_ns);
+        let n = self.target_intervals.len();
         let parts = &mut self.parts;
         let e = self
             .pending
             .entry((p as u8, index))
             .or_insert_with(|| Pending { all: Part::reused(parts), targets: Vec::new() });
-        e.all.add(&stats, from_ns, to_ns, last, interval_ns);
+        e.all.add(&stats, from_ns, to_ns, last, ended_inside);
         if n > 1 && phase == Phase::Measure {
             e.targets.resize_with(n, || Part::reused(parts));
-            e.targets[self.target_of[worker]].add(&stats, from_ns, to_ns, last, interval_ns);
+            e.targets[self.target_of[worker]].add(&stats, from_ns, to_ns, last, ended_inside);
         }
         stats.reset();
         stats
+    }
+
+    /// Where `worker`'s current interval of `phase` is due to end on the common timeline: the
+    /// boundary after the one its previous report was cut at (however late that cut came).
+    fn due_end_ns(&self, worker: usize, phase: Phase) -> u64 {
+        let (interval, ramp) = (self.interval_ns, self.ramps_ns[worker]);
+        let reached = self.reached[worker][phase as usize];
+        match phase {
+            // Ramp reports are indexed by the boundaries crossed; the ramp ends on its own.
+            Phase::Ramp => reached.map_or(interval, |r| r.saturating_add(1).saturating_mul(interval)).min(ramp),
+            // Measured interval k ends at ramp + (k + 1) * interval.
+            Phase::Measure => {
+                let k = reached.map_or(0, |r| r.saturating_add(1));
+                ramp.saturating_add(k.saturating_add(1).saturating_mul(interval))
+            }
+        }
     }
 
     /// Whether every running worker has moved past interval `index` of `phase`.
@@ -787,14 +812,14 @@ mod tests {
         quiet.dir[Direction::Read as usize].record(1_000, 2, 2 * 4096);
         let mut parts = Vec::new();
         let mut old = Part::reused(&mut parts);
-        old.add(&busy, 0, 3_000, true, 1_000_000);
+        old.add(&busy, 0, 3_000, true, true);
         old.clear();
         parts.push(old);
         let mut reused = Part::reused(&mut parts);
         assert!(parts.is_empty());
         let mut fresh = Part::default();
         for p in [&mut reused, &mut fresh] {
-            p.add(&quiet, 1_000_000, 2_000_000, false, 1_000_000);
+            p.add(&quiet, 1_000_000, 2_000_000, false, false);
         }
         let json = |p: &Part| serde_json::to_value(p.point(2.0, false)).unwrap();
         assert_eq!(json(&reused), json(&fresh));
@@ -1167,6 +1192,55 @@ mod tests {
         assert_eq!(last.read.iops, 200.0 / 0.05);
         let sum: u64 = r.intervals.iter().map(|i| i.read.ios).sum();
         assert_eq!(sum, r.total.read().ios);
+    }
+
+    #[test]
+    fn a_last_interval_that_runs_to_the_planned_end_is_whole_after_a_late_cut() {
+        // Three slots completing together every 33 ms: the worker sees each boundary at the next
+        // batch (132 ms, 231 ms, ..., 924 ms), late, so every interval after the first spans 99 ms.
+        // The last runs from the cut at 924 ms past the planned end at 1 s (to 1023 ms, when the
+        // batch in flight at the stop completes): the run did not end inside it, so it is whole,
+        // though its span is 99 ms like the others'.
+        let script = Script { default_latency_ns: 33_000_000, ..Script::default() };
+        let (b, clock, _) = fake(script);
+        let mut p = plan(1, 3, spec(RwMode::RandRead, 100));
+        p.workers[0].runtime = Some(Duration::from_secs(1));
+        let r = run(b, p, clock, |_| {}).unwrap();
+        let last = r.intervals.last().unwrap();
+        assert_eq!((last.t_s, last.span_s, last.read.ios), (1.023, 0.099, 9));
+        assert!(r.intervals[1..].iter().all(|i| i.span_s == 0.099), "every cut after the first is late");
+        let partial: Vec<f64> = r.intervals.iter().filter(|i| i.partial).map(|i| i.t_s).collect();
+        assert_eq!(partial, Vec::<f64>::new(), "no interval is partial");
+        let sum: u64 = r.intervals.iter().map(|i| i.read.ios).sum();
+        assert_eq!(sum, r.total.read().ios);
+    }
+
+    #[test]
+    fn partial_is_where_the_run_ended_on_each_workers_timeline() {
+        // Worker 1 (no ramp) cut interval 3 late, at 420 ms; its last report is partial if it
+        // stopped inside interval 4 (400..500 ms), whole if it ran past 500 ms, however short.
+        let mut p = plan(2, 1, spec(RwMode::RandRead, 100));
+        p.workers[0].ramp = Duration::from_millis(500);
+        let partial_when_ending_at = |end_ms: u64| {
+            let mut c = Collector::new(&p, |_: &IntervalPoint| {});
+            c.on_interval(report(1, 3, 300, 420, 1000, false));
+            c.on_interval(report(1, 4, 420, end_ms, 100, true));
+            c.finalize(true);
+            assert!(!c.intervals[0].partial);
+            c.intervals[1].partial
+        };
+        assert!(partial_when_ending_at(450), "stopped inside the interval");
+        assert!(!partial_when_ending_at(510), "ran past its planned end: whole, though it spans 90 ms");
+        // Worker 0 ramps 500 ms and measures 100 ms; its ramp cut came 30 ms late, so its one
+        // measured interval spans 80 ms, ending past the planned end at 600 ms: whole.
+        let mut c = Collector::new(&p, |_: &IntervalPoint| {});
+        let mut ramp = report(0, 5, 0, 530, 100, false);
+        ramp.phase = Phase::Ramp;
+        c.on_interval(ramp);
+        c.on_interval(report(0, 0, 530, 610, 800, true));
+        c.finalize(true);
+        assert_eq!(c.intervals.len(), 1);
+        assert!(!c.intervals[0].partial, "ran to its planned end");
     }
 
     /// One worker's interval report, `ios` reads completed in `(from_ms, to_ms]`.

@@ -9,7 +9,8 @@ use crate::report::html::{self, PageOptions};
 use crate::report::labels::{self, LabelError};
 use crate::report::load::{self, ResultSet, ResultsError};
 use crate::report::raster::{self, RasterError};
-use crate::report::{merge, table};
+use crate::report::{FileFormat, merge, table};
+use clap::ValueEnum;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
@@ -26,6 +27,12 @@ pub enum ResultsCommandError {
         "-o {path}: cannot tell the format from the extension '{ext}'; name it .html, .csv, .md, .svg or .png, or pass --format"
     )]
     UnknownExtension { path: String, ext: String },
+    #[error("-o {path}: the extension says {named}, but --format {format} writes {writes}; {fix}")]
+    FormatClash { path: String, named: &'static str, format: String, writes: &'static str, fix: String },
+    #[error(
+        "-o {path}: the extension says {named}, but merge writes JSON; name it {json}, and render that with `nvmebench report {json} -o {path}`"
+    )]
+    MergeNotJson { path: String, named: &'static str, json: String },
     #[error(transparent)]
     Label(#[from] LabelError),
     #[error(transparent)]
@@ -48,7 +55,8 @@ pub enum ResultsCommandError {
 /// [`ResultsCommandError`] for bad inputs (exit 2); anything else failed while writing (exit 1).
 pub fn report_command(args: &ReportArgs) -> anyhow::Result<()> {
     let format = match (args.format, &args.output) {
-        (Some(f), _) => f,
+        (Some(f), Some(p)) => agreeing_format(f, p)?,
+        (Some(f), None) => f,
         (None, Some(p)) => format_from_extension(p)?,
         (None, None) => ReportFormat::Html,
     };
@@ -103,6 +111,14 @@ fn one_chart(set: &ResultSet, name: Option<&str>, format: &'static str) -> anyho
 /// # Errors
 /// As [`report_command`].
 pub fn merge_command(args: &MergeArgs) -> anyhow::Result<()> {
+    if let Some(p) = &args.output {
+        if let Some(named) = FileFormat::of_path(p).filter(|f| *f != FileFormat::Json) {
+            let json = FileFormat::Json.rename(p).display().to_string();
+            return Err(
+                ResultsCommandError::MergeNotJson { path: p.display().to_string(), named: named.name(), json }.into()
+            );
+        }
+    }
     check_output(args.output.as_deref(), &args.inputs)?;
     let set = load::load(&args.inputs).map_err(ResultsCommandError::from)?;
     let merged = merge::merge(&set.runs).map_err(ResultsCommandError::from)?;
@@ -113,15 +129,48 @@ pub fn merge_command(args: &MergeArgs) -> anyhow::Result<()> {
     write_output(args.output.as_deref(), text.as_bytes())
 }
 
+/// What each `--format` writes.
+fn file_format(f: ReportFormat) -> FileFormat {
+    match f {
+        ReportFormat::Html => FileFormat::Html,
+        ReportFormat::Csv => FileFormat::Csv,
+        ReportFormat::Md => FileFormat::Markdown,
+        ReportFormat::Svg => FileFormat::Svg,
+        ReportFormat::Png => FileFormat::Png,
+    }
+}
+
 fn format_from_extension(p: &Path) -> Result<ReportFormat, ResultsCommandError> {
-    let ext = p.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
-    match ext.as_str() {
-        "html" | "htm" => Ok(ReportFormat::Html),
-        "csv" => Ok(ReportFormat::Csv),
-        "md" | "markdown" => Ok(ReportFormat::Md),
-        "svg" => Ok(ReportFormat::Svg),
-        "png" => Ok(ReportFormat::Png),
-        _ => Err(ResultsCommandError::UnknownExtension { path: p.display().to_string(), ext }),
+    let all = ReportFormat::value_variants();
+    match FileFormat::of_path(p).and_then(|named| all.iter().find(|f| file_format(**f) == named)) {
+        Some(f) => Ok(*f),
+        None => {
+            let ext = p.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+            Err(ResultsCommandError::UnknownExtension { path: p.display().to_string(), ext })
+        }
+    }
+}
+
+/// `--format` as given, unless the `-o` file's extension names another format (an extension that
+/// names none, like `.txt`, takes any).
+fn agreeing_format(format: ReportFormat, p: &Path) -> Result<ReportFormat, ResultsCommandError> {
+    let writes = file_format(format);
+    match FileFormat::of_path(p) {
+        Some(named) if named != writes => {
+            let renamed = writes.rename(p).display().to_string();
+            let fix = match format_from_extension(p) {
+                Ok(_) => format!("name it {renamed}, or drop --format to write {}", named.name()),
+                Err(_) => format!("name it {renamed}"),
+            };
+            Err(ResultsCommandError::FormatClash {
+                path: p.display().to_string(),
+                named: named.name(),
+                format: format.to_possible_value().expect("no format is skipped").get_name().to_string(),
+                writes: writes.name(),
+                fix,
+            })
+        }
+        _ => Ok(format),
     }
 }
 

@@ -53,6 +53,10 @@ pub enum SetupError {
     JsonDir { path: String, dir: String },
     #[error("--json {path} is a directory; name a file, such as {path}/run.json")]
     JsonIsDir { path: String },
+    #[error(
+        "--json {path}: the extension says {named}, but --json writes JSON; name it {json}, and render that with `nvmebench report {json} -o {path}`"
+    )]
+    JsonNotJson { path: String, named: &'static str, json: String },
     #[error("cannot install signal handlers: {0}")]
     Signals(std::io::Error),
     #[error(transparent)]
@@ -154,12 +158,17 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
     })
 }
 
-/// Refuses a `--json` path that is a directory or whose directory does not exist, before anything
-/// runs.
+/// Refuses a `--json` path that is a directory, whose directory does not exist, or whose extension
+/// names another format (`--json r.html`), before anything runs.
 pub fn check_json_dir(path: Option<&std::path::Path>) -> Result<(), SetupError> {
+    use crate::report::FileFormat;
     if let Some(p) = path {
         if p.is_dir() {
             return Err(SetupError::JsonIsDir { path: p.display().to_string() });
+        }
+        if let Some(named) = FileFormat::of_path(p).filter(|f| *f != FileFormat::Json) {
+            let json = FileFormat::Json.rename(p).display().to_string();
+            return Err(SetupError::JsonNotJson { path: p.display().to_string(), named: named.name(), json });
         }
         let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
         if !dir.is_dir() {

@@ -525,6 +525,39 @@ pub fn nvme_sibling(path: &Path) -> Option<PathBuf> {
     p.exists().then_some(p)
 }
 
+/// One spelling for every path to the same place, to compare paths however they were typed (`a`,
+/// `./a`, `d/../a`, a symlink such as `/dev/disk/by-id/...`): the real path where it exists. For a
+/// path that is not there (yet), the real path of its nearest existing ancestor with the rest
+/// normalised lexically (`.` dropped, `..` taking off the component before it), so a file created
+/// later (`--size`) keeps the spelling it had before it existed.
+pub fn canonical_path(path: &Path) -> PathBuf {
+    if let Ok(real) = fs::canonicalize(path) {
+        return real;
+    }
+    let absolute = match std::env::current_dir() {
+        Ok(cwd) if path.is_relative() => cwd.join(path),
+        _ => path.to_path_buf(),
+    };
+    let (mut out, rest) = absolute
+        .ancestors()
+        .skip(1)
+        .find_map(|a| {
+            let real = fs::canonicalize(if a.as_os_str().is_empty() { Path::new(".") } else { a }).ok()?;
+            Some((real, absolute.strip_prefix(a).ok()?.to_path_buf()))
+        })
+        .unwrap_or_else(|| (PathBuf::new(), absolute.clone()));
+    for c in rest.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// Creates the file at `target.size_bytes` and fills it with pseudo-random data, so that reads hit
 /// allocated blocks (a sparse file's holes read back without touching the device).
 pub fn prepare_file(target: &Target) -> Result<(), TargetError> {
@@ -798,5 +831,30 @@ mod tests {
         t.check_writable(false, None).unwrap();
         let data = fs::read(&path).unwrap();
         assert!(data.iter().filter(|&&b| b == 0).count() < data.len() / 100);
+    }
+
+    #[test]
+    fn canonical_paths_agree_however_spelt_and_before_a_file_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = fs::canonicalize(dir.path()).unwrap();
+        fs::create_dir(d.join("sub")).unwrap();
+        fs::write(d.join("a"), b"x").unwrap();
+        std::os::unix::fs::symlink(d.join("a"), d.join("link")).unwrap();
+        std::os::unix::fs::symlink(d.join("sub"), d.join("sublink")).unwrap();
+        for spelt in ["a", "./a", "sub/../a", "link", "sublink/../a", "sub/./.././a"] {
+            assert_eq!(canonical_path(&dir.path().join(spelt)), d.join("a"), "{spelt}");
+        }
+        // Not there yet: the same spelling as once created, through a symlinked directory too.
+        let spellings = ["n", "./n", "sub/../n", "gone/../n", "sublink/../n"];
+        let before: Vec<PathBuf> = spellings.iter().map(|s| canonical_path(&dir.path().join(s))).collect();
+        assert!(before.iter().all(|p| *p == d.join("n")), "{before:?}");
+        fs::write(d.join("n"), b"x").unwrap();
+        for (s, b) in spellings.iter().zip(&before) {
+            assert_eq!(canonical_path(&dir.path().join(s)), *b, "{s} once it exists");
+        }
+        assert_eq!(canonical_path(&dir.path().join("sublink/new")), d.join("sub/new"));
+        assert_eq!(canonical_path(&dir.path().join("no/such/dir/../f")), d.join("no/such/f"));
+        let cwd = fs::canonicalize(".").unwrap();
+        assert_eq!(canonical_path(Path::new("no-such-file")), cwd.join("no-such-file"), "relative to the cwd");
     }
 }

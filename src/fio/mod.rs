@@ -40,7 +40,7 @@ pub enum FioError {
 /// # Errors
 /// A [`FioError`] or the run's own errors.
 pub fn run_command(mut args: RunArgs, given: &[String]) -> anyhow::Result<Outcome> {
-    check_output_paths(&args.fio)?;
+    check_output_paths(&args)?;
     if let Some(path) = args.fio.job_file.clone() {
         return exec::run_job_file(&path, &args, given);
     }
@@ -52,11 +52,15 @@ pub fn run_command(mut args: RunArgs, given: &[String]) -> anyhow::Result<Outcom
     crate::run::run_command(&args)
 }
 
-/// Refuses an `--output-file` that is a directory, or an output file or log prefix whose directory
-/// does not exist, before anything runs.
-fn check_output_paths(f: &crate::cli::FioArgs) -> Result<(), FioError> {
+/// Refuses an `--output-file` that is a directory or whose extension names another format than the
+/// report's, or an output file or log prefix whose directory does not exist, before anything runs.
+fn check_output_paths(args: &RunArgs) -> Result<(), FioError> {
+    let f = &args.fio;
     if let Some(p) = f.output_file.as_ref().filter(|p| p.is_dir()) {
         return Err(FioError::Usage(format!("--output-file {} is a directory; name a file", p.display())));
+    }
+    if let Some(p) = &f.output_file {
+        check_output_format(args, p)?;
     }
     let out = f.output_file.as_ref().map(|p| ("--output-file", p.clone()));
     let logs = [
@@ -77,4 +81,37 @@ fn check_output_paths(f: &crate::cli::FioArgs) -> Result<(), FioError> {
         }
     }
     Ok(())
+}
+
+/// The report `--output-file` gets is text, or JSON with `--output json` or `--output-format json`;
+/// refuses a name whose extension says otherwise (`r.json` for text, `r.html` for anything). fio
+/// itself would write its text into `r.json`; nvmebench does not guess which JSON was meant.
+fn check_output_format(args: &RunArgs, p: &std::path::Path) -> Result<(), FioError> {
+    use crate::options::OutputFormat;
+    use crate::report::FileFormat;
+    let Some(named) = FileFormat::of_path(p) else { return Ok(()) };
+    let json = match args.fio.output_format.as_deref() {
+        Some(f) if args.fio.fio_json() => Some(format!("fio's JSON (--output-format {f})")),
+        _ if args.output == OutputFormat::Json => Some("nvmebench's JSON (--output json)".to_string()),
+        _ => None,
+    };
+    let path = p.display();
+    let message = match (named, json) {
+        (FileFormat::Json, Some(_)) => return Ok(()),
+        (FileFormat::Json, None) => format!(
+            "--output-file {path}: the extension says JSON, but the report is text; add --output-format json (fio's JSON) or --output json (nvmebench's), or name it {}",
+            p.with_extension("txt").display()
+        ),
+        (_, Some(what)) => format!(
+            "--output-file {path}: the extension says {}, but the report is {what}; name it {}",
+            named.name(),
+            FileFormat::Json.rename(p).display()
+        ),
+        (_, None) => format!(
+            "--output-file {path}: the extension says {}, but the report is text; name it {}",
+            named.name(),
+            p.with_extension("txt").display()
+        ),
+    };
+    Err(FioError::Usage(message))
 }

@@ -28,6 +28,7 @@ pub mod text;
 pub mod ticks;
 
 use crate::stats::DirStats;
+use std::path::{Path, PathBuf};
 
 /// I/Os per second and bytes per second of `d` over `elapsed_ns`.
 pub fn rates(d: &DirStats, elapsed_ns: u64) -> (f64, f64) {
@@ -80,6 +81,62 @@ pub fn write_stdout(text: &str) -> anyhow::Result<()> {
     }
 }
 
+/// The format an output file's extension names, for the extensions that name one. Any other
+/// extension (`.txt`, `.log`, none) names nothing, and any output may go there.
+///
+/// Every command that writes a file in a format checks the file's name against it, so that
+/// `-o r.html` never holds CSV.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileFormat {
+    Html,
+    Csv,
+    Markdown,
+    Svg,
+    Png,
+    Json,
+}
+
+impl FileFormat {
+    /// The format `path`'s extension names (in any case), if it names one.
+    pub fn of_path(path: &Path) -> Option<FileFormat> {
+        let ext = path.extension()?.to_string_lossy().to_ascii_lowercase();
+        Some(match ext.as_str() {
+            "html" | "htm" => FileFormat::Html,
+            "csv" => FileFormat::Csv,
+            "md" | "markdown" => FileFormat::Markdown,
+            "svg" => FileFormat::Svg,
+            "png" => FileFormat::Png,
+            "json" => FileFormat::Json,
+            _ => return None,
+        })
+    }
+
+    /// The format's name in a sentence: `HTML`, `CSV`, ...
+    pub fn name(self) -> &'static str {
+        match self {
+            FileFormat::Html => "HTML",
+            FileFormat::Csv => "CSV",
+            FileFormat::Markdown => "Markdown",
+            FileFormat::Svg => "SVG",
+            FileFormat::Png => "PNG",
+            FileFormat::Json => "JSON",
+        }
+    }
+
+    /// `path` renamed to this format's usual extension, to suggest in a refusal.
+    pub fn rename(self, path: &Path) -> PathBuf {
+        let ext = match self {
+            FileFormat::Html => "html",
+            FileFormat::Csv => "csv",
+            FileFormat::Markdown => "md",
+            FileFormat::Svg => "svg",
+            FileFormat::Png => "png",
+            FileFormat::Json => "json",
+        };
+        path.with_extension(ext)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -100,5 +157,17 @@ mod tests {
         assert_eq!(percentile_key(99.0), "99.0");
         assert_eq!(percentile_key(99.99), "99.99");
         assert_eq!(percentile_key(50.0), "50.0");
+    }
+
+    #[test]
+    fn file_formats_by_extension() {
+        assert_eq!(FileFormat::of_path(Path::new("a/r.HTM")), Some(FileFormat::Html));
+        assert_eq!(FileFormat::of_path(Path::new("r.markdown")), Some(FileFormat::Markdown));
+        assert_eq!(FileFormat::of_path(Path::new("r.json")), Some(FileFormat::Json));
+        for neutral in ["r.txt", "r.log", "r", ".csv"] {
+            assert_eq!(FileFormat::of_path(Path::new(neutral)), None, "{neutral}");
+        }
+        assert_eq!(FileFormat::Csv.rename(Path::new("d/r.html")), Path::new("d/r.csv"));
+        assert_eq!(FileFormat::Json.rename(Path::new("out")), Path::new("out.json"));
     }
 }

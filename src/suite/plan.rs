@@ -15,7 +15,7 @@ use crate::cli::{Cli, Command, SuiteArgs};
 use crate::config::{ConfigError, EngineSpec, RunConfig};
 use crate::target::Target;
 use clap::Parser;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// A named suite.
@@ -139,10 +139,15 @@ pub fn build(
     }
     let steps = planner.steps;
     let targets = crate::config::split_filenames(&args.filename).map_err(|e| SuiteError::Usage(e.to_string()))?;
-    let print = fingerprint(args, name, &opts, &chosen, &steps, &targets);
+    // Where the files are, not how their paths were typed: `a`, `./a` and a symlink to it are one
+    // plan. The step files keep the paths as typed.
+    let canonical: Vec<PathBuf> = targets.iter().map(|t| crate::target::canonical_path(t)).collect();
+    let origins: Vec<String> = chosen.iter().map(canonical_origin).collect();
+    let print = fingerprint(args, name, &opts, &chosen, &origins, &steps, &canonical);
+    let typed_origins: Vec<String> = chosen.iter().map(|p| p.origin.clone()).collect();
     let mut earlier: Vec<String> = Vec::new();
     for typed in earlier_spellings(&args.filename, &targets) {
-        let f = fingerprint(args, name, &opts, &chosen, &steps, &typed);
+        let f = fingerprint(args, name, &opts, &chosen, &typed_origins, &steps, &typed);
         if f != print && !earlier.contains(&f) {
             earlier.push(f);
         }
@@ -391,10 +396,11 @@ fn fill_stream() -> Stream {
     }
 }
 
-/// How an earlier nvmebench recorded `--filename` (it kept each as typed) for `targets`: as typed
-/// now, and, for several targets, as the one fio-style list `a:b` (however they are typed now).
+/// How an earlier nvmebench recorded `--filename` (as typed, with `--profile` files as typed) for
+/// `targets`: split as the run splits it, as typed now, and, for several targets, as the one
+/// fio-style list `a:b` (however they are typed now).
 fn earlier_spellings(typed: &[PathBuf], targets: &[PathBuf]) -> Vec<Vec<PathBuf>> {
-    let mut out = vec![typed.to_vec()];
+    let mut out = vec![targets.to_vec(), typed.to_vec()];
     if targets.len() > 1 {
         let escaped: Vec<String> = targets.iter().map(|t| t.to_string_lossy().replace(':', "\\:")).collect();
         out.push(vec![PathBuf::from(escaped.join(":"))]);
@@ -402,13 +408,23 @@ fn earlier_spellings(typed: &[PathBuf], targets: &[PathBuf]) -> Vec<Vec<PathBuf>
     out
 }
 
-/// The text a rerun must match to resume: every option that shapes results, the profiles' text,
-/// the step ids and the `targets` (`--filename` split as the run splits it).
+/// A profile's origin for the plan: `built-in`, or its file's canonical path (so `--profile p.toml`
+/// and `--profile ./p.toml` are one plan).
+fn canonical_origin(p: &Profile) -> String {
+    match p.origin.as_str() {
+        "built-in" => p.origin.clone(),
+        file => crate::target::canonical_path(Path::new(file)).display().to_string(),
+    }
+}
+
+/// The text a rerun must match to resume: every option that shapes results, the profiles' text
+/// and `origins`, the step ids and the `targets` (`--filename` split as the run splits it).
 fn fingerprint(
     args: &SuiteArgs,
     name: &str,
     opts: &Options,
     chosen: &[Profile],
+    origins: &[String],
     steps: &[PlannedStep],
     targets: &[PathBuf],
 ) -> String {
@@ -440,7 +456,7 @@ fn fingerprint(
         "round_time_s": opts.round_time.as_secs_f64(),
         "max_rounds": args.max_rounds,
         "small_bs": args.small_bs,
-        "profiles": chosen.iter().map(|p| serde_json::json!({ "name": p.name, "origin": p.origin, "text": p.text })).collect::<Vec<_>>(),
+        "profiles": chosen.iter().zip(origins).map(|(p, origin)| serde_json::json!({ "name": p.name, "origin": origin, "text": p.text })).collect::<Vec<_>>(),
         "steps": steps.iter().map(|s| s.id.clone()).collect::<Vec<_>>(),
     }))
     .expect("a JSON value always serialises")
@@ -563,5 +579,52 @@ mod tests {
         }
         let earlier = plan_of(&["--filename", &escaped]).earlier_fingerprints;
         assert!(earlier[0].contains(&format!("\"filename\": {}", serde_json::json!(escaped))), "{earlier:?}");
+    }
+
+    #[test]
+    fn a_target_or_profile_is_one_plan_however_its_path_is_spelt() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |p: &str| dir.path().join(p).display().to_string();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("a"), vec![0u8; 1 << 20]).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("a"), dir.path().join("link")).unwrap();
+        let plain = plan_of(&["--filename", &at("a")]);
+        for spelt in ["./a", "sub/../a", "link"] {
+            let other = plan_of(&["--filename", &at(spelt)]);
+            assert_eq!(other.fingerprint, plain.fingerprint, "{spelt}");
+            // Results written before paths were compared canonically still resume, spelt as then.
+            let then = plan_of(&["--filename", &at(spelt)]).earlier_fingerprints;
+            assert!(then.iter().any(|f| f.contains(&serde_json::json!(at(spelt)).to_string())), "{spelt}: {then:?}");
+        }
+        assert_ne!(plan_of(&["--filename", &at("sub/../b"), "--size", "1m"]).fingerprint, plain.fingerprint);
+
+        // A file the suite creates (--size) has the plan it will have once it exists.
+        let new = |spelt: &str| plan_of(&["--filename", &at(spelt), "--size", "1m"]).fingerprint;
+        let before = new("n");
+        assert_eq!(new("./n"), before);
+        assert_eq!(new("sub/../n"), before);
+        std::fs::write(dir.path().join("n"), vec![0u8; 1 << 20]).unwrap();
+        assert_eq!(new("n"), before, "once created");
+        assert_eq!(new("./n"), before, "once created");
+
+        // A profile file, by any path.
+        let profile = dir.path().join("mine.toml");
+        std::fs::write(
+            &profile,
+            "name = \"mine\"\ndescription = \"x\"\n[[step]]\nname = \"r\"\nrw = \"randread\"\nbs = \"4k\"\n",
+        )
+        .unwrap();
+        let with_profile = |path: &str| {
+            let text = std::fs::read_to_string(path).unwrap();
+            let mut profiles = Profile::built_in();
+            profiles.push(Profile::parse(&text, path).unwrap());
+            let argv = ["nvmebench", "suite", "mine", "--engine", "null", "--time", "1s", "--profile", path];
+            let Command::Suite(args) = Cli::try_parse_from(argv).unwrap().command else { unreachable!("a suite") };
+            let engine = EngineSpec::parse("null").unwrap();
+            build(&args, "mine", &profiles, &engine, 1 << 20, 512, None).unwrap()
+        };
+        let one = with_profile(&at("mine.toml"));
+        assert_eq!(with_profile(&at("sub/../mine.toml")).fingerprint, one.fingerprint);
+        assert!(with_profile(&at("./mine.toml")).earlier_fingerprints.iter().any(|f| f.contains(&at("./mine.toml"))));
     }
 }

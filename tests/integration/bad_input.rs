@@ -16,6 +16,12 @@ fn each_bad_input_exits_2_with_one_sentence() {
     let new_then_bad = format!("{nf}:/");
     let empty_in_list = format!("{f}::{nf}");
     let dir_s = dir.path().to_str().unwrap();
+    // Output files named for another format than the one written; with the null engine, so that a
+    // run that wrongly goes ahead is short.
+    let named = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let (json_html, text_json, json_csv) = (named("r.html"), named("r.json"), named("r.csv"));
+    let fio_md = format!("--output={}", named("r.md"));
+    let misnamed = [&json_html, &text_json, &json_csv, &named("r.md")].map(std::path::PathBuf::from);
 
     let cases: &[(&[&str], &str)] = &[
         (&["--filename", f, "--bs", "1000"], "--bs 1000 is not a multiple of"),
@@ -103,6 +109,23 @@ fn each_bad_input_exits_2_with_one_sentence() {
         // Output paths that are directories are refused before the run, not after it.
         (&["--filename", f, "--json", dir_s], "is a directory; name a file"),
         (&["--filename", f, "--output-file", dir_s], "is a directory; name a file"),
+        // Output files whose extension says another format than the one written.
+        (
+            &["--filename", f, "--engine", "null", "--ios", "1000", "--json", &json_html],
+            "the extension says HTML, but --json writes JSON; name it",
+        ),
+        (
+            &["--filename", f, "--engine", "null", "--ios", "1000", "--output-file", &text_json],
+            "the extension says JSON, but the report is text; add --output-format json (fio's JSON) or --output json",
+        ),
+        (
+            &["--filename", f, "--engine", "null", "--ios", "1000", "--output", "json", "--output-file", &json_csv],
+            "the extension says CSV, but the report is nvmebench's JSON (--output json); name it",
+        ),
+        (
+            &["--filename", f, "--engine", "null", "--ios", "1000", "--output-format=json+", &fio_md],
+            "the extension says Markdown, but the report is fio's JSON (--output-format json+); name it",
+        ),
         (&["--filename", f, "--bs", "-4k"], "--bs cannot be negative ('-4k')"),
         (&["--filename", f, "--engine", "aio:poll"], "the aio engine takes no options"),
         (&["--filename", f, "--engine", "psync:x=1"], "the psync engine takes no options"),
@@ -172,6 +195,9 @@ fn each_bad_input_exits_2_with_one_sentence() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
         assert_eq!(stdout(&o), "", "{args:?}: nothing on stdout");
         assert!(!newfile.exists(), "{args:?}: created {nf}");
+        for p in &misnamed {
+            assert!(!p.exists(), "{args:?}: wrote {}", p.display());
+        }
     }
     assert_eq!(std::fs::read(&file).unwrap(), before, "the target was not touched");
 }

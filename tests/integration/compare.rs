@@ -89,6 +89,7 @@ fn bad_engine_lists_run_nothing() {
     let f = make_file(dir.path(), "b.bin", 1 << 20);
     let fs = f.to_str().unwrap();
     let before = std::fs::read(&f).unwrap();
+    let png = dir.path().join("c.png");
     let mut cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["--engines", "uring,bogus"], "--engine 'bogus' is not an engine"),
         (vec!["--engines", "uring,,aio"], "has an empty entry"),
@@ -96,6 +97,7 @@ fn bad_engine_lists_run_nothing() {
         (vec!["--engines", "uring", "--engine", "aio"], "compare takes its engines from --engines LIST"),
         (vec!["--engines", "uring:sqpoll,defer_taskrun=1"], "do not go with sqpoll"),
         (vec!["--engines", "uring", "--json", "/nonexistent/x.json"], "does not exist"),
+        (vec!["--engines", "null", "--json", png.to_str().unwrap()], "the extension says PNG, but --json writes JSON"),
         (vec!["--engines", "uring,aio", "--rebind"], "--engines has none; drop --rebind or add spdk"),
         (vec!["--engines", "uring", "--mem-size", "64"], "--mem-size is an option of the spdk engine"),
     ];
@@ -118,6 +120,7 @@ fn bad_engine_lists_run_nothing() {
         assert!(e.contains(expected), "{args:?}: expected '{expected}' in {e}");
         assert_eq!(e.trim_end().lines().count(), 1, "{args:?}: {e}");
         assert_eq!(stdout(&o), "", "{args:?}");
+        assert!(!png.exists(), "{args:?}: wrote {}", png.display());
     }
     let o = nvmebench(&["compare", "--filename", fs]);
     assert_eq!(o.status.code(), Some(2), "--engines is required");

@@ -327,6 +327,78 @@ fn csv_and_markdown_agree_with_the_runs() {
     assert!(md.contains("| alpha | read |") && md.contains("| beta | write |"));
 }
 
+/// An `-o` name whose extension says one format while `--format` (or the command) writes another is
+/// refused before anything is written; a name that says nothing (`.txt`) takes any format, and
+/// without `--format` the extension decides.
+#[test]
+fn output_names_that_contradict_the_format_are_refused() {
+    let dir = scratch_dir();
+    let (good, _) = null_run(dir.path(), "good", &["--ios", "1000"]);
+    let g = good.to_str().unwrap();
+    let at = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let cases: Vec<(Vec<String>, String, String)> = vec![
+        (
+            vec!["report".into(), g.into(), "--format".into(), "csv".into(), "-o".into(), at("r.html")],
+            at("r.html"),
+            format!(
+                "-o {}: the extension says HTML, but --format csv writes CSV; name it {}, or drop --format to write HTML",
+                at("r.html"),
+                at("r.csv")
+            ),
+        ),
+        (
+            vec!["report", g, "--format", "png", "--chart", "cdf", "-o"]
+                .into_iter()
+                .map(String::from)
+                .chain([at("c.SVG")])
+                .collect(),
+            at("c.SVG"),
+            format!("the extension says SVG, but --format png writes PNG; name it {}, or drop", at("c.png")),
+        ),
+        (
+            vec!["report".into(), g.into(), "--format".into(), "html".into(), "-o".into(), at("r.json")],
+            at("r.json"),
+            format!(
+                "-o {}: the extension says JSON, but --format html writes HTML; name it {}",
+                at("r.json"),
+                at("r.html")
+            ),
+        ),
+        (
+            vec!["merge".into(), g.into(), "-o".into(), at("t.md")],
+            at("t.md"),
+            format!(
+                "-o {}: the extension says Markdown, but merge writes JSON; name it {}, and render that with `nvmebench report {} -o {}`",
+                at("t.md"),
+                at("t.json"),
+                at("t.json"),
+                at("t.md")
+            ),
+        ),
+    ];
+    for (args, out, words) in &cases {
+        let o = nvmebench(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(e.contains(words.as_str()), "{args:?}: expected '{words}' in: {e}");
+        assert!(!e.contains("drop --format") || !out.ends_with(".json"), "report writes no JSON: {e}");
+        assert!(!Path::new(out).exists(), "{out} written after: {e}");
+    }
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, ["good.json"], "nothing but the input in the directory");
+
+    // A name that says no format takes the one asked for; without --format, the extension decides.
+    let o = nvmebench(&["report", g, "--format", "csv", "-o", &at("summary.txt")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(std::fs::read_to_string(at("summary.txt")).unwrap().starts_with("run,direction,ios,"));
+    let o = nvmebench(&["report", g, "-o", &at("summary.CSV")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(std::fs::read_to_string(at("summary.CSV")).unwrap().starts_with("run,direction,ios,"));
+    let o = nvmebench(&["report", g, "--format", "md", "-o", &at("summary.markdown")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
 /// Seconds since the epoch, as `--start-at` takes them.
 fn unix_now() -> f64 {
     SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs_f64()
@@ -461,9 +533,9 @@ fn bad_inputs_get_one_sentence_and_exit_2_and_write_nothing() {
         (write("sweep.json", sweep.to_string()), &["sweeps[0].iops: must have 2 rows (threads) of 1 values"]),
         (empty, &["holds no .json files"]),
     ];
-    let out = dir.path().join("out.html");
     for (bad, words) in &cases {
-        for cmd in ["report", "merge"] {
+        for (cmd, out) in [("report", "out.html"), ("merge", "out.json")] {
+            let out = dir.path().join(out);
             let o = nvmebench(&[cmd, good.to_str().unwrap(), bad.to_str().unwrap(), "-o", out.to_str().unwrap()]);
             let e = stderr(&o);
             assert_eq!(o.status.code(), Some(2), "{cmd} {}: {e}", bad.display());

@@ -456,6 +456,47 @@ fn a_target_list_resumes_however_it_is_spelt_but_not_reordered() {
     assert!(stderr(&o).contains("holds results of a different suite plan"), "{}", stderr(&o));
 }
 
+/// The plan records where the target is, not how its path was typed: `a.dat`, `./a.dat`,
+/// `sub/../a.dat`, a symlink and the absolute path all resume, also for a file the first run
+/// created (it did not exist when that plan was made); the step files keep the path as typed.
+#[test]
+fn a_target_resumes_by_any_path_to_it_and_the_steps_keep_the_path_as_typed() {
+    let _one_at_a_time = serial();
+    let dir = scratch_dir();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    std::os::unix::fs::symlink("a.dat", dir.path().join("link.dat")).unwrap();
+    let run = |target: &str| {
+        Command::new(env!("CARGO_BIN_EXE_nvmebench"))
+            .current_dir(dir.path())
+            .args(["suite", "--quiet", "four-corners", "--engine", "null", "--time", "100ms", "--size", "8m"])
+            .args(["--dir", "r", "--filename", target])
+            .output()
+            .unwrap()
+    };
+    let o = run("a.dat");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = dir.path().join("r");
+    let done = steps(&r).len();
+    assert_eq!(done, 6);
+    let first = std::fs::read(r.join("01-four-corners-4k-randread.json")).unwrap();
+
+    let absolute = dir.path().join("a.dat").display().to_string();
+    for spelt in ["./a.dat", "sub/../a.dat", "link.dat", &absolute] {
+        let o = run(spelt);
+        assert!(o.status.success(), "{spelt}: {}", stderr(&o));
+        assert_eq!(stderr(&o).matches("done earlier, skipped").count(), done, "{spelt}: {}", stderr(&o));
+    }
+    assert_eq!(std::fs::read(r.join("01-four-corners-4k-randread.json")).unwrap(), first, "nothing run again");
+    let doc = read(&r.join("01-four-corners-4k-randread.json"));
+    assert_eq!(doc["config"]["target"]["path"], "a.dat", "the path as typed");
+
+    // Another file is another plan: refused before it is created.
+    let o = run("sub/b.dat");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("holds results of a different suite plan"), "{}", stderr(&o));
+    assert!(!dir.path().join("sub/b.dat").exists());
+}
+
 #[test]
 fn lost_ios_fail_the_suite_and_a_resume_remembers_it() {
     // Every I/O outlives the run and the drain (10 s): the step records 32 I/Os given up.
