@@ -72,6 +72,18 @@ pub fn fio_name(flag: &str) -> String {
     word.into()
 }
 
+/// fio's option for an option of the io_uring engine spec (`poll` is fio's `hipri`): the table's
+/// engine options read back, for messages about one the job file did not write.
+pub fn fio_engine_option(key: &str) -> &str {
+    match key {
+        "poll" => "hipri",
+        "sqpoll" => "sqthread_poll",
+        "sqpoll_cpu" => "sqthread_poll_cpu",
+        "regfile" => "registerfiles",
+        other => other,
+    }
+}
+
 /// Whether fio's option `key` is a flag (bare, or `=0`/`=1`) rather than one that takes a value.
 pub fn is_flag(key: &str) -> bool {
     matches!(

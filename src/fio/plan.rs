@@ -183,10 +183,18 @@ fn translate(
                     check_alone(&a).map_err(&opt_err)?;
                     let (flag, val) = a.split_once('=').expect("the fio table writes --flag=value");
                     sources.written(flag, e, order);
+                    if flag == "--cpus_allowed" {
+                        // It becomes the run's core list (`argv::fold`), which is what is checked.
+                        sources.written("--cores", e, order);
+                    }
                     set(&mut flags, flag.to_string(), val.to_string());
                 }
             }
-            Some(Mapped::EngineOption(o)) => engine_options.push((o, e)),
+            Some(Mapped::EngineOption(o)) => {
+                let key = o.split_once('=').map_or(o.as_str(), |(k, _)| k);
+                sources.written(&format!("engine:{key}"), e, order);
+                engine_options.push((o, e));
+            }
             Some(Mapped::NoOp) => {
                 if key == "direct" || key == "buffered" {
                     direct = true;

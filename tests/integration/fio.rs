@@ -3,7 +3,7 @@
 //! same job file and the two documents' keys are compared (what fio writes and we do not must be
 //! listed in the README). Tests whose tool is not installed say so and skip.
 
-use super::common::{json, nvmebench, scratch_dir, stderr, stdout, uring_available};
+use super::common::{json, make_file, nvmebench, scratch_dir, stderr, stdout, uring_available};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -261,6 +261,50 @@ fn bad_job_files_get_one_line_naming_file_line_and_option() {
     let o = nvmebench(&["run", dir.path().join("missing.fio").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("cannot read the job file"), "{}", stderr(&o));
+}
+
+/// Setup checks that refuse one option (a block size the file's logical blocks do not divide, an
+/// alignment of 0, an io_uring option's core) name it as the job file writes it, at its line; the
+/// command line keeps its own flags.
+#[test]
+fn one_option_refused_at_setup_is_named_as_the_job_file_writes_it() {
+    let dir = scratch_dir();
+    let data = make_file(dir.path(), "data.bin", 1 << 20);
+    let before = std::fs::read(&data).unwrap();
+    let file = format!("[global]\nioengine=libaio\nfilename={}\ntime_based\nruntime=1\n", data.display());
+    let missing = dir.path().join("never-created.bin");
+    let cases = [
+        (format!("{file}[a]\nbs=1000\n"), "bad.fio:7: [a]: bs=1000 is not a multiple of"),
+        (
+            format!("{file}blockalign=0\n[a]\n"),
+            "bad.fio:6: [a]: blockalign=0: 0 is not an alignment; use a size such as 4k",
+        ),
+        (format!("{file}[a]\nba=1000\n"), "bad.fio:7: [a]: ba=1000 is not a multiple of"),
+        (
+            format!("{file}[a]\nioengine=io_uring\nsqthread_poll_cpu=99999\n"),
+            "bad.fio:8: [a]: sqthread_poll_cpu=99999: core 99999 does not exist",
+        ),
+        (
+            format!("[a]\nioengine=libaio\nfilename={}\ntime_based\nruntime=1\n", missing.display()),
+            "never-created.bin does not exist; create it, or add size to have nvmebench create a file",
+        ),
+    ];
+    for (text, want) in cases {
+        let job = write(dir.path(), "bad.fio", &text);
+        let o = nvmebench(&["run", job.to_str().unwrap(), "--output-format=json"]);
+        assert_eq!(o.status.code(), Some(2), "{text}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(e.contains(want), "{text}: {e}");
+        assert!(!e.contains("--"), "fio's words, not run's flags: {e}");
+        assert!(o.stdout.is_empty(), "nothing written for {text}");
+    }
+    assert_eq!(std::fs::read(&data).unwrap(), before, "the file is untouched");
+    assert!(!missing.exists(), "nothing created");
+    // The command line names its own flags, as it always did.
+    let o = nvmebench(&["run", "--filename", data.to_str().unwrap(), "--engine", "aio", "--align", "0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--align: 0 is not an alignment"), "{}", stderr(&o));
 }
 
 /// Runs `args` (an nvmebench run with fio-shaped JSON) and returns the document.
