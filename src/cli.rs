@@ -289,7 +289,7 @@ pub struct RunArgs {
     pub random_dist: RandomDist,
 
     /// Seed of the offset sequence: the same seed gives the same I/Os.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_seed)]
     pub seed: Option<u64>,
 
     /// Open-loop pacing at this many IOPS in total; latency counts from each I/O's scheduled time.
@@ -859,6 +859,10 @@ fn parse_jobs(text: &str) -> Result<usize, String> {
 
 fn parse_think_blocks(text: &str) -> Result<u32, String> {
     whole_in(text, 1, u32::MAX, "a block count")
+}
+
+fn parse_seed(text: &str) -> Result<u64, String> {
+    whole_in(text, 0, u64::MAX, "a seed")
 }
 
 fn parse_ios(text: &str) -> Result<u64, String> {

@@ -10,7 +10,9 @@ use super::options::{self, Mapped, PlanOption};
 use super::sources::{JobNames, Sources};
 use super::{FioError, argv};
 use crate::cli::{Cli, Command, RunArgs};
+use crate::config::ConfigError;
 use crate::config::clash::{Clash, Naming};
+use crate::config::fault::Fault;
 use crate::io::Direction;
 use crate::units::SizeOrPercent;
 use crate::workload::Mix;
@@ -164,8 +166,12 @@ fn translate(
                 sources.written(&flag, e, order);
                 set(&mut flags, flag, val);
             }
+            // The list's own sentence: the line already names the option.
+            let list = crate::config::split_filenames(&[v.into()]).map_err(|e| match e {
+                ConfigError::Fault(Fault::Invalid { message, .. }) => opt_err(message),
+                e => opt_err(e.to_string()),
+            })?;
             // fio opens every file of the list in each of the job's `numjobs` jobs.
-            let list = crate::config::split_filenames(&[v.into()]).map_err(|e| opt_err(e.to_string()))?;
             if list.len() > 1 && !v.starts_with("trtype=") {
                 sources.written("each-worker-all-targets", e, order);
                 set(&mut flags, "--each-worker-all-targets".into(), "true".into());
@@ -383,9 +389,16 @@ fn set(flags: &mut Vec<(String, String)>, flag: String, value: String) {
     flags.push((flag, value));
 }
 
-/// Parses one translated flag alone, so a bad value is reported against its own line.
+/// Parses one translated flag alone, so a bad value is reported against its own line. A value its
+/// parser refuses gets the parser's own sentence, without clap's "invalid value '0' for '--qd
+/// <QD>'" around it: the job file names the option, as written.
 fn check_alone(flag: &str) -> Result<(), String> {
-    Cli::try_parse_from(["nvmebench", "run", flag]).map(|_| ()).map_err(|e| first_line(&e))
+    Cli::try_parse_from(["nvmebench", "run", flag]).map(|_| ()).map_err(|e| {
+        match std::error::Error::source(&e).filter(|_| e.kind() == clap::error::ErrorKind::ValueValidation) {
+            Some(why) => why.to_string(),
+            None => first_line(&e),
+        }
+    })
 }
 
 /// clap's message without its usage block, on one line.
@@ -538,14 +551,31 @@ mod tests {
         let e = plan_of("[a]\nioengine=null\niodepth_batch=4\n", &[]).unwrap_err().to_string();
         assert!(e.ends_with("job.fio:3: option 'iodepth_batch': 'iodepth_batch' is not a fio option nvmebench takes; remove it (README, fio compatibility, lists those it takes)"), "{e}");
         let e = plan_of("[global]\niodepth=0\n[a]\nioengine=null\n", &[]).unwrap_err().to_string();
-        assert!(e.contains("job.fio:2: option 'iodepth':") && e.contains("from 1 to 65536"), "{e}");
+        assert!(
+            e.ends_with("/job.fio:2: option 'iodepth': '0' is not a queue depth; use a whole number from 1 to 65536"),
+            "{e}"
+        );
+        // The value's own sentence: the line names the option, and run's flag (--qd, --seed) is not
+        // the user's.
+        let e = plan_of("[a]\nioengine=null\nrandseed=x\n", &[]).unwrap_err().to_string();
+        assert!(
+            e.ends_with(
+                "/job.fio:3: option 'randseed': 'x' is not a seed; use a whole number from 0 to 18446744073709551615"
+            ),
+            "{e}"
+        );
+        let e = plan_of("[a]\nrate_process=x\n", &[]).unwrap_err().to_string();
+        assert!(
+            e.ends_with("/job.fio:2: option 'rate_process': 'x' is not a rate process; use linear or poisson"),
+            "{e}"
+        );
         let e = plan_of("[a]\ndirect=0\n", &[]).unwrap_err().to_string();
         assert!(e.contains("job.fio:2: option 'direct': direct=0 asks for buffered I/O"), "{e}");
         let p = plan_of("[a]\nfilename=/a:/b\\:c\nnumjobs=2\ntime_based\nruntime=1\n", &[]).unwrap();
         assert_eq!(p.groups[0][0].args.filename, [std::path::PathBuf::from("/a:/b\\:c")]);
         assert!(p.groups[0][0].args.each_worker_all_targets, "each of fio's jobs opens every file of its list");
         let e = plan_of("[a]\nfilename=/a::/b\n", &[]).unwrap_err().to_string();
-        assert!(e.contains("has an empty name in its list"), "{e}");
+        assert!(e.contains("/job.fio:2: option 'filename': '/a::/b' has an empty name in its list"), "{e}");
         let e = plan_of("[a]\nioengine=null\ntime_based\n", &["--qd=4"]).unwrap_err().to_string();
         assert!(e.starts_with("--qd with a job file"), "{e}");
     }

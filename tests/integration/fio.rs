@@ -214,7 +214,10 @@ fn bad_job_files_get_one_line_naming_file_line_and_option() {
             "[a]\nioengine=null\ntime_based\nruntime=1\niodepth_batch=4\n",
             "bad.fio:5: option 'iodepth_batch': 'iodepth_batch' is not a fio option nvmebench takes",
         ),
-        ("[global]\niodepth=0\n[a]\nioengine=null\n", "bad.fio:2: option 'iodepth': invalid value '0'"),
+        (
+            "[global]\niodepth=0\n[a]\nioengine=null\n",
+            "bad.fio:2: option 'iodepth': '0' is not a queue depth; use a whole number from 1 to 65536",
+        ),
         ("[a]\nioengine=null\ndirect=0\n", "bad.fio:3: option 'direct': direct=0 asks for buffered I/O"),
         ("[a]\nioengine=sync\n", "bad.fio:2: option 'ioengine': ioengine=sync is not one of nvmebench's engines"),
         ("[a]\nioengine=null\nfilename=${NVMEBENCH_UNSET_VAR}\n", "bad.fio:3: $NVMEBENCH_UNSET_VAR is not set"),
