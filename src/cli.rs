@@ -35,7 +35,9 @@ pub enum Command {
 --output=FILE, and name, thread, group_reporting and the others that change no measurement. Where fio means \
 something else, the fio spelling means what fio means: --rate_iops, --rate and --number_ios are per job \
 (--rate-iops and --ios are totals), and --rate_iops is per direction, as bytes at the smallest block size. --size and --offset are the working set all workers share; on the command \
-line the run lasts --time, while in a job file a job that is not time_based ends after size bytes, as in fio. \
+line the run lasts --time, while in a job file a job that is not time_based ends after size bytes, as in fio, \
+and a time_based one needs a runtime. Job-file times are read as fio reads them, a whole number and its unit: \
+a fraction, which fio drops (runtime=0.3 is 0 to fio), is refused with what to write (runtime=300ms). \
 README (fio users) lists every option taken."
     )]
     Run(Box<RunArgs>),

@@ -133,6 +133,11 @@ pub fn build(sections: &[Section], only: &[String], cli: &RunArgs, given: &[Stri
     Ok(Plan { groups, globals: first_globals.unwrap_or_default(), notes })
 }
 
+/// An entry as written: `key=value`, or `key` for a bare flag.
+fn as_written(e: &Entry) -> String {
+    e.value.as_ref().map_or_else(|| e.key.clone(), |v| format!("{}={v}", e.key))
+}
+
 /// The options with a value, as written (fio's JSON leaves bare flags out).
 fn written(entries: &[Entry]) -> Vec<(String, String)> {
     entries.iter().filter_map(|e| e.value.clone().map(|v| (e.key.clone(), v))).collect()
@@ -153,7 +158,9 @@ fn translate(
     let mut sources = Sources::default();
     let mut engine_options: Vec<(String, &Entry)> = Vec::new();
     let mut stonewall = false;
-    let mut time_based = false;
+    let mut time_based: Option<&Entry> = None;
+    // The runtime=0 that left the job without a runtime, if one did.
+    let mut no_runtime: Option<&Entry> = None;
     let mut io_size: Option<u64> = None;
     let mut direct = false;
     let mut no_ops: Vec<&str> = Vec::new();
@@ -193,6 +200,9 @@ fn translate(
                         // It becomes the run's core list (`argv::fold`), which is what is checked.
                         sources.written("--cores", e, order);
                     }
+                    if flag == "--time" {
+                        no_runtime = None;
+                    }
                     set(&mut flags, flag.to_string(), val.to_string());
                 }
             }
@@ -209,9 +219,30 @@ fn translate(
                 }
             }
             Some(Mapped::Plan(PlanOption::Stonewall)) => stonewall = true,
-            Some(Mapped::Plan(PlanOption::TimeBased(on))) => time_based = on,
+            Some(Mapped::Plan(PlanOption::TimeBased(on))) => time_based = on.then_some(e),
             Some(Mapped::Plan(PlanOption::IoSize(b))) => io_size = Some(b),
+            Some(Mapped::Plan(PlanOption::NoRuntime)) => {
+                flags.retain(|(f, _)| f != "--time");
+                no_runtime = Some(e);
+            }
         }
+    }
+    // fio warns that time_based needs a runtime and runs the job without time_based (to its size,
+    // or one pass), which is not what the file asks for.
+    if let Some(tb) = time_based.filter(|_| !flags.iter().any(|(f, _)| f == "--time")) {
+        let none = match no_runtime {
+            Some(r) if r.at.file == tb.at.file => format!("{} (line {}) sets none", as_written(r), r.at.line),
+            Some(r) => format!("{} ({}) sets none", as_written(r), r.at),
+            None => "none is given".into(),
+        };
+        let written = as_written(tb);
+        return Err(FioError::Options {
+            at: tb.at.clone(),
+            job: s.name.clone(),
+            message: format!(
+                "{written} runs the job for its runtime, and {none} (fio warns that time_based requires a runtime and ignores it); add a runtime, like runtime=60, or drop {written} to end the job after its size or one pass"
+            ),
+        });
     }
     // Without a filename fio makes the job a file of `size` in the current directory, named
     // jobname.jobnumber.filenumber; so does this (one file for all of a section's jobs).
@@ -290,7 +321,7 @@ fn translate(
     // after one pass over the file or device (or over `size=N%` of it) when the size is not given
     // in bytes.
     let mut one_pass = None;
-    if !time_based && args.fio.number_ios_per_job.is_none() {
+    if time_based.is_none() && args.fio.number_ios_per_job.is_none() {
         let amount = io_size.or(match args.size {
             Some(SizeOrPercent::Bytes(b)) => Some(b),
             _ => None,
@@ -544,6 +575,30 @@ mod tests {
         }
         let p = plan_of("[a]\nioengine=libaio\nfilename=/f\ntime_based\nruntime=1\n", &[]).unwrap();
         assert_eq!(p.groups[0][0].one_pass, None);
+    }
+
+    /// fio warns that time_based needs a runtime and runs the job without time_based; a job file
+    /// that says time_based without one is refused at its line. runtime=0 is fio's default: none.
+    #[test]
+    fn time_based_needs_a_runtime() {
+        let e = plan_of("[a]\nioengine=null\ntime_based\nsize=1m\n", &[]).unwrap_err().to_string();
+        assert!(
+            e.ends_with("/job.fio:3: [a]: time_based runs the job for its runtime, and none is given (fio warns that time_based requires a runtime and ignores it); add a runtime, like runtime=60, or drop time_based to end the job after its size or one pass"),
+            "{e}"
+        );
+        let e =
+            plan_of("[global]\nruntime=10\ntime_based\n[a]\nioengine=null\nruntime=0\n", &[]).unwrap_err().to_string();
+        assert!(
+            e.contains("/job.fio:3: [a]: time_based runs the job for its runtime, and runtime=0 (line 6) sets none"),
+            "{e}"
+        );
+        let e = plan_of("[a]\nioengine=null\nruntime=0.3\ntime_based\n", &[]).unwrap_err().to_string();
+        assert!(e.contains("/job.fio:3: option 'runtime': runtime=0.3: fio reads a time only up to its '.'"), "{e}");
+        // Without time_based, runtime=0 leaves the job to end after its size, as in fio.
+        let p = plan_of("[global]\nruntime=10\n[a]\nioengine=null\nsize=1m\nruntime=0\n", &[]).unwrap();
+        assert_eq!((p.groups[0][0].args.time, p.groups[0][0].args.ios), (None, Some(256)));
+        let p = plan_of("[a]\nioengine=null\ntime_based\nruntime=0\nruntime=300ms\n", &[]).unwrap();
+        assert_eq!(p.groups[0][0].args.time, Some(std::time::Duration::from_millis(300)));
     }
 
     #[test]

@@ -120,7 +120,7 @@ fn a_percentile_list_in_global_reaches_fios_json() {
     let job = write(
         dir.path(),
         "pct.fio",
-        "[global]\npercentile_list=99.5:50\n[a]\nioengine=null\ntime_based\nruntime=0.2\n",
+        "[global]\npercentile_list=99.5:50\n[a]\nioengine=null\ntime_based\nruntime=200ms\n",
     );
     let d = fio_json(&["run", job.to_str().unwrap(), "--output-format=json"]);
     let pct = d["jobs"][0]["read"]["clat_ns"]["percentile"].as_object().unwrap();
@@ -191,7 +191,7 @@ fn bw_agg_is_a_share_of_the_groups_bandwidth_in_that_direction() {
 fn lat_percentiles_shape_lat_ns_as_fio_does() {
     let dir = scratch_dir();
     for (setting, want) in [("lat_percentiles=1", true), ("lat_percentiles", true), ("lat_percentiles=0", false)] {
-        let text = format!("[a]\nioengine=null\ntime_based\nruntime=0.2\n{setting}\n");
+        let text = format!("[a]\nioengine=null\ntime_based\nruntime=200ms\n{setting}\n");
         let job = write(dir.path(), "lat.fio", &text);
         let d = fio_json(&["run", job.to_str().unwrap(), "--output-format=json+"]);
         let r = &d["jobs"][0]["read"];
@@ -222,6 +222,15 @@ fn bad_job_files_get_one_line_naming_file_line_and_option() {
         ("[a]\nioengine=sync\n", "bad.fio:2: option 'ioengine': ioengine=sync is not one of nvmebench's engines"),
         ("[a]\nioengine=null\nfilename=${NVMEBENCH_UNSET_VAR}\n", "bad.fio:3: $NVMEBENCH_UNSET_VAR is not set"),
         ("[a]\nioengine=null\nrw=randread\n", "section [a]: has no end nvmebench can follow"),
+        // Times as fio reads them: it stops at a '.', and time_based without a runtime is its warning.
+        (
+            "[a]\nioengine=null\nsize=1m\ntime_based\nruntime=0.3\n",
+            "bad.fio:5: option 'runtime': runtime=0.3: fio reads a time only up to its '.' and would take this as 0 (no runtime); write runtime=300ms",
+        ),
+        (
+            "[a]\nioengine=null\nsize=1m\ntime_based\n",
+            "bad.fio:4: [a]: time_based runs the job for its runtime, and none is given (fio warns that time_based requires a runtime and ignores it); add a runtime, like runtime=60, or drop time_based",
+        ),
         // Two options: fio's names as written, at the line of the one at fault, the other's line named.
         (
             "[global]\nioengine=null\ntime_based\nruntime=1\nrate=1m\n[a]\nrate_iops=100\n",
