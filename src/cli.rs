@@ -35,7 +35,9 @@ pub enum Command {
 --output=FILE, and name, thread, group_reporting and the others that change no measurement. Where fio means \
 something else, the fio spelling means what fio means: --rate_iops, --rate and --number_ios are per job \
 (--rate-iops and --ios are totals), and --rate_iops is per direction, as bytes at the smallest block size. --size and --offset are the working set all workers share; on the command \
-line the run lasts --time, while in a job file a job that is not time_based ends after size bytes, as in fio. \
+line the run lasts --time, while in a job file a job that is not time_based ends after size bytes, as in fio, \
+and a time_based one needs a runtime. Job-file times are read as fio reads them, a whole number and its unit: \
+a fraction, which fio drops (runtime=0.3 is 0 to fio), is refused with what to write (runtime=300ms). \
 README (fio users) lists every option taken."
     )]
     Run(Box<RunArgs>),
@@ -289,7 +291,7 @@ pub struct RunArgs {
     pub random_dist: RandomDist,
 
     /// Seed of the offset sequence: the same seed gives the same I/Os.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_seed)]
     pub seed: Option<u64>,
 
     /// Open-loop pacing at this many IOPS in total; latency counts from each I/O's scheduled time.
@@ -859,6 +861,10 @@ fn parse_jobs(text: &str) -> Result<usize, String> {
 
 fn parse_think_blocks(text: &str) -> Result<u32, String> {
     whole_in(text, 1, u32::MAX, "a block count")
+}
+
+fn parse_seed(text: &str) -> Result<u64, String> {
+    whole_in(text, 0, u64::MAX, "a seed")
 }
 
 fn parse_ios(text: &str) -> Result<u64, String> {

@@ -5,6 +5,7 @@
 //! tables) but writes nothing: creating a missing file happens only after resolution succeeds.
 
 pub mod clash;
+pub mod fault;
 
 use crate::cli::RunArgs;
 use crate::engine::null::NullOptions;
@@ -21,6 +22,7 @@ use crate::workload::contents::BufferContents;
 use crate::workload::rate::{PaceSpec, RateProcess, ThinkTime};
 use crate::workload::{Mix, RwMode, WorkloadSpec};
 use clash::Clash;
+use fault::Fault;
 use serde::{Serialize, Serializer};
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
@@ -55,35 +57,24 @@ pub enum ConfigError {
     UnknownEngine(String),
     #[error("{0}: not compiled in; build with --features {0}")]
     NotCompiledIn(&'static str),
-    #[error("--engine {engine} on {path}: {problem}")]
-    EngineTarget { engine: String, path: String, problem: String },
     #[error("{0}")]
     Engine(String),
     #[error("--engine '{spec}': {problem}")]
     EngineOption { spec: String, problem: String },
-    #[error(
-        "--{option} {value} is not a multiple of {path}'s logical block size ({lbs} bytes), which O_DIRECT requires; use a multiple of {lbs}"
-    )]
-    NotBlockMultiple { option: &'static str, value: String, path: String, lbs: u64 },
     #[error("--{option}: {message}")]
     Invalid { option: &'static str, message: String },
     /// Two options that do not go together (typed, so a fio job file can name its own options).
     #[error(transparent)]
     Clash(#[from] Clash),
-    #[error(
-        "core {core} does not exist or is not allowed for this process (allowed: {allowed}); pick cores from that list"
-    )]
-    NoSuchCore { core: usize, allowed: String },
+    /// One option whose value cannot run here (typed for the same reason).
+    #[error(transparent)]
+    Fault(#[from] Fault),
     #[error("cannot find the cores this process may run on; pass --cores explicitly")]
     NoCores,
     #[error(
         "no directory for the scratch file supports O_DIRECT (tried {tried}); pass --filename on a disk-backed filesystem"
     )]
     NoScratchDir { tried: String },
-    #[error(
-        "{again} is the same target as {first}; give each file or device once (one worker per target is --jobs, several per target --each-worker-all-targets or more --jobs)"
-    )]
-    SameTargetTwice { first: String, again: String },
     #[error(
         "{part} is a partition of {disk}, which is also a target, so their blocks overlap; give the disk or its partition, not both"
     )]
@@ -153,9 +144,10 @@ impl EngineSpec {
                         "sqpoll" | "sqthread_poll" => o.ring.sqpoll = flag(k, v)?,
                         "sqpoll_cpu" | "sqthread_poll_cpu" => {
                             o.ring.sqpoll = true;
-                            o.ring.sqpoll_cpu = Some(v.parse().map_err(|_| {
-                                opt_err(format!("{k}={v} is not a core number; write {k}=N with N a core"))
-                            })?);
+                            o.ring.sqpoll_cpu = Some(
+                                v.parse()
+                                    .map_err(|_| Fault::SqpollCpuNotACore { spec: text.into(), value: v.into() })?,
+                            );
                         }
                         "sqpoll_idle" => {
                             let d = units::parse_duration(v).map_err(&opt_err)?;
@@ -252,23 +244,32 @@ fn resolve_start(args: &RunArgs, now: SystemTime) -> Result<Option<SystemTime>, 
     };
     let shown = |t: SystemTime| t.duration_since(SystemTime::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
     match at.duration_since(now) {
-        Err(e) => Err(ConfigError::Invalid {
+        Err(e) => Err(invalid(
             option,
-            message: format!(
+            format!(
                 "{} was {:.1} s ago; pick a moment still ahead when every host starts, like $(( $(date +%s) + 15 ))",
                 shown(at),
                 e.duration().as_secs_f64()
             ),
-        }),
-        Ok(ahead) if ahead > MAX_START_AHEAD => Err(ConfigError::Invalid {
+        )),
+        // A delay is not a UNIX time: its advice is its own.
+        Ok(ahead) if ahead > MAX_START_AHEAD && args.start_at.is_none() => Err(invalid(
             option,
-            message: format!(
+            format!(
+                "{:.1} hours is too long a wait; give at most {} hours",
+                ahead.as_secs_f64() / 3600.0,
+                MAX_START_AHEAD.as_secs() / 3600
+            ),
+        )),
+        Ok(ahead) if ahead > MAX_START_AHEAD => Err(invalid(
+            option,
+            format!(
                 "{} is {:.1} hours away; give UNIX seconds (date +%s), at most {} hours ahead",
                 shown(at),
                 ahead.as_secs_f64() / 3600.0,
                 MAX_START_AHEAD.as_secs() / 3600
             ),
-        }),
+        )),
         Ok(_) => Ok(Some(at)),
     }
 }
@@ -740,13 +741,17 @@ fn resolve_targets(
             };
             let mut targets: Vec<Target> = Vec::with_capacity(paths.len());
             for path in &paths {
-                let mut t = Target::inspect(path, create)?;
+                let mut t = Target::inspect(path, create).map_err(|e| match e {
+                    TargetError::Missing { path } => Fault::Missing { path }.into(),
+                    e => ConfigError::from(e),
+                })?;
                 check_engine_target(engine, engine_text, &mut t)?;
                 if let Some(first) = targets.iter().find(|o| o.same_as(&t)) {
-                    return Err(ConfigError::SameTargetTwice {
+                    return Err(Fault::SameTargetTwice {
                         first: first.path.display().to_string(),
                         again: t.path.display().to_string(),
-                    });
+                    }
+                    .into());
                 }
                 let overlap = targets.iter().find_map(|o| {
                     if t.is_partition_of(o) { Some((&t, o)) } else { o.is_partition_of(&t).then_some((o, &t)) }
@@ -856,7 +861,7 @@ fn resolve_align(
         for split in &used {
             if let Some(e) = split.entries.iter().find(|e| u64::from(e.bytes) % lbs != 0) {
                 let value = format_size(u64::from(e.bytes));
-                return Err(ConfigError::NotBlockMultiple { option, value, path: geo.path.clone(), lbs });
+                return Err(Fault::NotBlockMultiple { option, value, path: geo.path.clone(), lbs }.into());
             }
         }
     }
@@ -867,12 +872,13 @@ fn resolve_align(
         return Err(invalid("align", "0 is not an alignment; use a size such as 4k".into()));
     }
     if geo.direct && align % lbs != 0 {
-        return Err(ConfigError::NotBlockMultiple {
+        return Err(Fault::NotBlockMultiple {
             option: "align",
             value: format_size(align),
             path: geo.path.clone(),
             lbs,
-        });
+        }
+        .into());
     }
     Ok((align, max_bs))
 }
@@ -888,7 +894,7 @@ fn resolve_range(args: &RunArgs, geo: &Geometry, max_bs: u32) -> Result<(u64, u6
     };
     if geo.direct && offset % lbs != 0 {
         let path = geo.path.clone();
-        return Err(ConfigError::NotBlockMultiple { option: "offset", value: format_size(offset), path, lbs });
+        return Err(Fault::NotBlockMultiple { option: "offset", value: format_size(offset), path, lbs }.into());
     }
     let end = offset.saturating_add(size);
     if end > total {
@@ -925,9 +931,11 @@ fn check_writes_allowed(args: &RunArgs, target: Option<&Target>, workload: &Work
 fn check_sqpoll_cpu(engine: &EngineSpec, engine_text: &str) -> Result<(), ConfigError> {
     if let EngineSpec::Uring(o) | EngineSpec::UringCmd(o) = engine {
         if let Some(cpu) = o.ring.sqpoll_cpu {
-            resolve_cores(Some(&[cpu as usize]), None).map_err(|e| ConfigError::EngineOption {
-                spec: engine_text.into(),
-                problem: format!("sqpoll_cpu: {e}"),
+            resolve_cores(Some(&[cpu as usize]), None).map_err(|e| match e {
+                ConfigError::Fault(Fault::NoSuchCore { core, allowed }) => {
+                    Fault::SqpollCpuNoSuchCore { spec: engine_text.into(), core, allowed }.into()
+                }
+                e => e,
             })?;
         }
     }
@@ -945,25 +953,20 @@ fn resolve_runtime(args: &RunArgs, scratch: bool) -> Option<Duration> {
 }
 
 fn invalid(option: &'static str, message: String) -> ConfigError {
-    ConfigError::Invalid { option, message }
+    Fault::Invalid { option, message }.into()
 }
 
 /// Checks that the engine can drive this kind of target (and, for polled modes, that the device can
 /// poll); for an NVMe generic device, reads the namespace's size and LBA size from the device.
 fn check_engine_target(engine: &EngineSpec, engine_text: &str, t: &mut Target) -> Result<(), ConfigError> {
-    let err = |problem: String| ConfigError::EngineTarget {
-        engine: engine_text.into(),
-        path: t.path.display().to_string(),
-        problem,
-    };
+    let spec = || engine_text.to_string();
+    let path = t.path.display().to_string();
+    let err = |problem: String| Fault::EngineTarget { spec: spec(), path: path.clone(), problem };
     let generic = t.kind == TargetKind::NvmeGeneric;
     match engine {
         EngineSpec::UringCmd(_) if !generic => {
-            let hint = match &t.nvme_sibling {
-                Some(ng) => format!("use {}, the generic device of this namespace", ng.display()),
-                None => "give it /dev/ngXnY, an NVMe namespace's generic character device".into(),
-            };
-            return Err(err(format!("uring-cmd sends NVMe commands and runs only on an NVMe generic device; {hint}")));
+            let generic = t.nvme_sibling.as_ref().map(|ng| ng.display().to_string());
+            return Err(Fault::NotGenericDevice { spec: spec(), path, generic }.into());
         }
         EngineSpec::UringCmd(_) => {
             let ns = uring_cmd::probe_namespace(&t.path).map_err(|e| {
@@ -976,28 +979,20 @@ fn check_engine_target(engine: &EngineSpec, engine_text: &str, t: &mut Target) -
                     "the namespace carries {} metadata bytes per block, which uring-cmd does not handle; \
                      use the uring engine on the block device",
                     ns.format.metadata_bytes
-                )));
+                ))
+                .into());
             }
         }
         _ if generic => {
-            let hint = match &t.nvme_sibling {
-                Some(b) => format!("use {} (the namespace's block device) or --engine uring-cmd", b.display()),
-                None => "use the namespace's block device or --engine uring-cmd".into(),
-            };
-            return Err(err(format!("an NVMe generic device takes only passthrough commands; {hint}")));
+            let block = t.nvme_sibling.as_ref().map(|b| b.display().to_string());
+            return Err(Fault::GenericDevice { spec: spec(), path, block }.into());
         }
         _ => {}
     }
     if engine.polled() {
         if let PollSupport::No { disk, queue, nvme } = t.poll_support() {
-            let how = if nvme {
-                "the nvme driver has no poll queues; load it with some (nvme.poll_queues=2 on the kernel \
-                 command line, or `options nvme poll_queues=2` in /etc/modprobe.d and reload nvme), or drop :poll"
-                    .to_string()
-            } else {
-                format!("{disk} cannot complete I/O by polling (only NVMe with poll queues can); drop :poll")
-            };
-            return Err(err(format!("polled completions need poll queues, and {} is 0: {how}", queue.display())));
+            let queue = queue.display().to_string();
+            return Err(Fault::CannotPoll { spec: spec(), path, queue, disk, nvme }.into());
         }
     }
     Ok(())
@@ -1037,7 +1032,7 @@ fn resolve_cores(cores: Option<&[usize]>, jobs: Option<usize>) -> Result<Vec<usi
     match cores {
         Some(list) => {
             if let Some(&core) = list.iter().find(|c| !allowed.contains(c)) {
-                return Err(ConfigError::NoSuchCore { core, allowed: format_core_list(&allowed) });
+                return Err(Fault::NoSuchCore { core, allowed: format_core_list(&allowed) }.into());
             }
             Ok(list.to_vec())
         }
@@ -1126,6 +1121,9 @@ mod tests {
         );
         let e = resolve_start(&args(&["--start-at", "1700000000000"]), now).unwrap_err().to_string();
         assert!(e.starts_with("--start-at: 1700000000000 is ") && e.contains("give UNIX seconds"), "{e}");
+        // A delay is no UNIX time: it is told to be shorter.
+        let e = resolve_start(&args(&["--start-delay", "25h"]), now).unwrap_err().to_string();
+        assert_eq!(e, "--start-delay: 25.0 hours is too long a wait; give at most 24 hours");
     }
 
     #[test]

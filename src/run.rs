@@ -386,6 +386,7 @@ pub fn spdk_attach(
     a: &crate::cli::SpdkArgs,
     cores: &[usize],
 ) -> Result<(crate::engine::spdk::SpdkSession, Vec<crate::target::Target>), ConfigError> {
+    use crate::config::fault::Fault;
     use crate::engine::spdk::{SpdkSession, ctrlr::TridSpec, env::EnvOptions};
     let trids =
         a.trids.iter().map(|t| TridSpec::parse(t)).collect::<Result<Vec<_>, _>>().map_err(ConfigError::Engine)?;
@@ -406,7 +407,7 @@ pub fn spdk_attach(
     };
     for (i, t) in trids.iter().enumerate() {
         if let Some(first) = trids[..i].iter().find(|o| o.trid.eq_ignore_ascii_case(&t.trid) && o.nsid == t.nsid) {
-            return Err(ConfigError::SameTargetTwice { first: first.trid.clone(), again: t.trid.clone() });
+            return Err(Fault::SameTargetTwice { first: first.trid.clone(), again: t.trid.clone() }.into());
         }
     }
     let s = SpdkSession::attach(&env, &trids).map_err(|e| ConfigError::Engine(e.to_string()))?;
@@ -414,7 +415,7 @@ pub fn spdk_attach(
     let names: Vec<String> = s.namespaces.iter().map(|ns| format!("{} ns:{}", ns.ctrlr.info.trid, ns.nsid)).collect();
     for (i, n) in names.iter().enumerate() {
         if names[..i].contains(n) {
-            return Err(ConfigError::SameTargetTwice { first: n.clone(), again: n.clone() });
+            return Err(Fault::SameTargetTwice { first: n.clone(), again: n.clone() }.into());
         }
     }
     // One target per selected namespace; the working set fits the smallest (config checks it).

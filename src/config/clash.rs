@@ -2,6 +2,7 @@
 //! set otherwise. They are typed, not formatted, because two front ends word them: the command line
 //! names `run`'s flags (`--rw randread`), and a fio job file names its own options where the user
 //! wrote them (`rw=randread (line 3)`), which a sentence built once with `--` flags could not.
+//! [`Naming`] is how a front end words an option; refusals of one option (`super::fault`) use it too.
 //!
 //! The checks stay where they were (`config`, `fio::argv::fold`); this module only says what each
 //! refusal is about and words it through a [`Naming`]. Options are named by `run`'s long flag
@@ -24,6 +25,22 @@ pub trait Naming {
     fn named(&self, flag: &str) -> String {
         self.option(flag)
     }
+    /// The option as the user set it, where `part` is the value at fault: one of its sizes, or
+    /// what it resolved to (`--bs 1000`; in a job file `bs=4k,1000: 1000`, or `bs=1000` when that is
+    /// all it says).
+    fn given_part(&self, flag: &str, part: &str) -> String {
+        self.setting(flag, part)
+    }
+    /// An option of the engine spec `spec` (`sqpoll_cpu`), with its value when the sentence is about
+    /// it, as the subject of a sentence (`--engine 'uring:sqpoll_cpu=x': sqpoll_cpu=x`; in a job
+    /// file the fio option that set it, as written: `sqthread_poll_cpu=x`).
+    fn engine_given(&self, spec: &str, key: &str, value: Option<&str>) -> String;
+    /// An option of the engine with a value, in advice (`sqpoll_cpu=N`; fio's `sqthread_poll_cpu=N`).
+    fn engine_setting(&self, key: &str, value: &str) -> String;
+    /// An option of the engine to drop, in advice (`:poll`, from the engine spec; fio's `hipri`).
+    fn engine_option(&self, key: &str) -> String;
+    /// How to have several workers on one target, for a target given twice.
+    fn several_workers_per_target(&self) -> String;
 }
 
 /// `run`'s own flags, as the command line spells them.
@@ -35,6 +52,21 @@ impl Naming for Flags {
     }
     fn setting(&self, flag: &str, value: &str) -> String {
         format!("--{flag} {value}")
+    }
+    fn engine_given(&self, spec: &str, key: &str, value: Option<&str>) -> String {
+        match value {
+            Some(v) => format!("--engine '{spec}': {key}={v}"),
+            None => format!("--engine '{spec}': {key}"),
+        }
+    }
+    fn engine_setting(&self, key: &str, value: &str) -> String {
+        format!("{key}={value}")
+    }
+    fn engine_option(&self, key: &str) -> String {
+        format!(":{key}")
+    }
+    fn several_workers_per_target(&self) -> String {
+        "one worker per target is --jobs, several per target --each-worker-all-targets or more --jobs".into()
     }
 }
 
@@ -232,6 +264,18 @@ mod tests {
         }
         fn named(&self, flag: &str) -> String {
             format!("<named {flag}>")
+        }
+        fn engine_given(&self, spec: &str, key: &str, value: Option<&str>) -> String {
+            format!("<engine {spec} {key}={value:?}>")
+        }
+        fn engine_setting(&self, key: &str, value: &str) -> String {
+            format!("<engine {key}={value}>")
+        }
+        fn engine_option(&self, key: &str) -> String {
+            format!("<engine {key}>")
+        }
+        fn several_workers_per_target(&self) -> String {
+            "<several>".into()
         }
     }
 

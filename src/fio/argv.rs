@@ -108,6 +108,11 @@ pub fn normalize(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
             Some(Mapped::Plan(PlanOption::IoSize(_))) => {
                 return Err(format!("--{key}: give the I/O count with --number_ios (per job) or --ios (total)"));
             }
+            Some(Mapped::Plan(PlanOption::NoRuntime)) => {
+                return Err(format!(
+                    "--{key}=0 is fio's job without a runtime, and a command-line run always has one (--time, 10s by default); give a time above 0, or leave it out"
+                ));
+            }
             None if value.is_some() => {
                 out.push(format!("--{}={}", key.replace('_', "-"), value.unwrap_or_default()).into())
             }

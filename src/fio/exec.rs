@@ -151,9 +151,10 @@ fn resolve_all(plan: &Plan) -> Result<Resolved, FioError> {
     for group in &plan.groups {
         let mut resolved = Vec::new();
         for job in group {
-            // Two options that clash are named as the job file writes them, at the line at fault.
+            // Refusals of options are named as the job file writes them, at the line at fault.
             let err = |e: ConfigError| match e {
                 ConfigError::Clash(c) => job.sources.refusal(&job.name, &job.at, &c),
+                ConfigError::Fault(f) => job.sources.fault(&job.name, &job.at, &f),
                 e => FioError::Section { at: job.at.clone(), name: job.name.clone(), message: e.to_string() },
             };
             let engine = job.args.engine.as_deref().unwrap_or(DEFAULT_ENGINE);
@@ -500,6 +501,58 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.ends_with("and this run uses --engine=psync (command line); drop it or add ioengine=spdk"), "{e}");
+    }
+
+    /// Refusals of one option found when the job is resolved (block sizes against the target, cores,
+    /// engine options) name it as the job file writes it, at its line.
+    #[test]
+    fn one_option_refused_when_resolved_is_named_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("data");
+        std::fs::File::create(&f).unwrap().set_len(1 << 20).unwrap();
+        let file = format!("[global]\nioengine=libaio\nfilename={}\ntime_based\nruntime=1\n", f.display());
+        let null = "[global]\nioengine=null\ntime_based\nruntime=1\n";
+        let cases = [
+            (format!("{file}[a]\nbs=1000\n"), "job.fio:7: [a]: bs=1000 is not a multiple of "),
+            (format!("{file}[a]\nrw=randrw\nbs=4k,1000\n"), "job.fio:8: [a]: bs=4k,1000: 1000 is not a multiple of "),
+            (format!("{file}[a]\nba=100\n"), "job.fio:7: [a]: ba=100 is not a multiple of "),
+            (format!("{file}[a]\noffset=100\n"), "job.fio:7: [a]: offset=100 is not a multiple of "),
+            (
+                format!("{file}blockalign=0\n[a]\n"),
+                "job.fio:6: [a]: blockalign=0: 0 is not an alignment; use a size such as 4k",
+            ),
+            (format!("{null}[a]\nthinktime=0\n"), "job.fio:6: [a]: thinktime=0: 0 thinks for no time;"),
+            (
+                format!("{null}[a]\nstartdelay=25h\n"),
+                "job.fio:6: [a]: startdelay=25h: 25.0 hours is too long a wait; give at most 24 hours",
+            ),
+            (format!("{null}[a]\ncpus_allowed=99999\n"), "job.fio:6: [a]: core 99999 does not exist or is not allowed"),
+            (
+                format!("{null}ioengine=io_uring\n[a]\nsqthread_poll_cpu=x\n"),
+                "job.fio:7: [a]: sqthread_poll_cpu=x is not a core number; write sqthread_poll_cpu=N with N a core",
+            ),
+            (
+                format!("{null}ioengine=io_uring\n[a]\nsqthread_poll_cpu=99999\n"),
+                "job.fio:7: [a]: sqthread_poll_cpu=99999: core 99999 does not exist",
+            ),
+            (format!("{file}[a]\nioengine=io_uring_cmd\n"), "job.fio:7: [a]: ioengine=io_uring_cmd on "),
+            (
+                "[a]\nioengine=libaio\nfilename=/nonexistent/nvmebench/x\ntime_based\nruntime=1\n".to_string(),
+                "job.fio:3: [a]: /nonexistent/nvmebench/x does not exist; create it, or add size to have nvmebench create",
+            ),
+            (
+                format!("{null}ioengine=libaio\n[a]\nfilename={}:{}\n", f.display(), f.display()),
+                "; give each file or device once (each of a section's numjobs jobs drives every file of its list;",
+            ),
+        ];
+        for (job, want) in cases {
+            let e = resolved(&job, &[]).unwrap_err().to_string();
+            assert!(e.contains(want), "{job}: {e}");
+            assert!(!e.contains("--"), "fio's words, not run's flags: {e}");
+        }
+        // An engine the command line gives is named as the command line gives it.
+        let e = resolved(&format!("{null}[a]\n"), &["--engine=uring:sqpoll_cpu=x"]).unwrap_err().to_string();
+        assert!(e.contains("section [a]: --engine 'uring:sqpoll_cpu=x': sqpoll_cpu=x is not a core number"), "{e}");
     }
 
     #[test]

@@ -3,9 +3,10 @@
 //!
 //! Everything fio says is translated into `run`'s own flags and parsed by the same clap definitions,
 //! so a job file is checked exactly as a command line is. What fio means that nvmebench cannot do is
-//! refused in one sentence naming the option (and, in a job file, its line; for two options that do
-//! not go together, both as written, at the line of the one at fault); what cannot change a
-//! measurement here is accepted and listed in the notes.
+//! refused in one sentence naming the option (in a job file as written, at its line, also when the
+//! check that refuses it runs against the target; for two options that do not go together, both as
+//! written, at the line of the one at fault); what cannot change a measurement here is accepted and
+//! listed in the notes.
 
 pub mod argv;
 pub mod exec;
@@ -28,8 +29,8 @@ pub enum FioError {
     Option { at: ini::Origin, key: String, message: String },
     #[error("{at}: section [{name}]: {message}")]
     Section { at: ini::Origin, name: String, message: String },
-    /// Two options of job `job` that do not go together, at the line of the one at fault; the
-    /// message names both as written.
+    /// Options of job `job` refused when it is resolved (one, or two that do not go together), at
+    /// the line of the one at fault; the message names them as written.
     #[error("{at}: [{job}]: {message}")]
     Options { at: ini::Origin, job: String, message: String },
 }

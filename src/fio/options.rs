@@ -29,6 +29,8 @@ pub enum PlanOption {
     TimeBased(bool),
     /// `io_size`: bytes each job transfers unless `time_based`.
     IoSize(u64),
+    /// `runtime=0`: no runtime (fio's default), replacing one set before it.
+    NoRuntime,
 }
 
 /// The options accepted because they cannot change a measurement here, with the reason (README
@@ -70,6 +72,18 @@ pub fn fio_name(flag: &str) -> String {
         other => return other.replace('-', "_"),
     };
     word.into()
+}
+
+/// fio's option for an option of the io_uring engine spec (`poll` is fio's `hipri`): the table's
+/// engine options read back, for messages about one the job file did not write.
+pub fn fio_engine_option(key: &str) -> &str {
+    match key {
+        "poll" => "hipri",
+        "sqpoll" => "sqthread_poll",
+        "sqpoll_cpu" => "sqthread_poll_cpu",
+        "regfile" => "registerfiles",
+        other => other,
+    }
 }
 
 /// Whether fio's option `key` is a flag (bare, or `=0`/`=1`) rather than one that takes a value.
@@ -147,8 +161,11 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         "blockalign" | "ba" => arg("align", v),
         "iodepth" => arg("qd", v),
         "numjobs" => arg("jobs", v),
-        "runtime" | "timeout" => arg("time", v),
-        "ramp_time" => arg("ramp", v),
+        "runtime" | "timeout" => match fio_time(key, v, TimeUnit::Seconds)? {
+            d if d.is_zero() => Ok(Some(Mapped::Plan(PlanOption::NoRuntime))),
+            d => arg("time", &format!("{}us", d.as_micros())),
+        },
+        "ramp_time" => arg("ramp", &format!("{}us", fio_time(key, v, TimeUnit::Seconds)?.as_micros())),
         "size" => arg("size", v),
         "offset" => arg("offset", v),
         "filename" => arg("filename", v),
@@ -163,12 +180,14 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
                 arg("seed", &(now.as_nanos() as u64).to_string())
             }
         }
-        "startdelay" => arg("start-delay", v),
+        "startdelay" => arg("start-delay", &format!("{}us", fio_time(key, v, TimeUnit::Seconds)?.as_micros())),
         "rate_iops" => arg("rate_iops", v),
         "rate" => arg("rate", v),
         "rate_process" => arg("rate-process", v),
-        "thinktime" => arg("thinktime", v),
-        "thinktime_spin" => arg("thinktime-spin", v),
+        "thinktime" | "thinktime_spin" => {
+            let flag = key.replace('_', "-");
+            arg(&flag, &format!("{}us", fio_time(key, v, TimeUnit::Micros)?.as_micros()))
+        }
         "thinktime_blocks" => arg("thinktime-blocks", v),
         "buffer_compress_percentage" => arg("buffer-compress-percentage", v),
         "dedupe_percentage" => arg("dedupe-percentage", v),
@@ -231,6 +250,110 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         _ if NO_OPS.iter().any(|(k, _)| *k == key) => Ok(Some(Mapped::NoOp)),
         _ => Ok(None),
     }
+}
+
+/// What a fio time value without a unit counts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TimeUnit {
+    /// `runtime`, `ramp_time`, `startdelay`.
+    Seconds,
+    /// `thinktime`, `thinktime_spin`.
+    Micros,
+}
+
+/// fio's time units (`get_mult_time` in fio's parse.c), in microseconds.
+const FIO_TIME_UNITS: [(&str, u64); 6] =
+    [("d", 86_400_000_000), ("h", 3_600_000_000), ("m", 60_000_000), ("s", 1_000_000), ("ms", 1_000), ("us", 1)];
+
+/// fio option `key`'s time value `text`, as fio reads it: a whole number (fio's `strtoll` stops at
+/// a `.`) times the unit that follows the digits: `d`, `h`, `m`, `s`, `ms` (or `msec`), `us` (or
+/// `usec`), in any case, or `unit` without one.
+///
+/// # Errors
+/// A sentence, where fio would read the text as something else than it says: a fraction (fio reads
+/// `runtime=0.3` as 0, `1.5ms` as 1 of the default unit, whatever unit follows the fraction), a unit
+/// fio does not know (it reads `10sec` and `10min` as 10 microseconds), a range; or no number.
+pub fn fio_time(key: &str, text: &str, unit: TimeUnit) -> Result<std::time::Duration, String> {
+    let t = text.trim();
+    let bare = match unit {
+        TimeUnit::Seconds => "seconds",
+        TimeUnit::Micros => "microseconds",
+    };
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (whole, rest) = t.split_at(digits);
+    let not_a_time =
+        || format!("{key}={t} is not a time; write a whole number with a unit (d, h, m, s, ms or us; none is {bare})");
+    if whole.is_empty() {
+        return Err(not_a_time());
+    }
+    let n: u64 = whole.parse().map_err(|_| not_a_time())?;
+    let default_us = if unit == TimeUnit::Seconds { 1_000_000 } else { 1 };
+    if let Some(fraction) = rest.strip_prefix('.') {
+        let f_digits = fraction.find(|c: char| !c.is_ascii_digit()).unwrap_or(fraction.len());
+        let (f, suffix) = fraction.split_at(f_digits);
+        let suffix_us = match suffix.to_ascii_lowercase().as_str() {
+            "" => Some(default_us),
+            "msec" => Some(1_000),
+            "usec" => Some(1),
+            s => FIO_TIME_UNITS.iter().find(|(u, _)| *u == s).map(|(_, us)| *us),
+        };
+        let read = n.saturating_mul(default_us);
+        let none = match key {
+            "runtime" | "timeout" => "no runtime",
+            "ramp_time" => "no ramp",
+            "startdelay" => "no delay",
+            "thinktime" => "no think time",
+            _ => "none",
+        };
+        let shown = if read == 0 { format!("0 ({none})") } else { fio_time_text(read) };
+        let lost = if suffix.is_empty() { String::new() } else { format!(", drops the '{suffix}' after it,") };
+        // What the text says, in microseconds; where fio reads just that (`1.0`), it is that.
+        let meant = suffix_us.map(|u| (format!("{n}.{f}").parse::<f64>().unwrap_or(0.0) * u as f64).round() as u64);
+        if meant == Some(read) {
+            return Ok(std::time::Duration::from_micros(read));
+        }
+        // Written in the largest unit it is whole in (at least a microsecond).
+        let fix = meant.map_or_else(
+            || "a whole number with a unit".to_string(),
+            |us| format!("{key}={}", fio_time_text(us.max(1))),
+        );
+        return Err(format!(
+            "{key}={t}: fio reads a time only up to its '.'{lost} and would take this as {shown}; write {fix}"
+        ));
+    }
+    let mult = match rest.to_ascii_lowercase().as_str() {
+        "" => default_us,
+        "msec" => 1_000,
+        "usec" => 1,
+        _ if key == "startdelay" && rest.starts_with('-') => {
+            return Err(format!(
+                "{key}={t}: a range of start delays (fio draws one per job) is not taken here; give one time, like {key}={n}"
+            ));
+        }
+        s => match FIO_TIME_UNITS.iter().find(|(u, _)| *u == s) {
+            Some((_, us)) => *us,
+            None if s.starts_with(|c: char| c.is_ascii_alphabetic()) => {
+                return Err(format!(
+                    "{key}={t}: fio does not know the unit '{rest}' and would read {n} microseconds; write the unit as d, h, m, s, ms or us"
+                ));
+            }
+            None => return Err(not_a_time()),
+        },
+    };
+    let us = n
+        .checked_mul(mult)
+        .filter(|&us| us <= MAX_FIO_TIME_US)
+        .ok_or_else(|| format!("{key}={t} is too long a time"))?;
+    Ok(std::time::Duration::from_micros(us))
+}
+
+/// The longest time value taken (what `units::parse_duration` takes: about 31 years).
+const MAX_FIO_TIME_US: u64 = 1_000_000_000 * 1_000_000;
+
+/// `us` microseconds in fio's spelling, in the largest unit it is a whole number of (`300ms`).
+fn fio_time_text(us: u64) -> String {
+    let (unit, per) = FIO_TIME_UNITS.iter().find(|(_, per)| us % per == 0).copied().unwrap_or(("us", 1));
+    format!("{}{unit}", us / per)
 }
 
 /// `bsrange=4k-16k` (or `READ,WRITE[,TRIM]` ranges) as a bssplit: every multiple of the smallest size up
@@ -343,7 +466,7 @@ mod tests {
         assert_eq!(args("ioengine", Some("io_uring")), ["--engine=uring:fixedbufs=0,regfile=0"]);
         assert_eq!(args("rate", Some("1m,")), ["--rate=1m,"]);
         assert_eq!(args("rate_iops", Some("100,200")), ["--rate_iops=100,200"], "per direction, as rate");
-        assert_eq!(args("thinktime", Some("100")), ["--thinktime=100"]);
+        assert_eq!(args("thinktime", Some("100")), ["--thinktime=100us"], "fio's bare thinktime is µs");
         assert_eq!(args("dedupe_percentage", Some("30")), ["--dedupe-percentage=30"]);
         assert_eq!(args("cpumask", Some("5")), ["--cpus_allowed=0x5"]);
         assert_eq!(args("readwrite", Some("readwrite")), ["--rw=rw"]);
@@ -357,6 +480,39 @@ mod tests {
         assert_eq!(map("direct", Some("1")).unwrap(), Some(Mapped::NoOp));
         assert_eq!(map("unified_rw_reporting", Some("none")).unwrap(), Some(Mapped::NoOp), "fio's default");
         assert_eq!(map("iodepth_batch", Some("4")).unwrap(), None);
+    }
+
+    /// fio reads a time as a whole number and the unit right after its digits (parse.c's
+    /// `str_to_decimal` and `get_mult_time`): where that is not what the text says, it is refused.
+    #[test]
+    fn time_values_are_read_as_fio_reads_them() {
+        assert_eq!(args("runtime", Some("10")), ["--time=10000000us"], "seconds without a unit");
+        assert_eq!(args("runtime", Some("300ms")), ["--time=300000us"]);
+        assert_eq!(args("timeout", Some("2d")), ["--time=172800000000us"], "fio knows days");
+        assert_eq!(args("ramp_time", Some("5S")), ["--ramp=5000000us"], "in any case");
+        assert_eq!(args("startdelay", Some("20msec")), ["--start-delay=20000us"]);
+        assert_eq!(args("thinktime_spin", Some("1ms")), ["--thinktime-spin=1000us"]);
+        assert_eq!(map("runtime", Some("0")).unwrap(), Some(Mapped::Plan(PlanOption::NoRuntime)), "fio's default");
+        let e = |k: &str, v: &str| map(k, Some(v)).unwrap_err();
+        assert_eq!(
+            e("runtime", "0.3"),
+            "runtime=0.3: fio reads a time only up to its '.' and would take this as 0 (no runtime); write runtime=300ms"
+        );
+        assert_eq!(
+            e("runtime", "1.5s"),
+            "runtime=1.5s: fio reads a time only up to its '.', drops the 's' after it, and would take this as 1s; write runtime=1500ms"
+        );
+        assert!(e("thinktime", "1.5ms").ends_with("would take this as 1us; write thinktime=1500us"));
+        assert!(e("ramp_time", "0.5").ends_with("would take this as 0 (no ramp); write ramp_time=500ms"));
+        assert_eq!(
+            e("runtime", "10min"),
+            "runtime=10min: fio does not know the unit 'min' and would read 10 microseconds; write the unit as d, h, m, s, ms or us"
+        );
+        assert!(e("runtime", "100ns").contains("does not know the unit 'ns'"));
+        assert!(e("startdelay", "1-5").contains("a range of start delays (fio draws one per job) is not taken here"));
+        assert_eq!(args("runtime", Some("2.0")), ["--time=2000000us"], "fio reads what it says");
+        assert!(e("runtime", "soon").starts_with("runtime=soon is not a time; write a whole number with a unit"));
+        assert!(e("thinktime", "-1").ends_with("(d, h, m, s, ms or us; none is microseconds)"));
     }
 
     #[test]

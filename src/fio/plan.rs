@@ -10,7 +10,9 @@ use super::options::{self, Mapped, PlanOption};
 use super::sources::{JobNames, Sources};
 use super::{FioError, argv};
 use crate::cli::{Cli, Command, RunArgs};
+use crate::config::ConfigError;
 use crate::config::clash::{Clash, Naming};
+use crate::config::fault::Fault;
 use crate::io::Direction;
 use crate::units::SizeOrPercent;
 use crate::workload::Mix;
@@ -131,6 +133,11 @@ pub fn build(sections: &[Section], only: &[String], cli: &RunArgs, given: &[Stri
     Ok(Plan { groups, globals: first_globals.unwrap_or_default(), notes })
 }
 
+/// An entry as written: `key=value`, or `key` for a bare flag.
+fn as_written(e: &Entry) -> String {
+    e.value.as_ref().map_or_else(|| e.key.clone(), |v| format!("{}={v}", e.key))
+}
+
 /// The options with a value, as written (fio's JSON leaves bare flags out).
 fn written(entries: &[Entry]) -> Vec<(String, String)> {
     entries.iter().filter_map(|e| e.value.clone().map(|v| (e.key.clone(), v))).collect()
@@ -151,7 +158,9 @@ fn translate(
     let mut sources = Sources::default();
     let mut engine_options: Vec<(String, &Entry)> = Vec::new();
     let mut stonewall = false;
-    let mut time_based = false;
+    let mut time_based: Option<&Entry> = None;
+    // The runtime=0 that left the job without a runtime, if one did.
+    let mut no_runtime: Option<&Entry> = None;
     let mut io_size: Option<u64> = None;
     let mut direct = false;
     let mut no_ops: Vec<&str> = Vec::new();
@@ -164,8 +173,12 @@ fn translate(
                 sources.written(&flag, e, order);
                 set(&mut flags, flag, val);
             }
+            // The list's own sentence: the line already names the option.
+            let list = crate::config::split_filenames(&[v.into()]).map_err(|e| match e {
+                ConfigError::Fault(Fault::Invalid { message, .. }) => opt_err(message),
+                e => opt_err(e.to_string()),
+            })?;
             // fio opens every file of the list in each of the job's `numjobs` jobs.
-            let list = crate::config::split_filenames(&[v.into()]).map_err(|e| opt_err(e.to_string()))?;
             if list.len() > 1 && !v.starts_with("trtype=") {
                 sources.written("each-worker-all-targets", e, order);
                 set(&mut flags, "--each-worker-all-targets".into(), "true".into());
@@ -183,10 +196,21 @@ fn translate(
                     check_alone(&a).map_err(&opt_err)?;
                     let (flag, val) = a.split_once('=').expect("the fio table writes --flag=value");
                     sources.written(flag, e, order);
+                    if flag == "--cpus_allowed" {
+                        // It becomes the run's core list (`argv::fold`), which is what is checked.
+                        sources.written("--cores", e, order);
+                    }
+                    if flag == "--time" {
+                        no_runtime = None;
+                    }
                     set(&mut flags, flag.to_string(), val.to_string());
                 }
             }
-            Some(Mapped::EngineOption(o)) => engine_options.push((o, e)),
+            Some(Mapped::EngineOption(o)) => {
+                let key = o.split_once('=').map_or(o.as_str(), |(k, _)| k);
+                sources.written(&format!("engine:{key}"), e, order);
+                engine_options.push((o, e));
+            }
             Some(Mapped::NoOp) => {
                 if key == "direct" || key == "buffered" {
                     direct = true;
@@ -195,9 +219,30 @@ fn translate(
                 }
             }
             Some(Mapped::Plan(PlanOption::Stonewall)) => stonewall = true,
-            Some(Mapped::Plan(PlanOption::TimeBased(on))) => time_based = on,
+            Some(Mapped::Plan(PlanOption::TimeBased(on))) => time_based = on.then_some(e),
             Some(Mapped::Plan(PlanOption::IoSize(b))) => io_size = Some(b),
+            Some(Mapped::Plan(PlanOption::NoRuntime)) => {
+                flags.retain(|(f, _)| f != "--time");
+                no_runtime = Some(e);
+            }
         }
+    }
+    // fio warns that time_based needs a runtime and runs the job without time_based (to its size,
+    // or one pass), which is not what the file asks for.
+    if let Some(tb) = time_based.filter(|_| !flags.iter().any(|(f, _)| f == "--time")) {
+        let none = match no_runtime {
+            Some(r) if r.at.file == tb.at.file => format!("{} (line {}) sets none", as_written(r), r.at.line),
+            Some(r) => format!("{} ({}) sets none", as_written(r), r.at),
+            None => "none is given".into(),
+        };
+        let written = as_written(tb);
+        return Err(FioError::Options {
+            at: tb.at.clone(),
+            job: s.name.clone(),
+            message: format!(
+                "{written} runs the job for its runtime, and {none} (fio warns that time_based requires a runtime and ignores it); add a runtime, like runtime=60, or drop {written} to end the job after its size or one pass"
+            ),
+        });
     }
     // Without a filename fio makes the job a file of `size` in the current directory, named
     // jobname.jobnumber.filenumber; so does this (one file for all of a section's jobs).
@@ -276,7 +321,7 @@ fn translate(
     // after one pass over the file or device (or over `size=N%` of it) when the size is not given
     // in bytes.
     let mut one_pass = None;
-    if !time_based && args.fio.number_ios_per_job.is_none() {
+    if time_based.is_none() && args.fio.number_ios_per_job.is_none() {
         let amount = io_size.or(match args.size {
             Some(SizeOrPercent::Bytes(b)) => Some(b),
             _ => None,
@@ -375,9 +420,16 @@ fn set(flags: &mut Vec<(String, String)>, flag: String, value: String) {
     flags.push((flag, value));
 }
 
-/// Parses one translated flag alone, so a bad value is reported against its own line.
+/// Parses one translated flag alone, so a bad value is reported against its own line. A value its
+/// parser refuses gets the parser's own sentence, without clap's "invalid value '0' for '--qd
+/// <QD>'" around it: the job file names the option, as written.
 fn check_alone(flag: &str) -> Result<(), String> {
-    Cli::try_parse_from(["nvmebench", "run", flag]).map(|_| ()).map_err(|e| first_line(&e))
+    Cli::try_parse_from(["nvmebench", "run", flag]).map(|_| ()).map_err(|e| {
+        match std::error::Error::source(&e).filter(|_| e.kind() == clap::error::ErrorKind::ValueValidation) {
+            Some(why) => why.to_string(),
+            None => first_line(&e),
+        }
+    })
 }
 
 /// clap's message without its usage block, on one line.
@@ -525,19 +577,60 @@ mod tests {
         assert_eq!(p.groups[0][0].one_pass, None);
     }
 
+    /// fio warns that time_based needs a runtime and runs the job without time_based; a job file
+    /// that says time_based without one is refused at its line. runtime=0 is fio's default: none.
+    #[test]
+    fn time_based_needs_a_runtime() {
+        let e = plan_of("[a]\nioengine=null\ntime_based\nsize=1m\n", &[]).unwrap_err().to_string();
+        assert!(
+            e.ends_with("/job.fio:3: [a]: time_based runs the job for its runtime, and none is given (fio warns that time_based requires a runtime and ignores it); add a runtime, like runtime=60, or drop time_based to end the job after its size or one pass"),
+            "{e}"
+        );
+        let e =
+            plan_of("[global]\nruntime=10\ntime_based\n[a]\nioengine=null\nruntime=0\n", &[]).unwrap_err().to_string();
+        assert!(
+            e.contains("/job.fio:3: [a]: time_based runs the job for its runtime, and runtime=0 (line 6) sets none"),
+            "{e}"
+        );
+        let e = plan_of("[a]\nioengine=null\nruntime=0.3\ntime_based\n", &[]).unwrap_err().to_string();
+        assert!(e.contains("/job.fio:3: option 'runtime': runtime=0.3: fio reads a time only up to its '.'"), "{e}");
+        // Without time_based, runtime=0 leaves the job to end after its size, as in fio.
+        let p = plan_of("[global]\nruntime=10\n[a]\nioengine=null\nsize=1m\nruntime=0\n", &[]).unwrap();
+        assert_eq!((p.groups[0][0].args.time, p.groups[0][0].args.ios), (None, Some(256)));
+        let p = plan_of("[a]\nioengine=null\ntime_based\nruntime=0\nruntime=300ms\n", &[]).unwrap();
+        assert_eq!(p.groups[0][0].args.time, Some(std::time::Duration::from_millis(300)));
+    }
+
     #[test]
     fn unknown_options_and_bad_values_name_their_line() {
         let e = plan_of("[a]\nioengine=null\niodepth_batch=4\n", &[]).unwrap_err().to_string();
         assert!(e.ends_with("job.fio:3: option 'iodepth_batch': 'iodepth_batch' is not a fio option nvmebench takes; remove it (README, fio compatibility, lists those it takes)"), "{e}");
         let e = plan_of("[global]\niodepth=0\n[a]\nioengine=null\n", &[]).unwrap_err().to_string();
-        assert!(e.contains("job.fio:2: option 'iodepth':") && e.contains("from 1 to 65536"), "{e}");
+        assert!(
+            e.ends_with("/job.fio:2: option 'iodepth': '0' is not a queue depth; use a whole number from 1 to 65536"),
+            "{e}"
+        );
+        // The value's own sentence: the line names the option, and run's flag (--qd, --seed) is not
+        // the user's.
+        let e = plan_of("[a]\nioengine=null\nrandseed=x\n", &[]).unwrap_err().to_string();
+        assert!(
+            e.ends_with(
+                "/job.fio:3: option 'randseed': 'x' is not a seed; use a whole number from 0 to 18446744073709551615"
+            ),
+            "{e}"
+        );
+        let e = plan_of("[a]\nrate_process=x\n", &[]).unwrap_err().to_string();
+        assert!(
+            e.ends_with("/job.fio:2: option 'rate_process': 'x' is not a rate process; use linear or poisson"),
+            "{e}"
+        );
         let e = plan_of("[a]\ndirect=0\n", &[]).unwrap_err().to_string();
         assert!(e.contains("job.fio:2: option 'direct': direct=0 asks for buffered I/O"), "{e}");
         let p = plan_of("[a]\nfilename=/a:/b\\:c\nnumjobs=2\ntime_based\nruntime=1\n", &[]).unwrap();
         assert_eq!(p.groups[0][0].args.filename, [std::path::PathBuf::from("/a:/b\\:c")]);
         assert!(p.groups[0][0].args.each_worker_all_targets, "each of fio's jobs opens every file of its list");
         let e = plan_of("[a]\nfilename=/a::/b\n", &[]).unwrap_err().to_string();
-        assert!(e.contains("has an empty name in its list"), "{e}");
+        assert!(e.contains("/job.fio:2: option 'filename': '/a::/b' has an empty name in its list"), "{e}");
         let e = plan_of("[a]\nioengine=null\ntime_based\n", &["--qd=4"]).unwrap_err().to_string();
         assert!(e.starts_with("--qd with a job file"), "{e}");
     }

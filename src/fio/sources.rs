@@ -1,13 +1,16 @@
-//! Which line of a job file each of a job's `run` flags came from, so that a refusal involving two
-//! options names them as the file writes them (`rwmixwrite`, not `--rwmixread`) and points at the
-//! line of the one at fault, with the other's line in the sentence.
+//! Which line of a job file each of a job's `run` flags came from, so that a refusal names the
+//! options as the file writes them (`rwmixwrite`, not `--rwmixread`; `hipri`, not `:poll`) and
+//! points at the line of the one at fault, with the other's line in the sentence when there are two.
 //!
-//! What the refusals are is `config::clash`'s; this module only names and places them.
+//! What the refusals are is `config::clash`'s (two options) and `config::fault`'s (one); this module
+//! only names and places them. The options of the engine spec are kept as `engine:KEY`
+//! (`engine:poll` for `hipri`).
 
 use super::FioError;
 use super::ini::{Entry, Origin};
-use super::options::{fio_name, is_fio_option, trid_as_filename};
-use crate::config::clash::{Clash, Naming};
+use super::options::{fio_engine_name, fio_engine_option, fio_name, is_fio_option, trid_as_filename};
+use crate::config::clash::{Clash, Flags, Naming};
+use crate::config::fault::Fault;
 
 /// Where a flag's value came from.
 #[derive(Clone, Debug, PartialEq)]
@@ -68,10 +71,11 @@ impl Sources {
     }
 
     /// `flag` is the command line's `value`, whatever the job file says; `None` when the command
-    /// line dropped it (its SPDK flags replace the job file's transport ID, given or not).
+    /// line dropped it (its SPDK flags replace the job file's transport ID, given or not). The
+    /// command line's engine replaces the job file's with its options (`hipri` and the like).
     pub fn command_line(&mut self, flag: &str, value: Option<&str>) {
         let flag = flag.trim_start_matches("--");
-        self.0.retain(|o| o.flag != flag);
+        self.0.retain(|o| o.flag != flag && !(flag == "engine" && o.flag.starts_with("engine:")));
         if let Some(v) = value {
             let key = format!("--{flag}");
             self.put(Source { flag: flag.into(), key, value: Some(v.into()), place: Place::CommandLine, order: 0 });
@@ -106,12 +110,40 @@ impl Sources {
             (a, _) => a.is_some(),
         };
         let clash = if clash.symmetric() && !later { clash.swapped() } else { clash.clone() };
-        let Some(at) = self.at(clash.option()).or_else(|| self.at(clash.other())).cloned() else {
-            let message = clash.message(&JobNames { sources: self, at: header });
-            return FioError::Section { at: header.clone(), name: job.into(), message };
-        };
-        let message = clash.message(&JobNames { sources: self, at: &at });
-        FioError::Options { at, job: job.into(), message }
+        let at = self.at(clash.option()).or_else(|| self.at(clash.other()));
+        self.placed(job, header, at, |names| clash.message(names))
+    }
+
+    /// `fault`, in job `job` (whose header is at `header`), as a job-file refusal: at the line of
+    /// the option at fault, naming it as written; at the header when nothing placed it.
+    pub fn fault(&self, job: &str, header: &Origin, fault: &Fault) -> FioError {
+        let at = self.at(fault.option()).or_else(|| fault.fallback().and_then(|f| self.at(f)));
+        self.placed(job, header, at, |names| fault.message(names))
+    }
+
+    /// A refusal at `at`, or at the section's header when no line is at fault.
+    fn placed(
+        &self,
+        job: &str,
+        header: &Origin,
+        at: Option<&Origin>,
+        message: impl Fn(&JobNames<'_>) -> String,
+    ) -> FioError {
+        match at.cloned() {
+            Some(at) => {
+                let message = message(&JobNames { sources: self, at: &at });
+                FioError::Options { at, job: job.into(), message }
+            }
+            None => {
+                let message = message(&JobNames { sources: self, at: header });
+                FioError::Section { at: header.clone(), name: job.into(), message }
+            }
+        }
+    }
+
+    /// Whether the run's engine is the command line's (so are its options then).
+    fn engine_from_command_line(&self) -> bool {
+        self.get("engine").is_some_and(|s| s.place == Place::CommandLine)
     }
 }
 
@@ -149,6 +181,8 @@ impl Naming for JobNames<'_> {
         match self.option(flag) {
             // A job file names a controller in the SPDK plugin's filename= spelling.
             _ if flag == "trid" => format!("filename={}", trid_as_filename(value.trim_matches('\''))),
+            // And an engine by fio's name (io_uring_cmd, not uring-cmd).
+            word if flag == "engine" => format!("{word}={}", fio_engine_name(value)),
             word if word.starts_with("--") => format!("{word} {value}"),
             word => format!("{word}={value}"),
         }
@@ -169,6 +203,44 @@ impl Naming for JobNames<'_> {
             Some(_) => self.given(flag, ""),
             None => self.option(flag),
         }
+    }
+
+    fn given_part(&self, flag: &str, part: &str) -> String {
+        let size = |t: &str| crate::units::parse_size(t).ok();
+        match self.sources.get(flag).and_then(|s| s.value.as_deref()) {
+            Some(v) if v == part || (size(v).is_some() && size(v) == size(part)) => self.given(flag, part),
+            Some(_) => format!("{}: {part}", self.given(flag, part)),
+            None => self.setting(flag, part),
+        }
+    }
+
+    /// The fio option that set it, as written; the command line's words when the command line's
+    /// engine (and so its options) replaced the job file's.
+    fn engine_given(&self, spec: &str, key: &str, value: Option<&str>) -> String {
+        let flag = format!("engine:{key}");
+        match self.sources.get(&flag) {
+            Some(_) => self.given(&flag, value.unwrap_or_default()),
+            None => Flags.engine_given(spec, key, value),
+        }
+    }
+
+    fn engine_setting(&self, key: &str, value: &str) -> String {
+        if self.sources.engine_from_command_line() {
+            return Flags.engine_setting(key, value);
+        }
+        format!("{}={value}", self.engine_option(key))
+    }
+
+    fn engine_option(&self, key: &str) -> String {
+        match self.sources.get(&format!("engine:{key}")) {
+            Some(s) => s.key.clone(),
+            None if self.sources.engine_from_command_line() => Flags.engine_option(key),
+            None => fio_engine_option(key).to_string(),
+        }
+    }
+
+    fn several_workers_per_target(&self) -> String {
+        "each of a section's numjobs jobs drives every file of its list; for more jobs on one, raise numjobs".into()
     }
 }
 
@@ -244,6 +316,76 @@ mod tests {
         assert_eq!(
             s.refusal("a", &header(), &Clash::SpdkNeedsTrid).to_string(),
             "job.fio:2: [a]: ioengine=spdk needs a controller; add filename=trtype=PCIe traddr=0000.01.00.0 or a fabrics transport ID"
+        );
+    }
+
+    #[test]
+    fn a_fault_of_one_option_is_named_as_written_at_its_line() {
+        let mut s = Sources::default();
+        s.written("--engine", &entry("ioengine", "io_uring", "job.fio", 2), 0);
+        let hipri = Entry { key: "hipri".into(), value: None, at: Origin { file: "job.fio".into(), line: 6 } };
+        s.written("engine:poll", &hipri, 1);
+        s.written("engine:sqpoll_cpu", &entry("sqthread_poll_cpu", "x", "job.fio", 7), 2);
+        s.written("--bs", &entry("bs", "4k,1000", "job.fio", 8), 3);
+        s.written("--align", &entry("ba", "0", "common.fio", 1), 4);
+        let poll = Fault::CannotPoll {
+            spec: "uring:fixedbufs=0,regfile=0,poll=1".into(),
+            path: "/f".into(),
+            queue: "/sys/block/vda/queue/io_poll".into(),
+            disk: "vda".into(),
+            nvme: false,
+        };
+        assert_eq!(
+            s.fault("a", &header(), &poll).to_string(),
+            "job.fio:6: [a]: ioengine=io_uring (line 2) on /f: polled completions need poll queues, and /sys/block/vda/queue/io_poll is 0: vda cannot complete I/O by polling (only NVMe with poll queues can); drop hipri"
+        );
+        let cpu = Fault::SqpollCpuNotACore { spec: "uring:sqpoll_cpu=x".into(), value: "x".into() };
+        assert_eq!(
+            s.fault("a", &header(), &cpu).to_string(),
+            "job.fio:7: [a]: sqthread_poll_cpu=x is not a core number; write sqthread_poll_cpu=N with N a core"
+        );
+        // One size of several is named within the option as written.
+        let bs = Fault::NotBlockMultiple { option: "bs", value: "1000".into(), path: "/f".into(), lbs: 512 };
+        assert!(
+            s.fault("a", &header(), &bs).to_string().starts_with("job.fio:8: [a]: bs=4k,1000: 1000 is not a multiple"),
+            "{}",
+            s.fault("a", &header(), &bs)
+        );
+        let align = Fault::Invalid { option: "align", message: "0 is not an alignment; use a size such as 4k".into() };
+        assert_eq!(
+            s.fault("a", &header(), &align).to_string(),
+            "common.fio:1: [a]: ba=0: 0 is not an alignment; use a size such as 4k"
+        );
+        // Written nowhere: the section's header, in fio's words still.
+        assert_eq!(
+            Sources::default().fault("a", &header(), &align).to_string(),
+            "job.fio:5: section [a]: blockalign: 0 is not an alignment; use a size such as 4k"
+        );
+    }
+
+    #[test]
+    fn faults_of_the_command_lines_engine_keep_its_words() {
+        let mut s = Sources::default();
+        s.written("--engine", &entry("ioengine", "io_uring", "job.fio", 2), 0);
+        let hipri = Entry { key: "hipri".into(), value: None, at: Origin { file: "job.fio".into(), line: 3 } };
+        s.written("engine:poll", &hipri, 1);
+        s.written("--filename", &entry("filename", "/f", "job.fio", 4), 2);
+        // The command line's engine replaces the job file's and its options.
+        s.command_line("engine", Some("uring:poll"));
+        let poll = Fault::CannotPoll {
+            spec: "uring:poll".into(),
+            path: "/f".into(),
+            queue: "/sys/block/vda/queue/io_poll".into(),
+            disk: "vda".into(),
+            nvme: true,
+        };
+        let e = s.fault("a", &header(), &poll).to_string();
+        assert!(e.starts_with("job.fio:4: [a]: --engine=uring:poll (command line) on /f: "), "{e}");
+        assert!(e.ends_with(", or drop :poll"), "{e}");
+        let cpu = Fault::SqpollCpuNotACore { spec: "uring:sqpoll_cpu=x".into(), value: "x".into() };
+        assert_eq!(
+            s.fault("a", &header(), &cpu).to_string(),
+            "job.fio:5: section [a]: --engine 'uring:sqpoll_cpu=x': sqpoll_cpu=x is not a core number; write sqpoll_cpu=N with N a core"
         );
     }
 

@@ -3,7 +3,7 @@
 //! same job file and the two documents' keys are compared (what fio writes and we do not must be
 //! listed in the README). Tests whose tool is not installed say so and skip.
 
-use super::common::{json, nvmebench, scratch_dir, stderr, stdout, uring_available};
+use super::common::{json, make_file, nvmebench, scratch_dir, stderr, stdout, uring_available};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -120,7 +120,7 @@ fn a_percentile_list_in_global_reaches_fios_json() {
     let job = write(
         dir.path(),
         "pct.fio",
-        "[global]\npercentile_list=99.5:50\n[a]\nioengine=null\ntime_based\nruntime=0.2\n",
+        "[global]\npercentile_list=99.5:50\n[a]\nioengine=null\ntime_based\nruntime=200ms\n",
     );
     let d = fio_json(&["run", job.to_str().unwrap(), "--output-format=json"]);
     let pct = d["jobs"][0]["read"]["clat_ns"]["percentile"].as_object().unwrap();
@@ -191,7 +191,7 @@ fn bw_agg_is_a_share_of_the_groups_bandwidth_in_that_direction() {
 fn lat_percentiles_shape_lat_ns_as_fio_does() {
     let dir = scratch_dir();
     for (setting, want) in [("lat_percentiles=1", true), ("lat_percentiles", true), ("lat_percentiles=0", false)] {
-        let text = format!("[a]\nioengine=null\ntime_based\nruntime=0.2\n{setting}\n");
+        let text = format!("[a]\nioengine=null\ntime_based\nruntime=200ms\n{setting}\n");
         let job = write(dir.path(), "lat.fio", &text);
         let d = fio_json(&["run", job.to_str().unwrap(), "--output-format=json+"]);
         let r = &d["jobs"][0]["read"];
@@ -214,11 +214,23 @@ fn bad_job_files_get_one_line_naming_file_line_and_option() {
             "[a]\nioengine=null\ntime_based\nruntime=1\niodepth_batch=4\n",
             "bad.fio:5: option 'iodepth_batch': 'iodepth_batch' is not a fio option nvmebench takes",
         ),
-        ("[global]\niodepth=0\n[a]\nioengine=null\n", "bad.fio:2: option 'iodepth': invalid value '0'"),
+        (
+            "[global]\niodepth=0\n[a]\nioengine=null\n",
+            "bad.fio:2: option 'iodepth': '0' is not a queue depth; use a whole number from 1 to 65536",
+        ),
         ("[a]\nioengine=null\ndirect=0\n", "bad.fio:3: option 'direct': direct=0 asks for buffered I/O"),
         ("[a]\nioengine=sync\n", "bad.fio:2: option 'ioengine': ioengine=sync is not one of nvmebench's engines"),
         ("[a]\nioengine=null\nfilename=${NVMEBENCH_UNSET_VAR}\n", "bad.fio:3: $NVMEBENCH_UNSET_VAR is not set"),
         ("[a]\nioengine=null\nrw=randread\n", "section [a]: has no end nvmebench can follow"),
+        // Times as fio reads them: it stops at a '.', and time_based without a runtime is its warning.
+        (
+            "[a]\nioengine=null\nsize=1m\ntime_based\nruntime=0.3\n",
+            "bad.fio:5: option 'runtime': runtime=0.3: fio reads a time only up to its '.' and would take this as 0 (no runtime); write runtime=300ms",
+        ),
+        (
+            "[a]\nioengine=null\nsize=1m\ntime_based\n",
+            "bad.fio:4: [a]: time_based runs the job for its runtime, and none is given (fio warns that time_based requires a runtime and ignores it); add a runtime, like runtime=60, or drop time_based",
+        ),
         // Two options: fio's names as written, at the line of the one at fault, the other's line named.
         (
             "[global]\nioengine=null\ntime_based\nruntime=1\nrate=1m\n[a]\nrate_iops=100\n",
@@ -261,6 +273,50 @@ fn bad_job_files_get_one_line_naming_file_line_and_option() {
     let o = nvmebench(&["run", dir.path().join("missing.fio").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("cannot read the job file"), "{}", stderr(&o));
+}
+
+/// Setup checks that refuse one option (a block size the file's logical blocks do not divide, an
+/// alignment of 0, an io_uring option's core) name it as the job file writes it, at its line; the
+/// command line keeps its own flags.
+#[test]
+fn one_option_refused_at_setup_is_named_as_the_job_file_writes_it() {
+    let dir = scratch_dir();
+    let data = make_file(dir.path(), "data.bin", 1 << 20);
+    let before = std::fs::read(&data).unwrap();
+    let file = format!("[global]\nioengine=libaio\nfilename={}\ntime_based\nruntime=1\n", data.display());
+    let missing = dir.path().join("never-created.bin");
+    let cases = [
+        (format!("{file}[a]\nbs=1000\n"), "bad.fio:7: [a]: bs=1000 is not a multiple of"),
+        (
+            format!("{file}blockalign=0\n[a]\n"),
+            "bad.fio:6: [a]: blockalign=0: 0 is not an alignment; use a size such as 4k",
+        ),
+        (format!("{file}[a]\nba=1000\n"), "bad.fio:7: [a]: ba=1000 is not a multiple of"),
+        (
+            format!("{file}[a]\nioengine=io_uring\nsqthread_poll_cpu=99999\n"),
+            "bad.fio:8: [a]: sqthread_poll_cpu=99999: core 99999 does not exist",
+        ),
+        (
+            format!("[a]\nioengine=libaio\nfilename={}\ntime_based\nruntime=1\n", missing.display()),
+            "never-created.bin does not exist; create it, or add size to have nvmebench create a file",
+        ),
+    ];
+    for (text, want) in cases {
+        let job = write(dir.path(), "bad.fio", &text);
+        let o = nvmebench(&["run", job.to_str().unwrap(), "--output-format=json"]);
+        assert_eq!(o.status.code(), Some(2), "{text}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(e.contains(want), "{text}: {e}");
+        assert!(!e.contains("--"), "fio's words, not run's flags: {e}");
+        assert!(o.stdout.is_empty(), "nothing written for {text}");
+    }
+    assert_eq!(std::fs::read(&data).unwrap(), before, "the file is untouched");
+    assert!(!missing.exists(), "nothing created");
+    // The command line names its own flags, as it always did.
+    let o = nvmebench(&["run", "--filename", data.to_str().unwrap(), "--engine", "aio", "--align", "0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--align: 0 is not an alignment"), "{}", stderr(&o));
 }
 
 /// Runs `args` (an nvmebench run with fio-shaped JSON) and returns the document.

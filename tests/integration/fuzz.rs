@@ -35,6 +35,10 @@ proptest! {
         let _ = RandomDist::parse(&t);
         let _ = RwMode::parse(&t);
         let _ = EngineSpec::parse(&t);
+        // fio's time values, read as fio reads them.
+        for key in ["runtime", "ramp_time", "startdelay", "thinktime", "thinktime_spin"] {
+            let _ = nvmebench::fio::options::map(key, Some(&t));
+        }
     }
 
     #[test]
