@@ -50,6 +50,7 @@ const FUNCTIONS: &[&str] = &[
     "spdk_nvme_ns_cmd_flush",
     "spdk_nvme_ctrlr_reset",
     "spdk_nvme_ctrlr_process_admin_completions",
+    "spdk_nvme_ctrlr_get_opts",
     "spdk_nvme_ctrlr_cmd_get_log_page",
     "spdk_nvme_ctrlr_reconnect_io_qpair",
     "nvmebench_shim_.*",

@@ -243,6 +243,13 @@ impl Controller {
         unsafe { spdk_sys::spdk_nvme_ctrlr_process_admin_completions(self.ptr.as_ptr()) };
     }
 
+    /// The keep-alive timeout the controller agreed to, in ms (0: none).
+    pub fn keep_alive_ms(&self) -> u32 {
+        // SAFETY: a live controller; SPDK returns a pointer to the controller's own options, which
+        // live as long as it does and are only read here.
+        unsafe { spdk_sys::spdk_nvme_ctrlr_get_opts(self.ptr.as_ptr()).as_ref() }.map_or(0, |o| o.keep_alive_timeout_ms)
+    }
+
     /// Reads the first `buf.len()` bytes of log page `lid` (controller scope) through the admin
     /// queue, processing admin completions until it is back (the session's admin poller may process
     /// it first; either way the callback only sets an atomic). Never call it from a worker.

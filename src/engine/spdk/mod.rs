@@ -68,9 +68,18 @@ pub struct NsRef {
     pub sectors: u64,
 }
 
-/// How often the admin queues are polled: well inside any keep-alive timeout (SPDK sends a
-/// keep-alive at half of it, from the admin poll).
-const ADMIN_POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
+/// How often the admin queues are polled, given the controllers' keep-alive timeouts (ms, 0 for
+/// none). SPDK sends a keep-alive from the admin poll once half the timeout has passed, so a poll
+/// every eighth of the shortest timeout keeps it well inside; at most once a second, as SPDK perf
+/// polls, because each poll wakes a thread on the cores the workers leave free, where on a small
+/// machine the controller's own poller runs (SPDK's TCP or vfio-user target); at least every 10 ms.
+fn admin_poll_interval(keep_alive_ms: impl Iterator<Item = u32>) -> std::time::Duration {
+    use std::time::Duration;
+    match keep_alive_ms.filter(|&k| k > 0).min() {
+        Some(k) => Duration::from_millis(u64::from(k / 8)).clamp(Duration::from_millis(10), Duration::from_secs(1)),
+        None => Duration::from_secs(1),
+    }
+}
 
 /// The environment and every attached controller, for the length of a run.
 pub struct SpdkSession {
@@ -92,6 +101,7 @@ impl AdminPoller {
         use std::sync::atomic::Ordering;
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let flag = stop.clone();
+        let every = admin_poll_interval(controllers.iter().map(|c| c.keep_alive_ms()));
         let thread = std::thread::Builder::new()
             .name("nvmebench-admin".into())
             .spawn(move || {
@@ -99,7 +109,7 @@ impl AdminPoller {
                     for c in &controllers {
                         c.poll_admin();
                     }
-                    std::thread::park_timeout(ADMIN_POLL_INTERVAL);
+                    std::thread::park_timeout(every);
                 }
             })
             .ok();
@@ -905,6 +915,17 @@ mod tests {
         assert!(queues_in_memory("PCIe") && queues_in_memory("VFIOUSER"));
         assert!(!queues_in_memory("TCP") && !queues_in_memory("RDMA") && !queues_in_memory("FC"));
         assert_eq!((default_poll_gap_ns(true), default_poll_gap_ns(false)), (100, 0));
+    }
+
+    #[test]
+    fn the_admin_poll_keeps_inside_the_shortest_keep_alive_and_wakes_at_most_once_a_second() {
+        use std::time::Duration;
+        assert_eq!(admin_poll_interval([10_000].into_iter()), Duration::from_secs(1));
+        assert_eq!(admin_poll_interval([10_000, 2_000].into_iter()), Duration::from_millis(250));
+        assert_eq!(admin_poll_interval([0, 4_000].into_iter()), Duration::from_millis(500), "0 is none");
+        assert_eq!(admin_poll_interval([40].into_iter()), Duration::from_millis(10));
+        assert_eq!(admin_poll_interval([0].into_iter()), Duration::from_secs(1));
+        assert_eq!(admin_poll_interval(std::iter::empty()), Duration::from_secs(1));
     }
 
     #[test]
