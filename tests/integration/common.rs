@@ -1,11 +1,21 @@
 //! Helpers shared by the integration tests.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 
 /// Runs the binary with `args` and returns everything it did.
 pub fn nvmebench(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_nvmebench")).args(args).output().expect("the test binary runs")
+}
+
+/// Starts the binary with `args`, its output piped, for a test that signals or watches it mid-run.
+pub fn spawn<S: AsRef<std::ffi::OsStr>>(args: impl IntoIterator<Item = S>) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_nvmebench"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the test binary runs")
 }
 
 pub fn stdout(o: &Output) -> String {

@@ -1,8 +1,8 @@
 //! The null engine through the real binary: text and JSON reports, exact I/O counts, pacing, signals.
 
-use crate::common::{json, nvmebench, read_result, scratch_dir, stderr, stdout};
+use crate::common::{json, nvmebench, read_result, scratch_dir, spawn, stderr, stdout};
 use nvmebench::report::json::decode_histogram;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 #[test]
@@ -136,12 +136,7 @@ fn intervals_make_a_time_series() {
 
 #[test]
 fn sigint_still_writes_the_report() {
-    let child = Command::new(env!("CARGO_BIN_EXE_nvmebench"))
-        .args(["run", "--engine", "null:lat=50us", "--time", "60"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn(["run", "--engine", "null:lat=50us", "--time", "60"]);
     std::thread::sleep(Duration::from_millis(700));
     let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(status.success());
@@ -159,12 +154,7 @@ fn a_signal_before_the_start_exits_128_plus_the_signal() {
     let dir = scratch_dir();
     let path = dir.path().join("r.json");
     let interrupt = |args: &[&str], after: Duration| {
-        let child = Command::new(env!("CARGO_BIN_EXE_nvmebench"))
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let child = spawn(args);
         std::thread::sleep(after);
         assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
         child.wait_with_output().unwrap()
@@ -192,12 +182,7 @@ fn a_signal_before_the_start_exits_128_plus_the_signal() {
 
 #[test]
 fn a_closed_pipe_is_not_an_error() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_nvmebench"))
-        .args(["run", "--engine", "null", "--time", "200ms"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn(["run", "--engine", "null", "--time", "200ms"]);
     drop(child.stdout.take());
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));

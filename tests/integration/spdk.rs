@@ -4,7 +4,7 @@
 //! with `--features spdk`; scripts/test.sh turns the feature on when an installed SPDK is found and
 //! says "skipped: SPDK not installed" otherwise. Needs root (hugepages).
 
-use crate::common::{nvmebench, read_result, stderr, stdout};
+use crate::common::{nvmebench, read_result, spawn, stderr, stdout};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -186,12 +186,8 @@ fn injected_errors_are_counted_exactly() {
 #[test]
 fn a_target_that_dies_mid_run_ends_the_run_cleanly() {
     let Some(t) = TcpTarget::start(4433) else { return };
-    let child = Command::new(env!("CARGO_BIN_EXE_nvmebench"))
-        .args(["run", "--engine", "spdk", "--trid", &t.trid, "--cores", "0", "--time", "30", "--drain-timeout", "3s"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child =
+        spawn(["run", "--engine", "spdk", "--trid", &t.trid, "--cores", "0", "--time", "30", "--drain-timeout", "3s"]);
     // Kill the target mid-run, not mid-start-up (which a loaded machine can stretch past any fixed
     // sleep): once the admin and the I/O queue pair's connections are up, and a moment more.
     let port: u16 = t.trid.split_whitespace().find_map(|w| w.strip_prefix("trsvcid:")).unwrap().parse().unwrap();
@@ -464,12 +460,7 @@ fn hugepage_files(pid: u32) -> Vec<PathBuf> {
 fn spdk_run_no_leftovers(trid: &str, extra: &str) -> std::process::Output {
     let mut args = vec!["run", "--engine", "spdk", "--trid", trid, "--cores", "0"];
     args.extend(extra.split_whitespace());
-    let child = Command::new(env!("CARGO_BIN_EXE_nvmebench"))
-        .args(&args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
+    let child = spawn(&args);
     let pid = child.id();
     let o = child.wait_with_output().unwrap();
     assert_eq!(hugepage_files(pid), Vec::<PathBuf>::new(), "{args:?} left hugepage files");

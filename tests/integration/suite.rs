@@ -2,7 +2,7 @@
 //! curves track their targets and stop, preconditioning reaches steady state, suites resume after
 //! being killed, and bad input is refused before anything is written.
 
-use crate::common::{nvmebench, read_result, scratch_dir, stderr, stdout, uring_available};
+use crate::common::{nvmebench, read_result, scratch_dir, spawn, stderr, stdout, uring_available};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -623,12 +623,7 @@ fn a_signal_in_preconditioning_or_a_step_ends_the_suite_cleanly() {
         d.to_str().unwrap(),
     ];
     let signal_after = |sig: &str, ready: &dyn Fn() -> bool| {
-        let child = Command::new(env!("CARGO_BIN_EXE_nvmebench"))
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let child = spawn(args);
         let start = Instant::now();
         while !ready() {
             assert!(start.elapsed() < Duration::from_secs(60), "the suite never got there");

@@ -1,6 +1,6 @@
 //! The io_uring engine on regular files: the default run, writes that land, reads back, errors.
 
-use crate::common::{json, make_file, nvmebench, scratch_dir, stderr, stdout, uring_available};
+use crate::common::{json, make_file, nvmebench, scratch_dir, spawn, stderr, stdout, uring_available};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -104,12 +104,8 @@ fn io_errors_end_with_status_1() {
     }
     let dir = scratch_dir();
     let f = make_file(dir.path(), "shrinks.bin", 8 << 20);
-    let child = Command::new(env!("CARGO_BIN_EXE_nvmebench"))
-        .args(["run", "--filename", f.to_str().unwrap(), "--time", "20", "--qd", "4", "--on-error", "continue"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child =
+        spawn(["run", "--filename", f.to_str().unwrap(), "--time", "20", "--qd", "4", "--on-error", "continue"]);
     std::thread::sleep(Duration::from_millis(800));
     // Reads past the new end of file come back short: the run must count them as errors.
     std::fs::OpenOptions::new().write(true).open(&f).unwrap().set_len(0).unwrap();
@@ -125,12 +121,7 @@ fn io_errors_end_with_status_1() {
     let o = nvmebench(&["run", "--filename", f.to_str().unwrap(), "--size", "1m", "--time", "1"]);
     assert_eq!(o.status.code(), Some(2), "the file is empty now, so --size 1m is past its end");
     let g = make_file(dir.path(), "g.bin", 1 << 20);
-    let child = Command::new(env!("CARGO_BIN_EXE_nvmebench"))
-        .args(["run", "--filename", g.to_str().unwrap(), "--time", "20", "--qd", "2"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn(["run", "--filename", g.to_str().unwrap(), "--time", "20", "--qd", "2"]);
     std::thread::sleep(Duration::from_millis(800));
     std::fs::OpenOptions::new().write(true).open(&g).unwrap().set_len(0).unwrap();
     let o = child.wait_with_output().unwrap();
