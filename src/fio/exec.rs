@@ -199,9 +199,10 @@ fn with_one_pass(job: &Job, mut cfg: RunConfig) -> RunConfig {
     cfg
 }
 
-/// Jobs of one group run as one coordinated run: they must agree on what that run shares.
+/// Jobs of one group run as one coordinated run: they must agree on what that run shares. A job
+/// alone in its group runs as `run` runs, and writes its fio logs as `run` does.
 fn check_together(group: &[(Job, RunConfig)]) -> Result<(), FioError> {
-    let Some(((first, a), rest)) = group.split_first() else { return Ok(()) };
+    let Some(((first, a), rest)) = group.split_first().filter(|(_, rest)| !rest.is_empty()) else { return Ok(()) };
     let logs = |j: &Job| {
         j.args.fio.write_bw_log.is_some() || j.args.fio.write_iops_log.is_some() || j.args.fio.write_lat_log.is_some()
     };
@@ -553,6 +554,22 @@ mod tests {
         // An engine the command line gives is named as the command line gives it.
         let e = resolved(&format!("{null}[a]\n"), &["--engine=uring:sqpoll_cpu=x"]).unwrap_err().to_string();
         assert!(e.contains("section [a]: --engine 'uring:sqpoll_cpu=x': sqpoll_cpu=x is not a core number"), "{e}");
+    }
+
+    /// fio's logs are refused only where jobs run together (one interval series per run); a job
+    /// alone in its group, in a file of one job or after a stonewall, writes them as `run` does.
+    #[test]
+    fn logs_are_refused_only_for_jobs_that_run_together() {
+        let base = "[global]\nioengine=null\ntime_based\nruntime=1\n";
+        for log in ["write_bw_log=x", "write_iops_log=x", "write_lat_log=x"] {
+            resolved(&format!("{base}[a]\n{log}\n"), &[]).unwrap_or_else(|e| panic!("{log}: {e}"));
+            resolved(&format!("{base}[a]\n{log}\n[b]\nstonewall\n{log}\n"), &[]).unwrap();
+            let e = resolved(&format!("{base}[a]\n[b]\n{log}\n"), &[]).unwrap_err().to_string();
+            assert!(e.contains("job.fio:6: section [b]: writes fio logs while other jobs run with it"), "{e}");
+        }
+        resolved(&format!("{base}[a]\n"), &["--write_bw_log=x"]).unwrap();
+        let e = resolved(&format!("{base}[a]\n[b]\n"), &["--write_lat_log=x"]).unwrap_err().to_string();
+        assert!(e.contains("job.fio:5: section [a]: writes fio logs while other jobs run with it"), "{e}");
     }
 
     #[test]
