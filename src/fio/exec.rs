@@ -299,8 +299,6 @@ fn run_together(
     })
 }
 
-/// The block device a config's target lives on (`MAJ:MIN`).
-/// A job's statistics summed over its workers, and its measured time (its longest worker's).
 /// A job's workers' figures summed, its longest worker's measured time, and all their measured
 /// times added up (fio's `job_runtime`).
 fn job_stats(r: &RunResult, workers: &[usize]) -> (Stats, u64, u64) {
@@ -321,7 +319,8 @@ fn write_results(path: &Path, cli: &RunArgs, plan: &Plan, runs: &[GroupRun], dis
         runs.iter().map(|r| r.workers.iter().map(|w| job_stats(&r.result, w)).collect()).collect();
     // fio's logs, for jobs that ran alone.
     for r in runs.iter().filter(|r| r.jobs.len() == 1) {
-        write_logs(&r.jobs[0].0.args, r.jobs[0].0.number, &r.result)?;
+        let job = &r.jobs[0].0;
+        write_logs(&job.args, job.number, &job.name, &r.result)?;
     }
     let own = || -> Value {
         let docs: Vec<crate::report::doc::RunDocument> = runs
@@ -439,7 +438,6 @@ fn clone_shape(r: &RunResult) -> RunResult {
     }
 }
 
-/// Writes the logs `args` asks for, numbered as fio numbers a job's logs.
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -183,6 +183,23 @@ fn a_job_alone_in_its_group_writes_fios_logs() {
     }
 }
 
+/// A log option without a prefix (a bare `write_bw_log`, or `write_lat_log=`) names the logs after
+/// the job, as fio does (`make_log_name`); a command-line run's job is its `--name`.
+#[test]
+fn a_log_without_a_prefix_is_named_after_its_job() {
+    let dir = scratch_dir();
+    let text =
+        "[global]\nioengine=null\ntime_based\nruntime=200ms\n[a]\nwrite_bw_log\n[b]\nstonewall\nwrite_lat_log=\n";
+    let job = write(dir.path(), "bare.fio", text);
+    let o = nvmebench_in(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(logs_in(dir.path()), ["a_bw.1.log", "b_clat.2.log", "b_lat.2.log"]);
+    let dir = scratch_dir();
+    let o = nvmebench_in(dir.path(), &["run", "--name=cl", "--ioengine=null", "--runtime=200ms", "--write_iops_log="]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(logs_in(dir.path()), ["cl_iops.1.log"]);
+}
+
 #[test]
 fn a_percentile_list_in_global_reaches_fios_json() {
     let dir = scratch_dir();
