@@ -229,6 +229,18 @@ fn think_time_stalls_after_each_batch() {
     assert!(ios > 100 && ios <= 1001, "{ios} I/Os");
 }
 
+/// `--thinktime` reads a number without a unit as fio does, whole microseconds; with a unit it
+/// takes fractions exactly.
+#[test]
+fn a_think_time_without_a_unit_is_microseconds() {
+    for (given, want_s) in [("100", 100e-6), ("100.0", 100e-6), ("1.5ms", 1.5e-3), ("2.5us", 2.5e-6)] {
+        let o = nvmebench(&["run", "--engine", "null", "--thinktime", given, "--ios", "2", "--output", "json"]);
+        assert_eq!(o.status.code(), Some(0), "{given}: {}", stderr(&o));
+        let t = json(&o)["config"]["workload"]["pacing"]["thinktime_s"].as_f64().unwrap();
+        assert!((t - want_s).abs() < 1e-12, "{given}: {t} s");
+    }
+}
+
 #[test]
 fn job_files_take_the_pacing_and_buffer_options() {
     let dir = scratch_dir();
