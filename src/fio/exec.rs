@@ -444,6 +444,11 @@ mod tests {
 
     /// Builds and resolves the job file `text` with the command line's `flags` (`--engine=uring`).
     fn resolved(text: &str, flags: &[&str]) -> Result<(), FioError> {
+        configs(text, flags).map(|_| ())
+    }
+
+    /// The resolved jobs of the job file `text`, by group, with the command line's `flags`.
+    fn configs(text: &str, flags: &[&str]) -> Result<Vec<Vec<(Job, RunConfig)>>, FioError> {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("job.fio");
         std::fs::write(&p, text).unwrap();
@@ -454,7 +459,7 @@ mod tests {
         };
         let given: Vec<String> =
             flags.iter().map(|f| f.trim_start_matches("--").split('=').next().unwrap().replace('-', "_")).collect();
-        resolve_all(&plan::build(&sections, &[], &cli, &given)?).map(|_| ())
+        resolve_all(&plan::build(&sections, &[], &cli, &given)?).map(|(groups, _)| groups)
     }
 
     #[test]
@@ -520,7 +525,6 @@ mod tests {
                 format!("{file}blockalign=0\n[a]\n"),
                 "job.fio:6: [a]: blockalign=0: 0 is not an alignment; use a size such as 4k",
             ),
-            (format!("{null}[a]\nthinktime=0\n"), "job.fio:6: [a]: thinktime=0: 0 thinks for no time;"),
             (
                 format!("{null}[a]\nstartdelay=25h\n"),
                 "job.fio:6: [a]: startdelay=25h: 25.0 hours is too long a wait; give at most 24 hours",
@@ -568,6 +572,23 @@ mod tests {
         resolved(&format!("{base}[a]\n"), &["--write_bw_log=x"]).unwrap();
         let e = resolved(&format!("{base}[a]\n[b]\n"), &["--write_lat_log=x"]).unwrap_err().to_string();
         assert!(e.contains("job.fio:5: section [a]: writes fio logs while other jobs run with it"), "{e}");
+    }
+
+    /// thinktime=0 is fio's default, no think time; a job's replaces a [global] think time, and
+    /// the shapes that came with it, which then shape nothing (fio ignores them too).
+    #[test]
+    fn thinktime_0_is_no_think_time() {
+        let think = |text: &str| {
+            let groups = configs(text, &[]).unwrap_or_else(|e| panic!("{text}: {e}"));
+            groups.iter().flatten().map(|(_, c)| c.workload.pacing.thinktime.map(|t| t.think)).collect::<Vec<_>>()
+        };
+        let base = "[global]\nioengine=null\ntime_based\nruntime=1\n";
+        assert_eq!(think(&format!("{base}[a]\nthinktime=0\n")), [None]);
+        let shaped = format!("{base}thinktime=1ms\nthinktime_blocks=4\nthinktime_spin=100\n");
+        let us = |n| Some(std::time::Duration::from_micros(n));
+        assert_eq!(think(&format!("{shaped}[a]\n[b]\nstonewall\nthinktime=0\n")), [us(1000), None]);
+        assert_eq!(think(&format!("{base}[a]\nthinktime=0\nthinktime_spin=10\n")), [None]);
+        assert_eq!(think(&format!("{base}[a]\nthinktime=0\nthinktime=50\n")), [us(50)], "the later one");
     }
 
     #[test]

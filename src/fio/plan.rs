@@ -17,6 +17,7 @@ use crate::io::Direction;
 use crate::units::SizeOrPercent;
 use crate::workload::Mix;
 use crate::workload::bssplit::BsSplit;
+use crate::workload::rate::parse_think;
 use clap::Parser;
 
 /// fio's engine when a job file names none.
@@ -402,7 +403,9 @@ fn spec_is_null(flags: &[(String, String)]) -> bool {
 /// `bssplit` (or `bsrange`) chooses the block sizes whatever `bs` says (fio keeps `bs` only for
 /// the sizes when neither is given), so `[global] bs=4k` with a job's `bssplit=` is that split;
 /// and `rwmixread`/`rwmixwrite` mean nothing to a job that only reads or only writes (fio ignores
-/// them there), so a `[global]` mix may serve a file that also holds such jobs.
+/// them there), so a `[global]` mix may serve a file that also holds such jobs; `thinktime=0` is
+/// no think time (fio's default), which `thinktime_spin` and `thinktime_blocks` do not shape, so a
+/// job may turn off a `[global]` think time with its shapes.
 fn fio_precedence(flags: &mut Vec<(String, String)>) {
     if flags.iter().any(|(f, _)| f == "--bssplit") {
         flags.retain(|(f, _)| f != "--bs");
@@ -412,6 +415,10 @@ fn fio_precedence(flags: &mut Vec<(String, String)>) {
         .any(|(f, v)| f == "--rw" && matches!(v.split(':').next().unwrap_or_default(), "rw" | "readwrite" | "randrw"));
     if !mixed {
         flags.retain(|(f, _)| f != "--rwmixread");
+    }
+    let no_think = flags.iter().any(|(f, v)| f == "--thinktime" && parse_think(v).is_ok_and(|t| t.is_zero()));
+    if no_think {
+        flags.retain(|(f, _)| f != "--thinktime-spin" && f != "--thinktime-blocks");
     }
 }
 
