@@ -72,10 +72,6 @@ pub enum ConfigError {
     #[error("cannot find the cores this process may run on; pass --cores explicitly")]
     NoCores,
     #[error(
-        "no directory for the scratch file supports O_DIRECT (tried {tried}); pass --filename on a disk-backed filesystem"
-    )]
-    NoScratchDir { tried: String },
-    #[error(
         "{part} is a partition of {disk}, which is also a target, so their blocks overlap; give the disk or its partition, not both"
     )]
     PartitionOfTarget { part: String, disk: String },
@@ -1073,9 +1069,8 @@ fn scratch_target() -> Result<Target, ConfigError> {
             }
         }
     }
-    Err(ConfigError::NoScratchDir {
-        tried: dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", "),
-    })
+    Err(Fault::NoScratchDir { tried: dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ") }
+        .into())
 }
 
 #[cfg(test)]

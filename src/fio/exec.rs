@@ -531,12 +531,12 @@ mod tests {
             ),
             (format!("{null}[a]\ncpus_allowed=99999\n"), "job.fio:6: [a]: core 99999 does not exist or is not allowed"),
             (
-                format!("{null}ioengine=io_uring\n[a]\nsqthread_poll_cpu=x\n"),
-                "job.fio:7: [a]: sqthread_poll_cpu=x is not a core number; write sqthread_poll_cpu=N with N a core",
+                format!("{file}ioengine=io_uring\n[a]\nsqthread_poll_cpu=x\n"),
+                "job.fio:8: [a]: sqthread_poll_cpu=x is not a core number; write sqthread_poll_cpu=N with N a core",
             ),
             (
-                format!("{null}ioengine=io_uring\n[a]\nsqthread_poll_cpu=99999\n"),
-                "job.fio:7: [a]: sqthread_poll_cpu=99999: core 99999 does not exist",
+                format!("{file}ioengine=io_uring\n[a]\nsqthread_poll_cpu=99999\n"),
+                "job.fio:8: [a]: sqthread_poll_cpu=99999: core 99999 does not exist",
             ),
             (format!("{file}[a]\nioengine=io_uring_cmd\n"), "job.fio:7: [a]: ioengine=io_uring_cmd on "),
             (
@@ -554,7 +554,7 @@ mod tests {
             assert!(!e.contains("--"), "fio's words, not run's flags: {e}");
         }
         // An engine the command line gives is named as the command line gives it.
-        let e = resolved(&format!("{null}[a]\n"), &["--engine=uring:sqpoll_cpu=x"]).unwrap_err().to_string();
+        let e = resolved(&format!("{file}[a]\n"), &["--engine=uring:sqpoll_cpu=x"]).unwrap_err().to_string();
         assert!(e.contains("section [a]: --engine 'uring:sqpoll_cpu=x': sqpoll_cpu=x is not a core number"), "{e}");
     }
 

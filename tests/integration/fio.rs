@@ -308,6 +308,11 @@ fn bad_job_files_get_one_line_naming_file_line_and_option() {
         ("[a]\nioengine=sync\n", "bad.fio:2: option 'ioengine': ioengine=sync is not one of nvmebench's engines"),
         ("[a]\nioengine=null\nfilename=${NVMEBENCH_UNSET_VAR}\n", "bad.fio:3: $NVMEBENCH_UNSET_VAR is not set"),
         ("[a]\nioengine=null\nrw=randread\n", "section [a]: has no end nvmebench can follow"),
+        // No file and no size: fio refuses the job, where a command-line run takes a scratch file.
+        (
+            "[a]\nioengine=libaio\ntime_based\nruntime=1\n",
+            "bad.fio:1: section [a]: has neither a filename nor a size, so there is nothing to run on (fio refuses it: \"you need to specify size=\"); add filename= with a file or device, or size= in bytes",
+        ),
         // Times as fio reads them: it stops at a '.', and time_based without a runtime is its warning.
         (
             "[a]\nioengine=null\nsize=1m\ntime_based\nruntime=0.3\n",
