@@ -312,11 +312,13 @@ pub struct RunArgs {
     pub rate_process: Option<RateProcess>,
 
     /// After --thinktime-blocks I/Os, wait for them to complete and stall this long before issuing
-    /// more (fio's thinktime; a bare number is microseconds, as in fio).
+    /// more (fio's thinktime; a number without a unit is whole microseconds, as fio reads it, and
+    /// one with a unit may be a fraction: 1.5ms).
     #[arg(long, value_name = "DURATION", value_parser = rate::parse_think)]
     pub thinktime: Option<Duration>,
 
-    /// Of each think time, how much is spent spinning; the rest is slept (fio's thinktime_spin).
+    /// Of each think time, how much is spent spinning; the rest is slept (fio's thinktime_spin;
+    /// units as --thinktime).
     #[arg(long, value_name = "DURATION", value_parser = rate::parse_think)]
     pub thinktime_spin: Option<Duration>,
 

@@ -72,10 +72,6 @@ pub enum ConfigError {
     #[error("cannot find the cores this process may run on; pass --cores explicitly")]
     NoCores,
     #[error(
-        "no directory for the scratch file supports O_DIRECT (tried {tried}); pass --filename on a disk-backed filesystem"
-    )]
-    NoScratchDir { tried: String },
-    #[error(
         "{part} is a partition of {disk}, which is also a target, so their blocks overlap; give the disk or its partition, not both"
     )]
     PartitionOfTarget { part: String, disk: String },
@@ -592,18 +588,20 @@ fn resolve_pacing(args: &RunArgs, mix: &Mix) -> Result<PaceSpec, ConfigError> {
         return Err(Clash::PoissonUnpaced.into());
     }
     let thinktime = match args.thinktime {
-        Some(think) if think.is_zero() => {
-            return Err(invalid("thinktime", "0 thinks for no time; give a duration above 0 or leave it out".into()));
-        }
-        Some(think) => Some(ThinkTime {
+        Some(think) if !think.is_zero() => Some(ThinkTime {
             think,
             spin: args.thinktime_spin.unwrap_or(Duration::ZERO),
             blocks: args.thinktime_blocks.unwrap_or(1),
         }),
-        None => {
+        // 0 is fio's default: no think time (a job file's thinktime=0 replaces a [global] one).
+        given => {
             let shape = if args.thinktime_spin.is_some() { "thinktime-spin" } else { "thinktime-blocks" };
             if args.thinktime_spin.is_some() || args.thinktime_blocks.is_some() {
-                return Err(Clash::ThinkShapeAlone { shape }.into());
+                return Err(match given {
+                    Some(_) => Clash::ThinkShapeOfNone { shape },
+                    None => Clash::ThinkShapeAlone { shape },
+                }
+                .into());
             }
             None
         }
@@ -1071,9 +1069,8 @@ fn scratch_target() -> Result<Target, ConfigError> {
             }
         }
     }
-    Err(ConfigError::NoScratchDir {
-        tried: dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", "),
-    })
+    Err(Fault::NoScratchDir { tried: dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ") }
+        .into())
 }
 
 #[cfg(test)]
@@ -1183,6 +1180,26 @@ mod tests {
             "--filename: '/a::/b' has an empty name in its list; separate paths with single colons (A:B), and write \\: for a colon inside a name"
         );
         assert!(split(&["/a:"]).is_err());
+    }
+
+    /// `--thinktime 0` is fio's default, no think time; a shape given with it shapes nothing.
+    #[test]
+    fn a_think_time_of_0_is_none() {
+        let resolve = |extra: &[&str]| {
+            let argv = ["nvmebench", "run", "--engine", "null"].iter().chain(extra);
+            let crate::cli::Command::Run(a) = <crate::cli::Cli as clap::Parser>::parse_from(argv).command else {
+                unreachable!("the arguments start with `run`")
+            };
+            RunConfig::resolve(&a)
+        };
+        assert_eq!(resolve(&["--thinktime", "0"]).unwrap().workload.pacing.thinktime, None);
+        assert_eq!(resolve(&["--thinktime", "0ms"]).unwrap().workload.pacing.thinktime, None);
+        let t = resolve(&["--thinktime", "100"]).unwrap().workload.pacing.thinktime.unwrap();
+        assert_eq!((t.think, t.spin, t.blocks), (Duration::from_micros(100), Duration::ZERO, 1));
+        assert_eq!(
+            resolve(&["--thinktime", "0", "--thinktime-blocks", "4"]).unwrap_err().to_string(),
+            "--thinktime-blocks: it shapes --thinktime 0, which is no think time; drop it, or give --thinktime a time above 0"
+        );
     }
 
     #[test]

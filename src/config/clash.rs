@@ -88,6 +88,8 @@ pub enum Clash {
     PoissonUnpaced,
     /// `shape` (`thinktime-spin` or `thinktime-blocks`) without `--thinktime`.
     ThinkShapeAlone { shape: &'static str },
+    /// `shape` with `--thinktime 0`, which is no think time (fio's default).
+    ThinkShapeOfNone { shape: &'static str },
     /// `--thinktime-spin` longer than `--thinktime`.
     SpinOverThink { spin: Duration, think: Duration },
     /// `option` (`buffer-compress-percentage` or `dedupe-percentage`) and a pattern that writes
@@ -115,7 +117,7 @@ impl Clash {
             Clash::MixWithoutMixedPattern { mix, .. } => mix,
             Clash::RatePacesNothing { .. } => "rate",
             Clash::PoissonUnpaced => "rate-process",
-            Clash::ThinkShapeAlone { shape } => shape,
+            Clash::ThinkShapeAlone { shape } | Clash::ThinkShapeOfNone { shape } => shape,
             Clash::SpinOverThink { .. } => "thinktime-spin",
             Clash::BuffersUnwritten { option, .. } | Clash::TrimwriteSizes { option, .. } => option,
             Clash::PastEnd { size: Some(_), .. } | Clash::WorkingSetTooSmall { .. } => "size",
@@ -135,7 +137,7 @@ impl Clash {
             | Clash::BuffersUnwritten { .. }
             | Clash::TrimwriteSizes { .. } => "rw",
             Clash::PoissonUnpaced => "rate",
-            Clash::ThinkShapeAlone { .. } | Clash::SpinOverThink { .. } => "thinktime",
+            Clash::ThinkShapeAlone { .. } | Clash::ThinkShapeOfNone { .. } | Clash::SpinOverThink { .. } => "thinktime",
             Clash::PastEnd { size: Some(_), .. } => "offset",
             Clash::PastEnd { size: None, .. } => "size",
             Clash::WorkingSetTooSmall { bs_option, .. } => bs_option,
@@ -196,6 +198,12 @@ impl Clash {
                 "{}: it shapes {}, which is not given; add {}",
                 n.named(shape),
                 n.option("thinktime"),
+                n.option("thinktime")
+            ),
+            Clash::ThinkShapeOfNone { shape } => format!(
+                "{}: it shapes {}, which is no think time; drop it, or give {} a time above 0",
+                n.named(shape),
+                n.given("thinktime", "0"),
                 n.option("thinktime")
             ),
             Clash::SpinOverThink { spin, think } => format!(
@@ -316,6 +324,12 @@ mod tests {
         );
         let m = Clash::PoissonUnpaced.message(&Marks);
         assert!(m.starts_with("<named rate-process>:") && m.ends_with("add <rate> or <rate-iops>"), "{m}");
+        let none = Clash::ThinkShapeOfNone { shape: "thinktime-spin" };
+        assert_eq!(
+            none.message(&Marks),
+            "<named thinktime-spin>: it shapes <given thinktime=0>, which is no think time; drop it, or give <thinktime> a time above 0"
+        );
+        assert_eq!((none.option(), none.other()), ("thinktime-spin", "thinktime"));
         let spin = Clash::SpinOverThink { spin: Duration::from_micros(200), think: Duration::from_micros(100) };
         assert_eq!(
             spin.message(&Marks),

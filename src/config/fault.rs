@@ -42,6 +42,8 @@ pub enum Fault {
     Missing { path: String },
     /// The same target twice (`again` reaches the data of `first`).
     SameTargetTwice { first: String, again: String },
+    /// No target, and no directory for a scratch file (`tried`, listed) takes O_DIRECT.
+    NoScratchDir { tried: String },
 }
 
 impl Fault {
@@ -53,7 +55,7 @@ impl Fault {
             Fault::SqpollCpuNotACore { .. } | Fault::SqpollCpuNoSuchCore { .. } => "engine:sqpoll_cpu",
             Fault::CannotPoll { .. } => "engine:poll",
             Fault::NotGenericDevice { .. } | Fault::GenericDevice { .. } | Fault::EngineTarget { .. } => "engine",
-            Fault::Missing { .. } | Fault::SameTargetTwice { .. } => "filename",
+            Fault::Missing { .. } | Fault::SameTargetTwice { .. } | Fault::NoScratchDir { .. } => "filename",
         }
     }
 
@@ -129,6 +131,10 @@ impl Fault {
                 "{path} does not exist; create it, or add {} to have nvmebench create a file of that size",
                 n.option("size")
             ),
+            Fault::NoScratchDir { tried } => format!(
+                "no directory for the scratch file supports O_DIRECT (tried {tried}); pass {} on a disk-backed filesystem",
+                n.setting("filename", "FILE")
+            ),
             Fault::SameTargetTwice { first, again } => format!(
                 "{again} is the same target as {first}; give each file or device once ({})",
                 n.several_workers_per_target()
@@ -190,6 +196,10 @@ mod tests {
         assert_eq!(
             Fault::Missing { path: "/x".into() }.to_string(),
             "/x does not exist; create it, or add --size to have nvmebench create a file of that size"
+        );
+        assert_eq!(
+            Fault::NoScratchDir { tried: "/tmp, /var/tmp".into() }.to_string(),
+            "no directory for the scratch file supports O_DIRECT (tried /tmp, /var/tmp); pass --filename FILE on a disk-backed filesystem"
         );
         assert_eq!(
             Fault::SameTargetTwice { first: "/a".into(), again: "/b".into() }.to_string(),

@@ -199,9 +199,10 @@ fn with_one_pass(job: &Job, mut cfg: RunConfig) -> RunConfig {
     cfg
 }
 
-/// Jobs of one group run as one coordinated run: they must agree on what that run shares.
+/// Jobs of one group run as one coordinated run: they must agree on what that run shares. A job
+/// alone in its group runs as `run` runs, and writes its fio logs as `run` does.
 fn check_together(group: &[(Job, RunConfig)]) -> Result<(), FioError> {
-    let Some(((first, a), rest)) = group.split_first() else { return Ok(()) };
+    let Some(((first, a), rest)) = group.split_first().filter(|(_, rest)| !rest.is_empty()) else { return Ok(()) };
     let logs = |j: &Job| {
         j.args.fio.write_bw_log.is_some() || j.args.fio.write_iops_log.is_some() || j.args.fio.write_lat_log.is_some()
     };
@@ -298,8 +299,6 @@ fn run_together(
     })
 }
 
-/// The block device a config's target lives on (`MAJ:MIN`).
-/// A job's statistics summed over its workers, and its measured time (its longest worker's).
 /// A job's workers' figures summed, its longest worker's measured time, and all their measured
 /// times added up (fio's `job_runtime`).
 fn job_stats(r: &RunResult, workers: &[usize]) -> (Stats, u64, u64) {
@@ -320,7 +319,8 @@ fn write_results(path: &Path, cli: &RunArgs, plan: &Plan, runs: &[GroupRun], dis
         runs.iter().map(|r| r.workers.iter().map(|w| job_stats(&r.result, w)).collect()).collect();
     // fio's logs, for jobs that ran alone.
     for r in runs.iter().filter(|r| r.jobs.len() == 1) {
-        write_logs(&r.jobs[0].0.args, r.jobs[0].0.number, &r.result)?;
+        let job = &r.jobs[0].0;
+        write_logs(&job.args, job.number, &job.name, &r.result)?;
     }
     let own = || -> Value {
         let docs: Vec<crate::report::doc::RunDocument> = runs
@@ -438,13 +438,17 @@ fn clone_shape(r: &RunResult) -> RunResult {
     }
 }
 
-/// Writes the logs `args` asks for, numbered as fio numbers a job's logs.
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// Builds and resolves the job file `text` with the command line's `flags` (`--engine=uring`).
     fn resolved(text: &str, flags: &[&str]) -> Result<(), FioError> {
+        configs(text, flags).map(|_| ())
+    }
+
+    /// The resolved jobs of the job file `text`, by group, with the command line's `flags`.
+    fn configs(text: &str, flags: &[&str]) -> Result<Vec<Vec<(Job, RunConfig)>>, FioError> {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("job.fio");
         std::fs::write(&p, text).unwrap();
@@ -455,7 +459,7 @@ mod tests {
         };
         let given: Vec<String> =
             flags.iter().map(|f| f.trim_start_matches("--").split('=').next().unwrap().replace('-', "_")).collect();
-        resolve_all(&plan::build(&sections, &[], &cli, &given)?).map(|_| ())
+        resolve_all(&plan::build(&sections, &[], &cli, &given)?).map(|(groups, _)| groups)
     }
 
     #[test]
@@ -521,19 +525,18 @@ mod tests {
                 format!("{file}blockalign=0\n[a]\n"),
                 "job.fio:6: [a]: blockalign=0: 0 is not an alignment; use a size such as 4k",
             ),
-            (format!("{null}[a]\nthinktime=0\n"), "job.fio:6: [a]: thinktime=0: 0 thinks for no time;"),
             (
                 format!("{null}[a]\nstartdelay=25h\n"),
                 "job.fio:6: [a]: startdelay=25h: 25.0 hours is too long a wait; give at most 24 hours",
             ),
             (format!("{null}[a]\ncpus_allowed=99999\n"), "job.fio:6: [a]: core 99999 does not exist or is not allowed"),
             (
-                format!("{null}ioengine=io_uring\n[a]\nsqthread_poll_cpu=x\n"),
-                "job.fio:7: [a]: sqthread_poll_cpu=x is not a core number; write sqthread_poll_cpu=N with N a core",
+                format!("{file}ioengine=io_uring\n[a]\nsqthread_poll_cpu=x\n"),
+                "job.fio:8: [a]: sqthread_poll_cpu=x is not a core number; write sqthread_poll_cpu=N with N a core",
             ),
             (
-                format!("{null}ioengine=io_uring\n[a]\nsqthread_poll_cpu=99999\n"),
-                "job.fio:7: [a]: sqthread_poll_cpu=99999: core 99999 does not exist",
+                format!("{file}ioengine=io_uring\n[a]\nsqthread_poll_cpu=99999\n"),
+                "job.fio:8: [a]: sqthread_poll_cpu=99999: core 99999 does not exist",
             ),
             (format!("{file}[a]\nioengine=io_uring_cmd\n"), "job.fio:7: [a]: ioengine=io_uring_cmd on "),
             (
@@ -551,8 +554,41 @@ mod tests {
             assert!(!e.contains("--"), "fio's words, not run's flags: {e}");
         }
         // An engine the command line gives is named as the command line gives it.
-        let e = resolved(&format!("{null}[a]\n"), &["--engine=uring:sqpoll_cpu=x"]).unwrap_err().to_string();
+        let e = resolved(&format!("{file}[a]\n"), &["--engine=uring:sqpoll_cpu=x"]).unwrap_err().to_string();
         assert!(e.contains("section [a]: --engine 'uring:sqpoll_cpu=x': sqpoll_cpu=x is not a core number"), "{e}");
+    }
+
+    /// fio's logs are refused only where jobs run together (one interval series per run); a job
+    /// alone in its group, in a file of one job or after a stonewall, writes them as `run` does.
+    #[test]
+    fn logs_are_refused_only_for_jobs_that_run_together() {
+        let base = "[global]\nioengine=null\ntime_based\nruntime=1\n";
+        for log in ["write_bw_log=x", "write_iops_log=x", "write_lat_log=x"] {
+            resolved(&format!("{base}[a]\n{log}\n"), &[]).unwrap_or_else(|e| panic!("{log}: {e}"));
+            resolved(&format!("{base}[a]\n{log}\n[b]\nstonewall\n{log}\n"), &[]).unwrap();
+            let e = resolved(&format!("{base}[a]\n[b]\n{log}\n"), &[]).unwrap_err().to_string();
+            assert!(e.contains("job.fio:6: section [b]: writes fio logs while other jobs run with it"), "{e}");
+        }
+        resolved(&format!("{base}[a]\n"), &["--write_bw_log=x"]).unwrap();
+        let e = resolved(&format!("{base}[a]\n[b]\n"), &["--write_lat_log=x"]).unwrap_err().to_string();
+        assert!(e.contains("job.fio:5: section [a]: writes fio logs while other jobs run with it"), "{e}");
+    }
+
+    /// thinktime=0 is fio's default, no think time; a job's replaces a [global] think time, and
+    /// the shapes that came with it, which then shape nothing (fio ignores them too).
+    #[test]
+    fn thinktime_0_is_no_think_time() {
+        let think = |text: &str| {
+            let groups = configs(text, &[]).unwrap_or_else(|e| panic!("{text}: {e}"));
+            groups.iter().flatten().map(|(_, c)| c.workload.pacing.thinktime.map(|t| t.think)).collect::<Vec<_>>()
+        };
+        let base = "[global]\nioengine=null\ntime_based\nruntime=1\n";
+        assert_eq!(think(&format!("{base}[a]\nthinktime=0\n")), [None]);
+        let shaped = format!("{base}thinktime=1ms\nthinktime_blocks=4\nthinktime_spin=100\n");
+        let us = |n| Some(std::time::Duration::from_micros(n));
+        assert_eq!(think(&format!("{shaped}[a]\n[b]\nstonewall\nthinktime=0\n")), [us(1000), None]);
+        assert_eq!(think(&format!("{base}[a]\nthinktime=0\nthinktime_spin=10\n")), [None]);
+        assert_eq!(think(&format!("{base}[a]\nthinktime=0\nthinktime=50\n")), [us(50)], "the later one");
     }
 
     #[test]

@@ -308,15 +308,19 @@ pub fn fio_time(key: &str, text: &str, unit: TimeUnit) -> Result<std::time::Dura
         let shown = if read == 0 { format!("0 ({none})") } else { fio_time_text(read) };
         let lost = if suffix.is_empty() { String::new() } else { format!(", drops the '{suffix}' after it,") };
         // What the text says, in microseconds; where fio reads just that (`1.0`), it is that.
-        let meant = suffix_us.map(|u| (format!("{n}.{f}").parse::<f64>().unwrap_or(0.0) * u as f64).round() as u64);
-        if meant == Some(read) {
-            return Ok(std::time::Duration::from_micros(read));
+        let meant = suffix_us.map(|u| (exact_micros(n, f, u), u));
+        if let Some((Some(us), _)) = meant.filter(|(us, _)| *us == Some(read)) {
+            return Ok(std::time::Duration::from_micros(us));
         }
-        // Written in the largest unit it is whole in (at least a microsecond).
-        let fix = meant.map_or_else(
-            || "a whole number with a unit".to_string(),
-            |us| format!("{key}={}", fio_time_text(us.max(1))),
-        );
+        // Written in the largest unit it is whole in; a part of a microsecond fio cannot time.
+        let fix = match meant {
+            Some((Some(us), _)) => format!("{key}={}", fio_time_text(us.max(1))),
+            Some((None, u)) => {
+                let about = (format!("{n}.{f}").parse::<f64>().unwrap_or(0.0) * u as f64).round().max(1.0);
+                format!("a whole number of microseconds, fio's finest unit, like {key}={about}us")
+            }
+            None => "a whole number with a unit".to_string(),
+        };
         return Err(format!(
             "{key}={t}: fio reads a time only up to its '.'{lost} and would take this as {shown}; write {fix}"
         ));
@@ -345,6 +349,21 @@ pub fn fio_time(key: &str, text: &str, unit: TimeUnit) -> Result<std::time::Dura
         .filter(|&us| us <= MAX_FIO_TIME_US)
         .ok_or_else(|| format!("{key}={t} is too long a time"))?;
     Ok(std::time::Duration::from_micros(us))
+}
+
+/// `whole.fraction` (the fraction's decimal digits) times `unit_us`, in microseconds, when that is a
+/// whole number of them; `None` when it is not, or is too large to count.
+fn exact_micros(whole: u64, fraction: &str, unit_us: u64) -> Option<u64> {
+    let f = fraction.trim_end_matches('0');
+    // No unit, a day at most (2^13 * 3^3 * 5^8 us), makes more than 13 decimal places (past
+    // trailing zeros) whole microseconds; longer fractions would not fit the sums below.
+    if f.len() > 18 {
+        return None;
+    }
+    let scale = 10u128.pow(f.len() as u32);
+    let part: u128 = if f.is_empty() { 0 } else { f.parse().ok()? };
+    let scaled = (u128::from(whole) * scale + part).checked_mul(u128::from(unit_us))?;
+    (scaled % scale == 0).then(|| u64::try_from(scaled / scale).ok()).flatten()
 }
 
 /// The longest time value taken (what `units::parse_duration` takes: about 31 years).
@@ -513,6 +532,35 @@ mod tests {
         assert_eq!(args("runtime", Some("2.0")), ["--time=2000000us"], "fio reads what it says");
         assert!(e("runtime", "soon").starts_with("runtime=soon is not a time; write a whole number with a unit"));
         assert!(e("thinktime", "-1").ends_with("(d, h, m, s, ms or us; none is microseconds)"));
+    }
+
+    /// fio's think times are whole microseconds without a unit; a fraction fio would cut is
+    /// refused, however close to a whole number, and the fix is one fio can time.
+    #[test]
+    fn a_think_time_fraction_fio_would_cut_is_refused() {
+        assert_eq!(args("thinktime", Some("100.0")), ["--thinktime=100us"], "fio reads what it says");
+        assert_eq!(args("runtime", Some("3.000")), ["--time=3000000us"]);
+        let e = |k: &str, v: &str| map(k, Some(v)).unwrap_err();
+        assert!(e("runtime", "1.50").ends_with("would take this as 1s; write runtime=1500ms"));
+        assert_eq!(
+            e("thinktime", "1.4"),
+            "thinktime=1.4: fio reads a time only up to its '.' and would take this as 1us; write a whole number of microseconds, fio's finest unit, like thinktime=1us"
+        );
+        assert!(e("thinktime", "1.5").ends_with("like thinktime=2us"), "{}", e("thinktime", "1.5"));
+        assert!(
+            e("thinktime_spin", "0.5").ends_with("would take this as 0 (none); write a whole number of microseconds, fio's finest unit, like thinktime_spin=1us"),
+            "{}",
+            e("thinktime_spin", "0.5")
+        );
+        assert!(e("runtime", "1.0000001").ends_with(
+            "would take this as 1s; write a whole number of microseconds, fio's finest unit, like runtime=1000000us"
+        ));
+        assert!(e("runtime", "1.0000001s").contains("drops the 's' after it"));
+        assert!(e("thinktime", "1.5ms").ends_with("write thinktime=1500us"), "a fraction of a larger unit");
+        assert!(
+            e("thinktime", "1.000ms")
+                .ends_with("drops the 'ms' after it, and would take this as 1us; write thinktime=1ms")
+        );
     }
 
     #[test]

@@ -17,6 +17,7 @@ use crate::io::Direction;
 use crate::units::SizeOrPercent;
 use crate::workload::Mix;
 use crate::workload::bssplit::BsSplit;
+use crate::workload::rate::parse_think;
 use clap::Parser;
 
 /// fio's engine when a job file names none.
@@ -245,14 +246,35 @@ fn translate(
         });
     }
     // Without a filename fio makes the job a file of `size` in the current directory, named
-    // jobname.jobnumber.filenumber; so does this (one file for all of a section's jobs).
-    let uses_target = !flags.iter().any(|(f, v)| f == "--engine" && (v.starts_with("null") || v.starts_with("spdk")));
-    let sized = flags.iter().any(|(f, v)| f == "--size" && !v.ends_with('%'));
-    if uses_target && sized && !flags.iter().any(|(f, _)| f == "--filename" || f == "--trid") {
+    // jobname.jobnumber.filenumber; so does this (one file for all of a section's jobs). Without a
+    // size in bytes either, fio refuses the job ("you need to specify size="), where a run of
+    // nvmebench's own would take a scratch file. The engine is the command line's, if it gives one.
+    let engine = match cli.engine.as_deref().filter(|_| given.iter().any(|g| g == "engine")) {
+        Some(e) => e,
+        None => flags.iter().find(|(f, _)| f == "--engine").map_or(FIO_DEFAULT_ENGINE, |(_, v)| v.as_str()),
+    };
+    let uses_target = !(engine.starts_with("null") || engine.starts_with("spdk"));
+    if uses_target && !flags.iter().any(|(f, _)| f == "--filename" || f == "--trid") {
         let file = format!("{}.0.0", s.name);
-        notes.push(format!("[{}]: no filename, so fio's: {file} in the current directory", s.name));
-        sources.defaulted("--filename", &file);
-        set(&mut flags, "--filename".into(), file);
+        match flags.iter().find(|(f, _)| f == "--size").map(|(_, v)| v.as_str()) {
+            Some(size) if !size.ends_with('%') => {
+                notes.push(format!("[{}]: no filename, so fio's: {file} in the current directory", s.name));
+                sources.defaulted("--filename", &file);
+                set(&mut flags, "--filename".into(), file);
+            }
+            size => {
+                let names = JobNames { sources: &sources, at: &s.at };
+                let what = match size {
+                    Some(share) => {
+                        format!("no filename, and {} is a share of a file's size", names.given("size", share))
+                    }
+                    None => "neither a filename nor a size".into(),
+                };
+                return Err(section_err(format!(
+                    "has {what}, so there is nothing to run on (fio refuses it: \"you need to specify size=\"); add filename= with a file or device, or size= in bytes to have {file} made in the current directory, as fio makes it"
+                )));
+            }
+        }
     }
     // fio's defaults where they differ from nvmebench's (the same job file, the same job).
     for (flag, fio_default) in [("--rw", "read"), ("--qd", "1")] {
@@ -402,7 +424,9 @@ fn spec_is_null(flags: &[(String, String)]) -> bool {
 /// `bssplit` (or `bsrange`) chooses the block sizes whatever `bs` says (fio keeps `bs` only for
 /// the sizes when neither is given), so `[global] bs=4k` with a job's `bssplit=` is that split;
 /// and `rwmixread`/`rwmixwrite` mean nothing to a job that only reads or only writes (fio ignores
-/// them there), so a `[global]` mix may serve a file that also holds such jobs.
+/// them there), so a `[global]` mix may serve a file that also holds such jobs; `thinktime=0` is
+/// no think time (fio's default), which `thinktime_spin` and `thinktime_blocks` do not shape, so a
+/// job may turn off a `[global]` think time with its shapes.
 fn fio_precedence(flags: &mut Vec<(String, String)>) {
     if flags.iter().any(|(f, _)| f == "--bssplit") {
         flags.retain(|(f, _)| f != "--bs");
@@ -412,6 +436,10 @@ fn fio_precedence(flags: &mut Vec<(String, String)>) {
         .any(|(f, v)| f == "--rw" && matches!(v.split(':').next().unwrap_or_default(), "rw" | "readwrite" | "randrw"));
     if !mixed {
         flags.retain(|(f, _)| f != "--rwmixread");
+    }
+    let no_think = flags.iter().any(|(f, v)| f == "--thinktime" && parse_think(v).is_ok_and(|t| t.is_zero()));
+    if no_think {
+        flags.retain(|(f, _)| f != "--thinktime-spin" && f != "--thinktime-blocks");
     }
 }
 
@@ -575,6 +603,33 @@ mod tests {
         }
         let p = plan_of("[a]\nioengine=libaio\nfilename=/f\ntime_based\nruntime=1\n", &[]).unwrap();
         assert_eq!(p.groups[0][0].one_pass, None);
+    }
+
+    /// A job with no filename runs on fio's file of `size`; with no size in bytes either, fio
+    /// refuses it, and so does a job file here (a command-line run takes a scratch file instead).
+    /// The command line's engine decides whether the job needs a target.
+    #[test]
+    fn a_job_without_filename_or_size_is_refused_as_fio_refuses_it() {
+        let e = plan_of("[a]\ntime_based\nruntime=1\n", &[]).unwrap_err().to_string();
+        assert!(
+            e.ends_with("/job.fio:1: section [a]: has neither a filename nor a size, so there is nothing to run on (fio refuses it: \"you need to specify size=\"); add filename= with a file or device, or size= in bytes to have a.0.0 made in the current directory, as fio makes it"),
+            "{e}"
+        );
+        let e = plan_of("[global]\nsize=50%\n[j]\nioengine=libaio\nrw=randread\n", &[]).unwrap_err().to_string();
+        assert!(
+            e.contains("/job.fio:3: section [j]: has no filename, and size=50% (line 2) is a share of a file's size, so there is nothing to run on"),
+            "{e}"
+        );
+        let null = "[a]\nioengine=null\ntime_based\nruntime=1\n";
+        assert!(plan_of(null, &[]).is_ok(), "the null engine needs no target");
+        let e = plan_of(null, &["--engine=psync"]).unwrap_err().to_string();
+        assert!(e.contains("section [a]: has neither a filename nor a size"), "{e}");
+        assert!(plan_of("[a]\ntime_based\nruntime=1\n", &["--engine=null"]).is_ok());
+        // With a size, fio's file; the command line's engine, not the job file's null, needs it.
+        let p = plan_of(&format!("{null}size=1m\n"), &["--engine=psync"]).unwrap();
+        assert_eq!(p.groups[0][0].args.filename, [std::path::PathBuf::from("a.0.0")]);
+        let p = plan_of("[a]\nsize=1m\n", &["--engine=null"]).unwrap();
+        assert!(p.groups[0][0].args.filename.is_empty(), "null needs no file");
     }
 
     /// fio warns that time_based needs a runtime and runs the job without time_based; a job file

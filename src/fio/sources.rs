@@ -289,6 +289,17 @@ mod tests {
         assert!(s.refusal("a", &header(), &c).to_string().starts_with("job.fio:9: [a]: the working set"));
     }
 
+    /// A job without a target would take a scratch file; where none can be made, the fix is the
+    /// job file's filename=, not run's --filename.
+    #[test]
+    fn no_scratch_directory_asks_for_the_job_files_filename() {
+        let f = Fault::NoScratchDir { tried: "/tmp, /var/tmp".into() };
+        assert_eq!(
+            Sources::default().fault("a", &header(), &f).to_string(),
+            "job.fio:5: section [a]: no directory for the scratch file supports O_DIRECT (tried /tmp, /var/tmp); pass filename=FILE on a disk-backed filesystem"
+        );
+    }
+
     #[test]
     fn spdk_refusals_use_the_plugins_filename_and_the_command_lines_flags() {
         let mut s = Sources::default();

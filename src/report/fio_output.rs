@@ -19,18 +19,25 @@ pub fn disk_of(cfg: &RunConfig) -> Option<String> {
         .and_then(|t| t.device.clone())
 }
 
-pub fn write_logs(args: &RunArgs, number: usize, r: &RunResult) -> anyhow::Result<()> {
+/// Writes the logs `args` asks for, numbered as fio numbers a job's logs (`number`, from 1). A log
+/// given without a prefix (a bare `write_bw_log` in a job file) is named after the job, `jobname`,
+/// as fio names it.
+///
+/// # Errors
+/// A log that cannot be written.
+pub fn write_logs(args: &RunArgs, number: usize, jobname: &str, r: &RunResult) -> anyhow::Result<()> {
     let f = &args.fio;
-    let mut kinds: Vec<(&str, LogKind)> = Vec::new();
+    let prefix = |p: &str| if p.is_empty() { jobname.to_string() } else { p.to_string() };
+    let mut kinds: Vec<(String, LogKind)> = Vec::new();
     if let Some(p) = &f.write_bw_log {
-        kinds.push((p, LogKind::Bw));
+        kinds.push((prefix(p), LogKind::Bw));
     }
     if let Some(p) = &f.write_iops_log {
-        kinds.push((p, LogKind::Iops));
+        kinds.push((prefix(p), LogKind::Iops));
     }
     if let Some(p) = &f.write_lat_log {
-        kinds.push((p, LogKind::Lat));
-        kinds.push((p, LogKind::Clat));
+        kinds.push((prefix(p), LogKind::Lat));
+        kinds.push((prefix(p), LogKind::Clat));
     }
     for (prefix, kind) in kinds {
         let path = format!("{prefix}_{}.{number}.log", kind.suffix());
@@ -51,7 +58,8 @@ pub fn single_run_output(
     r: &RunResult,
     disk: Option<DiskUtil>,
 ) -> anyhow::Result<Option<String>> {
-    write_logs(args, 1, r)?;
+    let name = args.fio.name.clone().unwrap_or_else(|| "nvmebench".into());
+    write_logs(args, 1, &name, r)?;
     if !args.fio.fio_json() {
         return Ok(None);
     }
@@ -64,7 +72,7 @@ pub fn single_run_output(
     let w = &cfg.workload;
     let bs = w.bs_fio();
     let mut options: Vec<(String, String)> = vec![
-        ("name".into(), args.fio.name.clone().unwrap_or_else(|| "nvmebench".into())),
+        ("name".into(), name.clone()),
         ("ioengine".into(), fio_report::fio_engine_name(cfg.engine.name()).into()),
         ("rw".into(), w.rw.to_string()),
         ("bs".into(), bs),
@@ -83,7 +91,7 @@ pub fn single_run_output(
     } else if w.rw.is_mixed() {
         options.push(("rwmixread".into(), w.read_percent().to_string()));
     }
-    let (name, stats) = (args.fio.name.clone().unwrap_or_else(|| "nvmebench".into()), &r.total);
+    let stats = &r.total;
     let bw = crate::io::Direction::ALL.map(|dir| report::rates(stats.of(dir), r.elapsed_ns).1);
     let job = FioJob {
         name: &name,

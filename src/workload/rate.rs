@@ -198,15 +198,24 @@ pub struct ThinkTime {
     pub blocks: u32,
 }
 
-/// Parses a think time as fio does: a bare number is microseconds (`thinktime=100`); units as
-/// elsewhere (`2ms`, `1s`).
+/// Parses a think time (`--thinktime`, `--thinktime-spin`): a number without a unit is
+/// microseconds, as fio reads `thinktime`, and whole, as fio reads it (`100`, or `100.0`); with a
+/// unit it is exact, fractions too (`2ms`, `1.5us`, `0.5s`).
 ///
 /// # Errors
-/// A sentence when the text is not a duration.
+/// A sentence when the text is not a duration, or is a fraction without a unit: fio reads `1.5` as
+/// 1 µs, stopping at the `.`, and nvmebench read it as 1.5 s before it read bare numbers as fio does.
 pub fn parse_think(text: &str) -> Result<Duration, String> {
     let t = text.trim();
-    if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit()) {
-        let us: u64 = t.parse().map_err(|_| format!("'{text}' is too long a think time"))?;
+    let bare = t.chars().all(|c| c.is_ascii_digit() || c == '.') && t.matches('.').count() <= 1;
+    if bare && t.chars().any(|c| c.is_ascii_digit()) {
+        let (whole, fraction) = t.split_once('.').unwrap_or((t, ""));
+        if whole.is_empty() || fraction.chars().any(|c| c != '0') {
+            return Err(format!(
+                "'{t}' has no unit, so it is microseconds, which fio reads only as a whole number (it stops at the '.'); give the unit, like {t}us or {t}s"
+            ));
+        }
+        let us: u64 = whole.parse().map_err(|_| format!("'{text}' is too long a think time"))?;
         return Ok(Duration::from_micros(us));
     }
     crate::units::parse_duration(t)
@@ -679,10 +688,29 @@ mod tests {
             ByteRate::parse("1m,1m,1m,1m").unwrap_err(),
             "'1m,1m,1m,1m' gives more than three rates; write READ[,WRITE[,TRIM]] bytes per second, like 100m,20m,5m"
         );
-        assert_eq!(parse_think("100").unwrap(), Duration::from_micros(100));
-        assert_eq!(parse_think("2ms").unwrap(), Duration::from_millis(2));
         assert!(parse_think("soon").is_err());
         assert_eq!(RateProcess::parse("poisson"), Ok(RateProcess::Poisson));
         assert!(RateProcess::parse("bursty").unwrap_err().contains("linear or poisson"));
+    }
+
+    /// A think time without a unit is microseconds, as fio reads it, whole or not at all; with a
+    /// unit, nvmebench's own flags take it exactly.
+    #[test]
+    fn a_think_time_without_a_unit_is_whole_microseconds() {
+        assert_eq!(parse_think("100").unwrap(), Duration::from_micros(100));
+        assert_eq!(parse_think("100.0").unwrap(), Duration::from_micros(100), "fio reads what it says");
+        assert_eq!(parse_think("100.").unwrap(), Duration::from_micros(100));
+        assert_eq!(parse_think("2ms").unwrap(), Duration::from_millis(2));
+        assert_eq!(parse_think("1.5ms").unwrap(), Duration::from_micros(1500), "fractions with a unit");
+        assert_eq!(parse_think("1.5us").unwrap(), Duration::from_nanos(1500));
+        assert_eq!(parse_think("1.5s").unwrap(), Duration::from_millis(1500));
+        assert_eq!(
+            parse_think("1.5").unwrap_err(),
+            "'1.5' has no unit, so it is microseconds, which fio reads only as a whole number (it stops at the '.'); give the unit, like 1.5us or 1.5s"
+        );
+        for t in ["0.5", ".5", "1.05"] {
+            assert!(parse_think(t).unwrap_err().starts_with(&format!("'{t}' has no unit")), "{t}");
+        }
+        assert!(parse_think("1.2.3").unwrap_err().contains("is not a duration"));
     }
 }

@@ -70,8 +70,20 @@ fn each_bad_input_exits_2_with_one_sentence() {
         (&["--filename", f, "--rate", "1m", "--rate-iops", "100"], "cannot be used with"),
         (&["--filename", f, "--rate-process", "poisson"], "nothing is paced; add --rate or --rate-iops"),
         (&["--filename", f, "--rate", "1m", "--rate-process", "bursty"], "use linear or poisson"),
-        (&["--filename", f, "--thinktime", "0"], "thinks for no time"),
+        (
+            &["--filename", f, "--thinktime", "0", "--thinktime-blocks", "4"],
+            "--thinktime-blocks: it shapes --thinktime 0, which is no think time; drop it, or give --thinktime a time above 0",
+        ),
         (&["--filename", f, "--thinktime", "soon"], "is not a duration"),
+        // A bare number is microseconds, which fio reads whole: 1.5 is neither 1.5 s nor 1 us here.
+        (
+            &["--filename", f, "--thinktime", "1.5"],
+            "'1.5' has no unit, so it is microseconds, which fio reads only as a whole number (it stops at the '.'); give the unit, like 1.5us or 1.5s",
+        ),
+        (
+            &["--filename", f, "--thinktime", "1ms", "--thinktime-spin", "0.5"],
+            "'0.5' has no unit, so it is microseconds",
+        ),
         (&["--filename", f, "--thinktime-blocks", "4"], "which is not given; add --thinktime"),
         (&["--filename", f, "--thinktime", "1ms", "--thinktime-blocks", "0"], "is not a block count"),
         (&["--filename", f, "--thinktime", "1ms", "--thinktime-spin", "2ms"], "spin for at most the think time"),

@@ -114,6 +114,92 @@ fn job_file_sections_run_together_and_after_stonewall() {
     assert!(text.contains("== group 0: [a] [b]") && text.contains("== group 1: [c]"), "{text}");
 }
 
+/// Runs `args` in `dir` (where fio's logs land) and returns everything it did.
+fn nvmebench_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_nvmebench")).current_dir(dir).args(args).output().unwrap()
+}
+
+/// The files in `dir` whose names end in `.log`, sorted.
+fn logs_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".log"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// A job alone in its group writes the logs a command-line run writes, named as fio names them
+/// (`PREFIX_KIND.N.log`, N the job's number in the file), in fio's format; jobs that run together
+/// share one interval series, so logs there are refused and nothing is written.
+#[test]
+fn a_job_alone_in_its_group_writes_fios_logs() {
+    let base = "[global]\nioengine=null\ntime_based\nruntime=300ms\nlog_avg_msec=100\n";
+    for (log, want) in [
+        ("write_bw_log=x", &["x_bw.1.log"][..]),
+        ("write_iops_log=x", &["x_iops.1.log"]),
+        ("write_lat_log=x", &["x_clat.1.log", "x_lat.1.log"]),
+    ] {
+        let dir = scratch_dir();
+        let job = write(dir.path(), "one.fio", &format!("{base}[a]\n{log}\n"));
+        let o = nvmebench_in(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
+        assert!(o.status.success(), "{log}: {}", stderr(&o));
+        assert_eq!(logs_in(dir.path()), want, "{log}");
+        for f in want {
+            let text = std::fs::read_to_string(dir.path().join(f)).unwrap();
+            assert!(!text.is_empty(), "{f} has lines");
+            for line in text.lines() {
+                let fields: Vec<&str> = line.split(", ").collect();
+                assert_eq!(fields.len(), 5, "{f}: {line}");
+                assert!(fields[..3].iter().all(|n| n.parse::<u64>().is_ok()), "{f}: {line}");
+                assert_eq!(fields[2], "0", "reads: {line}");
+            }
+        }
+    }
+    // The command line's logs, and a second job after a stonewall: fio's job numbers 1 and 2.
+    let dir = scratch_dir();
+    let job = write(dir.path(), "two.fio", &format!("{base}[a]\n[b]\nstonewall\nrw=write\n"));
+    let o = nvmebench_in(dir.path(), &["run", job.to_str().unwrap(), "--quiet", "--write_bw_log=cl"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(logs_in(dir.path()), ["cl_bw.1.log", "cl_bw.2.log"]);
+    let b = std::fs::read_to_string(dir.path().join("cl_bw.2.log")).unwrap();
+    assert!(!b.is_empty() && b.lines().all(|l| l.split(", ").nth(2) == Some("1")), "[b] writes: {b}");
+    // Two jobs together: refused, nothing written.
+    for (text, flags) in [
+        (format!("{base}[a]\nwrite_iops_log=x\n[b]\n"), &[][..]),
+        (format!("{base}[a]\n[b]\n"), &["--write_bw_log=cl"]),
+    ] {
+        let dir = scratch_dir();
+        let job = write(dir.path(), "together.fio", &text);
+        let mut args = vec!["run", job.to_str().unwrap(), "--output-format=json"];
+        args.extend_from_slice(flags);
+        let o = nvmebench_in(dir.path(), &args);
+        assert_eq!(o.status.code(), Some(2), "{text}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(e.contains("section [a]: writes fio logs while other jobs run with it"), "{e}");
+        assert!(o.stdout.is_empty() && logs_in(dir.path()).is_empty(), "nothing written for {text}");
+    }
+}
+
+/// A log option without a prefix (a bare `write_bw_log`, or `write_lat_log=`) names the logs after
+/// the job, as fio does (`make_log_name`); a command-line run's job is its `--name`.
+#[test]
+fn a_log_without_a_prefix_is_named_after_its_job() {
+    let dir = scratch_dir();
+    let text =
+        "[global]\nioengine=null\ntime_based\nruntime=200ms\n[a]\nwrite_bw_log\n[b]\nstonewall\nwrite_lat_log=\n";
+    let job = write(dir.path(), "bare.fio", text);
+    let o = nvmebench_in(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(logs_in(dir.path()), ["a_bw.1.log", "b_clat.2.log", "b_lat.2.log"]);
+    let dir = scratch_dir();
+    let o = nvmebench_in(dir.path(), &["run", "--name=cl", "--ioengine=null", "--runtime=200ms", "--write_iops_log="]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(logs_in(dir.path()), ["cl_iops.1.log"]);
+}
+
 #[test]
 fn a_percentile_list_in_global_reaches_fios_json() {
     let dir = scratch_dir();
@@ -222,6 +308,11 @@ fn bad_job_files_get_one_line_naming_file_line_and_option() {
         ("[a]\nioengine=sync\n", "bad.fio:2: option 'ioengine': ioengine=sync is not one of nvmebench's engines"),
         ("[a]\nioengine=null\nfilename=${NVMEBENCH_UNSET_VAR}\n", "bad.fio:3: $NVMEBENCH_UNSET_VAR is not set"),
         ("[a]\nioengine=null\nrw=randread\n", "section [a]: has no end nvmebench can follow"),
+        // No file and no size: fio refuses the job, where a command-line run takes a scratch file.
+        (
+            "[a]\nioengine=libaio\ntime_based\nruntime=1\n",
+            "bad.fio:1: section [a]: has neither a filename nor a size, so there is nothing to run on (fio refuses it: \"you need to specify size=\"); add filename= with a file or device, or size= in bytes",
+        ),
         // Times as fio reads them: it stops at a '.', and time_based without a runtime is its warning.
         (
             "[a]\nioengine=null\nsize=1m\ntime_based\nruntime=0.3\n",

@@ -229,6 +229,38 @@ fn think_time_stalls_after_each_batch() {
     assert!(ios > 100 && ios <= 1001, "{ios} I/Os");
 }
 
+/// `--thinktime` reads a number without a unit as fio does, whole microseconds; with a unit it
+/// takes fractions exactly.
+#[test]
+fn a_think_time_without_a_unit_is_microseconds() {
+    for (given, want_s) in [("100", 100e-6), ("100.0", 100e-6), ("1.5ms", 1.5e-3), ("2.5us", 2.5e-6)] {
+        let o = nvmebench(&["run", "--engine", "null", "--thinktime", given, "--ios", "2", "--output", "json"]);
+        assert_eq!(o.status.code(), Some(0), "{given}: {}", stderr(&o));
+        let t = json(&o)["config"]["workload"]["pacing"]["thinktime_s"].as_f64().unwrap();
+        assert!((t - want_s).abs() < 1e-12, "{given}: {t} s");
+    }
+}
+
+/// A think time of 0 is fio's default, no think time, on the command line and in a job file,
+/// where it turns off a `[global]` think time.
+#[test]
+fn a_think_time_of_0_is_none_as_in_fio() {
+    let o = nvmebench(&["run", "--engine", "null", "--thinktime", "0", "--ios", "1000", "--output", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let d = json(&o);
+    assert!(d["config"]["workload"]["pacing"]["thinktime_s"].is_null(), "{}", d["config"]["workload"]["pacing"]);
+    assert_eq!(d["results"]["total"]["read"]["ios"], 1000);
+    let dir = scratch_dir();
+    let job = dir.path().join("think0.fio");
+    std::fs::write(&job, "[global]\nioengine=null\nsize=4m\nthinktime=1s\nthinktime_blocks=4\n[a]\nthinktime=0\n")
+        .unwrap();
+    let o = nvmebench(&["run", job.to_str().unwrap(), "--output", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let run = &json(&o)["runs"][0];
+    assert!(run["config"]["workload"]["pacing"]["thinktime_s"].is_null());
+    assert_eq!(run["results"]["total"]["read"]["ios"], 1024, "4m of 4k, without a 1 s stall per 4");
+}
+
 #[test]
 fn job_files_take_the_pacing_and_buffer_options() {
     let dir = scratch_dir();
