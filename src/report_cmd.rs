@@ -27,6 +27,10 @@ pub enum ResultsCommandError {
         "-o {path}: cannot tell the format from the extension '{ext}'; name it .html, .csv, .md, .svg or .png, or pass --format"
     )]
     UnknownExtension { path: String, ext: String },
+    #[error(
+        "-o {path}: report renders HTML, CSV, Markdown, SVG or PNG, not JSON; to combine results into one JSON document use `nvmebench merge -o {path}`, or name the report .html, .csv, .md, .svg or .png"
+    )]
+    ReportAsJson { path: String },
     #[error("-o {path}: the extension says {named}, but --format {format} writes {writes}; {fix}")]
     FormatClash { path: String, named: &'static str, format: String, writes: &'static str, fix: String },
     #[error(
@@ -144,6 +148,9 @@ fn format_from_extension(p: &Path) -> Result<ReportFormat, ResultsCommandError> 
     let all = ReportFormat::value_variants();
     match FileFormat::of_path(p).and_then(|named| all.iter().find(|f| file_format(**f) == named)) {
         Some(f) => Ok(*f),
+        None if FileFormat::of_path(p) == Some(FileFormat::Json) => {
+            Err(ResultsCommandError::ReportAsJson { path: p.display().to_string() })
+        }
         None => {
             let ext = p.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
             Err(ResultsCommandError::UnknownExtension { path: p.display().to_string(), ext })

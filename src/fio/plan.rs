@@ -287,7 +287,10 @@ fn translate(
     if !flags.iter().any(|(f, _)| f == "--engine") {
         sources.defaulted("--engine", FIO_DEFAULT_ENGINE);
         set(&mut flags, "--engine".into(), FIO_DEFAULT_ENGINE.into());
-        notes.push(format!("[{}]: no ioengine, so fio's default, psync", s.name));
+        // The command line's --engine replaces it (see `overlay`): no default to speak of then.
+        if !given.iter().any(|g| g == "engine") {
+            notes.push(format!("[{}]: no ioengine, so fio's default, psync", s.name));
+        }
     }
     if let Some((_, e)) = engine_options.first() {
         let (_, spec) = flags.iter_mut().find(|(f, _)| f == "--engine").expect("an engine is set");
@@ -584,6 +587,18 @@ mod tests {
         assert_eq!(p.notes.iter().filter(|n| n.starts_with("thread accepted")).count(), 1, "{:?}", p.notes);
         assert_eq!(p.globals[0], ("ioengine".to_string(), "null".to_string()));
         assert_eq!(p.groups[1][0].number, 3);
+    }
+
+    /// A job without an ioengine runs fio's default, and the report says so, unless the command
+    /// line's --engine replaced it.
+    #[test]
+    fn the_default_engine_is_noted_only_when_it_runs() {
+        let text = "[a]\nfilename=/dev/null\nsize=1m\n";
+        let p = plan_of(text, &[]).unwrap();
+        assert!(p.notes.iter().any(|n| n == "[a]: no ioengine, so fio's default, psync"), "{:?}", p.notes);
+        let p = plan_of(text, &["--engine=null"]).unwrap();
+        assert_eq!(p.groups[0][0].args.engine.as_deref(), Some("null"));
+        assert!(!p.notes.iter().any(|n| n.contains("no ioengine")), "{:?}", p.notes);
     }
 
     #[test]

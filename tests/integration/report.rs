@@ -551,6 +551,7 @@ fn bad_inputs_get_one_sentence_and_exit_2_and_write_nothing() {
     let usage: Vec<(Vec<&str>, &str)> = vec![
         (vec!["report", g, "-o", "/nonexistent-dir/r.html"], "the directory /nonexistent-dir does not exist"),
         (vec!["report", g, "-o", "r.pdf"], "cannot tell the format from the extension 'pdf'"),
+        (vec!["report", g, "-o", "r.json"], "report renders HTML, CSV, Markdown, SVG or PNG, not JSON; to combine"),
         (vec!["merge", g, "-o", g], "is one of the inputs"),
         (vec!["report", "--format", "csv", "--", "-"], "cannot read -"),
         (
