@@ -595,8 +595,12 @@ fn resolve_pacing(args: &RunArgs, mix: &Mix) -> Result<PaceSpec, ConfigError> {
         }),
         // 0 is fio's default: no think time (a job file's thinktime=0 replaces a [global] one).
         given => {
-            let shape = if args.thinktime_spin.is_some() { "thinktime-spin" } else { "thinktime-blocks" };
-            if args.thinktime_spin.is_some() || args.thinktime_blocks.is_some() {
+            // A shape at fio's default (spin 0, every block) shapes nothing, as in fio, where a job
+            // file may spell its defaults out; any other shape of no think time is a mistake.
+            let spin = args.thinktime_spin.is_some_and(|d| !d.is_zero());
+            let blocks = args.thinktime_blocks.is_some_and(|b| b != 1);
+            let shape = if spin { "thinktime-spin" } else { "thinktime-blocks" };
+            if spin || blocks {
                 return Err(match given {
                     Some(_) => Clash::ThinkShapeOfNone { shape },
                     None => Clash::ThinkShapeAlone { shape },
@@ -1200,6 +1204,14 @@ mod tests {
             resolve(&["--thinktime", "0", "--thinktime-blocks", "4"]).unwrap_err().to_string(),
             "--thinktime-blocks: it shapes --thinktime 0, which is no think time; drop it, or give --thinktime a time above 0"
         );
+        // fio's defaults spelled out shape nothing.
+        for argv in [
+            &["--thinktime-blocks", "1"][..],
+            &["--thinktime-spin", "0us"],
+            &["--thinktime", "0", "--thinktime-blocks", "1"],
+        ] {
+            assert_eq!(resolve(argv).unwrap().workload.pacing.thinktime, None, "{argv:?}");
+        }
     }
 
     #[test]

@@ -259,6 +259,11 @@ fn a_think_time_of_0_is_none_as_in_fio() {
     let run = &json(&o)["runs"][0];
     assert!(run["config"]["workload"]["pacing"]["thinktime_s"].is_null());
     assert_eq!(run["results"]["total"]["read"]["ios"], 1024, "4m of 4k, without a 1 s stall per 4");
+    // fio's default shape, spelled out without a think time, shapes nothing.
+    std::fs::write(&job, "[a]\nioengine=null\nsize=4m\nthinktime_blocks=1\nthinktime_spin=0\n").unwrap();
+    let o = nvmebench(&["run", job.to_str().unwrap(), "--output", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(json(&o)["runs"][0]["results"]["total"]["read"]["ios"], 1024);
 }
 
 #[test]
