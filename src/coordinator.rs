@@ -428,7 +428,6 @@ struct Pending {
 struct Collector<F> {
     observe: F,
     interval_ns: u64,
-    ramp_ns: u64,
     /// Per worker, its own ramp (fio jobs run together may each have one).
     ramps_ns: Vec<u64>,
     totals: Vec<Stats>,
@@ -459,7 +458,6 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
         Collector {
             observe,
             interval_ns: plan.interval.as_nanos().max(1) as u64,
-            ramp_ns: plan.workers.iter().map(|w| w.ramp).max().unwrap_or_default().as_nanos() as u64,
             ramps_ns: plan.workers.iter().map(|w| w.ramp.as_nanos() as u64).collect(),
             totals: (0..n).map(|_| Stats::default()).collect(),
             summaries: vec![None; n],
@@ -608,11 +606,13 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
     /// interval left).
     fn finalize(&mut self, all: bool) {
         let ready: Vec<(u8, u64)> = self.pending.keys().copied().filter(|&(p, i)| all || self.complete(p, i)).collect();
+        // The measured timeline starts once the longest ramp is over.
+        let ramp_ns = self.ramps_ns.iter().copied().max().unwrap_or(0);
         for key in ready {
             let e = self.pending.remove(&key).expect("key was just listed");
             let ramp = key.0 == Phase::Ramp as u8;
             let end_s = if e.all.last {
-                e.all.end_ns.saturating_sub(self.ramp_ns) as f64 / 1e9
+                e.all.end_ns.saturating_sub(ramp_ns) as f64 / 1e9
             } else {
                 (key.1 + 1) as f64 * self.interval_ns as f64 / 1e9
             };

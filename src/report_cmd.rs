@@ -116,8 +116,8 @@ fn one_chart(set: &ResultSet, name: Option<&str>, format: &'static str) -> anyho
 /// As [`report_command`].
 pub fn merge_command(args: &MergeArgs) -> anyhow::Result<()> {
     if let Some(p) = &args.output {
-        if let Some(named) = FileFormat::of_path(p).filter(|f| *f != FileFormat::Json) {
-            let json = FileFormat::Json.rename(p).display().to_string();
+        if let Some((named, json)) = FileFormat::Json.named_otherwise(p) {
+            let json = json.display().to_string();
             return Err(
                 ResultsCommandError::MergeNotJson { path: p.display().to_string(), named: named.name(), json }.into()
             );
@@ -145,10 +145,11 @@ fn file_format(f: ReportFormat) -> FileFormat {
 }
 
 fn format_from_extension(p: &Path) -> Result<ReportFormat, ResultsCommandError> {
-    let all = ReportFormat::value_variants();
-    match FileFormat::of_path(p).and_then(|named| all.iter().find(|f| file_format(**f) == named)) {
+    let named = FileFormat::of_path(p);
+    match named.and_then(|named| ReportFormat::value_variants().iter().find(|f| file_format(**f) == named)) {
         Some(f) => Ok(*f),
-        None if FileFormat::of_path(p) == Some(FileFormat::Json) => {
+        // The one format a file may name that report does not write.
+        None if named == Some(FileFormat::Json) => {
             Err(ResultsCommandError::ReportAsJson { path: p.display().to_string() })
         }
         None => {
@@ -162,23 +163,19 @@ fn format_from_extension(p: &Path) -> Result<ReportFormat, ResultsCommandError> 
 /// names none, like `.txt`, takes any).
 fn agreeing_format(format: ReportFormat, p: &Path) -> Result<ReportFormat, ResultsCommandError> {
     let writes = file_format(format);
-    match FileFormat::of_path(p) {
-        Some(named) if named != writes => {
-            let renamed = writes.rename(p).display().to_string();
-            let fix = match format_from_extension(p) {
-                Ok(_) => format!("name it {renamed}, or drop --format to write {}", named.name()),
-                Err(_) => format!("name it {renamed}"),
-            };
-            Err(ResultsCommandError::FormatClash {
-                path: p.display().to_string(),
-                named: named.name(),
-                format: format.to_possible_value().expect("no format is skipped").get_name().to_string(),
-                writes: writes.name(),
-                fix,
-            })
-        }
-        _ => Ok(format),
-    }
+    let Some((named, renamed)) = writes.named_otherwise(p) else { return Ok(format) };
+    let renamed = renamed.display();
+    let fix = match format_from_extension(p) {
+        Ok(_) => format!("name it {renamed}, or drop --format to write {}", named.name()),
+        Err(_) => format!("name it {renamed}"),
+    };
+    Err(ResultsCommandError::FormatClash {
+        path: p.display().to_string(),
+        named: named.name(),
+        format: format.to_possible_value().expect("no format is skipped").get_name().to_string(),
+        writes: writes.name(),
+        fix,
+    })
 }
 
 fn check_output(output: Option<&Path>, inputs: &[PathBuf]) -> Result<(), ResultsCommandError> {

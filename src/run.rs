@@ -166,8 +166,8 @@ pub fn check_json_dir(path: Option<&std::path::Path>) -> Result<(), SetupError> 
         if p.is_dir() {
             return Err(SetupError::JsonIsDir { path: p.display().to_string() });
         }
-        if let Some(named) = FileFormat::of_path(p).filter(|f| *f != FileFormat::Json) {
-            let json = FileFormat::Json.rename(p).display().to_string();
+        if let Some((named, json)) = FileFormat::Json.named_otherwise(p) {
+            let json = json.display().to_string();
             return Err(SetupError::JsonNotJson { path: p.display().to_string(), named: named.name(), json });
         }
         let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));

@@ -79,18 +79,15 @@ impl Fault {
                 n.given_part(option, value)
             ),
             Fault::Invalid { option, message } => format!("{}: {message}", n.named(option)),
-            Fault::NoSuchCore { core, allowed } => format!(
-                "core {core} does not exist or is not allowed for this process (allowed: {allowed}); pick cores from that list"
-            ),
+            Fault::NoSuchCore { core, allowed } => no_such_core(*core, allowed),
             Fault::SqpollCpuNotACore { spec, value } => format!(
                 "{} is not a core number; write {} with N a core",
                 n.engine_given(spec, "sqpoll_cpu", Some(value)),
                 n.engine_setting("sqpoll_cpu", "N")
             ),
-            Fault::SqpollCpuNoSuchCore { spec, core, allowed } => format!(
-                "{}: core {core} does not exist or is not allowed for this process (allowed: {allowed}); pick cores from that list",
-                n.engine_given(spec, "sqpoll_cpu", None)
-            ),
+            Fault::SqpollCpuNoSuchCore { spec, core, allowed } => {
+                format!("{}: {}", n.engine_given(spec, "sqpoll_cpu", None), no_such_core(*core, allowed))
+            }
             Fault::CannotPoll { spec, path, queue, disk, nvme } => {
                 let how = if *nvme {
                     "the nvme driver has no poll queues; load it with some (nvme.poll_queues=2 on the kernel \
@@ -150,6 +147,13 @@ impl std::fmt::Display for Fault {
 }
 
 impl std::error::Error for Fault {}
+
+/// A core that cannot be used, with the cores that can.
+fn no_such_core(core: usize, allowed: &str) -> String {
+    format!(
+        "core {core} does not exist or is not allowed for this process (allowed: {allowed}); pick cores from that list"
+    )
+}
 
 #[cfg(test)]
 mod tests {

@@ -111,6 +111,13 @@ impl FileFormat {
         })
     }
 
+    /// The format `path`'s extension names when it is another than `self`, the one to be written
+    /// (an extension that names none, like `.txt`, takes any): what a refusal names, with the
+    /// path renamed for `self` to suggest.
+    pub fn named_otherwise(self, path: &Path) -> Option<(FileFormat, PathBuf)> {
+        FileFormat::of_path(path).filter(|named| *named != self).map(|named| (named, self.rename(path)))
+    }
+
     /// The format's name in a sentence: `HTML`, `CSV`, ...
     pub fn name(self) -> &'static str {
         match self {
