@@ -291,12 +291,7 @@ pub fn fio_time(key: &str, text: &str, unit: TimeUnit) -> Result<std::time::Dura
     if let Some(fraction) = rest.strip_prefix('.') {
         let f_digits = fraction.find(|c: char| !c.is_ascii_digit()).unwrap_or(fraction.len());
         let (f, suffix) = fraction.split_at(f_digits);
-        let suffix_us = match suffix.to_ascii_lowercase().as_str() {
-            "" => Some(default_us),
-            "msec" => Some(1_000),
-            "usec" => Some(1),
-            s => FIO_TIME_UNITS.iter().find(|(u, _)| *u == s).map(|(_, us)| *us),
-        };
+        let suffix_us = fio_unit_us(suffix, default_us);
         let read = n.saturating_mul(default_us);
         let none = match key {
             "runtime" | "timeout" => "no runtime",
@@ -325,30 +320,36 @@ pub fn fio_time(key: &str, text: &str, unit: TimeUnit) -> Result<std::time::Dura
             "{key}={t}: fio reads a time only up to its '.'{lost} and would take this as {shown}; write {fix}"
         ));
     }
-    let mult = match rest.to_ascii_lowercase().as_str() {
-        "" => default_us,
-        "msec" => 1_000,
-        "usec" => 1,
-        _ if key == "startdelay" && rest.starts_with('-') => {
+    let mult = match fio_unit_us(rest, default_us) {
+        Some(us) => us,
+        None if key == "startdelay" && rest.starts_with('-') => {
             return Err(format!(
                 "{key}={t}: a range of start delays (fio draws one per job) is not taken here; give one time, like {key}={n}"
             ));
         }
-        s => match FIO_TIME_UNITS.iter().find(|(u, _)| *u == s) {
-            Some((_, us)) => *us,
-            None if s.starts_with(|c: char| c.is_ascii_alphabetic()) => {
-                return Err(format!(
-                    "{key}={t}: fio does not know the unit '{rest}' and would read {n} microseconds; write the unit as d, h, m, s, ms or us"
-                ));
-            }
-            None => return Err(not_a_time()),
-        },
+        None if rest.starts_with(|c: char| c.is_ascii_alphabetic()) => {
+            return Err(format!(
+                "{key}={t}: fio does not know the unit '{rest}' and would read {n} microseconds; write the unit as d, h, m, s, ms or us"
+            ));
+        }
+        None => return Err(not_a_time()),
     };
     let us = n
         .checked_mul(mult)
         .filter(|&us| us <= MAX_FIO_TIME_US)
         .ok_or_else(|| format!("{key}={t} is too long a time"))?;
     Ok(std::time::Duration::from_micros(us))
+}
+
+/// Microseconds per unit `suffix` (in any case) as fio reads it, `default_us` for none; `None`
+/// for a suffix fio does not know.
+fn fio_unit_us(suffix: &str, default_us: u64) -> Option<u64> {
+    match suffix.to_ascii_lowercase().as_str() {
+        "" => Some(default_us),
+        "msec" => Some(1_000),
+        "usec" => Some(1),
+        s => FIO_TIME_UNITS.iter().find(|(u, _)| *u == s).map(|(_, us)| *us),
+    }
 }
 
 /// `whole.fraction` (the fraction's decimal digits) times `unit_us`, in microseconds, when that is a
