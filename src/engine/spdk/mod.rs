@@ -648,8 +648,12 @@ pub fn queues_in_memory(transport: &str) -> bool {
 /// queue 1.01x at both); at QD32, where the loopback target's TCP stack is saturated, a whole queue
 /// per poll does better (10 alternating 4 s rounds: 1.011x perf's against 0.993x, ahead in 8 of
 /// them; perf itself loses 1.3% with `-C 16`), at QD64 half was 2% ahead (4 rounds), and at QD128
-/// the two were level. The half stays: where a target is not saturated it is worth a third more,
-/// and the depth at which one saturates is the target's, not ours (`--max-completions` overrides).
+/// the two were level. The cost at saturation is the target's: completions arrive in the target's
+/// batches, a bound that cuts one in two sends its successors in two capsule writes, and every
+/// extra segment is loopback work on the target's core (NET_RX softirqs there per I/O at QD32, 3 s
+/// samples in three rounds: half 0.118-0.126, a whole queue 0.093-0.094, perf 0.094-0.103).
+/// The half stays: where a target is not saturated it is worth a third more, and the depth at
+/// which one saturates is the target's, not ours (`--max-completions` overrides).
 pub fn default_max_completions(queue_depth: u32) -> u32 {
     (queue_depth / 2).max(1)
 }
