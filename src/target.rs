@@ -23,6 +23,10 @@ pub enum TargetError {
     #[error("cannot inspect {path}: {source}")]
     Inspect { path: String, source: io::Error },
     #[error(
+        "cannot create {path}: its directory {dir} does not exist; create the directory or pick a path in one that does"
+    )]
+    NoParent { path: String, dir: String },
+    #[error(
         "the filesystem holding {path} does not support O_DIRECT (tmpfs does not); put the file on a disk-backed filesystem"
     )]
     NoDirectIo { path: String },
@@ -94,8 +98,12 @@ impl Target {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 let Some(size) = create_size else { return Err(TargetError::Missing { path: p }) };
                 let parent = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-                let pmeta = fs::metadata(parent)
-                    .map_err(|source| TargetError::Inspect { path: parent.display().to_string(), source })?;
+                let pmeta = fs::metadata(parent).map_err(|source| match source.kind() {
+                    io::ErrorKind::NotFound => {
+                        TargetError::NoParent { path: p.clone(), dir: parent.display().to_string() }
+                    }
+                    _ => TargetError::Inspect { path: parent.display().to_string(), source },
+                })?;
                 return Ok(Target {
                     path: path.to_path_buf(),
                     kind: TargetKind::NewFile,
@@ -790,6 +798,15 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "/nonexistent/nvmebench/x does not exist; create it, or add --size to have nvmebench create a file of that size"
+        );
+    }
+
+    #[test]
+    fn a_new_file_needs_its_directory() {
+        let e = Target::inspect(Path::new("/nonexistent/nvmebench/x"), Some(4096)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "cannot create /nonexistent/nvmebench/x: its directory /nonexistent/nvmebench does not exist; create the directory or pick a path in one that does"
         );
     }
 
