@@ -41,6 +41,10 @@ fn main() -> ExitCode {
                 let _ = e.print();
                 return ExitCode::from(2);
             }
+            if let Some(line) = no_command(&e, &argv) {
+                eprintln!("nvmebench: {line}");
+                return ExitCode::from(2);
+            }
             if let Some(line) = negative_value(&e, &argv) {
                 eprintln!("nvmebench: {line}");
                 return ExitCode::from(2);
@@ -89,6 +93,29 @@ fn main() -> ExitCode {
             ExitCode::from(if usage { 2 } else { 1 })
         }
     }
+}
+
+/// A fio habit without a command: `nvmebench job.fio` or `nvmebench --rw=randread ...` (fio takes
+/// both bare). clap would call the first an unknown command and the second an unexpected argument;
+/// say where they go instead.
+fn no_command(e: &clap::Error, argv: &[std::ffi::OsString]) -> Option<String> {
+    if !matches!(e.kind(), ErrorKind::InvalidSubcommand | ErrorKind::UnknownArgument) {
+        return None;
+    }
+    let first = argv.get(1)?.to_string_lossy();
+    if first.starts_with("--") {
+        // Only the first word: an unknown option after a command is that command's to explain.
+        let clap::error::ContextValue::String(bad) = e.get(clap::error::ContextKind::InvalidArg)? else { return None };
+        let name = first.split('=').next().unwrap_or(&first);
+        return (bad.split('=').next() == Some(name) && name != "--help" && name != "--version").then(|| {
+            format!(
+                "{name} needs a command before it: fio's options go after `nvmebench run` (nvmebench run {first} ...)"
+            )
+        });
+    }
+    let looks_like_job = first.ends_with(".fio") || std::path::Path::new(first.as_ref()).is_file();
+    (e.kind() == ErrorKind::InvalidSubcommand && looks_like_job)
+        .then(|| format!("'{first}' is not a command; to run a fio job file, use `nvmebench run {first}`"))
 }
 
 /// clap reads a value that starts with a hyphen (`--time -5`, `--bs -4k`) as an unknown option and

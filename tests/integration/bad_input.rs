@@ -177,6 +177,7 @@ fn each_bad_input_exits_2_with_one_sentence() {
         (&["--filename", nf, "--filename", nf, "--size", "1m"], "is the same target as"),
         (&["--filename", &new_then_bad, "--size", "1m"], "is a directory"),
         (&["--filename", &empty_in_list, "--size", "1m"], "has an empty name in its list"),
+        (&["--filename", "/nonexistent/dir/f", "--size", "1m"], "its directory /nonexistent/dir does not exist"),
         (&["--filename", f, "--each-worker-all-targets"], "places several targets, and this run has one"),
         (
             &[
@@ -219,6 +220,33 @@ fn no_subcommand_prints_usage_and_exits_2() {
     let o = nvmebench(&[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("Usage"), "{}", stderr(&o));
+}
+
+#[test]
+fn fio_habits_without_a_command_say_where_they_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("j.fio");
+    std::fs::write(&job, "[j]\nrw=randread\n").unwrap();
+    let job = job.to_str().unwrap();
+    let cases: [(&[&str], String); 3] = [
+        (&[job], format!("'{job}' is not a command; to run a fio job file, use `nvmebench run {job}`")),
+        (
+            &["--rw=randread", "--bs=4k"],
+            "--rw needs a command before it: fio's options go after `nvmebench run`".into(),
+        ),
+        (&["--name", "x"], "--name needs a command before it".into()),
+    ];
+    for (args, expected) in cases {
+        let o = nvmebench(args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with(&format!("nvmebench: {expected}")), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    }
+    // An unknown word that is no file stays clap's own refusal.
+    let o = nvmebench(&["nosuchcommand"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("unrecognized subcommand 'nosuchcommand'"), "{}", stderr(&o));
 }
 
 #[test]
