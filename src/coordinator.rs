@@ -1254,6 +1254,40 @@ mod tests {
         assert!(!c.intervals[0].partial, "ran to its planned end");
     }
 
+    #[test]
+    fn a_worker_ending_after_the_deadline_books_its_last_report_in_the_last_planned_interval() {
+        // Two lanes on one thread, so that one mocked clock moves deterministically. Both run 1 s
+        // in 100 ms intervals: ten planned. Lane 0 completes an I/O every millisecond and is done
+        // with its 950 I/Os inside the tenth. Lane 1's device takes 150 ms per I/O: it cuts
+        // late (at 150, 300, ..., 900 ms) and its I/O in flight at the deadline completes at
+        // 1050 ms, after the run's end. Its last report, (900 ms, 1050 ms], belongs to the last
+        // planned interval, the one due to end at 1 s, beside lane 0's, not to an eleventh.
+        let script =
+            Script { default_latency_ns: 1_000_000, latency_by_worker: vec![(1, 150_000_000)], ..Script::default() };
+        let (b, clock, _) = fake(script);
+        let mut p = plan(2, 1, spec(RwMode::RandRead, 100));
+        p.workers[1].thread = 0;
+        for w in &mut p.workers {
+            w.runtime = Some(Duration::from_secs(1));
+        }
+        p.workers[0].io_limit = Some(950);
+        let r = run(b, p, clock, |_| {}).unwrap();
+        // The mocked clock moves a microsecond per empty poll of either lane, so stamps drift a
+        // little past the scripted times.
+        let near = |got: f64, want: f64| (got - want).abs() < 0.001;
+        let slow = r.workers[1].summary.as_ref().unwrap();
+        assert_eq!(slow.stop_reason, StopReason::Time);
+        assert!(near(slow.measured_ns as f64 / 1e9, 1.05), "{}", slow.measured_ns);
+        let t: Vec<f64> = r.intervals.iter().map(|i| i.t_s).collect();
+        assert_eq!(t.len(), 10, "ten planned intervals, no more: {t:?}");
+        assert_eq!(t[..9], [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]);
+        let last = r.intervals.last().unwrap();
+        assert!(near(last.t_s, 1.05) && near(last.span_s, 0.15), "ends when the slow lane did: {last:?}");
+        assert_eq!(last.workers, 2, "both lanes' last reports");
+        assert_eq!(r.intervals.iter().map(|i| i.read.ios).sum::<u64>(), r.total.read().ios);
+        assert_eq!(r.total.read().ios, 950 + 7);
+    }
+
     /// One worker's interval report, `ios` reads completed in `(from_ms, to_ms]`.
     fn report(worker: usize, index: u64, from_ms: u64, to_ms: u64, ios: u64, last: bool) -> IntervalReport {
         let mut stats = Box::<Stats>::default();
