@@ -474,6 +474,12 @@ pub struct FioArgs {
     #[arg(long, visible_alias = "write_lat_log", value_name = "PREFIX")]
     pub write_lat_log: Option<String>,
 
+    /// fio's per_job_logs: 1 (the default) writes one log per job clone, numbered (PREFIX_bw.N.log);
+    /// 0 appends every clone's lines to one PREFIX_bw.log.
+    #[arg(long = "per_job_logs", value_name = "0|1", num_args = 0..=1, default_missing_value = "1",
+        value_parser = clap::builder::BoolishValueParser::new())]
+    pub per_job_logs: Option<bool>,
+
     /// Averaging window of the logs in milliseconds (sets --interval). fio logs every I/O without
     /// it; nvmebench logs one averaged line per --interval.
     #[arg(long, visible_alias = "log_avg_msec", value_name = "MS", value_parser = parse_log_avg)]
@@ -497,6 +503,7 @@ impl FioArgs {
             (self.write_iops_log.is_some(), "--write_iops_log"),
             (self.write_lat_log.is_some(), "--write_lat_log"),
             (self.log_avg_msec.is_some(), "--log_avg_msec"),
+            (self.per_job_logs.is_some(), "--per_job_logs"),
             (self.lat_percentiles.is_some(), "--lat_percentiles"),
         ]
         .into_iter()

@@ -85,6 +85,44 @@ impl IntervalPoint {
     }
 }
 
+/// One interval of one worker thread (fio's job clone), its lanes summed: what fio's per-job logs
+/// carry, one log per clone. Kept without histograms (a set per thread and interval would cost
+/// hundreds of KiB each), so it has counts, rates and mean latencies, not percentiles.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ThreadPoint {
+    /// End of the interval, in seconds since the measurement started: the boundary, or for the
+    /// thread's last interval the moment the thread ended.
+    pub t_s: f64,
+    /// Per direction, in [`Direction`]'s order.
+    pub dir: [ThreadDir; Direction::COUNT],
+}
+
+impl ThreadPoint {
+    /// One direction's figures.
+    pub fn of(&self, dir: Direction) -> &ThreadDir {
+        &self.dir[dir as usize]
+    }
+}
+
+/// One direction of a [`ThreadPoint`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ThreadDir {
+    pub ios: u64,
+    pub bytes: u64,
+    /// Each lane's I/Os (bytes) divided by its own measured span, summed over the thread's lanes.
+    pub iops: f64,
+    pub bw_bytes: f64,
+    /// The I/Os' latencies added up, in ns.
+    pub sum_ns: u128,
+}
+
+impl ThreadDir {
+    /// Exact mean latency, or 0 without I/O.
+    pub fn mean_ns(&self) -> f64 {
+        if self.ios == 0 { 0.0 } else { self.sum_ns as f64 / self.ios as f64 }
+    }
+}
+
 /// One lane's results: a worker on a target (with one target, simply a worker).
 #[derive(Clone, Debug)]
 pub struct WorkerResult {
@@ -123,6 +161,9 @@ pub struct RunResult {
     /// The longest worker's measured time.
     pub elapsed_ns: u64,
     pub intervals: Vec<IntervalPoint>,
+    /// Per worker thread (fio's job clone; `WorkerResult::thread`), its own measured series: a
+    /// point for each interval it reported in, on the run's boundaries.
+    pub threads: Vec<Vec<ThreadPoint>>,
     /// The signal that cut the run short, if any.
     pub interrupted_by: Option<i32>,
     /// A worker that failed after the start; the results are partial.
@@ -417,11 +458,43 @@ impl Part {
     }
 }
 
+/// One interval of one worker thread, summed over its lanes' reports so far.
+#[derive(Clone, Copy, Default)]
+struct ThreadPart {
+    dir: [ThreadDir; Direction::COUNT],
+    reported: bool,
+    /// A lane's last report is in it, ending at `end_ns` at the latest.
+    last: bool,
+    end_ns: u64,
+}
+
+impl ThreadPart {
+    fn add(&mut self, stats: &Stats, from_ns: u64, to_ns: u64, last: bool) {
+        let span = to_ns.saturating_sub(from_ns);
+        for (d, s) in self.dir.iter_mut().zip(&stats.dir) {
+            d.ios += s.ios;
+            d.bytes += s.bytes;
+            d.sum_ns += s.sum_ns;
+            if span > 0 {
+                d.iops += s.ios as f64 * 1e9 / span as f64;
+                d.bw_bytes += s.bytes as f64 * 1e9 / span as f64;
+            }
+        }
+        self.reported = true;
+        self.last |= last;
+        if last {
+            self.end_ns = self.end_ns.max(to_ns);
+        }
+    }
+}
+
 /// One interval: the run's part and, with several targets, each target's.
 struct Pending {
     all: Part,
     /// Per target (empty with one target); a target none of whose lanes reported stays empty.
     targets: Vec<Part>,
+    /// Per worker thread, of measured intervals (empty for the ramp's).
+    threads: Vec<ThreadPart>,
 }
 
 /// The coordinator's side of a running job: what workers reported, merged as it comes.
@@ -442,6 +515,9 @@ struct Collector<F> {
     /// Per lane, its target; and with several targets, each target's series (else empty).
     target_of: Vec<usize>,
     target_intervals: Vec<Vec<IntervalPoint>>,
+    /// Per lane, its worker thread; and per thread, its series.
+    thread_of: Vec<usize>,
+    thread_intervals: Vec<Vec<ThreadPoint>>,
     ramp_ios: u64,
     failure: Option<WorkerError>,
     interrupted_by: Option<i32>,
@@ -471,6 +547,8 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
                 n if n > 1 => vec![Vec::new(); n],
                 _ => Vec::new(),
             },
+            thread_of: plan.workers.iter().map(|w| w.thread).collect(),
+            thread_intervals: vec![Vec::new(); plan.workers.iter().map(|w| w.thread + 1).max().unwrap_or(0)],
             ramp_ios: 0,
             failure: None,
             interrupted_by: None,
@@ -564,14 +642,19 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
         self.reached[worker][p] = Some(self.reached[worker][p].map_or(index, |r| r.max(index)));
         let n = self.target_intervals.len();
         let parts = &mut self.parts;
-        let e = self
-            .pending
-            .entry((p as u8, index))
-            .or_insert_with(|| Pending { all: Part::reused(parts), targets: Vec::new() });
+        let e = self.pending.entry((p as u8, index)).or_insert_with(|| Pending {
+            all: Part::reused(parts),
+            targets: Vec::new(),
+            threads: Vec::new(),
+        });
         e.all.add(&stats, from_ns, to_ns, last, ended_inside);
         if n > 1 && phase == Phase::Measure {
             e.targets.resize_with(n, || Part::reused(parts));
             e.targets[self.target_of[worker]].add(&stats, from_ns, to_ns, last, ended_inside);
+        }
+        if phase == Phase::Measure {
+            e.threads.resize(self.thread_intervals.len(), ThreadPart::default());
+            e.threads[self.thread_of[worker]].add(&stats, from_ns, to_ns, last);
         }
         stats.reset();
         stats
@@ -617,7 +700,8 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
                 (key.1 + 1) as f64 * self.interval_ns as f64 / 1e9
             };
             // Rounded to the microsecond so that 0.3 prints as 0.3.
-            let t_s = if ramp { -1.0 } else { (end_s * 1e6).round() / 1e6 };
+            let round_us = |s: f64| (s * 1e6).round() / 1e6;
+            let t_s = if ramp { -1.0 } else { round_us(end_s) };
             let point = e.all.point(t_s, ramp);
             (self.observe)(&point);
             if !ramp {
@@ -626,6 +710,13 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
                     series.push(
                         e.targets.get(t).map_or_else(|| Part::default().point(t_s, false), |p| p.point(t_s, false)),
                     );
+                }
+                let boundary_s = (key.1 + 1) as f64 * self.interval_ns as f64 / 1e9;
+                for (part, series) in e.threads.iter().zip(&mut self.thread_intervals).filter(|(p, _)| p.reported) {
+                    // A thread's last interval ends when the thread did, as the run's ends when the
+                    // run did.
+                    let end_s = if part.last { part.end_ns.saturating_sub(ramp_ns) as f64 / 1e9 } else { boundary_s };
+                    series.push(ThreadPoint { t_s: round_us(end_s), dir: part.dir });
                 }
             }
             for mut part in std::iter::once(e.all).chain(e.targets) {
@@ -697,6 +788,7 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
             total,
             elapsed_ns,
             intervals: self.intervals,
+            threads: self.thread_intervals,
             interrupted_by: self.interrupted_by,
             failure: self.failure,
             started_at,
@@ -1254,6 +1346,40 @@ mod tests {
         assert!(!c.intervals[0].partial, "ran to its planned end");
     }
 
+    #[test]
+    fn a_worker_ending_after_the_deadline_books_its_last_report_in_the_last_planned_interval() {
+        // Two lanes on one thread, so that one mocked clock moves deterministically. Both run 1 s
+        // in 100 ms intervals: ten planned. Lane 0 completes an I/O every millisecond and is done
+        // with its 950 I/Os inside the tenth. Lane 1's device takes 150 ms per I/O: it cuts
+        // late (at 150, 300, ..., 900 ms) and its I/O in flight at the deadline completes at
+        // 1050 ms, after the run's end. Its last report, (900 ms, 1050 ms], belongs to the last
+        // planned interval, the one due to end at 1 s, beside lane 0's, not to an eleventh.
+        let script =
+            Script { default_latency_ns: 1_000_000, latency_by_worker: vec![(1, 150_000_000)], ..Script::default() };
+        let (b, clock, _) = fake(script);
+        let mut p = plan(2, 1, spec(RwMode::RandRead, 100));
+        p.workers[1].thread = 0;
+        for w in &mut p.workers {
+            w.runtime = Some(Duration::from_secs(1));
+        }
+        p.workers[0].io_limit = Some(950);
+        let r = run(b, p, clock, |_| {}).unwrap();
+        // The mocked clock moves a microsecond per empty poll of either lane, so stamps drift a
+        // little past the scripted times.
+        let near = |got: f64, want: f64| (got - want).abs() < 0.001;
+        let slow = r.workers[1].summary.as_ref().unwrap();
+        assert_eq!(slow.stop_reason, StopReason::Time);
+        assert!(near(slow.measured_ns as f64 / 1e9, 1.05), "{}", slow.measured_ns);
+        let t: Vec<f64> = r.intervals.iter().map(|i| i.t_s).collect();
+        assert_eq!(t.len(), 10, "ten planned intervals, no more: {t:?}");
+        assert_eq!(t[..9], [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]);
+        let last = r.intervals.last().unwrap();
+        assert!(near(last.t_s, 1.05) && near(last.span_s, 0.15), "ends when the slow lane did: {last:?}");
+        assert_eq!(last.workers, 2, "both lanes' last reports");
+        assert_eq!(r.intervals.iter().map(|i| i.read.ios).sum::<u64>(), r.total.read().ios);
+        assert_eq!(r.total.read().ios, 950 + 7);
+    }
+
     /// One worker's interval report, `ios` reads completed in `(from_ms, to_ms]`.
     fn report(worker: usize, index: u64, from_ms: u64, to_ms: u64, ios: u64, last: bool) -> IntervalReport {
         let mut stats = Box::<Stats>::default();
@@ -1339,6 +1465,40 @@ mod tests {
         for (i, all) in c.intervals.iter().enumerate() {
             let iops: f64 = c.target_intervals.iter().map(|s| s[i].read.iops).sum();
             assert_eq!(all.read.iops, iops);
+        }
+    }
+
+    #[test]
+    fn each_thread_gets_its_own_series_of_its_lanes_summed() {
+        // Thread 0 drives lanes 0 and 1 (two targets), thread 1 lane 2, which ends early, 50 ms
+        // into the second interval: fio's per-clone logs read each thread's own figures.
+        let mut p = plan(3, 1, spec(RwMode::RandRead, 100));
+        p.workers[1].thread = 0;
+        p.workers[1].target = 1;
+        p.workers[2].thread = 1;
+        let mut c = Collector::new(&p, |_: &IntervalPoint| {});
+        c.on_interval(report(0, 0, 0, 100, 1000, false));
+        c.on_interval(report(1, 0, 0, 100, 500, false));
+        c.on_interval(report(2, 0, 0, 100, 200, false));
+        c.on_interval(report(2, 1, 100, 150, 100, true));
+        c.on_interval(report(0, 1, 100, 200, 1000, true));
+        c.on_interval(report(1, 1, 100, 200, 500, true));
+        c.finalize(true);
+        assert_eq!(c.thread_intervals.len(), 2);
+        let t = |s: &[ThreadPoint]| s.iter().map(|p| p.t_s).collect::<Vec<_>>();
+        let read = |s: &[ThreadPoint]| {
+            s.iter().map(|p| (p.of(Direction::Read).ios, p.of(Direction::Read).iops)).collect::<Vec<_>>()
+        };
+        assert_eq!(t(&c.thread_intervals[0]), [0.1, 0.2]);
+        assert_eq!(read(&c.thread_intervals[0]), [(1500, 15_000.0), (1500, 15_000.0)]);
+        // Thread 1's last interval ends when it did, and its rate is over its own 50 ms.
+        assert_eq!(t(&c.thread_intervals[1]), [0.1, 0.15]);
+        assert_eq!(read(&c.thread_intervals[1]), [(200, 2_000.0), (100, 2_000.0)]);
+        assert_eq!(c.thread_intervals[1][0].of(Direction::Read).mean_ns(), 1_000.0);
+        // The threads' figures add up to the run's.
+        for (i, all) in c.intervals.iter().enumerate() {
+            let ios: u64 = c.thread_intervals.iter().map(|s| s[i].of(Direction::Read).ios).sum();
+            assert_eq!(all.read.ios, ios);
         }
     }
 

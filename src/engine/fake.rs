@@ -23,6 +23,9 @@ pub struct Script {
     /// Per-I/O fates in queue order; after the last one, `default_latency_ns` and success.
     pub steps: Vec<Step>,
     pub default_latency_ns: u64,
+    /// Per engine (the worker index it was built for), a latency that replaces
+    /// `default_latency_ns` there: a slow worker beside fast ones.
+    pub latency_by_worker: Vec<(usize, u64)>,
     /// `queue` calls (0-based, counted per engine) that answer Busy.
     pub busy_calls: Vec<u64>,
     /// Time each `queue` call takes (the clock moves on by this much), so that I/Os queued in one
@@ -84,12 +87,16 @@ impl Engine for FakeEngine {
         if self.script.busy_calls.contains(&call) {
             return Ok(Queued::Busy);
         }
+        let default_latency_ns = match self.script.latency_by_worker.iter().find(|(w, _)| *w == self.worker) {
+            Some(&(_, ns)) => ns,
+            None => self.script.default_latency_ns,
+        };
         let step = self
             .script
             .steps
             .get(self.queued)
             .copied()
-            .unwrap_or(Step { latency_ns: self.script.default_latency_ns, result: Ok(()) });
+            .unwrap_or(Step { latency_ns: default_latency_ns, result: Ok(()) });
         self.queued += 1;
         let mut seen = self.seen.lock().expect("test lock is never poisoned");
         if seen.len() <= self.worker {

@@ -9,7 +9,7 @@ use super::plan::{self, Job, Plan};
 use super::{FioError, ini};
 use crate::cli::{Percentiles, RunArgs};
 use crate::config::{ConfigError, DEFAULT_ENGINE, RunConfig};
-use crate::coordinator::RunResult;
+use crate::coordinator::{RunResult, ThreadPoint};
 use crate::launch::SpdkRun;
 use crate::options::OutputFormat;
 use crate::report::diskstats as disk;
@@ -200,12 +200,9 @@ fn with_one_pass(job: &Job, mut cfg: RunConfig) -> RunConfig {
 }
 
 /// Jobs of one group run as one coordinated run: they must agree on what that run shares. A job
-/// alone in its group runs as `run` runs, and writes its fio logs as `run` does.
+/// alone in its group runs as `run` runs.
 fn check_together(group: &[(Job, RunConfig)]) -> Result<(), FioError> {
     let Some(((first, a), rest)) = group.split_first().filter(|(_, rest)| !rest.is_empty()) else { return Ok(()) };
-    let logs = |j: &Job| {
-        j.args.fio.write_bw_log.is_some() || j.args.fio.write_iops_log.is_some() || j.args.fio.write_lat_log.is_some()
-    };
     for (job, b) in rest {
         let differ = |what: &str| FioError::Section {
             at: job.at.clone(),
@@ -232,13 +229,6 @@ fn check_together(group: &[(Job, RunConfig)]) -> Result<(), FioError> {
         if a.rate_iops.is_some() != b.rate_iops.is_some() {
             return Err(differ("pacing (rate_iops on one and not the other)"));
         }
-    }
-    if let Some((job, _)) = group.iter().find(|(j, _)| logs(j)) {
-        return Err(FioError::Section {
-            at: job.at.clone(),
-            name: job.name.clone(),
-            message: "writes fio logs while other jobs run with it, and nvmebench keeps one interval series per run; add stonewall around it".into(),
-        });
     }
     Ok(())
 }
@@ -313,14 +303,23 @@ fn job_stats(r: &RunResult, workers: &[usize]) -> (Stats, u64, u64) {
     if elapsed == 0 { (s, r.elapsed_ns, r.elapsed_ns * workers.len() as u64) } else { (s, elapsed, summed) }
 }
 
+/// The series of a job's clones (its worker threads, in order) from the lanes it ran.
+fn clone_series<'r>(r: &'r RunResult, lanes: &[usize]) -> Vec<&'r [ThreadPoint]> {
+    let mut threads: Vec<usize> = lanes.iter().map(|&l| r.workers[l].thread).collect();
+    threads.sort_unstable();
+    threads.dedup();
+    threads.iter().map(|&t| r.threads.get(t).map_or(&[][..], Vec::as_slice)).collect()
+}
+
 fn write_results(path: &Path, cli: &RunArgs, plan: &Plan, runs: &[GroupRun], disks: &[DiskUtil]) -> anyhow::Result<()> {
     let clock = crate::run::clock_source();
     let stats: Vec<Vec<(Stats, u64, u64)>> =
         runs.iter().map(|r| r.workers.iter().map(|w| job_stats(&r.result, w)).collect()).collect();
-    // fio's logs, for jobs that ran alone.
-    for r in runs.iter().filter(|r| r.jobs.len() == 1) {
-        let job = &r.jobs[0].0;
-        write_logs(&job.args, job.number, &job.name, &r.result)?;
+    // fio's logs: one per job clone, each its own worker thread's series.
+    for r in runs {
+        for ((job, _), lanes) in r.jobs.iter().zip(&r.workers) {
+            write_logs(&job.args, job.number, &job.name, &clone_series(&r.result, lanes))?;
+        }
     }
     let own = || -> Value {
         let docs: Vec<crate::report::doc::RunDocument> = runs
@@ -426,6 +425,7 @@ fn clone_shape(r: &RunResult) -> RunResult {
         total: r.total.clone(),
         elapsed_ns: r.elapsed_ns,
         intervals: r.intervals.clone(),
+        threads: r.threads.clone(),
         interrupted_by: r.interrupted_by,
         failure: None,
         started_at: r.started_at,
@@ -558,20 +558,20 @@ mod tests {
         assert!(e.contains("section [a]: --engine 'uring:sqpoll_cpu=x': sqpoll_cpu=x is not a core number"), "{e}");
     }
 
-    /// fio's logs are refused only where jobs run together (one interval series per run); a job
-    /// alone in its group, in a file of one job or after a stonewall, writes them as `run` does.
+    /// fio's logs are written wherever jobs run, alone or together (each clone has its own
+    /// series), numbered by fio's thread numbers: a job's clones are its resolved workers.
     #[test]
-    fn logs_are_refused_only_for_jobs_that_run_together() {
+    fn jobs_alone_or_together_write_logs_numbered_by_their_clones() {
         let base = "[global]\nioengine=null\ntime_based\nruntime=1\n";
         for log in ["write_bw_log=x", "write_iops_log=x", "write_lat_log=x"] {
-            resolved(&format!("{base}[a]\n{log}\n"), &[]).unwrap_or_else(|e| panic!("{log}: {e}"));
-            resolved(&format!("{base}[a]\n{log}\n[b]\nstonewall\n{log}\n"), &[]).unwrap();
-            let e = resolved(&format!("{base}[a]\n[b]\n{log}\n"), &[]).unwrap_err().to_string();
-            assert!(e.contains("job.fio:6: section [b]: writes fio logs while other jobs run with it"), "{e}");
+            resolved(&format!("{base}[a]\n[b]\n{log}\n"), &[]).unwrap_or_else(|e| panic!("{log}: {e}"));
         }
-        resolved(&format!("{base}[a]\n"), &["--write_bw_log=x"]).unwrap();
-        let e = resolved(&format!("{base}[a]\n[b]\n"), &["--write_lat_log=x"]).unwrap_err().to_string();
-        assert!(e.contains("job.fio:5: section [a]: writes fio logs while other jobs run with it"), "{e}");
+        resolved(&format!("{base}[a]\n[b]\n"), &["--write_lat_log=x", "--per_job_logs=0"]).unwrap();
+        let text = format!("{base}[a]\nnumjobs=3\n[b]\ncpus_allowed=0\nnumjobs=2\n[c]\nstonewall\n");
+        let groups = configs(&text, &[]).unwrap();
+        let jobs: Vec<(usize, usize)> = groups.iter().flatten().map(|(j, c)| (j.number, c.cores.len())).collect();
+        assert_eq!(jobs, [(1, 3), (4, 2), (6, 1)]);
+        assert!(groups.iter().flatten().all(|(j, c)| j.clones() == c.cores.len()));
     }
 
     /// thinktime=0 is fio's default, no think time; a job's replaces a [global] think time, and

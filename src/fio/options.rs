@@ -107,6 +107,7 @@ pub fn is_flag(key: &str) -> bool {
             | "invalidate"
             | "clat_percentiles"
             | "lat_percentiles"
+            | "per_job_logs"
             | "disable_slat"
             | "unified_rw_reporting"
     )
@@ -227,6 +228,7 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         }
         "write_bw_log" | "write_iops_log" | "write_lat_log" => arg(&key.replace('_', "-"), v),
         "log_avg_msec" => arg("log-avg-msec", v),
+        "per_job_logs" => arg("per_job_logs", if flag_on()? { "1" } else { "0" }),
         "stonewall" | "wait_for_previous" => {
             Ok(Some(if flag_on()? { Mapped::Plan(PlanOption::Stonewall) } else { Mapped::NoOp }))
         }
@@ -497,6 +499,8 @@ mod tests {
         assert_eq!(map("group_reporting", None).unwrap(), Some(Mapped::NoOp));
         assert_eq!(args("lat_percentiles", None), ["--lat_percentiles=1"]);
         assert_eq!(args("lat_percentiles", Some("0")), ["--lat_percentiles=0"], "fio's default");
+        assert_eq!(args("per_job_logs", Some("0")), ["--per_job_logs=0"]);
+        assert_eq!(args("per_job_logs", None), ["--per_job_logs=1"], "fio's default");
         assert_eq!(map("direct", Some("1")).unwrap(), Some(Mapped::NoOp));
         assert_eq!(map("unified_rw_reporting", Some("none")).unwrap(), Some(Mapped::NoOp), "fio's default");
         assert_eq!(map("iodepth_batch", Some("4")).unwrap(), None);

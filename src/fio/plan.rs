@@ -25,7 +25,7 @@ const FIO_DEFAULT_ENGINE: &str = "psync";
 
 /// Command-line flags a job-file run takes (the rest of `run`'s flags describe a workload, which
 /// the job file does).
-pub const GLOBAL_FLAGS: [&str; 18] = [
+pub const GLOBAL_FLAGS: [&str; 19] = [
     "job_file",
     "section",
     "engine",
@@ -44,6 +44,7 @@ pub const GLOBAL_FLAGS: [&str; 18] = [
     "write_iops_log",
     "write_lat_log",
     "log_avg_msec",
+    "per_job_logs",
 ];
 
 /// The SPDK engine's flags, which a job-file run takes from the command line too.
@@ -58,7 +59,9 @@ pub struct Job {
     pub args: RunArgs,
     /// The section's own options as written, for fio-shaped JSON's "job options".
     pub options: Vec<(String, String)>,
-    /// 1-based position among the file's jobs (fio's log file numbers).
+    /// fio's thread number of the job's first clone, from 1: its `numjobs` clones are numbered on
+    /// from it, and the next job's first clone after them (fio's log file numbers). Sections
+    /// `--section` leaves out take none, as fio never makes their jobs.
     pub number: usize,
     /// Whether `percentile_list` applies to the job (in its section or a `[global]` before it).
     pub percentile_list: bool,
@@ -68,6 +71,13 @@ pub struct Job {
     /// job neither `time_based` nor sized in bytes (no `size`, or `size=N%`), whose I/O count is
     /// known once its target's size is (the executor sets it).
     pub one_pass: Option<f64>,
+}
+
+impl Job {
+    /// Its clones (fio's `numjobs`): one worker thread each.
+    pub fn clones(&self) -> usize {
+        self.args.cores.as_ref().map_or(self.args.jobs.unwrap_or(1), |c| c.0.len())
+    }
 }
 
 /// The groups of a job file, in order.
@@ -106,7 +116,7 @@ pub fn build(sections: &[Section], only: &[String], cli: &RunArgs, given: &[Stri
     let mut first_globals: Option<Vec<(String, String)>> = None;
     let mut groups: Vec<Vec<Job>> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
-    let mut number = 0;
+    let mut number = 1;
     for s in sections {
         if s.is_global() {
             globals.extend(&s.entries);
@@ -115,12 +125,12 @@ pub fn build(sections: &[Section], only: &[String], cli: &RunArgs, given: &[Stri
             }
             continue;
         }
-        number += 1;
         let entries: Vec<&Entry> = globals.iter().copied().chain(&s.entries).collect();
         let (job, stonewall) = translate(s, &entries, cli, given, number, &mut notes)?;
         if !only.is_empty() && !only.contains(&s.name) {
             continue;
         }
+        number += job.clones();
         match groups.last_mut() {
             Some(g) if !stonewall => g.push(job),
             _ => groups.push(vec![job]),
@@ -540,6 +550,7 @@ fn overlay(s: &mut RunArgs, c: &RunArgs, given: &[String]) {
     t.write_iops_log = f.write_iops_log.clone().or(t.write_iops_log.take());
     t.write_lat_log = f.write_lat_log.clone().or(t.write_lat_log.take());
     t.log_avg_msec = f.log_avg_msec.or(t.log_avg_msec);
+    t.per_job_logs = f.per_job_logs.or(t.per_job_logs);
 }
 
 #[cfg(test)]
@@ -548,6 +559,11 @@ mod tests {
     use crate::fio::ini;
 
     fn plan_of(text: &str, cli: &[&str]) -> Result<Plan, FioError> {
+        plan_of_sections(text, cli, &[])
+    }
+
+    /// As [`plan_of`], with only the sections `only` (`--section`).
+    fn plan_of_sections(text: &str, cli: &[&str], only: &[&str]) -> Result<Plan, FioError> {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("job.fio");
         std::fs::write(&p, text).unwrap();
@@ -562,7 +578,8 @@ mod tests {
             // clap's id of --trid.
             .map(|id| if id == "trid" { "trids".to_string() } else { id })
             .collect();
-        build(&sections, &[], &args, &given)
+        let only: Vec<String> = only.iter().map(|s| s.to_string()).collect();
+        build(&sections, &only, &args, &given)
     }
 
     const TWO_GROUPS: &str = "[global]\nioengine=null\ndirect=1\ntime_based\nruntime=2\nthread\n\
@@ -586,7 +603,13 @@ mod tests {
         assert_eq!(a.time, Some(std::time::Duration::from_secs(2)));
         assert_eq!(p.notes.iter().filter(|n| n.starts_with("thread accepted")).count(), 1, "{:?}", p.notes);
         assert_eq!(p.globals[0], ("ioengine".to_string(), "null".to_string()));
-        assert_eq!(p.groups[1][0].number, 3);
+        // fio's thread numbers: [a]'s two clones are 1 and 2, [b] is 3, [c] 4.
+        let numbers: Vec<Vec<usize>> = p.groups.iter().map(|g| g.iter().map(|j| j.number).collect()).collect();
+        assert_eq!(numbers, [vec![1, 3], vec![4]]);
+        assert_eq!(p.groups[0][0].clones(), 2);
+        // A section --section leaves out takes no number, as fio never makes its jobs.
+        let p = plan_of_sections(TWO_GROUPS, &[], &["c"]).unwrap();
+        assert_eq!(p.groups[0][0].number, 1);
     }
 
     /// A job without an ioengine runs fio's default, and the report says so, unless the command

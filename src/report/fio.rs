@@ -9,11 +9,12 @@
 //! left out; README lists them with the reason.
 
 use crate::config::RunConfig;
-use crate::coordinator::IntervalPoint;
+use crate::coordinator::{IntervalPoint, ThreadPoint};
 use crate::cpu::CpuUsage;
 use crate::io::Direction;
 use crate::stats::{DirStats, Stats};
 use serde_json::{Map, Value, json};
+use std::fmt::Write as _;
 use std::time::SystemTime;
 
 /// The engines, in fio's names, and ours.
@@ -388,23 +389,23 @@ impl LogKind {
     }
 }
 
-/// fio's log lines, one per window and direction with I/O: `time_ms, value, direction, 0, 0`
-/// (averaged entries carry no block size or offset in fio either). Bandwidth in KiB/s, latency
-/// the window's mean in ns.
-pub fn log_lines(kind: LogKind, intervals: &[IntervalPoint]) -> String {
+/// One job clone's (worker thread's) log, as fio writes it: a line per window and direction with
+/// I/O, `time_ms, value, direction, 0, 0` (averaged entries carry no offset in fio either).
+/// Bandwidth in KiB/s, latency the window's mean in ns.
+pub fn log_lines(kind: LogKind, series: &[ThreadPoint]) -> String {
     let mut out = String::new();
-    for p in intervals.iter().filter(|p| !p.ramp) {
+    for p in series {
         let t_ms = (p.t_s * 1000.0).round() as u64;
-        for (dir, d) in [(0, &p.read), (1, &p.write)] {
+        for (dir, d) in [(0, p.of(Direction::Read)), (1, p.of(Direction::Write))] {
             if d.ios == 0 {
                 continue;
             }
             let value = match kind {
                 LogKind::Bw => (d.bw_bytes / 1024.0).round() as u64,
                 LogKind::Iops => d.iops.round() as u64,
-                LogKind::Lat | LogKind::Clat => d.mean_ns.round() as u64,
+                LogKind::Lat | LogKind::Clat => d.mean_ns().round() as u64,
             };
-            out.push_str(&format!("{t_ms}, {value}, {dir}, 0, 0\n"));
+            let _ = writeln!(out, "{t_ms}, {value}, {dir}, 0, 0");
         }
     }
     out
@@ -413,7 +414,7 @@ pub fn log_lines(kind: LogKind, intervals: &[IntervalPoint]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::coordinator::DirPoint;
+    use crate::coordinator::ThreadDir;
 
     fn null_config(extra: &[&str]) -> RunConfig {
         use clap::Parser;
@@ -520,26 +521,16 @@ mod tests {
 
     #[test]
     fn logs_have_fios_columns() {
-        let p = |t_s: f64, ramp: bool| IntervalPoint {
-            t_s,
-            span_s: 1.0,
-            partial: false,
-            workers: 1,
-            ramp,
-            read: DirPoint {
-                ios: 10,
-                bytes: 40_960,
-                iops: 10.0,
-                bw_bytes: 40_960.0,
-                mean_ns: 1500.4,
-                ..DirPoint::default()
-            },
-            write: DirPoint::default(),
-            errors: 0,
-            ..IntervalPoint::default()
+        let p = |t_s: f64| {
+            let mut p = ThreadPoint { t_s, ..ThreadPoint::default() };
+            p.dir[Direction::Read as usize] =
+                ThreadDir { ios: 10, bytes: 40_960, iops: 10.0, bw_bytes: 40_960.0, sum_ns: 15_004 };
+            p
         };
-        let text = log_lines(LogKind::Bw, &[p(-0.5, true), p(0.5, false), p(1.0, false)]);
-        assert_eq!(text, "500, 40, 0, 0, 0\n1000, 40, 0, 0, 0\n");
-        assert_eq!(log_lines(LogKind::Lat, &[p(0.25, false)]), "250, 1500, 0, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Bw, &[p(0.5), p(1.0)]), "500, 40, 0, 0, 0\n1000, 40, 0, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Lat, &[p(0.25)]), "250, 1500, 0, 0, 0\n");
+        let mut w = p(0.1);
+        w.dir.swap(Direction::Read as usize, Direction::Write as usize);
+        assert_eq!(log_lines(LogKind::Iops, &[w]), "100, 10, 1, 0, 0\n", "writes are direction 1");
     }
 }

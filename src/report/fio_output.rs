@@ -5,10 +5,11 @@
 use super::diskstats as disk;
 use crate::cli::RunArgs;
 use crate::config::RunConfig;
-use crate::coordinator::RunResult;
+use crate::coordinator::{RunResult, ThreadPoint};
 use crate::report::fio::{self as fio_report, DiskUtil, FioJob, LogKind};
 use crate::report::{self};
 use crate::target::TargetKind;
+use std::io::Write as _;
 
 /// The kernel block device under a run's target, for `disk_util`.
 pub fn disk_of(cfg: &RunConfig) -> Option<String> {
@@ -19,13 +20,15 @@ pub fn disk_of(cfg: &RunConfig) -> Option<String> {
         .and_then(|t| t.device.clone())
 }
 
-/// Writes the logs `args` asks for, numbered as fio numbers a job's logs (`number`, from 1). A log
-/// given without a prefix (a bare `write_bw_log` in a job file) is named after the job, `jobname`,
-/// as fio names it.
+/// Writes the logs `args` asks for, one per job clone (worker thread; `threads`, each its own
+/// series), numbered as fio numbers its threads: `first` for the job's first clone, then on. With
+/// `per_job_logs=0` every clone's lines go to one file without a number, appended clone after
+/// clone to what the file holds, as fio appends each thread's log. A log given without a prefix (a
+/// bare `write_bw_log` in a job file) is named after the job, `jobname`, as fio names it.
 ///
 /// # Errors
 /// A log that cannot be written.
-pub fn write_logs(args: &RunArgs, number: usize, jobname: &str, r: &RunResult) -> anyhow::Result<()> {
+pub fn write_logs(args: &RunArgs, first: usize, jobname: &str, threads: &[&[ThreadPoint]]) -> anyhow::Result<()> {
     let f = &args.fio;
     let prefix = |p: &str| if p.is_empty() { jobname.to_string() } else { p.to_string() };
     let mut kinds: Vec<(String, LogKind)> = Vec::new();
@@ -39,10 +42,23 @@ pub fn write_logs(args: &RunArgs, number: usize, jobname: &str, r: &RunResult) -
         kinds.push((prefix(p), LogKind::Lat));
         kinds.push((prefix(p), LogKind::Clat));
     }
+    let cannot = |path: &str, e: std::io::Error| anyhow::anyhow!("cannot write {path}: {e}");
     for (prefix, kind) in kinds {
-        let path = format!("{prefix}_{}.{number}.log", kind.suffix());
-        std::fs::write(&path, fio_report::log_lines(kind, &r.intervals))
-            .map_err(|e| anyhow::anyhow!("cannot write {path}: {e}"))?;
+        if f.per_job_logs.unwrap_or(true) {
+            for (i, series) in threads.iter().enumerate() {
+                let path = format!("{prefix}_{}.{}.log", kind.suffix(), first + i);
+                std::fs::write(&path, fio_report::log_lines(kind, series)).map_err(|e| cannot(&path, e))?;
+            }
+        } else {
+            let path = format!("{prefix}_{}.log", kind.suffix());
+            let text: String = threads.iter().map(|series| fio_report::log_lines(kind, series)).collect();
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .and_then(|mut file| file.write_all(text.as_bytes()))
+                .map_err(|e| cannot(&path, e))?;
+        }
     }
     Ok(())
 }
@@ -59,7 +75,8 @@ pub fn single_run_output(
     disk: Option<DiskUtil>,
 ) -> anyhow::Result<Option<String>> {
     let name = args.fio.name.clone().unwrap_or_else(|| "nvmebench".into());
-    write_logs(args, 1, &name, r)?;
+    let threads: Vec<&[ThreadPoint]> = r.threads.iter().map(Vec::as_slice).collect();
+    write_logs(args, 1, &name, &threads)?;
     if !args.fio.fio_json() {
         return Ok(None);
     }

@@ -513,6 +513,7 @@ mod tests {
             total: stats,
             elapsed_ns: 1_000_000,
             intervals: vec![point],
+            threads: Vec::new(),
             interrupted_by: Some(2),
             failure: None,
             started_at: std::time::SystemTime::now(),

@@ -639,9 +639,16 @@ impl<'c, E: Engine> Loop<'c, E> {
         let (reason, stopped_at) = self.stop.unwrap_or((StopReason::Requested, self.last_completion));
         let end = self.last_completion.max(stopped_at).max(self.cut_from);
         let (phase, index) = if self.measuring {
+            let interval = self.limits.interval_ns;
             // The interval the run ends in (an end on a boundary belongs to the interval before).
-            let ends_in = end.saturating_sub(self.limits.ramp_ns).div_ceil(self.limits.interval_ns).saturating_sub(1);
-            (Phase::Measure, self.last_index.map_or(ends_in, |l| ends_in.max(l + 1)))
+            let ends_in = end.saturating_sub(self.limits.ramp_ns).div_ceil(interval).saturating_sub(1);
+            let index = self.last_index.map_or(ends_in, |l| ends_in.max(l + 1));
+            // Except after the deadline: what completes then (the I/Os in flight at the stop, a
+            // slow device's last one) ends the last planned interval, the one due to end at the
+            // deadline, with the other workers' last reports; the run plans none beyond it. Every
+            // cut before the stop came before the deadline, so this never goes back past one.
+            let last_planned = self.limits.runtime_ns.map(|r| r.div_ceil(interval).saturating_sub(1));
+            (Phase::Measure, last_planned.map_or(index, |p| index.min(p)))
         } else {
             // Stopped during the ramp: nothing was measured; the rest is ramp.
             (Phase::Ramp, u64::MAX)

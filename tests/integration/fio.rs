@@ -130,9 +130,8 @@ fn logs_in(dir: &Path) -> Vec<String> {
     v
 }
 
-/// A job alone in its group writes the logs a command-line run writes, named as fio names them
-/// (`PREFIX_KIND.N.log`, N the job's number in the file), in fio's format; jobs that run together
-/// share one interval series, so logs there are refused and nothing is written.
+/// A job's logs are named as fio names them (`PREFIX_KIND.N.log`, N fio's thread number: one per
+/// job clone, counted on over the file's jobs), in fio's format.
 #[test]
 fn a_job_alone_in_its_group_writes_fios_logs() {
     let base = "[global]\nioengine=null\ntime_based\nruntime=300ms\nlog_avg_msec=100\n";
@@ -165,22 +164,91 @@ fn a_job_alone_in_its_group_writes_fios_logs() {
     assert_eq!(logs_in(dir.path()), ["cl_bw.1.log", "cl_bw.2.log"]);
     let b = std::fs::read_to_string(dir.path().join("cl_bw.2.log")).unwrap();
     assert!(!b.is_empty() && b.lines().all(|l| l.split(", ").nth(2) == Some("1")), "[b] writes: {b}");
-    // Two jobs together: refused, nothing written.
-    for (text, flags) in [
-        (format!("{base}[a]\nwrite_iops_log=x\n[b]\n"), &[][..]),
-        (format!("{base}[a]\n[b]\n"), &["--write_bw_log=cl"]),
-    ] {
-        let dir = scratch_dir();
-        let job = write(dir.path(), "together.fio", &text);
-        let mut args = vec!["run", job.to_str().unwrap(), "--output-format=json"];
-        args.extend_from_slice(flags);
-        let o = nvmebench_in(dir.path(), &args);
-        assert_eq!(o.status.code(), Some(2), "{text}: {}", stderr(&o));
-        let e = stderr(&o);
-        assert_eq!(e.lines().count(), 1, "{e}");
-        assert!(e.contains("section [a]: writes fio logs while other jobs run with it"), "{e}");
-        assert!(o.stdout.is_empty() && logs_in(dir.path()).is_empty(), "nothing written for {text}");
+}
+
+/// The values of a log's lines, and their times.
+fn log_values(path: &Path) -> (Vec<u64>, Vec<u64>) {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .map(|l| {
+            let f: Vec<u64> = l.split(", ").map(|n| n.parse().unwrap()).collect();
+            (f[0], f[1])
+        })
+        .unzip()
+}
+
+/// fio writes one log per job clone (`numjobs`), numbered by thread: with numjobs=2, [a]'s clones
+/// write .1 and .2, and [b]'s after them .3 and .4, each with that clone's own samples (it used
+/// to be one log per section, numbered by section, of the section's clones summed). Jobs that run
+/// together write theirs too, numbered on; so does a command-line run with --numjobs.
+#[test]
+fn each_job_clone_writes_its_own_log_numbered_as_fio_numbers_threads() {
+    let dir = scratch_dir();
+    let text = "[global]\nioengine=null\ntime_based\nruntime=500ms\nlog_avg_msec=100\nnumjobs=2\nwrite_iops_log=x\n\
+                [a]\nrate_iops=200\n[b]\nstonewall\nrate_iops=100\n";
+    let job = write(dir.path(), "clones.fio", text);
+    let o = nvmebench_in(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(logs_in(dir.path()), ["x_iops.1.log", "x_iops.2.log", "x_iops.3.log", "x_iops.4.log"]);
+    // rate_iops paces each clone: each log holds one clone's rate, not the job's sum.
+    for (n, per_clone) in [(1, 200.0), (2, 200.0), (3, 100.0), (4, 100.0)] {
+        let (times, iops) = log_values(&dir.path().join(format!("x_iops.{n}.log")));
+        assert!(times.len() >= 4 && times[..4] == [100, 200, 300, 400], "x_iops.{n}.log: {times:?}");
+        let mean = iops.iter().sum::<u64>() as f64 / iops.len() as f64;
+        assert!((mean - per_clone).abs() < per_clone * 0.3, "x_iops.{n}.log: {iops:?}, not about {per_clone}");
     }
+    // Together: [a]'s two clones, then [b]'s one.
+    let dir = scratch_dir();
+    let text = "[global]\nioengine=null\ntime_based\nruntime=200ms\nwrite_bw_log=t\n[a]\nnumjobs=2\n[b]\n";
+    let job = write(dir.path(), "together.fio", text);
+    let o = nvmebench_in(dir.path(), &["run", job.to_str().unwrap(), "--output-format=json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(logs_in(dir.path()), ["t_bw.1.log", "t_bw.2.log", "t_bw.3.log"]);
+    // The command line's --numjobs.
+    let dir = scratch_dir();
+    let args =
+        ["run", "--name=cl", "--ioengine=null", "--runtime=300ms", "--numjobs=3", "--write_iops_log=", "--quiet"];
+    let o = nvmebench_in(dir.path(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(logs_in(dir.path()), ["cl_iops.1.log", "cl_iops.2.log", "cl_iops.3.log"]);
+}
+
+/// fio's per_job_logs=0: every clone's lines in one log without a number, appended clone after
+/// clone to what the file already holds (fio opens it to append).
+#[test]
+fn per_job_logs_0_appends_every_clone_to_one_log() {
+    let dir = scratch_dir();
+    let text = "[a]\nioengine=null\ntime_based\nruntime=300ms\nlog_avg_msec=100\nnumjobs=2\nrate_iops=100\n\
+                write_iops_log=x\nper_job_logs=0\n";
+    let job = write(dir.path(), "one.fio", text);
+    let o = nvmebench_in(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(logs_in(dir.path()), ["x_iops.log"]);
+    let (times, iops) = log_values(&dir.path().join("x_iops.log"));
+    // Two clones' blocks, each starting over in time, each at one clone's rate.
+    let restarts = times.windows(2).filter(|w| w[1] < w[0]).count();
+    assert_eq!((restarts, times[0]), (1, 100), "{times:?}");
+    assert!(iops.iter().all(|&v| v < 150), "one clone's rate per line: {iops:?}");
+    let once = times.len();
+    let o = nvmebench_in(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (times, _) = log_values(&dir.path().join("x_iops.log"));
+    assert!(times.len() >= once * 2 - 2, "appended: {} lines after {once}", times.len());
+    assert_eq!(logs_in(dir.path()), ["x_iops.log"]);
+    // The command line's per_job_logs=0 and --numjobs.
+    let dir = scratch_dir();
+    let args = [
+        "run",
+        "--name=cl",
+        "--ioengine=null",
+        "--runtime=200ms",
+        "--numjobs=2",
+        "--write_bw_log=",
+        "--per_job_logs=0",
+    ];
+    let o = nvmebench_in(dir.path(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(logs_in(dir.path()), ["cl_bw.log"]);
 }
 
 /// A log option without a prefix (a bare `write_bw_log`, or `write_lat_log=`) names the logs after
@@ -336,8 +404,8 @@ fn bad_job_files_get_one_line_naming_file_line_and_option() {
             "bad.fio:6: section [b]: runs together with [a] but differs in runtime or ramp_time; make them equal, or add stonewall",
         ),
         (
-            "[global]\nioengine=null\ntime_based\nruntime=1\n[a]\nwrite_bw_log=x\n[b]\n",
-            "section [a]: writes fio logs while other jobs run with it",
+            "[a]\nioengine=null\nsize=1m\nper_job_logs=2\n",
+            "bad.fio:4: option 'per_job_logs': per_job_logs=2 is not 0 or 1",
         ),
     ];
     for (text, want) in cases {
