@@ -591,7 +591,7 @@ pub struct SpdkArgs {
 
     /// Completions reaped per poll at most; their successors go to the controller when the poll
     /// returns, so a bound below the depth overlaps the controller's work with the worker's
-    /// [default: half the queue depth, at least 1]
+    /// [default: half the queue depth, at least 1; over a fabric, a sixteenth of the depth more]
     #[arg(long, value_name = "N", value_parser = parse_qd)]
     pub max_completions: Option<u32>,
 
