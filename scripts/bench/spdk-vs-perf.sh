@@ -12,9 +12,10 @@
 # pair from one pinned core. Over vfio-user perf gets -g (single-file hugepage segments), which it
 # needs to attach; nvmebench does the same by itself for VFIOUSER transport IDs.
 #
-# nvmebench reaps at most half the queue depth per poll by default, perf a whole queue (its -C 0).
-# So that the comparison holds against perf at its best too, where that bound is below the depth
-# perf also runs with the same bound (-C), and that third column is compared as well.
+# nvmebench reaps at most half the queue depth per poll by default (over a fabric a sixteenth of
+# the depth more), perf a whole queue (its -C 0). So that the comparison holds against perf at its
+# best too, where that bound is below the depth perf also runs with the same bound (-C), and that
+# third column is compared as well.
 set -eu
 
 usage() {
@@ -107,8 +108,12 @@ run_nb() {
     --percentiles 50,99,99.99 $allow --quiet --output json >"$tmp/nb.$1.$2.json"
 }
 for qd in $(echo "$qds" | tr , ' '); do
-  # nvmebench's default bound (src/engine/spdk: default_max_completions).
-  bound=$((qd / 2)); [ "$bound" -ge 1 ] || bound=1
+  # nvmebench's default bound (src/engine/spdk: default_max_completions); the report reads the
+  # bound nvmebench says it used from its JSON and names it.
+  bound=$((qd / 2))
+  case "$trid" in *[Pp][Cc][Ii][Ee]*|*[Vv][Ff][Ii][Oo][Uu][Ss][Ee][Rr]*) ;; *) bound=$((bound + qd / 16)) ;; esac
+  [ "$bound" -ge 1 ] || bound=1
+  echo "$bound" >"$tmp/bound.$qd"
   for r in $(seq 1 "$rounds"); do
     if [ $((r % 2)) = 1 ]; then run_perf "$qd" "$r"; run_nb "$qd" "$r"; else run_nb "$qd" "$r"; run_perf "$qd" "$r"; fi
     if [ "$bound" -lt "$qd" ]; then run_perf "$qd" "$r" "$bound" .bound; fi
@@ -150,7 +155,12 @@ for qd in qds.split(","):
         d = j["read"] if "read" in rw else j["write"]
         p = d["lat_ns"]["percentiles"]
         per["nvmebench"].append((d["iops"], d["lat_ns"]["mean"] / 1000, p["99.0"] / 1000, p["99.99"] / 1000))
-    bound = max(int(qd) // 2, 1)
+    # The bound perf -C was given, which must be the one nvmebench says it used.
+    bound = int(open(f"{tmp}/bound.{qd}").read())
+    used = int(json.load(open(f"{tmp}/nb.{qd}.1.json"))["engine"]["options"]["max_completions"])
+    if used != bound:
+        sys.exit(f"QD{qd}: nvmebench reaped at most {used} completions per poll, perf -C was given {bound}; "
+                 "update the bound in this script to default_max_completions")
     med = {k: [statistics.median(x[i] for x in v if x[i] is not None) if any(x[i] is not None for x in v) else float("nan")
                for i in range(4)] for k, v in per.items() if v}
     rows.append((qd, med, per))
@@ -181,7 +191,7 @@ def ratios(peer, label):
 print()
 ratios("perf", "perf IOPS")
 if any("bound" in m for _, m, _ in rows):
-    print("\nagainst perf given nvmebench's bound on completions per poll (-C, half the depth):")
+    print("\nagainst perf given nvmebench's bound on completions per poll (-C: half the depth, over a fabric a sixteenth more):")
     ratios("bound", "perf -C IOPS")
 # Little's law as a check on the stamps: IOPS x mean latency is the mean number of I/Os inside
 # their [issue stamp, completion stamp] windows, a little under the depth (a slot also spends the
