@@ -389,14 +389,19 @@ impl LogKind {
     }
 }
 
+/// The directions fio logs, with the number it writes for each: its `ddir_rw` ones (stat.c's
+/// `add_log_sample` drops the rest), so trims too; a flush (fio's sync) and write-zeroes (fio has
+/// none) are not logged.
+const LOGGED: [(Direction, u8); 3] = [(Direction::Read, 0), (Direction::Write, 1), (Direction::Trim, 2)];
+
 /// One job clone's (worker thread's) log, as fio writes it: a line per window and direction with
-/// I/O, `time_ms, value, direction, 0, 0` (averaged entries carry no offset in fio either).
-/// Bandwidth in KiB/s, latency the window's mean in ns.
+/// I/O (reads 0, writes 1, trims 2), `time_ms, value, direction, 0, 0` (averaged entries carry no
+/// offset in fio either). Bandwidth in KiB/s, latency the window's mean in ns.
 pub fn log_lines(kind: LogKind, series: &[ThreadPoint]) -> String {
     let mut out = String::new();
     for p in series {
         let t_ms = (p.t_s * 1000.0).round() as u64;
-        for (dir, d) in [(0, p.of(Direction::Read)), (1, p.of(Direction::Write))] {
+        for (dir, d) in LOGGED.map(|(dir, n)| (n, p.of(dir))) {
             if d.ios == 0 {
                 continue;
             }
@@ -532,5 +537,17 @@ mod tests {
         let mut w = p(0.1);
         w.dir.swap(Direction::Read as usize, Direction::Write as usize);
         assert_eq!(log_lines(LogKind::Iops, &[w]), "100, 10, 1, 0, 0\n", "writes are direction 1");
+    }
+
+    #[test]
+    fn trims_are_logged_as_direction_2_and_flushes_not_at_all() {
+        // One window with reads, writes, trims, write-zeroes and flushes: fio logs its three
+        // ddir_rw directions in their order, nothing for the others.
+        let d = ThreadDir { ios: 10, bytes: 40_960, iops: 10.0, bw_bytes: 40_960.0, sum_ns: 15_004 };
+        let p = ThreadPoint { t_s: 0.5, dir: [d; Direction::COUNT] };
+        assert_eq!(log_lines(LogKind::Bw, &[p]), "500, 40, 0, 0, 0\n500, 40, 1, 0, 0\n500, 40, 2, 0, 0\n");
+        let mut t = ThreadPoint { t_s: 0.5, ..ThreadPoint::default() };
+        t.dir[Direction::Trim as usize] = d;
+        assert_eq!(log_lines(LogKind::Lat, &[t]), "500, 1500, 2, 0, 0\n");
     }
 }

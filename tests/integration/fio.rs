@@ -166,6 +166,48 @@ fn a_job_alone_in_its_group_writes_fios_logs() {
     assert!(!b.is_empty() && b.lines().all(|l| l.split(", ").nth(2) == Some("1")), "[b] writes: {b}");
 }
 
+/// fio logs trims as direction 2 (stat.c: `add_log_sample` takes every `ddir_rw` direction, and
+/// `_add_stat_to_log` walks all three), where nvmebench logged reads and writes only: randtrim logs
+/// only 2s, trimwrite 1s and 2s, a command-line mix with trims and a flush 0, 1 and 2 (a flush,
+/// fio's sync, is not logged).
+#[test]
+fn trims_are_logged_as_direction_2() {
+    let dir = scratch_dir();
+    let text = "[global]\nioengine=null\ntime_based\nruntime=300ms\nlog_avg_msec=100\nsize=1m\nbs=4k\n\
+                write_bw_log=x\nwrite_iops_log=x\nwrite_lat_log=x\n[t]\nrw=randtrim\n[tw]\nstonewall\nrw=trimwrite\n";
+    let job = write(dir.path(), "trim.fio", text);
+    let o = nvmebench_in(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let directions = |name: &str| -> BTreeSet<String> {
+        let text = std::fs::read_to_string(dir.path().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(!text.is_empty(), "{name} has lines");
+        text.lines().map(|l| l.split(", ").nth(2).unwrap().to_string()).collect()
+    };
+    for kind in ["bw", "iops", "lat", "clat"] {
+        assert_eq!(directions(&format!("x_{kind}.1.log")), BTreeSet::from(["2".to_string()]), "randtrim {kind}");
+        let both = BTreeSet::from(["1".to_string(), "2".to_string()]);
+        assert_eq!(directions(&format!("x_{kind}.2.log")), both, "trimwrite {kind}");
+    }
+    let dir = scratch_dir();
+    let args = [
+        "run",
+        "--name=m",
+        "--ioengine=null",
+        "--rw=randrw",
+        "--rwmix",
+        "read=40,write=30,trim=20,flush=10",
+        "--runtime=300ms",
+        "--log_avg_msec=100",
+        "--write_iops_log=",
+        "--quiet",
+    ];
+    let o = nvmebench_in(dir.path(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(dir.path().join("m_iops.1.log")).unwrap();
+    let dirs: BTreeSet<&str> = text.lines().map(|l| l.split(", ").nth(2).unwrap()).collect();
+    assert_eq!(dirs, BTreeSet::from(["0", "1", "2"]), "{text}");
+}
+
 /// The values of a log's lines, and their times.
 fn log_values(path: &Path) -> (Vec<u64>, Vec<u64>) {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
