@@ -317,8 +317,8 @@ fn write_results(path: &Path, cli: &RunArgs, plan: &Plan, runs: &[GroupRun], dis
         runs.iter().map(|r| r.workers.iter().map(|w| job_stats(&r.result, w)).collect()).collect();
     // fio's logs: one per job clone, each its own worker thread's series.
     for r in runs {
-        for ((job, _), lanes) in r.jobs.iter().zip(&r.workers) {
-            write_logs(&job.args, job.number, &job.name, &clone_series(&r.result, lanes))?;
+        for ((job, cfg), lanes) in r.jobs.iter().zip(&r.workers) {
+            write_logs(&job.args, cfg, job.number, &job.name, &clone_series(&r.result, lanes))?;
         }
     }
     let own = || -> Value {

@@ -394,14 +394,31 @@ impl LogKind {
 /// none) are not logged.
 const LOGGED: [(Direction, u8); 3] = [(Direction::Read, 0), (Direction::Write, 1), (Direction::Trim, 2)];
 
+/// The block-size column of each logged direction (reads, writes, trims), as fio fills it.
+///
+/// With `log_avg_msec` (`averaged`) fio writes 0 in every log: an averaged line is a fresh sample
+/// (stat.c's `__add_stat_to_log`) that takes only the window's mean (or max), whatever block size
+/// the samples averaged into it had; `__add_samples` gives its bandwidth and IOPS samples the
+/// direction's size when `min_bs == max_bs`, but `add_log_sample` only adds their value to the
+/// window. Without it fio logs each I/O with that I/O's size (io_u.c's `account_io_completion`);
+/// nvmebench's line stands for its window's I/Os, so it carries their size when the direction has
+/// one (fio's `min_bs == max_bs`), else 0.
+pub fn log_block_sizes(cfg: &RunConfig, averaged: bool) -> [u64; 3] {
+    LOGGED.map(|(dir, _)| match cfg.workload.sizes_of(dir) {
+        Some(s) if !averaged && s.is_single() => u64::from(s.min_bytes()),
+        _ => 0,
+    })
+}
+
 /// One job clone's (worker thread's) log, as fio writes it: a line per window and direction with
-/// I/O (reads 0, writes 1, trims 2), `time_ms, value, direction, 0, 0` (averaged entries carry no
-/// offset in fio either). Bandwidth in KiB/s, latency the window's mean in ns.
-pub fn log_lines(kind: LogKind, series: &[ThreadPoint]) -> String {
+/// I/O (reads 0, writes 1, trims 2), `time_ms, value, direction, bs, 0`, `bs` the direction's
+/// entry of `block_sizes` (see [`log_block_sizes`]); fio writes 0 in the last column too, an
+/// I/O's priority class, not real-time here. Bandwidth in KiB/s, latency the window's mean in ns.
+pub fn log_lines(kind: LogKind, series: &[ThreadPoint], block_sizes: [u64; 3]) -> String {
     let mut out = String::new();
     for p in series {
         let t_ms = (p.t_s * 1000.0).round() as u64;
-        for (dir, d) in LOGGED.map(|(dir, n)| (n, p.of(dir))) {
+        for ((dir, d), bs) in LOGGED.map(|(dir, n)| (n, p.of(dir))).into_iter().zip(block_sizes) {
             if d.ios == 0 {
                 continue;
             }
@@ -410,7 +427,7 @@ pub fn log_lines(kind: LogKind, series: &[ThreadPoint]) -> String {
                 LogKind::Iops => d.iops.round() as u64,
                 LogKind::Lat | LogKind::Clat => d.mean_ns().round() as u64,
             };
-            let _ = writeln!(out, "{t_ms}, {value}, {dir}, 0, 0");
+            let _ = writeln!(out, "{t_ms}, {value}, {dir}, {bs}, 0");
         }
     }
     out
@@ -532,11 +549,11 @@ mod tests {
                 ThreadDir { ios: 10, bytes: 40_960, iops: 10.0, bw_bytes: 40_960.0, sum_ns: 15_004 };
             p
         };
-        assert_eq!(log_lines(LogKind::Bw, &[p(0.5), p(1.0)]), "500, 40, 0, 0, 0\n1000, 40, 0, 0, 0\n");
-        assert_eq!(log_lines(LogKind::Lat, &[p(0.25)]), "250, 1500, 0, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Bw, &[p(0.5), p(1.0)], [0; 3]), "500, 40, 0, 0, 0\n1000, 40, 0, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Lat, &[p(0.25)], [0; 3]), "250, 1500, 0, 0, 0\n");
         let mut w = p(0.1);
         w.dir.swap(Direction::Read as usize, Direction::Write as usize);
-        assert_eq!(log_lines(LogKind::Iops, &[w]), "100, 10, 1, 0, 0\n", "writes are direction 1");
+        assert_eq!(log_lines(LogKind::Iops, &[w], [0; 3]), "100, 10, 1, 0, 0\n", "writes are direction 1");
     }
 
     #[test]
@@ -545,9 +562,27 @@ mod tests {
         // ddir_rw directions in their order, nothing for the others.
         let d = ThreadDir { ios: 10, bytes: 40_960, iops: 10.0, bw_bytes: 40_960.0, sum_ns: 15_004 };
         let p = ThreadPoint { t_s: 0.5, dir: [d; Direction::COUNT] };
-        assert_eq!(log_lines(LogKind::Bw, &[p]), "500, 40, 0, 0, 0\n500, 40, 1, 0, 0\n500, 40, 2, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Bw, &[p], [0; 3]), "500, 40, 0, 0, 0\n500, 40, 1, 0, 0\n500, 40, 2, 0, 0\n");
         let mut t = ThreadPoint { t_s: 0.5, ..ThreadPoint::default() };
         t.dir[Direction::Trim as usize] = d;
-        assert_eq!(log_lines(LogKind::Lat, &[t]), "500, 1500, 2, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Lat, &[t], [0; 3]), "500, 1500, 2, 0, 0\n");
+    }
+
+    #[test]
+    fn the_block_size_column_is_what_fio_writes() {
+        // Without log_avg_msec fio logs each I/O with its size: one size per direction is what
+        // every such line would carry; a mix has none to write. With it, fio's averaged lines
+        // carry 0 whatever the sizes.
+        let cfg = null_config(&["--rw", "randrw", "--bssplit", "4k/50:8k/50,16k,64k"]);
+        assert_eq!(log_block_sizes(&cfg, false), [0, 16_384, 65_536]);
+        assert_eq!(log_block_sizes(&cfg, true), [0, 0, 0]);
+        let cfg = null_config(&["--rw", "randread", "--bs", "8k"]);
+        assert_eq!(log_block_sizes(&cfg, false)[0], 8192);
+        let d = ThreadDir { ios: 10, bytes: 40_960, iops: 10.0, bw_bytes: 40_960.0, sum_ns: 15_004 };
+        let p = ThreadPoint { t_s: 0.5, dir: [d; Direction::COUNT] };
+        assert_eq!(
+            log_lines(LogKind::Iops, &[p], [4096, 0, 65_536]),
+            "500, 10, 0, 4096, 0\n500, 10, 1, 0, 0\n500, 10, 2, 65536, 0\n"
+        );
     }
 }

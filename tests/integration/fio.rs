@@ -208,6 +208,37 @@ fn trims_are_logged_as_direction_2() {
     assert_eq!(dirs, BTreeSet::from(["0", "1", "2"]), "{text}");
 }
 
+/// The 4th column of fio's logs, the block size: fio's averaged lines (`log_avg_msec`) carry 0
+/// (stat.c's `__add_stat_to_log` writes a fresh sample without one); without it fio logs each I/O
+/// with its size, so nvmebench's lines, one per interval, carry the direction's size when it has
+/// one and 0 for a mix (it wrote 0 always).
+#[test]
+fn the_block_size_column_is_fios() {
+    let dir = scratch_dir();
+    let text = "[global]\nioengine=null\ntime_based\nruntime=300ms\nwrite_bw_log=x\nwrite_lat_log=x\n\
+                [one]\nrw=randrw\nbs=8k,16k\n[avg]\nstonewall\nrw=randread\nbs=8k\nlog_avg_msec=100\n\
+                [mix]\nstonewall\nrw=randread\nbssplit=4k/50:8k/50\n";
+    let job = write(dir.path(), "bs.fio", text);
+    let o = nvmebench_in(dir.path(), &["run", job.to_str().unwrap(), "--quiet", "--interval=100ms"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let columns = |name: &str| -> BTreeSet<(String, String)> {
+        let text = std::fs::read_to_string(dir.path().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(!text.is_empty(), "{name} has lines");
+        text.lines()
+            .map(|l| {
+                let f: Vec<&str> = l.split(", ").collect();
+                (f[2].to_string(), f[3].to_string())
+            })
+            .collect()
+    };
+    let pair = |d: &str, bs: &str| (d.to_string(), bs.to_string());
+    for kind in ["bw", "lat", "clat"] {
+        assert_eq!(columns(&format!("x_{kind}.1.log")), BTreeSet::from([pair("0", "8192"), pair("1", "16384")]));
+        assert_eq!(columns(&format!("x_{kind}.2.log")), BTreeSet::from([pair("0", "0")]), "averaged: {kind}");
+        assert_eq!(columns(&format!("x_{kind}.3.log")), BTreeSet::from([pair("0", "0")]), "a mix: {kind}");
+    }
+}
+
 /// The values of a log's lines, and their times.
 fn log_values(path: &Path) -> (Vec<u64>, Vec<u64>) {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
