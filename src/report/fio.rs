@@ -389,6 +389,21 @@ impl LogKind {
     }
 }
 
+/// fio's bandwidth sample of a thread, KiB/s: `bytes` moved in `span_ns`, as stat.c's
+/// `__add_samples` computes it, in integers and truncating at each step (`delta * 1000 / spent /
+/// 1024`, `spent` in whole milliseconds, `mtime_since`'s truncation); 0 over less than a
+/// millisecond, as fio's `spent == 0`.
+pub fn bw_sample_kib(bytes: u64, span_ns: u64) -> u64 {
+    let spent_ms = span_ns / 1_000_000;
+    if spent_ms == 0 { 0 } else { (u128::from(bytes) * 1000 / u128::from(spent_ms) / 1024) as u64 }
+}
+
+/// fio's IOPS sample of a thread: `(delta * 1000) / spent`, in integers, as [`bw_sample_kib`].
+pub fn iops_sample(ios: u64, span_ns: u64) -> u64 {
+    let spent_ms = span_ns / 1_000_000;
+    if spent_ms == 0 { 0 } else { (u128::from(ios) * 1000 / u128::from(spent_ms)) as u64 }
+}
+
 /// The directions fio logs, with the number it writes for each: its `ddir_rw` ones (stat.c's
 /// `add_log_sample` drops the rest), so trims too; a flush (fio's sync) and write-zeroes (fio has
 /// none) are not logged.
@@ -423,8 +438,8 @@ pub fn log_lines(kind: LogKind, series: &[ThreadPoint], block_sizes: [u64; 3]) -
                 continue;
             }
             let value = match kind {
-                LogKind::Bw => (d.bw_bytes / 1024.0).round() as u64,
-                LogKind::Iops => d.iops.round() as u64,
+                LogKind::Bw => bw_sample_kib(d.bytes, p.span_ns),
+                LogKind::Iops => iops_sample(d.ios, p.span_ns),
                 LogKind::Lat | LogKind::Clat => d.mean_ns().round() as u64,
             };
             let _ = writeln!(out, "{t_ms}, {value}, {dir}, {bs}, 0");
@@ -544,7 +559,7 @@ mod tests {
     #[test]
     fn logs_have_fios_columns() {
         let p = |t_s: f64| {
-            let mut p = ThreadPoint { t_s, ..ThreadPoint::default() };
+            let mut p = ThreadPoint { t_s, span_ns: 1_000_000_000, ..ThreadPoint::default() };
             p.dir[Direction::Read as usize] =
                 ThreadDir { ios: 10, bytes: 40_960, iops: 10.0, bw_bytes: 40_960.0, sum_ns: 15_004 };
             p
@@ -561,9 +576,9 @@ mod tests {
         // One window with reads, writes, trims, write-zeroes and flushes: fio logs its three
         // ddir_rw directions in their order, nothing for the others.
         let d = ThreadDir { ios: 10, bytes: 40_960, iops: 10.0, bw_bytes: 40_960.0, sum_ns: 15_004 };
-        let p = ThreadPoint { t_s: 0.5, dir: [d; Direction::COUNT] };
+        let p = ThreadPoint { t_s: 0.5, span_ns: 1_000_000_000, dir: [d; Direction::COUNT] };
         assert_eq!(log_lines(LogKind::Bw, &[p], [0; 3]), "500, 40, 0, 0, 0\n500, 40, 1, 0, 0\n500, 40, 2, 0, 0\n");
-        let mut t = ThreadPoint { t_s: 0.5, ..ThreadPoint::default() };
+        let mut t = ThreadPoint { t_s: 0.5, span_ns: 1_000_000_000, ..ThreadPoint::default() };
         t.dir[Direction::Trim as usize] = d;
         assert_eq!(log_lines(LogKind::Lat, &[t], [0; 3]), "500, 1500, 2, 0, 0\n");
     }
@@ -579,10 +594,30 @@ mod tests {
         let cfg = null_config(&["--rw", "randread", "--bs", "8k"]);
         assert_eq!(log_block_sizes(&cfg, false)[0], 8192);
         let d = ThreadDir { ios: 10, bytes: 40_960, iops: 10.0, bw_bytes: 40_960.0, sum_ns: 15_004 };
-        let p = ThreadPoint { t_s: 0.5, dir: [d; Direction::COUNT] };
+        let p = ThreadPoint { t_s: 0.5, span_ns: 1_000_000_000, dir: [d; Direction::COUNT] };
         assert_eq!(
             log_lines(LogKind::Iops, &[p], [4096, 0, 65_536]),
             "500, 10, 0, 4096, 0\n500, 10, 1, 0, 0\n500, 10, 2, 65536, 0\n"
         );
+    }
+
+    #[test]
+    fn rates_truncate_as_fios_integer_arithmetic() {
+        // 1535 KiB and 999 I/Os in 1000.9 ms: fio's spent is 1000 ms, and 1535.0 KiB/s and 999/s
+        // are what it logs; 2047 bytes over 1 s is 1 KiB/s (1.999 truncated), where rounding
+        // would write 2; nvmebench rounded its own rates.
+        assert_eq!(bw_sample_kib(1535 * 1024, 1_000_900_000), 1535);
+        assert_eq!(bw_sample_kib(2047, 1_000_000_000), 1);
+        assert_eq!(bw_sample_kib(1_048_575, 300_000_000), 3413, "1048575000 / 300 / 1024, truncated twice");
+        assert_eq!(iops_sample(999, 1_000_900_000), 999);
+        assert_eq!(iops_sample(2, 3_000_000), 666, "2000 / 3, truncated");
+        assert_eq!((bw_sample_kib(4096, 999_999), iops_sample(1, 999_999)), (0, 0), "spent 0: fio's rate 0");
+        // The log writes those: 1 KiB/s where the rounded rate was 2.
+        let mut p = ThreadPoint { t_s: 1.0, span_ns: 1_000_000_000, ..ThreadPoint::default() };
+        p.dir[0] = ThreadDir { ios: 1, bytes: 2047, iops: 1.0, bw_bytes: 2047.0, sum_ns: 10 };
+        assert_eq!(log_lines(LogKind::Bw, &[p], [0; 3]), "1000, 1, 0, 0, 0\n");
+        p.span_ns = 3_000_000;
+        p.dir[0].ios = 2;
+        assert_eq!(log_lines(LogKind::Iops, &[p], [0; 3]), "1000, 666, 0, 0, 0\n");
     }
 }

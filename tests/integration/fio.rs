@@ -668,7 +668,11 @@ fn fio2gnuplot_reads_our_logs() {
         .unwrap()
         .iter()
         .filter(|p| p["read"]["ios"].as_u64().unwrap() > 0)
-        .map(|p| (p["read"]["bw_bytes"].as_f64().unwrap() / 1024.0).round())
+        .map(|p| {
+            // fio's arithmetic (stat.c's __add_samples): bytes * 1000 / whole ms / 1024, truncated.
+            let spent_ms = (p["span_s"].as_f64().unwrap() * 1e9).round() as u64 / 1_000_000;
+            (p["read"]["bytes"].as_u64().unwrap() * 1000 / spent_ms / 1024) as f64
+        })
         .collect();
     assert_eq!(field("values_count") as usize, bw.len());
     let mean = bw.iter().sum::<f64>() / bw.len() as f64;
