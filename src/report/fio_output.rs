@@ -117,7 +117,8 @@ pub fn single_run_output(
         options.push(("rwmixread".into(), w.read_percent().to_string()));
     }
     let stats = &r.total;
-    let bw = crate::io::Direction::ALL.map(|dir| report::rates(stats.of(dir), r.elapsed_ns).1);
+    let group_agg = crate::io::Direction::ALL
+        .map(|dir| fio_report::group_agg(std::iter::once((stats.of(dir).bytes, r.elapsed_ns))));
     let job = FioJob {
         name: &name,
         group_id: 0,
@@ -128,8 +129,8 @@ pub fn single_run_output(
         threads: r.workers.len(),
         runtime_ns: r.workers.iter().map(|w| w.summary.as_ref().map_or(r.elapsed_ns, |s| s.measured_ns)).sum(),
         cpu: Some(&r.cpu),
-        intervals: Some(&r.intervals),
-        group_bw_bytes: bw,
+        series: threads,
+        group_agg,
         lat_percentiles: args.fio.lat_percentiles.unwrap_or(false),
     };
     let plus = args.fio.output_format.as_deref() == Some("json+");

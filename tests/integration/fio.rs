@@ -412,6 +412,35 @@ fn bw_agg_is_a_share_of_the_groups_bandwidth_in_that_direction() {
     }
 }
 
+/// Jobs that run together get fio's `bw_*`/`iops_*` statistics too (they were left out, for the
+/// run had one interval series): each job's from its own clones' per-thread samples, summed over
+/// its clones as fio's group_reporting sums them (so [a]'s two clones at 200 IOPS each give a mean
+/// of about 400 and twice the samples), and `bw_agg` each job's share of the group's bandwidth.
+#[test]
+fn jobs_run_together_get_fios_bandwidth_statistics_from_their_own_threads() {
+    let dir = scratch_dir();
+    let text = "[global]\nioengine=null\ntime_based\nruntime=600ms\nlog_avg_msec=100\nrw=randread\n\
+                [a]\nnumjobs=2\nrate_iops=200\n[b]\nrate_iops=100\n";
+    let job = write(dir.path(), "together.fio", text);
+    let d = fio_json(&["run", job.to_str().unwrap(), "--output-format=json"]);
+    let jobs = d["jobs"].as_array().unwrap();
+    let stat = |j: usize, k: &str| -> f64 {
+        jobs[j]["read"][k].as_f64().unwrap_or_else(|| panic!("[{j}] read.{k}: {}", jobs[j]["read"]))
+    };
+    for (j, clones, iops) in [(0, 2.0, 400.0), (1, 1.0, 100.0)] {
+        let n = stat(j, "iops_samples");
+        assert!(n >= clones * 4.0 && n <= clones * 6.0, "job {j}: {n} samples from {clones} clones");
+        assert_eq!(stat(j, "bw_samples"), n, "job {j}");
+        let mean = stat(j, "iops_mean");
+        assert!((mean - iops).abs() < iops * 0.3, "job {j}: iops_mean {mean}, not about {iops}");
+        assert!((stat(j, "bw_mean") - mean * 4.0).abs() < mean * 4.0 * 0.05, "job {j}: 4k I/Os");
+        assert!(stat(j, "iops_min") <= mean && mean <= stat(j, "iops_max"), "job {j}");
+        assert!(stat(j, "bw_dev") >= 0.0 && stat(j, "iops_stddev") >= 0.0, "job {j}");
+    }
+    let (a, b) = (stat(0, "bw_agg"), stat(1, "bw_agg"));
+    assert!((a - 80.0).abs() < 15.0 && (b - 20.0).abs() < 10.0, "shares of the group: {a}, {b}");
+}
+
 /// fio's `lat_percentiles=1` puts the percentiles and json+ bins under `lat_ns` too; `=0` is fio's
 /// default.
 #[test]
