@@ -93,6 +93,9 @@ pub struct ThreadPoint {
     /// End of the interval, in seconds since the measurement started: the boundary, or for the
     /// thread's last interval the moment the thread ended.
     pub t_s: f64,
+    /// The thread's measured span of the interval, from its first lane's start to its last lane's
+    /// end, in ns: fio's `spent` between two samples of a thread.
+    pub span_ns: u64,
     /// Per direction, in [`Direction`]'s order.
     pub dir: [ThreadDir; Direction::COUNT],
 }
@@ -466,10 +469,15 @@ struct ThreadPart {
     /// A lane's last report is in it, ending at `end_ns` at the latest.
     last: bool,
     end_ns: u64,
+    /// The span its lanes' reports cover: the earliest start, the latest end.
+    from_ns: u64,
+    to_ns: u64,
 }
 
 impl ThreadPart {
     fn add(&mut self, stats: &Stats, from_ns: u64, to_ns: u64, last: bool) {
+        self.from_ns = if self.reported { self.from_ns.min(from_ns) } else { from_ns };
+        self.to_ns = self.to_ns.max(to_ns);
         let span = to_ns.saturating_sub(from_ns);
         for (d, s) in self.dir.iter_mut().zip(&stats.dir) {
             d.ios += s.ios;
@@ -716,7 +724,8 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
                     // A thread's last interval ends when the thread did, as the run's ends when the
                     // run did.
                     let end_s = if part.last { part.end_ns.saturating_sub(ramp_ns) as f64 / 1e9 } else { boundary_s };
-                    series.push(ThreadPoint { t_s: round_us(end_s), dir: part.dir });
+                    let span_ns = part.to_ns.saturating_sub(part.from_ns);
+                    series.push(ThreadPoint { t_s: round_us(end_s), span_ns, dir: part.dir });
                 }
             }
             for mut part in std::iter::once(e.all).chain(e.targets) {
@@ -1495,6 +1504,9 @@ mod tests {
         assert_eq!(t(&c.thread_intervals[1]), [0.1, 0.15]);
         assert_eq!(read(&c.thread_intervals[1]), [(200, 2_000.0), (100, 2_000.0)]);
         assert_eq!(c.thread_intervals[1][0].of(Direction::Read).mean_ns(), 1_000.0);
+        // Each point's span is its thread's, over all its lanes: fio's time between two samples.
+        let spans = |s: &[ThreadPoint]| s.iter().map(|p| p.span_ns / 1_000_000).collect::<Vec<_>>();
+        assert_eq!((spans(&c.thread_intervals[0]), spans(&c.thread_intervals[1])), (vec![100, 100], vec![100, 50]));
         // The threads' figures add up to the run's.
         for (i, all) in c.intervals.iter().enumerate() {
             let ios: u64 = c.thread_intervals.iter().map(|s| s[i].of(Direction::Read).ios).sum();

@@ -317,8 +317,8 @@ fn write_results(path: &Path, cli: &RunArgs, plan: &Plan, runs: &[GroupRun], dis
         runs.iter().map(|r| r.workers.iter().map(|w| job_stats(&r.result, w)).collect()).collect();
     // fio's logs: one per job clone, each its own worker thread's series.
     for r in runs {
-        for ((job, _), lanes) in r.jobs.iter().zip(&r.workers) {
-            write_logs(&job.args, job.number, &job.name, &clone_series(&r.result, lanes))?;
+        for ((job, cfg), lanes) in r.jobs.iter().zip(&r.workers) {
+            write_logs(&job.args, cfg, job.number, &job.name, &clone_series(&r.result, lanes))?;
         }
     }
     let own = || -> Value {
@@ -355,9 +355,8 @@ fn write_results(path: &Path, cli: &RunArgs, plan: &Plan, runs: &[GroupRun], dis
         let mut jobs = Vec::new();
         for (g, r) in runs.iter().enumerate() {
             let alone = r.jobs.len() == 1;
-            let group_bw = crate::io::Direction::ALL.map(|dir| {
-                stats[g].iter().map(|(s, ns, _)| s.of(dir).bytes as f64 / (*ns as f64 / 1e9).max(1e-9)).sum()
-            });
+            let group_agg = crate::io::Direction::ALL
+                .map(|dir| fio_report::group_agg(stats[g].iter().map(|(s, ns, _)| (s.of(dir).bytes, *ns))));
             for (i, (job, cfg)) in r.jobs.iter().enumerate() {
                 let (s, ns, summed) = &stats[g][i];
                 jobs.push(FioJob {
@@ -370,8 +369,8 @@ fn write_results(path: &Path, cli: &RunArgs, plan: &Plan, runs: &[GroupRun], dis
                     threads: r.workers[i].len(),
                     runtime_ns: *summed,
                     cpu: alone.then_some(&r.result.cpu),
-                    intervals: alone.then_some(&r.result.intervals[..]),
-                    group_bw_bytes: group_bw,
+                    series: clone_series(&r.result, &r.workers[i]),
+                    group_agg,
                     lat_percentiles: job.args.fio.lat_percentiles.unwrap_or(false),
                 });
             }

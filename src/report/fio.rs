@@ -9,7 +9,7 @@
 //! left out; README lists them with the reason.
 
 use crate::config::RunConfig;
-use crate::coordinator::{IntervalPoint, ThreadPoint};
+use crate::coordinator::ThreadPoint;
 use crate::cpu::CpuUsage;
 use crate::io::Direction;
 use crate::stats::{DirStats, Stats};
@@ -57,11 +57,12 @@ pub struct FioJob<'a> {
     pub runtime_ns: u64,
     /// The process's CPU time, when this job ran alone (jobs run together share one figure).
     pub cpu: Option<&'a CpuUsage>,
-    /// The interval series, when this job ran alone.
-    pub intervals: Option<&'a [IntervalPoint]>,
-    /// Bytes per second of the job's whole group in each direction, for `bw_agg` (as fio, the
-    /// job's share of its group's bandwidth in that direction).
-    pub group_bw_bytes: [f64; Direction::COUNT],
+    /// Each of its clones' (worker threads') own series, whether it ran alone or with others:
+    /// fio's bandwidth and IOPS samples are per thread.
+    pub series: Vec<&'a [ThreadPoint]>,
+    /// fio's `agg` of the job's whole group in each direction, bytes per second (see
+    /// [`group_agg`]), for `bw_agg`: the job's share of its group's bandwidth in that direction.
+    pub group_agg: [u64; Direction::COUNT],
     /// fio's `lat_percentiles=1`: `lat_ns` carries the percentiles (and json+ bins) too.
     pub lat_percentiles: bool,
 }
@@ -129,16 +130,13 @@ fn job(j: &FioJob<'_>, plus: bool) -> Value {
     let mut pcts = j.cfg.percentiles.clone();
     pcts.sort_by(f64::total_cmp);
     let pcts = &pcts;
-    let series = |dir: Direction| {
-        j.intervals.map(|iv| iv.iter().filter(|p| !p.ramp).map(move |p| *p.of(dir)).collect::<Vec<_>>())
-    };
     for dir in [Direction::Read, Direction::Write, Direction::Trim] {
-        o.insert(dir.name().into(), direction(dir, j, pcts, plus, series(dir).as_deref()));
+        o.insert(dir.name().into(), direction(dir, j, pcts, plus));
     }
     // fio has no write-zeroes; ours sit beside fio's blocks, in the same shape, when issued.
     if j.cfg.workload.mix.issues(Direction::WriteZeroes) {
         let dir = Direction::WriteZeroes;
-        o.insert(dir.name().into(), direction(dir, j, pcts, plus, series(dir).as_deref()));
+        o.insert(dir.name().into(), direction(dir, j, pcts, plus));
     }
     // fio's `sync` block counts fsyncs: our flushes.
     let flush = j.stats.of(Direction::Flush);
@@ -172,14 +170,8 @@ fn job(j: &FioJob<'_>, plus: bool) -> Value {
     Value::Object(o)
 }
 
-/// One direction: fio's counters, rates, latencies and (with intervals) bandwidth statistics.
-fn direction(
-    dir: Direction,
-    j: &FioJob<'_>,
-    pcts: &[f64],
-    plus: bool,
-    series: Option<&[crate::coordinator::DirPoint]>,
-) -> Value {
+/// One direction: fio's counters, rates, latencies and bandwidth and IOPS statistics.
+fn direction(dir: Direction, j: &FioJob<'_>, pcts: &[f64], plus: bool) -> Value {
     let d = j.stats.of(dir);
     let secs = j.elapsed_ns as f64 / 1e9;
     let bw_bytes = if secs > 0.0 { (d.bytes as f64 / secs).round() as u64 } else { 0 };
@@ -209,34 +201,94 @@ fn direction(
     };
     o.insert("clat_ns".into(), with_percentiles(true));
     o.insert("lat_ns".into(), with_percentiles(j.lat_percentiles));
-    if d.ios == 0 {
-        // What fio writes for a direction without I/O.
-        for k in ["bw_min", "bw_max", "bw_samples", "iops_min", "iops_max", "iops_samples"] {
-            o.insert(k.into(), json!(0));
-        }
-        for k in ["bw_agg", "bw_mean", "bw_dev", "iops_mean", "iops_stddev"] {
-            o.insert(k.into(), json!(0.0));
-        }
-    } else if let Some(points) = series.filter(|p| !p.is_empty()) {
-        let bw: Vec<f64> = points.iter().map(|p| p.bw_bytes / 1024.0).collect();
-        let io: Vec<f64> = points.iter().map(|p| p.iops).collect();
-        let (bw_mean, bw_dev) = mean_dev(&bw);
-        let (io_mean, io_dev) = mean_dev(&io);
-        let group = j.group_bw_bytes[dir as usize];
-        let agg = if group > 0.0 { d.bytes as f64 / secs / group * 100.0 } else { 0.0 };
-        o.insert("bw_min".into(), json!(bw.iter().copied().fold(f64::INFINITY, f64::min).round() as u64));
-        o.insert("bw_max".into(), json!(bw.iter().copied().fold(0.0, f64::max).round() as u64));
-        o.insert("bw_agg".into(), json!(agg));
-        o.insert("bw_mean".into(), json!(bw_mean));
-        o.insert("bw_dev".into(), json!(bw_dev));
-        o.insert("bw_samples".into(), json!(bw.len()));
-        o.insert("iops_min".into(), json!(io.iter().copied().fold(f64::INFINITY, f64::min).round() as u64));
-        o.insert("iops_max".into(), json!(io.iter().copied().fold(0.0, f64::max).round() as u64));
-        o.insert("iops_mean".into(), json!(io_mean));
-        o.insert("iops_stddev".into(), json!(io_dev));
-        o.insert("iops_samples".into(), json!(io.len()));
-    }
+    let interval_ms = j.cfg.interval.as_millis() as u64;
+    // A span without I/O in the direction has no delta, so no sample (fio's `if (!delta) continue`).
+    let bw = SampleStat::of_job(&j.series, interval_ms, |p| {
+        (p.of(dir).bytes > 0).then(|| bw_sample_kib(p.of(dir).bytes, p.span_ns))
+    });
+    let io = SampleStat::of_job(&j.series, interval_ms, |p| {
+        (p.of(dir).ios > 0).then(|| iops_sample(p.of(dir).ios, p.span_ns))
+    });
+    // fio's calc_lat fails without samples: then every figure is 0, bw_agg too.
+    let agg = if bw.samples == 0 { 0.0 } else { agg_percent(j.group_agg[dir as usize], bw.mean) };
+    o.insert("bw_min".into(), json!(bw.min));
+    o.insert("bw_max".into(), json!(bw.max));
+    o.insert("bw_agg".into(), json!(agg));
+    o.insert("bw_mean".into(), json!(bw.mean));
+    o.insert("bw_dev".into(), json!(bw.dev()));
+    o.insert("bw_samples".into(), json!(bw.samples));
+    o.insert("iops_min".into(), json!(io.min));
+    o.insert("iops_max".into(), json!(io.max));
+    o.insert("iops_mean".into(), json!(io.mean));
+    o.insert("iops_stddev".into(), json!(io.dev()));
+    o.insert("iops_samples".into(), json!(io.samples));
     Value::Object(o)
+}
+
+/// fio's slack for a sample taken a little early (stat.c's `LOG_MSEC_SLACK`, on Linux).
+const LOG_MSEC_SLACK_MS: u64 = 1;
+
+/// fio's `io_stat` of bandwidth or IOPS samples (stat.c's `add_stat_sample`, read by
+/// `calc_lat`), summed over a job's threads as `sum_stat` sums them with `pure_sum` (fio's
+/// `group_reporting`, which nvmebench's jobs always are): min, max, mean, the sum of squared
+/// deviations and the sample count each added up.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct SampleStat {
+    min: u64,
+    max: u64,
+    mean: f64,
+    /// Sum of squared deviations from the mean (fio's `S`).
+    s: f64,
+    samples: u64,
+}
+
+impl SampleStat {
+    /// One thread's samples, one per point of its series that moved data in the direction (fio's
+    /// `__add_samples` skips a direction with no delta) and spanned the interval (fio takes no
+    /// sample before `avg_time - LOG_MSEC_SLACK` has passed, so a thread's last, partial span
+    /// gives none).
+    fn of_thread(series: &[ThreadPoint], interval_ms: u64, sample: impl Fn(&ThreadPoint) -> Option<u64>) -> Self {
+        let values: Vec<u64> = series
+            .iter()
+            .filter(|p| p.span_ns / 1_000_000 + LOG_MSEC_SLACK_MS >= interval_ms)
+            .filter_map(sample)
+            .collect();
+        let Some(&first) = values.first() else { return SampleStat::default() };
+        let n = values.len() as f64;
+        let mean = values.iter().map(|&v| v as f64).sum::<f64>() / n;
+        SampleStat {
+            min: values.iter().copied().fold(first, u64::min),
+            max: values.iter().copied().fold(first, u64::max),
+            mean,
+            s: values.iter().map(|&v| (v as f64 - mean).powi(2)).sum(),
+            samples: values.len() as u64,
+        }
+    }
+
+    /// A job's: its threads' stats added up, as fio's `sum_stat(.., pure_sum = true)`; a thread
+    /// without samples adds nothing.
+    fn of_job(threads: &[&[ThreadPoint]], interval_ms: u64, sample: impl Fn(&ThreadPoint) -> Option<u64>) -> Self {
+        let mut sum = SampleStat::default();
+        for one in threads.iter().map(|t| SampleStat::of_thread(t, interval_ms, &sample)).filter(|s| s.samples > 0) {
+            sum = if sum.samples == 0 {
+                one
+            } else {
+                SampleStat {
+                    min: sum.min + one.min,
+                    max: sum.max + one.max,
+                    mean: sum.mean + one.mean,
+                    s: sum.s + one.s,
+                    samples: sum.samples + one.samples,
+                }
+            };
+        }
+        sum
+    }
+
+    /// fio's standard deviation: `sqrt(S / (n - 1))`, 0 for fewer than two samples.
+    fn dev(&self) -> f64 {
+        if self.samples > 1 { (self.s / (self.samples - 1) as f64).sqrt() } else { 0.0 }
+    }
 }
 
 /// min, max, mean, stddev and N as fio writes them (all zero without I/O).
@@ -320,12 +372,22 @@ fn latency_buckets(d: &DirStats) -> (Value, Value, Value) {
     (Value::Object(ns), Value::Object(us), Value::Object(ms))
 }
 
-fn mean_dev(v: &[f64]) -> (f64, f64) {
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    // fio's sample standard deviation (n - 1).
-    let dev = if v.len() > 1 { (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt() } else { 0.0 };
-    (mean, dev)
+/// fio's `agg` of a group in one direction, bytes per second (stat.c's `__show_run_stats`:
+/// `iobytes * 1000 / max_run`, the group's bytes over its longest runtime in whole ms, in
+/// integers), from each job's bytes and runtime in ns.
+pub fn group_agg(jobs: impl IntoIterator<Item = (u64, u64)>) -> u64 {
+    let (bytes, max_run_ms) = jobs
+        .into_iter()
+        .filter(|&(bytes, _)| bytes > 0)
+        .fold((0u64, 0u64), |(b, m), (bytes, ns)| (b + bytes, m.max(ns / 1_000_000)));
+    if max_run_ms == 0 { 0 } else { (u128::from(bytes) * 1000 / u128::from(max_run_ms)) as u64 }
+}
+
+/// fio's `bw_agg` (stat.c's `convert_agg_kbytes_percent`, whose `mean` parameter is an `int`, so
+/// the mean is truncated): the job's mean bandwidth as a share of its group's `agg`, at most 100,
+/// and 100 when the group moved 1024 bytes per second or less.
+fn agg_percent(group_agg: u64, mean_kib: f64) -> f64 {
+    if group_agg > 1024 { (mean_kib.trunc() * 100.0 / (group_agg as f64 / 1024.0)).min(100.0) } else { 100.0 }
 }
 
 fn disk(d: &DiskUtil) -> Value {
@@ -389,23 +451,60 @@ impl LogKind {
     }
 }
 
+/// fio's bandwidth sample of a thread, KiB/s: `bytes` moved in `span_ns`, as stat.c's
+/// `__add_samples` computes it, in integers and truncating at each step (`delta * 1000 / spent /
+/// 1024`, `spent` in whole milliseconds, `mtime_since`'s truncation); 0 over less than a
+/// millisecond, as fio's `spent == 0`.
+pub fn bw_sample_kib(bytes: u64, span_ns: u64) -> u64 {
+    let spent_ms = span_ns / 1_000_000;
+    if spent_ms == 0 { 0 } else { (u128::from(bytes) * 1000 / u128::from(spent_ms) / 1024) as u64 }
+}
+
+/// fio's IOPS sample of a thread: `(delta * 1000) / spent`, in integers, as [`bw_sample_kib`].
+pub fn iops_sample(ios: u64, span_ns: u64) -> u64 {
+    let spent_ms = span_ns / 1_000_000;
+    if spent_ms == 0 { 0 } else { (u128::from(ios) * 1000 / u128::from(spent_ms)) as u64 }
+}
+
+/// The directions fio logs, with the number it writes for each: its `ddir_rw` ones (stat.c's
+/// `add_log_sample` drops the rest), so trims too; a flush (fio's sync) and write-zeroes (fio has
+/// none) are not logged.
+const LOGGED: [(Direction, u8); 3] = [(Direction::Read, 0), (Direction::Write, 1), (Direction::Trim, 2)];
+
+/// The block-size column of each logged direction (reads, writes, trims), as fio fills it.
+///
+/// With `log_avg_msec` (`averaged`) fio writes 0 in every log: an averaged line is a fresh sample
+/// (stat.c's `__add_stat_to_log`) that takes only the window's mean (or max), whatever block size
+/// the samples averaged into it had; `__add_samples` gives its bandwidth and IOPS samples the
+/// direction's size when `min_bs == max_bs`, but `add_log_sample` only adds their value to the
+/// window. Without it fio logs each I/O with that I/O's size (io_u.c's `account_io_completion`);
+/// nvmebench's line stands for its window's I/Os, so it carries their size when the direction has
+/// one (fio's `min_bs == max_bs`), else 0.
+pub fn log_block_sizes(cfg: &RunConfig, averaged: bool) -> [u64; 3] {
+    LOGGED.map(|(dir, _)| match cfg.workload.sizes_of(dir) {
+        Some(s) if !averaged && s.is_single() => u64::from(s.min_bytes()),
+        _ => 0,
+    })
+}
+
 /// One job clone's (worker thread's) log, as fio writes it: a line per window and direction with
-/// I/O, `time_ms, value, direction, 0, 0` (averaged entries carry no offset in fio either).
-/// Bandwidth in KiB/s, latency the window's mean in ns.
-pub fn log_lines(kind: LogKind, series: &[ThreadPoint]) -> String {
+/// I/O (reads 0, writes 1, trims 2), `time_ms, value, direction, bs, 0`, `bs` the direction's
+/// entry of `block_sizes` (see [`log_block_sizes`]); fio writes 0 in the last column too, an
+/// I/O's priority class, not real-time here. Bandwidth in KiB/s, latency the window's mean in ns.
+pub fn log_lines(kind: LogKind, series: &[ThreadPoint], block_sizes: [u64; 3]) -> String {
     let mut out = String::new();
     for p in series {
         let t_ms = (p.t_s * 1000.0).round() as u64;
-        for (dir, d) in [(0, p.of(Direction::Read)), (1, p.of(Direction::Write))] {
+        for ((dir, d), bs) in LOGGED.map(|(dir, n)| (n, p.of(dir))).into_iter().zip(block_sizes) {
             if d.ios == 0 {
                 continue;
             }
             let value = match kind {
-                LogKind::Bw => (d.bw_bytes / 1024.0).round() as u64,
-                LogKind::Iops => d.iops.round() as u64,
+                LogKind::Bw => bw_sample_kib(d.bytes, p.span_ns),
+                LogKind::Iops => iops_sample(d.ios, p.span_ns),
                 LogKind::Lat | LogKind::Clat => d.mean_ns().round() as u64,
             };
-            let _ = writeln!(out, "{t_ms}, {value}, {dir}, 0, 0");
+            let _ = writeln!(out, "{t_ms}, {value}, {dir}, {bs}, 0");
         }
     }
     out
@@ -442,8 +541,8 @@ mod tests {
                 threads: 1,
                 runtime_ns: 1_000_000_000,
                 cpu,
-                intervals: None,
-                group_bw_bytes: [4096.0 * 1024.0, 0.0, 0.0, 0.0, 0.0],
+                series: Vec::new(),
+                group_agg: [4096 * 1024, 0, 0, 0, 0],
                 lat_percentiles: plus,
             };
             render(&[], &[j], &[], plus, SystemTime::UNIX_EPOCH)
@@ -461,7 +560,7 @@ mod tests {
         assert!(r["clat_ns"].get("bins").is_none(), "bins are json+ only");
         assert_eq!(r["slat_ns"]["N"], 0);
         assert_eq!(r["lat_ns"]["N"], 1024);
-        assert!(r.get("bw_mean").is_none(), "no interval series, no bandwidth statistics");
+        assert_eq!((&r["bw_samples"], &r["bw_agg"]), (&json!(0), &json!(0.0)), "no series: fio's zeros");
         assert_eq!(d["jobs"][0]["write"]["bw_samples"], 0, "fio's zeros for a direction without I/O");
         assert_eq!(d["jobs"][0]["usr_cpu"], 25.0);
         assert_eq!(d["jobs"][0]["eta"], 2_147_483_647, "fio's value for a finished job");
@@ -522,15 +621,105 @@ mod tests {
     #[test]
     fn logs_have_fios_columns() {
         let p = |t_s: f64| {
-            let mut p = ThreadPoint { t_s, ..ThreadPoint::default() };
+            let mut p = ThreadPoint { t_s, span_ns: 1_000_000_000, ..ThreadPoint::default() };
             p.dir[Direction::Read as usize] =
                 ThreadDir { ios: 10, bytes: 40_960, iops: 10.0, bw_bytes: 40_960.0, sum_ns: 15_004 };
             p
         };
-        assert_eq!(log_lines(LogKind::Bw, &[p(0.5), p(1.0)]), "500, 40, 0, 0, 0\n1000, 40, 0, 0, 0\n");
-        assert_eq!(log_lines(LogKind::Lat, &[p(0.25)]), "250, 1500, 0, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Bw, &[p(0.5), p(1.0)], [0; 3]), "500, 40, 0, 0, 0\n1000, 40, 0, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Lat, &[p(0.25)], [0; 3]), "250, 1500, 0, 0, 0\n");
         let mut w = p(0.1);
         w.dir.swap(Direction::Read as usize, Direction::Write as usize);
-        assert_eq!(log_lines(LogKind::Iops, &[w]), "100, 10, 1, 0, 0\n", "writes are direction 1");
+        assert_eq!(log_lines(LogKind::Iops, &[w], [0; 3]), "100, 10, 1, 0, 0\n", "writes are direction 1");
+    }
+
+    #[test]
+    fn trims_are_logged_as_direction_2_and_flushes_not_at_all() {
+        // One window with reads, writes, trims, write-zeroes and flushes: fio logs its three
+        // ddir_rw directions in their order, nothing for the others.
+        let d = ThreadDir { ios: 10, bytes: 40_960, iops: 10.0, bw_bytes: 40_960.0, sum_ns: 15_004 };
+        let p = ThreadPoint { t_s: 0.5, span_ns: 1_000_000_000, dir: [d; Direction::COUNT] };
+        assert_eq!(log_lines(LogKind::Bw, &[p], [0; 3]), "500, 40, 0, 0, 0\n500, 40, 1, 0, 0\n500, 40, 2, 0, 0\n");
+        let mut t = ThreadPoint { t_s: 0.5, span_ns: 1_000_000_000, ..ThreadPoint::default() };
+        t.dir[Direction::Trim as usize] = d;
+        assert_eq!(log_lines(LogKind::Lat, &[t], [0; 3]), "500, 1500, 2, 0, 0\n");
+    }
+
+    #[test]
+    fn the_block_size_column_is_what_fio_writes() {
+        // Without log_avg_msec fio logs each I/O with its size: one size per direction is what
+        // every such line would carry; a mix has none to write. With it, fio's averaged lines
+        // carry 0 whatever the sizes.
+        let cfg = null_config(&["--rw", "randrw", "--bssplit", "4k/50:8k/50,16k,64k"]);
+        assert_eq!(log_block_sizes(&cfg, false), [0, 16_384, 65_536]);
+        assert_eq!(log_block_sizes(&cfg, true), [0, 0, 0]);
+        let cfg = null_config(&["--rw", "randread", "--bs", "8k"]);
+        assert_eq!(log_block_sizes(&cfg, false)[0], 8192);
+        let d = ThreadDir { ios: 10, bytes: 40_960, iops: 10.0, bw_bytes: 40_960.0, sum_ns: 15_004 };
+        let p = ThreadPoint { t_s: 0.5, span_ns: 1_000_000_000, dir: [d; Direction::COUNT] };
+        assert_eq!(
+            log_lines(LogKind::Iops, &[p], [4096, 0, 65_536]),
+            "500, 10, 0, 4096, 0\n500, 10, 1, 0, 0\n500, 10, 2, 65536, 0\n"
+        );
+    }
+
+    #[test]
+    fn rates_truncate_as_fios_integer_arithmetic() {
+        // 1535 KiB and 999 I/Os in 1000.9 ms: fio's spent is 1000 ms, and 1535.0 KiB/s and 999/s
+        // are what it logs; 2047 bytes over 1 s is 1 KiB/s (1.999 truncated), where rounding
+        // would write 2; nvmebench rounded its own rates.
+        assert_eq!(bw_sample_kib(1535 * 1024, 1_000_900_000), 1535);
+        assert_eq!(bw_sample_kib(2047, 1_000_000_000), 1);
+        assert_eq!(bw_sample_kib(1_048_575, 300_000_000), 3413, "1048575000 / 300 / 1024, truncated twice");
+        assert_eq!(iops_sample(999, 1_000_900_000), 999);
+        assert_eq!(iops_sample(2, 3_000_000), 666, "2000 / 3, truncated");
+        assert_eq!((bw_sample_kib(4096, 999_999), iops_sample(1, 999_999)), (0, 0), "spent 0: fio's rate 0");
+        // The log writes those: 1 KiB/s where the rounded rate was 2.
+        let mut p = ThreadPoint { t_s: 1.0, span_ns: 1_000_000_000, ..ThreadPoint::default() };
+        p.dir[0] = ThreadDir { ios: 1, bytes: 2047, iops: 1.0, bw_bytes: 2047.0, sum_ns: 10 };
+        assert_eq!(log_lines(LogKind::Bw, &[p], [0; 3]), "1000, 1, 0, 0, 0\n");
+        p.span_ns = 3_000_000;
+        p.dir[0].ios = 2;
+        assert_eq!(log_lines(LogKind::Iops, &[p], [0; 3]), "1000, 666, 0, 0, 0\n");
+    }
+
+    /// A series of `kib` KiB per 100 ms span (KiB/s x 10) and `ios` I/Os each, reads only.
+    fn reads(spans: &[(u64, u64, u64)]) -> Vec<ThreadPoint> {
+        spans
+            .iter()
+            .enumerate()
+            .map(|(i, &(span_ms, kib, ios))| {
+                let mut p =
+                    ThreadPoint { t_s: (i + 1) as f64 / 10.0, span_ns: span_ms * 1_000_000, ..ThreadPoint::default() };
+                p.dir[0] = ThreadDir { ios, bytes: kib * 1024, ..ThreadDir::default() };
+                p
+            })
+            .collect()
+    }
+
+    #[test]
+    fn bandwidth_statistics_are_fios_per_thread_samples_summed() {
+        // Thread a: 100, 200, 300 KiB in 100 ms spans (1000, 2000, 3000 KiB/s), a last, partial
+        // 40 ms span (no sample: fio takes none before avg_time - slack) and a span without reads
+        // (no delta, no sample). Thread b: 4000 KiB/s once, and a 99 ms span within fio's slack.
+        let a = reads(&[(100, 100, 10), (100, 200, 20), (100, 0, 0), (100, 300, 30), (40, 500, 50)]);
+        let b = reads(&[(100, 400, 40), (99, 396, 40)]);
+        let bw = |p: &ThreadPoint| {
+            (p.of(Direction::Read).bytes > 0).then(|| bw_sample_kib(p.of(Direction::Read).bytes, p.span_ns))
+        };
+        let one = SampleStat::of_thread(&a, 100, bw);
+        assert_eq!((one.min, one.max, one.mean, one.samples), (1000, 3000, 2000.0, 3));
+        assert_eq!(one.dev(), 1000.0);
+        // fio's group_reporting sums them (sum_stat with pure_sum): min, max, mean, S and n added.
+        let job = SampleStat::of_job(&[&a, &b], 100, bw);
+        assert_eq!((job.min, job.max, job.mean, job.samples), (5000, 7000, 6000.0, 5));
+        assert_eq!(job.s, 2_000_000.0, "b's two samples of 4000 add nothing to S");
+        assert_eq!(job.dev(), 707.106_781_186_547_6, "sqrt(S / (n - 1))");
+        assert_eq!(SampleStat::of_job(&[&[][..], &a], 100, bw), one, "a thread without samples adds nothing");
+        // bw_agg: the mean, truncated to an int as fio passes it, over the group's agg in KiB/s.
+        assert_eq!(agg_percent(8 * 1024 * 1000, 2000.9), 25.0);
+        assert_eq!(agg_percent(1024, 5.0), 100.0, "a group of 1 KiB/s or less: 100");
+        assert_eq!(agg_percent(1024 * 1000, 2000.0), 100.0, "at most 100");
+        assert_eq!(group_agg([(1_000_000, 1_999_999_999), (3_000_000, 1_000_000_000), (0, 9_000_000_000)]), 2_001_000);
     }
 }

@@ -24,12 +24,20 @@ pub fn disk_of(cfg: &RunConfig) -> Option<String> {
 /// series), numbered as fio numbers its threads: `first` for the job's first clone, then on. With
 /// `per_job_logs=0` every clone's lines go to one file without a number, appended clone after
 /// clone to what the file holds, as fio appends each thread's log. A log given without a prefix (a
-/// bare `write_bw_log` in a job file) is named after the job, `jobname`, as fio names it.
+/// bare `write_bw_log` in a job file) is named after the job, `jobname`, as fio names it. The
+/// block-size column is fio's for the job's sizes (`cfg`; see [`fio_report::log_block_sizes`]).
 ///
 /// # Errors
 /// A log that cannot be written.
-pub fn write_logs(args: &RunArgs, first: usize, jobname: &str, threads: &[&[ThreadPoint]]) -> anyhow::Result<()> {
+pub fn write_logs(
+    args: &RunArgs,
+    cfg: &RunConfig,
+    first: usize,
+    jobname: &str,
+    threads: &[&[ThreadPoint]],
+) -> anyhow::Result<()> {
     let f = &args.fio;
+    let bs = fio_report::log_block_sizes(cfg, f.log_avg_msec.is_some());
     let prefix = |p: &str| if p.is_empty() { jobname.to_string() } else { p.to_string() };
     let mut kinds: Vec<(String, LogKind)> = Vec::new();
     if let Some(p) = &f.write_bw_log {
@@ -47,11 +55,11 @@ pub fn write_logs(args: &RunArgs, first: usize, jobname: &str, threads: &[&[Thre
         if f.per_job_logs.unwrap_or(true) {
             for (i, series) in threads.iter().enumerate() {
                 let path = format!("{prefix}_{}.{}.log", kind.suffix(), first + i);
-                std::fs::write(&path, fio_report::log_lines(kind, series)).map_err(|e| cannot(&path, e))?;
+                std::fs::write(&path, fio_report::log_lines(kind, series, bs)).map_err(|e| cannot(&path, e))?;
             }
         } else {
             let path = format!("{prefix}_{}.log", kind.suffix());
-            let text: String = threads.iter().map(|series| fio_report::log_lines(kind, series)).collect();
+            let text: String = threads.iter().map(|series| fio_report::log_lines(kind, series, bs)).collect();
             std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
@@ -76,7 +84,7 @@ pub fn single_run_output(
 ) -> anyhow::Result<Option<String>> {
     let name = args.fio.name.clone().unwrap_or_else(|| "nvmebench".into());
     let threads: Vec<&[ThreadPoint]> = r.threads.iter().map(Vec::as_slice).collect();
-    write_logs(args, 1, &name, &threads)?;
+    write_logs(args, cfg, 1, &name, &threads)?;
     if !args.fio.fio_json() {
         return Ok(None);
     }
@@ -109,7 +117,8 @@ pub fn single_run_output(
         options.push(("rwmixread".into(), w.read_percent().to_string()));
     }
     let stats = &r.total;
-    let bw = crate::io::Direction::ALL.map(|dir| report::rates(stats.of(dir), r.elapsed_ns).1);
+    let group_agg = crate::io::Direction::ALL
+        .map(|dir| fio_report::group_agg(std::iter::once((stats.of(dir).bytes, r.elapsed_ns))));
     let job = FioJob {
         name: &name,
         group_id: 0,
@@ -120,8 +129,8 @@ pub fn single_run_output(
         threads: r.workers.len(),
         runtime_ns: r.workers.iter().map(|w| w.summary.as_ref().map_or(r.elapsed_ns, |s| s.measured_ns)).sum(),
         cpu: Some(&r.cpu),
-        intervals: Some(&r.intervals),
-        group_bw_bytes: bw,
+        series: threads,
+        group_agg,
         lat_percentiles: args.fio.lat_percentiles.unwrap_or(false),
     };
     let plus = args.fio.output_format.as_deref() == Some("json+");

@@ -166,6 +166,79 @@ fn a_job_alone_in_its_group_writes_fios_logs() {
     assert!(!b.is_empty() && b.lines().all(|l| l.split(", ").nth(2) == Some("1")), "[b] writes: {b}");
 }
 
+/// fio logs trims as direction 2 (stat.c: `add_log_sample` takes every `ddir_rw` direction, and
+/// `_add_stat_to_log` walks all three), where nvmebench logged reads and writes only: randtrim logs
+/// only 2s, trimwrite 1s and 2s, a command-line mix with trims and a flush 0, 1 and 2 (a flush,
+/// fio's sync, is not logged).
+#[test]
+fn trims_are_logged_as_direction_2() {
+    let dir = scratch_dir();
+    let text = "[global]\nioengine=null\ntime_based\nruntime=300ms\nlog_avg_msec=100\nsize=1m\nbs=4k\n\
+                write_bw_log=x\nwrite_iops_log=x\nwrite_lat_log=x\n[t]\nrw=randtrim\n[tw]\nstonewall\nrw=trimwrite\n";
+    let job = write(dir.path(), "trim.fio", text);
+    let o = nvmebench_in(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let directions = |name: &str| -> BTreeSet<String> {
+        let text = std::fs::read_to_string(dir.path().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(!text.is_empty(), "{name} has lines");
+        text.lines().map(|l| l.split(", ").nth(2).unwrap().to_string()).collect()
+    };
+    for kind in ["bw", "iops", "lat", "clat"] {
+        assert_eq!(directions(&format!("x_{kind}.1.log")), BTreeSet::from(["2".to_string()]), "randtrim {kind}");
+        let both = BTreeSet::from(["1".to_string(), "2".to_string()]);
+        assert_eq!(directions(&format!("x_{kind}.2.log")), both, "trimwrite {kind}");
+    }
+    let dir = scratch_dir();
+    let args = [
+        "run",
+        "--name=m",
+        "--ioengine=null",
+        "--rw=randrw",
+        "--rwmix",
+        "read=40,write=30,trim=20,flush=10",
+        "--runtime=300ms",
+        "--log_avg_msec=100",
+        "--write_iops_log=",
+        "--quiet",
+    ];
+    let o = nvmebench_in(dir.path(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(dir.path().join("m_iops.1.log")).unwrap();
+    let dirs: BTreeSet<&str> = text.lines().map(|l| l.split(", ").nth(2).unwrap()).collect();
+    assert_eq!(dirs, BTreeSet::from(["0", "1", "2"]), "{text}");
+}
+
+/// The 4th column of fio's logs, the block size: fio's averaged lines (`log_avg_msec`) carry 0
+/// (stat.c's `__add_stat_to_log` writes a fresh sample without one); without it fio logs each I/O
+/// with its size, so nvmebench's lines, one per interval, carry the direction's size when it has
+/// one and 0 for a mix (it wrote 0 always).
+#[test]
+fn the_block_size_column_is_fios() {
+    let dir = scratch_dir();
+    let text = "[global]\nioengine=null\ntime_based\nruntime=300ms\nwrite_bw_log=x\nwrite_lat_log=x\n\
+                [one]\nrw=randrw\nbs=8k,16k\n[avg]\nstonewall\nrw=randread\nbs=8k\nlog_avg_msec=100\n\
+                [mix]\nstonewall\nrw=randread\nbssplit=4k/50:8k/50\n";
+    let job = write(dir.path(), "bs.fio", text);
+    let o = nvmebench_in(dir.path(), &["run", job.to_str().unwrap(), "--quiet", "--interval=100ms"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let columns = |name: &str| -> BTreeSet<(String, String)> {
+        let text = std::fs::read_to_string(dir.path().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(!text.is_empty(), "{name} has lines");
+        text.lines()
+            .map(|l| {
+                let f: Vec<&str> = l.split(", ").collect();
+                (f[2].to_string(), f[3].to_string())
+            })
+            .collect()
+    };
+    let pair = |d: &str, bs: &str| (d.to_string(), bs.to_string());
+    for kind in ["bw", "lat", "clat"] {
+        assert_eq!(columns(&format!("x_{kind}.1.log")), BTreeSet::from([pair("0", "8192"), pair("1", "16384")]));
+        assert_eq!(columns(&format!("x_{kind}.2.log")), BTreeSet::from([pair("0", "0")]), "averaged: {kind}");
+        assert_eq!(columns(&format!("x_{kind}.3.log")), BTreeSet::from([pair("0", "0")]), "a mix: {kind}");
+    }
+}
+
 /// The values of a log's lines, and their times.
 fn log_values(path: &Path) -> (Vec<u64>, Vec<u64>) {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -337,6 +410,35 @@ fn bw_agg_is_a_share_of_the_groups_bandwidth_in_that_direction() {
         let agg = d["jobs"][0][dir]["bw_agg"].as_f64().unwrap();
         assert!((agg - 100.0).abs() < 1e-6, "{dir}: bw_agg {agg}");
     }
+}
+
+/// Jobs that run together get fio's `bw_*`/`iops_*` statistics too (they were left out, for the
+/// run had one interval series): each job's from its own clones' per-thread samples, summed over
+/// its clones as fio's group_reporting sums them (so [a]'s two clones at 200 IOPS each give a mean
+/// of about 400 and twice the samples), and `bw_agg` each job's share of the group's bandwidth.
+#[test]
+fn jobs_run_together_get_fios_bandwidth_statistics_from_their_own_threads() {
+    let dir = scratch_dir();
+    let text = "[global]\nioengine=null\ntime_based\nruntime=600ms\nlog_avg_msec=100\nrw=randread\n\
+                [a]\nnumjobs=2\nrate_iops=200\n[b]\nrate_iops=100\n";
+    let job = write(dir.path(), "together.fio", text);
+    let d = fio_json(&["run", job.to_str().unwrap(), "--output-format=json"]);
+    let jobs = d["jobs"].as_array().unwrap();
+    let stat = |j: usize, k: &str| -> f64 {
+        jobs[j]["read"][k].as_f64().unwrap_or_else(|| panic!("[{j}] read.{k}: {}", jobs[j]["read"]))
+    };
+    for (j, clones, iops) in [(0, 2.0, 400.0), (1, 1.0, 100.0)] {
+        let n = stat(j, "iops_samples");
+        assert!(n >= clones * 4.0 && n <= clones * 6.0, "job {j}: {n} samples from {clones} clones");
+        assert_eq!(stat(j, "bw_samples"), n, "job {j}");
+        let mean = stat(j, "iops_mean");
+        assert!((mean - iops).abs() < iops * 0.3, "job {j}: iops_mean {mean}, not about {iops}");
+        assert!((stat(j, "bw_mean") - mean * 4.0).abs() < mean * 4.0 * 0.05, "job {j}: 4k I/Os");
+        assert!(stat(j, "iops_min") <= mean && mean <= stat(j, "iops_max"), "job {j}");
+        assert!(stat(j, "bw_dev") >= 0.0 && stat(j, "iops_stddev") >= 0.0, "job {j}");
+    }
+    let (a, b) = (stat(0, "bw_agg"), stat(1, "bw_agg"));
+    assert!((a - 80.0).abs() < 15.0 && (b - 20.0).abs() < 10.0, "shares of the group: {a}, {b}");
 }
 
 /// fio's `lat_percentiles=1` puts the percentiles and json+ bins under `lat_ns` too; `=0` is fio's
@@ -595,7 +697,11 @@ fn fio2gnuplot_reads_our_logs() {
         .unwrap()
         .iter()
         .filter(|p| p["read"]["ios"].as_u64().unwrap() > 0)
-        .map(|p| (p["read"]["bw_bytes"].as_f64().unwrap() / 1024.0).round())
+        .map(|p| {
+            // fio's arithmetic (stat.c's __add_samples): bytes * 1000 / whole ms / 1024, truncated.
+            let spent_ms = (p["span_s"].as_f64().unwrap() * 1e9).round() as u64 / 1_000_000;
+            (p["read"]["bytes"].as_u64().unwrap() * 1000 / spent_ms / 1024) as f64
+        })
         .collect();
     assert_eq!(field("values_count") as usize, bw.len());
     let mean = bw.iter().sum::<f64>() / bw.len() as f64;
