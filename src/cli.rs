@@ -481,7 +481,7 @@ pub struct FioArgs {
     pub per_job_logs: Option<bool>,
 
     /// Averaging window of the logs in milliseconds (sets --interval). fio logs every I/O without
-    /// it; nvmebench logs one averaged line per --interval.
+    /// it (or with 0, its default); nvmebench logs one averaged line per --interval.
     #[arg(long, visible_alias = "log_avg_msec", value_name = "MS", value_parser = parse_log_avg)]
     pub log_avg_msec: Option<u64>,
 
@@ -493,6 +493,12 @@ pub struct FioArgs {
 }
 
 impl FioArgs {
+    /// The logs' averaging window, if one is given: `log_avg_msec=0` is fio's default (no
+    /// averaging) written out, and nvmebench then logs one line per --interval as without it.
+    pub fn log_avg_window(&self) -> Option<u64> {
+        self.log_avg_msec.filter(|&ms| ms > 0)
+    }
+
     /// The first fio-only flag given, as typed, for commands that do not take it.
     pub fn first_given(&self) -> Option<&'static str> {
         [
@@ -521,7 +527,8 @@ fn parse_cpus_allowed(text: &str) -> Result<CoreList, String> {
 }
 
 fn parse_log_avg(text: &str) -> Result<u64, String> {
-    whole_in(text, 1, 3_600_000, "an averaging window in milliseconds")
+    // 0 is fio's default, no averaging, spelled out: taken (see `FioArgs::log_avg_window`).
+    whole_in(text, 0, 3_600_000, "an averaging window in milliseconds")
 }
 
 /// Options of SPDK's environment and controllers, in SPDK perf's terms: what attaching needs

@@ -180,7 +180,7 @@ pub fn fold(args: &mut RunArgs) -> Result<(), Clash> {
         }
         args.ios = Some(n.saturating_mul(jobs as u64));
     }
-    if let Some(ms) = f.log_avg_msec {
+    if let Some(ms) = f.log_avg_window() {
         args.interval = std::time::Duration::from_millis(ms);
     }
     if f.output_format.as_deref().is_some_and(|f| f != "normal") {

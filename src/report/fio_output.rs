@@ -37,7 +37,7 @@ pub fn write_logs(
     threads: &[&[ThreadPoint]],
 ) -> anyhow::Result<()> {
     let f = &args.fio;
-    let bs = fio_report::log_block_sizes(cfg, f.log_avg_msec.is_some());
+    let bs = fio_report::log_block_sizes(cfg, f.log_avg_window().is_some());
     let prefix = |p: &str| if p.is_empty() { jobname.to_string() } else { p.to_string() };
     let mut kinds: Vec<(String, LogKind)> = Vec::new();
     if let Some(p) = &f.write_bw_log {

@@ -211,13 +211,15 @@ fn trims_are_logged_as_direction_2() {
 /// The 4th column of fio's logs, the block size: fio's averaged lines (`log_avg_msec`) carry 0
 /// (stat.c's `__add_stat_to_log` writes a fresh sample without one); without it fio logs each I/O
 /// with its size, so nvmebench's lines, one per interval, carry the direction's size when it has
-/// one and 0 for a mix (it wrote 0 always).
+/// one and 0 for a mix (it wrote 0 always). log_avg_msec=0, fio's default, is taken as its absence
+/// (it was refused).
 #[test]
 fn the_block_size_column_is_fios() {
     let dir = scratch_dir();
     let text = "[global]\nioengine=null\ntime_based\nruntime=300ms\nwrite_bw_log=x\nwrite_lat_log=x\n\
                 [one]\nrw=randrw\nbs=8k,16k\n[avg]\nstonewall\nrw=randread\nbs=8k\nlog_avg_msec=100\n\
-                [mix]\nstonewall\nrw=randread\nbssplit=4k/50:8k/50\n";
+                [mix]\nstonewall\nrw=randread\nbssplit=4k/50:8k/50\n\
+                [zero]\nstonewall\nrw=randread\nbs=8k\nlog_avg_msec=0\n";
     let job = write(dir.path(), "bs.fio", text);
     let o = nvmebench_in(dir.path(), &["run", job.to_str().unwrap(), "--quiet", "--interval=100ms"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -236,6 +238,8 @@ fn the_block_size_column_is_fios() {
         assert_eq!(columns(&format!("x_{kind}.1.log")), BTreeSet::from([pair("0", "8192"), pair("1", "16384")]));
         assert_eq!(columns(&format!("x_{kind}.2.log")), BTreeSet::from([pair("0", "0")]), "averaged: {kind}");
         assert_eq!(columns(&format!("x_{kind}.3.log")), BTreeSet::from([pair("0", "0")]), "a mix: {kind}");
+        // log_avg_msec=0 is fio's default written out: no averaging, as without it.
+        assert_eq!(columns(&format!("x_{kind}.4.log")), BTreeSet::from([pair("0", "8192")]), "0: {kind}");
     }
 }
 
