@@ -112,9 +112,6 @@ impl ThreadPoint {
 pub struct ThreadDir {
     pub ios: u64,
     pub bytes: u64,
-    /// Each lane's I/Os (bytes) divided by its own measured span, summed over the thread's lanes.
-    pub iops: f64,
-    pub bw_bytes: f64,
     /// The I/Os' latencies added up, in ns.
     pub sum_ns: u128,
 }
@@ -478,15 +475,12 @@ impl ThreadPart {
     fn add(&mut self, stats: &Stats, from_ns: u64, to_ns: u64, last: bool) {
         self.from_ns = if self.reported { self.from_ns.min(from_ns) } else { from_ns };
         self.to_ns = self.to_ns.max(to_ns);
-        let span = to_ns.saturating_sub(from_ns);
+        // Rates are the reader's to take over the thread's span (`ThreadPoint::span_ns`), as fio
+        // takes them over the time between two of a thread's samples.
         for (d, s) in self.dir.iter_mut().zip(&stats.dir) {
             d.ios += s.ios;
             d.bytes += s.bytes;
             d.sum_ns += s.sum_ns;
-            if span > 0 {
-                d.iops += s.ios as f64 * 1e9 / span as f64;
-                d.bw_bytes += s.bytes as f64 * 1e9 / span as f64;
-            }
         }
         self.reported = true;
         self.last |= last;
@@ -1496,7 +1490,9 @@ mod tests {
         assert_eq!(c.thread_intervals.len(), 2);
         let t = |s: &[ThreadPoint]| s.iter().map(|p| p.t_s).collect::<Vec<_>>();
         let read = |s: &[ThreadPoint]| {
-            s.iter().map(|p| (p.of(Direction::Read).ios, p.of(Direction::Read).iops)).collect::<Vec<_>>()
+            s.iter()
+                .map(|p| (p.of(Direction::Read).ios, p.of(Direction::Read).ios as f64 * 1e9 / p.span_ns as f64))
+                .collect::<Vec<_>>()
         };
         assert_eq!(t(&c.thread_intervals[0]), [0.1, 0.2]);
         assert_eq!(read(&c.thread_intervals[0]), [(1500, 15_000.0), (1500, 15_000.0)]);

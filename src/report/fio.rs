@@ -268,21 +268,17 @@ impl SampleStat {
     /// A job's: its threads' stats added up, as fio's `sum_stat(.., pure_sum = true)`; a thread
     /// without samples adds nothing.
     fn of_job(threads: &[&[ThreadPoint]], interval_ms: u64, sample: impl Fn(&ThreadPoint) -> Option<u64>) -> Self {
-        let mut sum = SampleStat::default();
-        for one in threads.iter().map(|t| SampleStat::of_thread(t, interval_ms, &sample)).filter(|s| s.samples > 0) {
-            sum = if sum.samples == 0 {
-                one
-            } else {
-                SampleStat {
-                    min: sum.min + one.min,
-                    max: sum.max + one.max,
-                    mean: sum.mean + one.mean,
-                    s: sum.s + one.s,
-                    samples: sum.samples + one.samples,
-                }
-            };
-        }
-        sum
+        // A thread without samples is all zeros (the default), so it adds nothing.
+        threads.iter().map(|t| SampleStat::of_thread(t, interval_ms, &sample)).fold(
+            SampleStat::default(),
+            |sum, one| SampleStat {
+                min: sum.min + one.min,
+                max: sum.max + one.max,
+                mean: sum.mean + one.mean,
+                s: sum.s + one.s,
+                samples: sum.samples + one.samples,
+            },
+        )
     }
 
     /// fio's standard deviation: `sqrt(S / (n - 1))`, 0 for fewer than two samples.
@@ -622,8 +618,7 @@ mod tests {
     fn logs_have_fios_columns() {
         let p = |t_s: f64| {
             let mut p = ThreadPoint { t_s, span_ns: 1_000_000_000, ..ThreadPoint::default() };
-            p.dir[Direction::Read as usize] =
-                ThreadDir { ios: 10, bytes: 40_960, iops: 10.0, bw_bytes: 40_960.0, sum_ns: 15_004 };
+            p.dir[Direction::Read as usize] = ThreadDir { ios: 10, bytes: 40_960, sum_ns: 15_004 };
             p
         };
         assert_eq!(log_lines(LogKind::Bw, &[p(0.5), p(1.0)], [0; 3]), "500, 40, 0, 0, 0\n1000, 40, 0, 0, 0\n");
@@ -637,7 +632,7 @@ mod tests {
     fn trims_are_logged_as_direction_2_and_flushes_not_at_all() {
         // One window with reads, writes, trims, write-zeroes and flushes: fio logs its three
         // ddir_rw directions in their order, nothing for the others.
-        let d = ThreadDir { ios: 10, bytes: 40_960, iops: 10.0, bw_bytes: 40_960.0, sum_ns: 15_004 };
+        let d = ThreadDir { ios: 10, bytes: 40_960, sum_ns: 15_004 };
         let p = ThreadPoint { t_s: 0.5, span_ns: 1_000_000_000, dir: [d; Direction::COUNT] };
         assert_eq!(log_lines(LogKind::Bw, &[p], [0; 3]), "500, 40, 0, 0, 0\n500, 40, 1, 0, 0\n500, 40, 2, 0, 0\n");
         let mut t = ThreadPoint { t_s: 0.5, span_ns: 1_000_000_000, ..ThreadPoint::default() };
@@ -655,7 +650,7 @@ mod tests {
         assert_eq!(log_block_sizes(&cfg, true), [0, 0, 0]);
         let cfg = null_config(&["--rw", "randread", "--bs", "8k"]);
         assert_eq!(log_block_sizes(&cfg, false)[0], 8192);
-        let d = ThreadDir { ios: 10, bytes: 40_960, iops: 10.0, bw_bytes: 40_960.0, sum_ns: 15_004 };
+        let d = ThreadDir { ios: 10, bytes: 40_960, sum_ns: 15_004 };
         let p = ThreadPoint { t_s: 0.5, span_ns: 1_000_000_000, dir: [d; Direction::COUNT] };
         assert_eq!(
             log_lines(LogKind::Iops, &[p], [4096, 0, 65_536]),
@@ -676,7 +671,7 @@ mod tests {
         assert_eq!((bw_sample_kib(4096, 999_999), iops_sample(1, 999_999)), (0, 0), "spent 0: fio's rate 0");
         // The log writes those: 1 KiB/s where the rounded rate was 2.
         let mut p = ThreadPoint { t_s: 1.0, span_ns: 1_000_000_000, ..ThreadPoint::default() };
-        p.dir[0] = ThreadDir { ios: 1, bytes: 2047, iops: 1.0, bw_bytes: 2047.0, sum_ns: 10 };
+        p.dir[0] = ThreadDir { ios: 1, bytes: 2047, sum_ns: 10 };
         assert_eq!(log_lines(LogKind::Bw, &[p], [0; 3]), "1000, 1, 0, 0, 0\n");
         p.span_ns = 3_000_000;
         p.dir[0].ios = 2;
