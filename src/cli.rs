@@ -290,6 +290,14 @@ pub struct RunArgs {
     #[arg(long, default_value = "uniform", value_parser = RandomDist::parse)]
     pub random_dist: RandomDist,
 
+    /// Random patterns cover every block of the working set once per pass, in a seeded order (fio's
+    /// random map, its default in job files); without it offsets are drawn with replacement, as
+    /// fio's norandommap. Only with a uniform distribution and the alignment equal to the smallest
+    /// block size, as in fio.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true",
+          action = clap::ArgAction::Set)]
+    pub random_map: bool,
+
     /// Seed of the offset sequence: the same seed gives the same I/Os.
     #[arg(long, value_name = "N", value_parser = parse_seed)]
     pub seed: Option<u64>,

@@ -19,6 +19,7 @@ use crate::units::{self, SizeOrPercent, format_size};
 use crate::verify::{GenTable, VerifyState};
 use crate::workload::bssplit::BsSplit;
 use crate::workload::contents::BufferContents;
+use crate::workload::dist::RandomDist;
 use crate::workload::rate::{PaceSpec, RateProcess, ThinkTime};
 use crate::workload::{Mix, RwMode, WorkloadSpec};
 use clash::Clash;
@@ -503,6 +504,7 @@ impl RunConfig {
         let writes = mix.destroys();
         let (verify, state_seed) =
             resolve_verify(args, &engine, (&bs_read, &bs_write, writes), align, geometry.lbs, offset, size, &targets)?;
+        let random_map = random_map(args, align, [&bs_read, &bs_write, &bs_trim], &mix);
         let workload = WorkloadSpec {
             rw: args.rw,
             mix,
@@ -513,6 +515,7 @@ impl RunConfig {
             range_start: offset,
             range_bytes: size,
             random_dist: args.random_dist,
+            random_map,
             seed: args.seed.or(state_seed).unwrap_or(DEFAULT_SEED),
             pacing: resolve_pacing(args, &mix)?,
             buffers: resolve_buffers(args, writes)?,
@@ -883,6 +886,15 @@ fn resolve_align(
         .into());
     }
     Ok((align, max_bs))
+}
+
+/// Whether random offsets keep fio's random map: asked for, a random pattern, a uniform
+/// distribution and offsets aligned to the smallest block size in use (fio turns its map off for
+/// other distributions and "any use of blockalign=").
+fn random_map(args: &RunArgs, align: u64, sizes: [&BsSplit; 3], mix: &Mix) -> bool {
+    let dirs = [(Direction::Read, 0), (Direction::Write, 1), (Direction::WriteZeroes, 1), (Direction::Trim, 2)];
+    let min_bs = dirs.iter().filter(|(d, _)| mix.issues(*d)).map(|&(_, i)| u64::from(sizes[i].min_bytes())).min();
+    args.random_map && args.rw.is_random() && args.random_dist == RandomDist::Uniform && min_bs == Some(align)
 }
 
 /// The working set `(offset, size)`: block-aligned, inside the target, and big enough for the

@@ -943,6 +943,7 @@ mod tests {
             range_start: 0,
             range_bytes: 1 << 30,
             random_dist: RandomDist::Uniform,
+            random_map: false,
             seed: 1,
             pacing: Default::default(),
             buffers: Default::default(),

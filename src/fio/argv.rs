@@ -102,6 +102,12 @@ pub fn normalize(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
                 out.push(format!("--name={}", value.unwrap_or_default()).into());
             }
             Some(Mapped::NoOp) | Some(Mapped::Plan(PlanOption::TimeBased(_))) => {}
+            // The command line draws offsets with replacement (fio's norandommap) unless told.
+            Some(Mapped::Plan(PlanOption::NoRandomMap(off))) => {
+                if !off {
+                    out.push("--random-map".into());
+                }
+            }
             Some(Mapped::Plan(PlanOption::Stonewall)) => {
                 return Err(format!("--{key} orders the jobs of a job file; a command line runs one job"));
             }
@@ -269,6 +275,10 @@ mod tests {
         assert_eq!(a.fio.output_format.as_deref(), Some("json"));
         assert_eq!(a.fio.name.as_deref(), Some("x"));
         assert!(a.quiet);
+        assert!(!a.random_map, "--norandommap: with replacement, the command line's default");
+        assert!(parsed(&["--norandommap=0"]).random_map, "fio's map, asked for");
+        assert!(parsed(&["--random-map"]).random_map);
+        assert!(!parsed(&[]).random_map);
     }
 
     #[test]

@@ -31,6 +31,8 @@ pub enum PlanOption {
     IoSize(u64),
     /// `runtime=0`: no runtime (fio's default), replacing one set before it.
     NoRuntime,
+    /// `norandommap` (or `norandommap=0`, fio's default: keep the map).
+    NoRandomMap(bool),
 }
 
 /// The options accepted because they cannot change a measurement here, with the reason (README
@@ -41,7 +43,7 @@ pub const NO_OPS: [(&str, &str); 13] = [
     ("thread", "workers are always threads"),
     ("group_reporting", "results are always summed over a section's jobs"),
     ("new_group", "each section is reported on its own"),
-    ("norandommap", "random offsets never keep a map here (fio's norandommap behaviour)"),
+    ("random_generator", "random offsets come from nvmebench's own generator; the random map covers what fio's does"),
     ("invalidate", "I/O is O_DIRECT, so there is no page cache to drop"),
     ("clat_percentiles", "percentiles are always reported"),
     ("disable_slat", "submission latency is not measured apart"),
@@ -233,6 +235,10 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
             Ok(Some(if flag_on()? { Mapped::Plan(PlanOption::Stonewall) } else { Mapped::NoOp }))
         }
         "time_based" => Ok(Some(Mapped::Plan(PlanOption::TimeBased(flag_on()?)))),
+        "norandommap" => Ok(Some(Mapped::Plan(PlanOption::NoRandomMap(flag_on()?)))),
+        "random_generator" if !matches!(v, "tausworthe" | "lfsr" | "tausworthe64") => Err(format!(
+            "{key}={v} is not one of fio's generators; write tausworthe, lfsr or tausworthe64, or remove it"
+        )),
         "io_size" | "io_limit" => {
             let bytes = units::parse_size(v).map_err(|m| format!("{key}={v}: {m}"))?;
             Ok(Some(Mapped::Plan(PlanOption::IoSize(bytes))))

@@ -174,6 +174,8 @@ fn translate(
     let mut no_runtime: Option<&Entry> = None;
     let mut io_size: Option<u64> = None;
     let mut direct = false;
+    // fio keeps its random map unless told not to.
+    let mut random_map = true;
     let mut no_ops: Vec<&str> = Vec::new();
     for (order, &e) in entries.iter().enumerate() {
         let opt_err = |message: String| FioError::Option { at: e.at.clone(), key: e.key.clone(), message };
@@ -230,6 +232,7 @@ fn translate(
                 }
             }
             Some(Mapped::Plan(PlanOption::Stonewall)) => stonewall = true,
+            Some(Mapped::Plan(PlanOption::NoRandomMap(off))) => random_map = !off,
             Some(Mapped::Plan(PlanOption::TimeBased(on))) => time_based = on.then_some(e),
             Some(Mapped::Plan(PlanOption::IoSize(b))) => io_size = Some(b),
             Some(Mapped::Plan(PlanOption::NoRuntime)) => {
@@ -292,6 +295,9 @@ fn translate(
             sources.defaulted(flag, fio_default);
             set(&mut flags, flag.into(), fio_default.into());
         }
+    }
+    if random_map {
+        set(&mut flags, "--random-map".into(), "true".into());
     }
     fio_precedence(&mut flags);
     if !flags.iter().any(|(f, _)| f == "--engine") {
@@ -641,6 +647,23 @@ mod tests {
         }
         let p = plan_of("[a]\nioengine=libaio\nfilename=/f\ntime_based\nruntime=1\n", &[]).unwrap();
         assert_eq!(p.groups[0][0].one_pass, None);
+    }
+
+    /// fio keeps its random map unless the job says norandommap; the command line draws with
+    /// replacement unless told otherwise.
+    #[test]
+    fn job_files_keep_fios_random_map_unless_norandommap() {
+        let map = |extra: &str| {
+            let p = plan_of(&format!("[a]\nioengine=null\nrw=randwrite\nsize=1m\n{extra}"), &[]).unwrap();
+            p.groups[0][0].args.random_map
+        };
+        assert!(map(""));
+        assert!(!map("norandommap\n"));
+        assert!(!map("norandommap=1\n"));
+        assert!(map("norandommap=0\n"));
+        assert!(map("random_generator=lfsr\n"));
+        let e = plan_of("[a]\nioengine=null\nsize=1m\nrandom_generator=mt\n", &[]).unwrap_err().to_string();
+        assert!(e.ends_with("random_generator=mt is not one of fio's generators; write tausworthe, lfsr or tausworthe64, or remove it"), "{e}");
     }
 
     /// A job with no filename runs on fio's file of `size`; with no size in bytes either, fio

@@ -320,6 +320,10 @@ pub struct WorkloadDoc {
     pub range_start: u64,
     pub range_bytes: u64,
     pub random_dist: RandomDist,
+    /// Random offsets covered every block once per pass (fio's random map) rather than being drawn
+    /// with replacement (absent in older documents: drawn with replacement).
+    #[serde(default)]
+    pub random_map: bool,
     pub seed: u64,
     /// Pacing beyond `config.rate_iops` (absent before schema 3: none).
     #[serde(default)]

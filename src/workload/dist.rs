@@ -145,6 +145,86 @@ pub fn scatter(rank: u64, n: u64) -> u64 {
     ((rank as u128 * SCATTER_PRIME as u128) % n as u128) as u64
 }
 
+/// fio's random map without its memory: every block index in `0..n` once per pass, in a seeded
+/// order, then the next pass in another order.
+///
+/// fio keeps a bitmap of the blocks done (its axmap) and, with `random_generator=lfsr`, walks a
+/// maximal-period LFSR instead, skipping values past the end. This walks a keyed bijection of the
+/// `k`-bit integers (`2^(k-1) < n <= 2^k`: rounds of key xor, multiplication by an odd constant and
+/// a right xorshift, each a bijection modulo `2^k`) over the counter `0..2^k` and skips the values
+/// past the end, so it costs at most two evaluations per draw on average and holds no map.
+#[derive(Clone, Debug)]
+pub struct RandomMap {
+    n: u64,
+    mask: u64,
+    shift: u32,
+    keys: [u64; RANDOM_MAP_ROUNDS],
+    /// The next counter value of this pass.
+    next: u64,
+    seed: u64,
+    pass: u64,
+}
+
+/// Rounds of the keyed bijection.
+const RANDOM_MAP_ROUNDS: usize = 3;
+
+impl RandomMap {
+    /// A map over `n` (>= 1) blocks, in an order that follows from `seed`.
+    pub fn new(n: u64, seed: u64) -> RandomMap {
+        let n = n.max(1);
+        let bits = 64 - (n - 1).leading_zeros();
+        let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        let mut m =
+            RandomMap { n, mask, shift: bits.div_ceil(2).max(1), keys: [0; RANDOM_MAP_ROUNDS], next: 0, seed, pass: 0 };
+        m.rekey();
+        m
+    }
+
+    fn rekey(&mut self) {
+        let mut s = self.seed ^ self.pass.wrapping_mul(0xd1b5_4a32_d192_ed03);
+        for k in &mut self.keys {
+            *k = splitmix64(&mut s);
+        }
+    }
+
+    /// The next block index in `0..n`: none repeats until all `n` have come.
+    #[inline]
+    pub fn next_block(&mut self) -> u64 {
+        loop {
+            if self.next > self.mask {
+                self.next = 0;
+                self.pass += 1;
+                self.rekey();
+            }
+            let x = self.permute(self.next);
+            self.next += 1;
+            if x < self.n {
+                return x;
+            }
+        }
+    }
+
+    #[inline]
+    fn permute(&self, mut x: u64) -> u64 {
+        for k in self.keys {
+            x = (x ^ k) & self.mask;
+            // The multiplier is odd (| 1), so this is a bijection modulo 2^k.
+            x = x.wrapping_mul(k | 1) & self.mask;
+            x ^= x >> self.shift;
+        }
+        x
+    }
+}
+
+/// One step of splitmix64 (the seeding generator of the xoshiro family).
+fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,6 +247,52 @@ mod tests {
         for d in ["uniform", "zipf:1.2", "pareto:0.8", "normal:10"] {
             assert_eq!(RandomDist::parse(d).unwrap().to_string(), d);
         }
+    }
+
+    /// Without norandommap fio covers every block once per pass: so does the map, for block
+    /// counts on and off a power of two, and a new pass takes another order.
+    #[test]
+    fn the_random_map_covers_every_block_once_per_pass() {
+        for n in [1u64, 2, 3, 7, 64, 1000, 4096, 4097, 100_003] {
+            let mut m = RandomMap::new(n, 42);
+            let mut passes: Vec<Vec<u64>> = Vec::new();
+            for _ in 0..2 {
+                let mut seen = vec![false; n as usize];
+                let order: Vec<u64> = (0..n).map(|_| m.next_block()).collect();
+                for &b in &order {
+                    assert!(b < n, "n={n}: {b} is past the end");
+                    assert!(!std::mem::replace(&mut seen[b as usize], true), "n={n}: {b} twice in a pass");
+                }
+                passes.push(order);
+            }
+            if n > 2 {
+                assert_ne!(passes[0], passes[1], "n={n}: each pass takes its own order");
+            }
+        }
+        // Not the identity, and another seed gives another order.
+        let walk = |seed| {
+            let mut m = RandomMap::new(1000, seed);
+            (0..1000).map(|_| m.next_block()).collect::<Vec<_>>()
+        };
+        assert_ne!(walk(1), (0..1000).collect::<Vec<_>>());
+        assert_ne!(walk(1), walk(2));
+    }
+
+    /// The map's first half-pass spreads over the range as uniform draws do: each of 64 buckets
+    /// gets its share (chi-square, df = 63, 99.9% critical value 103.4).
+    #[test]
+    fn the_random_map_spreads_over_the_range() {
+        let n = 1u64 << 20;
+        let mut m = RandomMap::new(n, 7);
+        let draws = n / 2;
+        let mut buckets = [0u64; 64];
+        for _ in 0..draws {
+            buckets[(m.next_block() >> 14) as usize] += 1;
+        }
+        let expected = draws as f64 / 64.0;
+        // Sampling without replacement has less spread than with; the bound holds a fortiori.
+        let chi2: f64 = buckets.iter().map(|&o| (o as f64 - expected).powi(2) / expected).sum();
+        assert!(chi2 < 103.4, "chi-square {chi2}");
     }
 
     #[test]

@@ -12,7 +12,7 @@ pub mod rate;
 
 use crate::io::{Direction, IoOp};
 use bssplit::BsSplit;
-use dist::{IndexSampler, RandomDist};
+use dist::{IndexSampler, RandomDist, RandomMap};
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
@@ -225,6 +225,10 @@ pub struct WorkloadSpec {
     pub range_start: u64,
     pub range_bytes: u64,
     pub random_dist: RandomDist,
+    /// fio's random map (its default without `norandommap`): random offsets cover every block of
+    /// the working set once per pass instead of being drawn with replacement. Only a uniform
+    /// distribution keeps one, as in fio.
+    pub random_map: bool,
     pub seed: u64,
     /// fio's `rate` (per worker), `rate_process` and `thinktime`.
     pub pacing: rate::PaceSpec,
@@ -342,6 +346,8 @@ pub struct Generator {
     bs: [BsSplit; Direction::COUNT],
     random: bool,
     sampler: IndexSampler,
+    /// fio's random map, when the workload keeps one (it replaces `sampler`).
+    map: Option<RandomMap>,
     align: u64,
     start: u64,
     end: u64,
@@ -393,6 +399,7 @@ impl Generator {
             bs: Direction::ALL.map(|d| spec.sizes_of(d).unwrap_or(&spec.bs_write).clone()),
             random: spec.rw.is_random(),
             sampler: IndexSampler::new(spec.random_dist, n),
+            map: (spec.random_map && spec.random_dist == RandomDist::Uniform).then(|| RandomMap::new(n, seed)),
             align: spec.align_bytes,
             start,
             end,
@@ -438,7 +445,11 @@ impl Generator {
         let split = &self.bs[dir as usize];
         let len = if split.is_single() { split.pick(0) } else { split.pick(self.rng.next_u64()) };
         let offset = if self.random {
-            self.start + self.sampler.sample(&mut self.rng) * self.align
+            let block = match &mut self.map {
+                Some(map) => map.next_block(),
+                None => self.sampler.sample(&mut self.rng),
+            };
+            self.start + block * self.align
         } else {
             let c = &mut self.cursor[dir as usize];
             if *c + u64::from(len) > self.end {
@@ -483,6 +494,7 @@ mod tests {
             range_start: 1 << 20,
             range_bytes: 64 << 20,
             random_dist: RandomDist::Uniform,
+            random_map: false,
             seed: 7,
             pacing: rate::PaceSpec::default(),
             buffers: contents::BufferContents::default(),
@@ -503,6 +515,32 @@ mod tests {
         }
         let share = f64::from(reads) / 100_000.0;
         assert!((share - 0.7).abs() < 0.01, "{share}");
+    }
+
+    /// fio's default without norandommap: a pass over the working set writes every block once
+    /// (drawn with replacement, 4096 draws over 4096 blocks touch about 63% of them).
+    #[test]
+    fn the_random_map_writes_every_block_once_per_pass() {
+        let mut s = spec(RwMode::RandWrite, 0, "4k");
+        s.range_bytes = 16 << 20;
+        let blocks = (s.range_bytes / 4096) as usize;
+        let touched = |s: &WorkloadSpec| {
+            let mut g = Generator::new(s, 0, 1);
+            let mut seen = vec![0u32; blocks];
+            for _ in 0..blocks {
+                seen[((g.next_op().offset - s.range_start) / 4096) as usize] += 1;
+            }
+            seen
+        };
+        let with_replacement = touched(&s).iter().filter(|&&c| c > 0).count();
+        assert!(with_replacement < blocks * 7 / 10, "{with_replacement} of {blocks}");
+        s.random_map = true;
+        assert!(touched(&s).iter().all(|&c| c == 1), "every block once");
+        // A mix covers the blocks once between its reads and writes, as fio's one map per file.
+        let mut m = spec(RwMode::RandRw, 50, "4k");
+        m.range_bytes = 16 << 20;
+        m.random_map = true;
+        assert!(touched(&m).iter().all(|&c| c == 1));
     }
 
     #[test]
