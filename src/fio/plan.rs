@@ -360,9 +360,11 @@ fn translate(
 
     // fio ends a job that is not time_based after it has moved `size` (or `io_size`) bytes, or
     // after one pass over the file or device (or over `size=N%` of it) when the size is not given
-    // in bytes.
+    // in bytes. number_ios only ends it earlier (fio: it "does not extend the amount of I/O that
+    // will be done").
     let mut one_pass = None;
-    if time_based.is_none() && args.fio.number_ios_per_job.is_none() {
+    let number_ios = args.fio.number_ios_per_job;
+    if time_based.is_none() {
         let amount = io_size.or(match args.size {
             Some(SizeOrPercent::Bytes(b)) => Some(b),
             _ => None,
@@ -376,14 +378,15 @@ fn translate(
             Some(bytes) => {
                 let (mean_bs, exact) = mean_block_size(&args).map_err(&size_err)?;
                 let ios = ((bytes as f64 / mean_bs).floor() as u64).max(1);
-                args.fio.number_ios_per_job = Some(ios);
-                if !exact {
+                args.fio.number_ios_per_job = Some(number_ios.map_or(ios, |n| n.min(ios)));
+                if !exact && number_ios.is_none_or(|n| n > ios) {
                     notes.push(format!(
                         "[{}]: not time_based, so it ends after {ios} I/Os per job ({bytes} bytes at the mean block size of {mean_bs:.0}); fio counts bytes",
                         s.name
                     ));
                 }
             }
+            None if number_ios.is_some() && args.engine.as_deref().is_some_and(|e| e.starts_with("null")) => {}
             None if args.engine.as_deref().is_some_and(|e| e.starts_with("null")) => {
                 return Err(section_err(
                     "has no end nvmebench can follow: its engine has no target to make one pass over, as fio's null engine needs size= too; add size=, number_ios=, or time_based with runtime=".into(),
@@ -664,6 +667,23 @@ mod tests {
         assert!(map("random_generator=lfsr\n"));
         let e = plan_of("[a]\nioengine=null\nsize=1m\nrandom_generator=mt\n", &[]).unwrap_err().to_string();
         assert!(e.ends_with("random_generator=mt is not one of fio's generators; write tausworthe, lfsr or tausworthe64, or remove it"), "{e}");
+    }
+
+    /// number_ios only ends a job earlier than its size does (fio: it "does not extend the amount
+    /// of I/O that will be done"): size=1m at 4k is 256 I/Os whatever a larger number_ios says.
+    #[test]
+    fn number_ios_only_ends_a_job_earlier() {
+        let ios = |extra: &str| {
+            let p = plan_of(&format!("[a]\nioengine=null\nrw=read\nbs=4k\n{extra}"), &[]).unwrap();
+            p.groups[0][0].args.ios
+        };
+        assert_eq!(ios("size=1m\nnumber_ios=1000\n"), Some(256));
+        assert_eq!(ios("size=1m\nnumber_ios=100\n"), Some(100));
+        assert_eq!(ios("size=1m\nnumber_ios=1000\nnumjobs=2\n"), Some(512), "per job");
+        assert_eq!(ios("number_ios=10\n"), Some(10), "the null engine's end, without a size");
+        assert_eq!(ios("number_ios=10\ntime_based\nruntime=1\n"), Some(10), "before the runtime");
+        let p = plan_of("[a]\nioengine=libaio\nfilename=/f\nnumber_ios=10\n", &[]).unwrap();
+        assert_eq!((p.groups[0][0].one_pass, p.groups[0][0].args.ios), (Some(4096.0), Some(10)), "or one pass");
     }
 
     /// A job with no filename runs on fio's file of `size`; with no size in bytes either, fio
