@@ -3,7 +3,7 @@
 //! Each value is parsed into its unit here (so a typo is reported against the option that holds it);
 //! whether the values make sense together and for the target is decided in `config`.
 
-use crate::options::{OnError, OutputFormat, SmallBlocks};
+use crate::options::{LatencyMode, OnError, OutputFormat, SmallBlocks};
 use crate::units::{self, SizeOrPercent};
 use crate::workload::dist::RandomDist;
 use crate::workload::rate::{self, ByteRate, IopsRate, RateProcess};
@@ -356,6 +356,12 @@ pub struct RunArgs {
     /// Latency percentiles to report.
     #[arg(long, default_value = "50,90,99,99.9,99.99,99.999", value_name = "LIST", value_parser = parse_percentiles)]
     pub percentiles: Percentiles,
+
+    /// Latency accounting: total (each I/O stamped at issue and completion, one histogram per
+    /// direction, fio's lat) or off (no stamps: I/Os counted, latency not measured; SPDK perf
+    /// without -L still stamps each I/O for its mean).
+    #[arg(long, default_value = "total", value_name = "MODE", value_parser = PossibleValuesParser::new(LatencyMode::NAMES).map(|s| LatencyMode::parse(&s).expect("a listed name")))]
+    pub latency: LatencyMode,
 
     /// Output on stdout.
     #[arg(long, default_value = "text", value_parser = PossibleValuesParser::new(OutputFormat::NAMES).map(|s| OutputFormat::parse(&s).expect("a listed name")))]

@@ -441,13 +441,14 @@ struct Figures {
 }
 
 fn figures(c: &Column) -> Figures {
-    figures_of(&c.all, c.result.elapsed_ns, c.result.cpu.ns_per_io())
+    figures_of(&c.all, c.result.elapsed_ns, c.result.cpu.ns_per_io(), c.cfg.latency.stamps())
 }
 
-/// Figures of `d` over `elapsed_ns`; a target's have no CPU time of their own.
-fn figures_of(d: &DirStats, elapsed_ns: u64, cpu_ns_per_io: Option<f64>) -> Figures {
+/// Figures of `d` over `elapsed_ns`; a target's have no CPU time of their own. Latencies are
+/// `None` without I/O or without stamps (`--latency off`).
+fn figures_of(d: &DirStats, elapsed_ns: u64, cpu_ns_per_io: Option<f64>, stamped: bool) -> Figures {
     let (iops, bw) = rates(d, elapsed_ns);
-    let has = d.ios > 0;
+    let has = d.ios > 0 && stamped;
     Figures {
         iops,
         mb_s: bw / 1e6,
@@ -463,7 +464,7 @@ fn target_figures(c: &Column) -> Vec<Figures> {
     if c.result.targets.len() < 2 {
         return Vec::new();
     }
-    c.result.targets.iter().map(|t| figures_of(&t.stats.all(), t.elapsed_ns, None)).collect()
+    c.result.targets.iter().map(|t| figures_of(&t.stats.all(), t.elapsed_ns, None, c.cfg.latency.stamps())).collect()
 }
 
 fn ratio(v: Option<f64>, base: Option<f64>) -> Option<f64> {

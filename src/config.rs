@@ -13,7 +13,7 @@ use crate::engine::ring::Toggle;
 use crate::engine::uring::UringOptions;
 use crate::engine::uring_cmd;
 use crate::io::Direction;
-use crate::options::{OnError, OutputFormat};
+use crate::options::{LatencyMode, OnError, OutputFormat};
 use crate::target::{PollSupport, Target, TargetError, TargetKind};
 use crate::units::{self, SizeOrPercent, format_size};
 use crate::verify::{GenTable, VerifyState};
@@ -448,6 +448,8 @@ pub struct RunConfig {
     #[serde(skip)]
     pub telemetry_interval: Option<Duration>,
     pub percentiles: Vec<f64>,
+    /// `--latency`: whether each I/O is stamped (`off`: counted only, no latency measured).
+    pub latency: LatencyMode,
     pub on_error: OnError,
     #[serde(skip)]
     pub output: OutputFormat,
@@ -489,6 +491,7 @@ impl RunConfig {
         // Each step may refuse; they run in this order so that the first error is the one reported,
         // the target is attached only after the flag checks, and nothing is written before the last.
         let engine = EngineSpec::parse(engine_text)?;
+        check_latency_off(args, false)?;
         check_spdk_flags(args, &engine)?;
         let cores = resolve_cores(args.cores.as_ref().map(|c| &c.0[..]), args.jobs)?;
         let mix = resolve_mix(args)?;
@@ -541,7 +544,9 @@ impl RunConfig {
             rate_iops: args.rate_iops,
             interval: args.interval,
             telemetry_interval: args.telemetry_interval.0,
-            percentiles: args.percentiles.0.clone(),
+            // Nothing to take percentiles of without stamps.
+            percentiles: if args.latency.stamps() { args.percentiles.0.clone() } else { Vec::new() },
+            latency: args.latency,
             on_error: args.on_error,
             output: args.output,
             json_path: args.json.clone(),
@@ -632,6 +637,28 @@ fn resolve_buffers(args: &RunArgs, writes: bool) -> Result<BufferContents, Confi
         return Err(Clash::BuffersUnwritten { option: flag, rw: args.rw.to_string() }.into());
     }
     Ok(b)
+}
+
+/// `--latency off` stamps nothing, so nothing that reports or acts on latency can go with it:
+/// `--percentiles` given (`percentiles_given`), and fio's logs, percentiles and output (fio has no
+/// run without latency, so its shapes would carry invented zeroes).
+///
+/// # Errors
+/// One sentence naming the option that needs latencies.
+pub fn check_latency_off(args: &RunArgs, percentiles_given: bool) -> Result<(), ConfigError> {
+    if args.latency.stamps() {
+        return Ok(());
+    }
+    let needs = if percentiles_given { Some("--percentiles") } else { args.fio.first_given() };
+    match needs {
+        Some(what) => Err(ConfigError::Invalid {
+            option: "latency",
+            message: format!(
+                "off measures no latency, and {what} needs latencies; drop {what}, or use --latency total"
+            ),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// SPDK needs a transport ID, and its own flags mean nothing to any other engine.

@@ -9,6 +9,7 @@
 //! an observer (the live line) how the last interval went. It never formats or prints: that is the
 //! caller's business.
 
+use crate::cost::{self, CoreReason, DeviceIrqs, Interrupts, RunCost, WorkerWindow};
 use crate::cpu::{self, CpuTimes, CpuUsage, Placement};
 use crate::engine::{EngineBuilder, EngineInfo};
 use crate::io::Direction;
@@ -175,6 +176,9 @@ pub struct RunResult {
     /// The process's CPU time from the start gate to the last worker's end, and the I/Os completed
     /// in it (ramp included).
     pub cpu: CpuUsage,
+    /// The worker threads' and the counted cores' CPU time over the measured window (`None` when
+    /// nothing was measured).
+    pub cost: Option<RunCost>,
     /// Where the threads ran: `None` when workers were not pinned (tests).
     pub placement: Option<Placement>,
     /// Faults injected from outside the workers during the run (a controller reset) and what became
@@ -246,6 +250,8 @@ pub struct RunPlan {
     /// Open the start gate at this wall-clock moment (once every worker is ready), so that processes
     /// on several hosts start together; `None` opens it as soon as all are ready.
     pub start_at: Option<SystemTime>,
+    /// The targets' interrupt lines: the cores that take them are counted in the run's cost.
+    pub irqs: DeviceIrqs,
 }
 
 /// The worker threads and the channels to them.
@@ -276,6 +282,8 @@ pub fn run<B: EngineBuilder + 'static>(
     clock: quanta::Clock,
     observe: impl FnMut(&IntervalPoint),
 ) -> Result<RunResult, CoordinatorError> {
+    // Measured before any worker exists, on a core of the same CPU.
+    let stamp_ns = cost::stamp_cost_ns(&clock);
     let mut crew = spawn(builder, &plan, &clock)?;
     let (info, tids) = match await_ready(&mut crew, &plan) {
         Ok(r) => r,
@@ -292,13 +300,27 @@ pub fn run<B: EngineBuilder + 'static>(
             return Err(CoordinatorError::Interrupted(sig));
         }
     }
+    let irqs_before = if plan.irqs.is_empty() { None } else { Interrupts::read() };
     let cpu_start = CpuTimes::now();
     crew.shared.open_gate(clock.raw());
     let started_at = SystemTime::now();
     let mut collector = Collector::new(&plan, observe);
     collector.collect(&mut crew, &plan);
     let cpu_used = CpuTimes::now().since(cpu_start);
-    Ok(collector.finish(&plan, info, started_at, cpu_used, placement))
+    // Beyond the workers' own cores: where the io_uring kernel threads may run (listed before the
+    // gate and now: io-wq workers come and go), and where the device's interrupts landed.
+    let mut extra = cost::io_thread_cores(&cost::process_threads());
+    if let Some(p) = &placement {
+        let listed: Vec<(String, String)> = p.threads.iter().map(|t| (t.name.clone(), t.cpus.clone())).collect();
+        extra.extend(cost::io_thread_cores(&listed));
+    }
+    if let (Some(before), Some(after)) = (irqs_before, Interrupts::read().filter(|_| !plan.irqs.is_empty())) {
+        extra.extend(cost::irq_cores(&after.device_counts_since(&before, &plan.irqs)));
+    }
+    let stamped = plan.workers.iter().all(|w| w.latency.stamps());
+    let mut result = collector.finish(&plan, info, started_at, cpu_used, placement, &extra);
+    result.cost = result.cost.map(|c| c.with_timing(stamp_ns, stamped));
+    Ok(result)
 }
 
 /// Spawns one thread per worker; a worker with several lanes (targets) drives them all.
@@ -763,6 +785,7 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
         started_at: SystemTime,
         cpu_used: CpuTimes,
         placement: Option<Placement>,
+        extra_cores: &[CoreReason],
     ) -> RunResult {
         let mut total = Stats::default();
         for t in &self.totals {
@@ -780,6 +803,7 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
                 WorkerResult { index: i, thread: w.thread, target: w.target, core: w.core, stats, summary }
             })
             .collect();
+        let cost = run_cost(&workers, extra_cores);
         let mut targets = per_target(&workers);
         for (t, series) in targets.iter_mut().zip(self.target_intervals) {
             t.intervals = series;
@@ -797,11 +821,27 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
             started_at,
             verify: merge_verifiers(self.verifiers, plan.workers.iter().map(|w| w.target + 1).max().unwrap_or(0)),
             cpu,
+            cost,
             placement,
             events: Vec::new(),
             telemetry: None,
         }
     }
+}
+
+/// The run's cost from the workers' CPU windows: one per worker thread (its first lane carries
+/// it), with the I/Os of all its lanes.
+fn run_cost(workers: &[WorkerResult], extra: &[CoreReason]) -> Option<RunCost> {
+    let windows: Vec<WorkerWindow<'_>> = workers
+        .iter()
+        .filter_map(|w| {
+            let window = w.summary.as_ref()?.cpu.as_ref()?;
+            let ios =
+                workers.iter().filter(|o| o.thread == w.thread).map(|o| o.stats.ios() + o.stats.errors.total()).sum();
+            Some(WorkerWindow { worker: w.thread, core: w.core, window, ios })
+        })
+        .collect();
+    cost::run_cost(&windows, extra, cpu::tick_ns())
 }
 
 /// Sums the lanes of each target.
@@ -968,6 +1008,7 @@ mod tests {
                     rate_iops: None,
                     rate_share: 1.0,
                     interval: Duration::from_millis(100),
+                    latency: Default::default(),
                     on_error: OnError::Stop,
                     drain_timeout: Duration::from_secs(5),
                     verify: None,
@@ -976,6 +1017,7 @@ mod tests {
             interval: Duration::from_millis(100),
             signal: Arc::new(AtomicUsize::new(0)),
             start_at: None,
+            irqs: DeviceIrqs::default(),
         }
     }
 

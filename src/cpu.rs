@@ -1,6 +1,9 @@
 //! CPU time, for "CPU per I/O" figures: of the whole process (every thread, kernel threads of its
-//! io_uring rings included: `getrusage(RUSAGE_SELF)`), and of one thread
-//! (`CLOCK_THREAD_CPUTIME_ID`), which workers read when their measurement starts and ends.
+//! io_uring rings included: `getrusage(RUSAGE_SELF)`), of one thread (`getrusage(RUSAGE_THREAD)`,
+//! user and system apart), and of each core as the kernel books it in `/proc/stat` (user, system,
+//! interrupts, softirqs: whatever ran there, whoever it ran for). Workers read their thread's and
+//! the cores' counters when their measurement starts and ends ([`CpuProbe`]); what the readings
+//! add up to is `crate::cost`'s business.
 
 use serde::Serialize;
 use std::time::Duration;
@@ -35,6 +38,195 @@ pub fn thread_cpu_ns() -> u64 {
     clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID)
         .map(|t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
         .unwrap_or(0)
+}
+
+/// The calling thread's user and system CPU time so far (`getrusage(RUSAGE_THREAD)`: microseconds,
+/// the kernel's split of the thread's exact run time); zero if the kernel refuses (it does not).
+pub fn thread_times() -> CpuTimes {
+    use nix::sys::resource::{UsageWho, getrusage};
+    use nix::sys::time::TimeValLike;
+    let Ok(ru) = getrusage(UsageWho::RUSAGE_THREAD) else { return CpuTimes::default() };
+    let tv = |t: nix::sys::time::TimeVal| Duration::from_micros(t.num_microseconds().max(0) as u64);
+    CpuTimes { user: tv(ru.user_time()), system: tv(ru.system_time()) }
+}
+
+/// One core's counters in `/proc/stat`, in the kernel's clock ticks (`USER_HZ`, see [`tick_ns`]).
+/// `user` includes the time of guests run on the core, as the kernel counts it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CoreTicks {
+    pub user: u64,
+    pub nice: u64,
+    pub system: u64,
+    pub idle: u64,
+    pub iowait: u64,
+    pub irq: u64,
+    pub softirq: u64,
+    /// Time a hypervisor ran something else while this (virtual) core wanted to run.
+    pub steal: u64,
+}
+
+impl CoreTicks {
+    /// Ticks the core spent running anything: user, nice, system, interrupts and softirqs (not
+    /// idle, iowait or steal).
+    pub fn busy(&self) -> u64 {
+        self.user + self.nice + self.system + self.irq + self.softirq
+    }
+
+    /// What was counted between `earlier` and `self` (a counter that went back counts 0).
+    pub fn since(&self, earlier: &CoreTicks) -> CoreTicks {
+        CoreTicks {
+            user: self.user.saturating_sub(earlier.user),
+            nice: self.nice.saturating_sub(earlier.nice),
+            system: self.system.saturating_sub(earlier.system),
+            idle: self.idle.saturating_sub(earlier.idle),
+            iowait: self.iowait.saturating_sub(earlier.iowait),
+            irq: self.irq.saturating_sub(earlier.irq),
+            softirq: self.softirq.saturating_sub(earlier.softirq),
+            steal: self.steal.saturating_sub(earlier.steal),
+        }
+    }
+}
+
+/// Nanoseconds per `/proc/stat` tick (`sysconf(_SC_CLK_TCK)`, 100 per second on Linux).
+pub fn tick_ns() -> u64 {
+    use nix::unistd::{SysconfVar, sysconf};
+    match sysconf(SysconfVar::CLK_TCK) {
+        Ok(Some(hz)) if hz > 0 => 1_000_000_000 / hz as u64,
+        // USER_HZ, which the kernel's /proc/stat is written in on every architecture Linux runs
+        // nvmebench on.
+        _ => 10_000_000,
+    }
+}
+
+/// Every core's line of a `/proc/stat` text (`cpuN user nice system idle iowait irq softirq steal
+/// ...`), in the file's order; the summary line (`cpu `) and everything else are skipped, and so is
+/// a line cut short (a snapshot whose buffer ended inside it).
+pub fn parse_proc_stat(text: &str) -> Vec<(usize, CoreTicks)> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        // `cpu0 ...`, not the summary line `cpu  ...`.
+        let Some(rest) = line.strip_prefix("cpu").filter(|r| r.starts_with(|c: char| c.is_ascii_digit())) else {
+            continue;
+        };
+        let mut f = rest.split_ascii_whitespace();
+        let Some(Ok(core)) = f.next().map(str::parse::<usize>) else { continue };
+        let v: Vec<u64> = f.take(8).map_while(|x| x.parse().ok()).collect();
+        // Kernels since 2.6.33 write at least eight values.
+        let [user, nice, system, idle, iowait, irq, softirq, steal] = v[..] else { continue };
+        out.push((core, CoreTicks { user, nice, system, idle, iowait, irq, softirq, steal }));
+    }
+    out
+}
+
+/// A worker's two readings of its CPU counters, at the start and the end of its measured window:
+/// its thread's user and system time and every core's `/proc/stat` line. The start reading is one
+/// `getrusage` and one read of `/proc/stat` into a buffer sized before the run (no allocation, no
+/// parsing); everything else happens at the end, after the measurement.
+#[derive(Debug)]
+pub struct CpuProbe {
+    start_ns: u64,
+    start_thread: CpuTimes,
+    /// The raw text of `/proc/stat` at the start.
+    start_stat: Vec<u8>,
+    started: bool,
+}
+
+/// What a [`CpuProbe`] saw over one worker's window.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct CpuWindow {
+    /// The readings' times, in ns on the run's timeline (since the start gate opened).
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// The worker thread's CPU time between the readings.
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    /// Every core's counters at each reading (`None`: `/proc/stat` could not be read).
+    pub cores_start: Option<Vec<(usize, CoreTicks)>>,
+    pub cores_end: Option<Vec<(usize, CoreTicks)>>,
+}
+
+impl CpuWindow {
+    pub fn span_ns(&self) -> u64 {
+        self.end_ns.saturating_sub(self.start_ns)
+    }
+}
+
+/// Room for `/proc/stat`'s core lines: the file's size now, twice over (counters grow digits), and
+/// a page more.
+fn stat_capacity() -> usize {
+    std::fs::read("/proc/stat").map_or(0, |b| b.len()) * 2 + 4096
+}
+
+/// Reads the head of `/proc/stat` into `buf` (cleared first) without growing it: the core lines
+/// come first, and the rest (interrupt counts per IRQ, thousands of them on a large machine) is cut
+/// off where the buffer ends. False if the file cannot be read.
+fn read_stat_into(buf: &mut Vec<u8>) -> bool {
+    use std::io::Read;
+    buf.clear();
+    let Ok(mut f) = std::fs::File::open("/proc/stat") else { return false };
+    let cap = buf.capacity();
+    buf.resize(cap, 0);
+    let mut n = 0;
+    while n < cap {
+        match f.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => {
+                buf.clear();
+                return false;
+            }
+        }
+    }
+    buf.truncate(n);
+    true
+}
+
+impl Default for CpuProbe {
+    fn default() -> Self {
+        CpuProbe::new()
+    }
+}
+
+impl CpuProbe {
+    /// A probe with its buffer sized; call before the run (it reads `/proc/stat` once to size it).
+    pub fn new() -> CpuProbe {
+        CpuProbe {
+            start_ns: 0,
+            start_thread: CpuTimes::default(),
+            start_stat: Vec::with_capacity(stat_capacity()),
+            started: false,
+        }
+    }
+
+    /// The start reading, at `now_ns` on the run's timeline.
+    pub fn start(&mut self, now_ns: u64) {
+        self.start_ns = now_ns;
+        // A failed read leaves the buffer empty: the window then has no core counters.
+        read_stat_into(&mut self.start_stat);
+        // The thread's time last: the read above is the window's, not before it.
+        self.start_thread = thread_times();
+        self.started = true;
+    }
+
+    /// The end reading, at `now_ns`, and the window; `None` if the window never started.
+    pub fn end(&self, now_ns: u64) -> Option<CpuWindow> {
+        if !self.started {
+            return None;
+        }
+        let used = thread_times().since(self.start_thread);
+        let mut buf = Vec::with_capacity(self.start_stat.capacity());
+        let have_end = read_stat_into(&mut buf);
+        let parse = |b: &[u8]| Some(parse_proc_stat(std::str::from_utf8(b).ok()?)).filter(|v| !v.is_empty());
+        Some(CpuWindow {
+            start_ns: self.start_ns,
+            end_ns: now_ns.max(self.start_ns),
+            user_ns: used.user.as_nanos() as u64,
+            sys_ns: used.system.as_nanos() as u64,
+            cores_start: parse(&self.start_stat),
+            cores_end: if have_end { parse(&buf) } else { None },
+        })
+    }
 }
 
 /// CPU used by a run, and the I/Os it completed in that time.

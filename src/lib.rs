@@ -8,6 +8,7 @@ pub mod cli;
 pub mod compare;
 pub mod config;
 pub mod coordinator;
+pub mod cost;
 pub mod cpu;
 pub mod devices;
 pub mod docs;

@@ -65,7 +65,13 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => fio::run_command(*args, &typed(&matches, "run")).map(|o| o.exit_code()),
         Command::Compare(mut args) => match fio::argv::fold(&mut args.run) {
-            Ok(()) => compare_command(&args).map(|o| o.exit_code()),
+            Ok(()) => nvmebench::config::check_latency_off(
+                &args.run,
+                typed(&matches, "compare").iter().any(|g| g == "percentiles"),
+            )
+            .map_err(|e| anyhow::Error::from(SetupError::from(e)))
+            .and_then(|()| compare_command(&args))
+            .map(|o| o.exit_code()),
             Err(c) => Err(fio::FioError::Usage(c.to_string()).into()),
         },
         Command::Devices(args) => devices_command(&args).map(|()| 0),

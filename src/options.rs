@@ -97,3 +97,33 @@ mod tests {
         assert!(OutputFormat::parse("xml").unwrap_err().contains("use text or json"));
     }
 }
+
+/// `--latency`: what each I/O's latency accounting keeps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LatencyMode {
+    /// One histogram per direction, from each I/O's issue to its completion (fio's `lat`).
+    #[default]
+    Total,
+    /// No stamps at all: I/Os and bytes are counted, no latency is measured. For the highest rate a
+    /// core can drive: SPDK perf without `-L` still reads the clock twice per I/O (for its mean,
+    /// min and max), this reads it not at all.
+    Off,
+}
+
+impl LatencyMode {
+    pub const NAMES: [&'static str; 2] = ["total", "off"];
+
+    pub fn parse(text: &str) -> Result<LatencyMode, String> {
+        match text {
+            "total" => Ok(LatencyMode::Total),
+            "off" => Ok(LatencyMode::Off),
+            _ => Err(format!("'{text}' is not a latency accounting; use total or off")),
+        }
+    }
+
+    /// Whether each I/O is stamped (at issue and completion).
+    pub fn stamps(self) -> bool {
+        self != LatencyMode::Off
+    }
+}

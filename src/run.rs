@@ -6,6 +6,7 @@
 use crate::cli::RunArgs;
 use crate::config::{ConfigError, RunConfig};
 use crate::coordinator::{self, RunPlan, RunResult};
+use crate::cost::DeviceIrqs;
 use crate::launch::{self, EngineTarget, SpdkRun};
 use crate::options::OutputFormat;
 use crate::report;
@@ -272,7 +273,13 @@ fn execute_with(
 ) -> Result<RunResult, SetupError> {
     let spec = Arc::new(cfg.workload.clone());
     let workers = plan_lanes(cfg, &spec);
-    let plan = RunPlan { workers, interval: cfg.interval, signal, start_at: cfg.start_at };
+    let plan = RunPlan {
+        workers,
+        interval: cfg.interval,
+        signal,
+        start_at: cfg.start_at,
+        irqs: DeviceIrqs::of_targets(cfg.targets.iter().map(|t| t.path.as_path())),
+    };
     let paths: Vec<std::path::PathBuf> =
         if spdk.is_some() { Vec::new() } else { cfg.targets.iter().map(|t| t.path.clone()).collect() };
     let on = EngineTarget { paths: &paths, writes: cfg.workload.writes(), buffer_seed: cfg.workload.seed, spdk };
@@ -334,6 +341,7 @@ pub fn plan_lanes(cfg: &RunConfig, spec: &Arc<crate::workload::WorkloadSpec>) ->
             rate_iops: cfg.rate_iops.map(|r| r / n as f64),
             rate_share: 1.0 / lanes_of(lane.worker) as f64,
             interval: cfg.interval,
+            latency: cfg.latency,
             on_error: cfg.on_error,
             drain_timeout: cfg.drain_timeout,
             verify: cfg.verify.as_ref().map(|v| VerifyPlan {

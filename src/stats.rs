@@ -62,6 +62,14 @@ impl DirStats {
         self.hist.record_n(v, count).expect("value is within the histogram's fixed bounds");
     }
 
+    /// Counts `count` I/Os of `bytes_total` bytes whose latency was not measured (`--latency
+    /// off`): min, max, sum and the histogram stay as they are.
+    #[inline]
+    pub fn count(&mut self, count: u64, bytes_total: u64) {
+        self.ios += count;
+        self.bytes += bytes_total;
+    }
+
     pub fn reset(&mut self) {
         self.ios = 0;
         self.bytes = 0;

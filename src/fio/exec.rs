@@ -435,6 +435,7 @@ fn clone_shape(r: &RunResult) -> RunResult {
         // Job files sample no drive telemetry yet.
         telemetry: None,
         cpu: r.cpu,
+        cost: r.cost.clone(),
         events: r.events.clone(),
     }
 }

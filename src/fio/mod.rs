@@ -42,6 +42,8 @@ pub enum FioError {
 /// A [`FioError`] or the run's own errors.
 pub fn run_command(mut args: RunArgs, given: &[String]) -> anyhow::Result<Outcome> {
     check_output_paths(&args)?;
+    crate::config::check_latency_off(&args, given.iter().any(|g| g == "percentiles"))
+        .map_err(crate::run::SetupError::from)?;
     if let Some(path) = args.fio.job_file.clone() {
         return exec::run_job_file(&path, &args, given);
     }

@@ -42,7 +42,10 @@ use std::collections::BTreeMap;
 /// `config.workload.pacing.rate_trim_bytes_per_s` paces trims, which no longer share
 /// `rate_write_bytes_per_s`, and `config.workload.bs_trim` sizes them (older documents: the write
 /// sizes).
-pub const SCHEMA_VERSION: u32 = 7;
+/// 8: `results.cost` (the worker threads' and the counted cores' CPU time over the measured window,
+/// cores used and ns per I/O, the cost of stamping), `config.latency` (`off`: nothing stamped, every
+/// `lat_ns` zeroes), `results.timestamps.mode` `off`; `compare --rates`/`--curve`: `loads[]`.
+pub const SCHEMA_VERSION: u32 = 8;
 pub const HIST_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
 /// Default number of rounds in a steady-state measurement window (SNIA PTS).
 pub const DEFAULT_STEADY_WINDOW: usize = 5;
@@ -160,6 +163,10 @@ pub struct ConfigDoc {
     pub rate_iops: Option<f64>,
     pub interval: f64,
     pub percentiles: Vec<f64>,
+    /// `--latency` (schema 8 on; absent: `total`): `off` stamps no I/O, so the document holds counts
+    /// and rates but no latency (every `lat_ns` is zeroes, `percentiles` empty).
+    #[serde(default)]
+    pub latency: LatencyAccounting,
     pub on_error: OnError,
     #[serde(default)]
     pub allow_destroy: bool,
@@ -248,6 +255,24 @@ pub struct ErrorLogEntryDoc {
     pub status_code: u8,
     pub lba: u64,
     pub nsid: u32,
+}
+
+/// What each I/O's latency accounting kept (`--latency`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LatencyAccounting {
+    /// Each I/O stamped at issue and completion, one histogram per direction.
+    #[default]
+    Total,
+    /// No stamps: I/Os and bytes counted, no latency measured.
+    Off,
+}
+
+impl LatencyAccounting {
+    /// Whether the document's latency figures were measured.
+    pub fn measured(self) -> bool {
+        self != LatencyAccounting::Off
+    }
 }
 
 /// fio's `continue_on_error` in nvmebench's words: `"stop"`, `"continue"` or `{"retry": N}`.
@@ -467,6 +492,9 @@ pub struct Results {
     /// schema 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_cpu: Option<WorkerCpuDoc>,
+    /// What the run cost over its measured window (absent in a merge and before schema 8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<CostDoc>,
     /// How each I/O was timed (absent before schema 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamps: Option<TimestampsDoc>,
@@ -564,6 +592,95 @@ pub struct WorkerCpuDoc {
     pub ns_per_io: Option<f64>,
     /// Thread CPU time over measured time, summed over workers (1.0 = one core busy throughout).
     pub cores_busy: f64,
+}
+
+/// What the run cost the machine over its measured window (schema 8 on): the worker threads' CPU
+/// time and the counted cores' (`/proc/stat`: user, system, interrupts, softirqs, whatever ran
+/// there), as cores used (CPU-seconds per second) and ns per I/O.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CostDoc {
+    /// From the first worker's start reading to the last worker's end reading.
+    pub window_ns: u64,
+    /// I/Os completed in the workers' windows, errors included.
+    pub ios: u64,
+    /// One `/proc/stat` tick: the core figures' resolution (about a tick at each end, per core).
+    pub tick_ns: u64,
+    pub threads: ThreadsCostDoc,
+    /// `null` when `/proc/stat` could not be read.
+    pub cores: Option<CoresCostDoc>,
+    pub workers: Vec<WorkerCostDoc>,
+    /// What the benchmark's own stamping costs per I/O.
+    pub timing: Option<TimingCostDoc>,
+}
+
+/// The worker threads together (user + system, `getrusage(RUSAGE_THREAD)`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ThreadsCostDoc {
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    /// CPU-seconds per second of the window.
+    pub cores_used: f64,
+    pub ns_per_io: Option<f64>,
+}
+
+/// The counted cores together.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CoresCostDoc {
+    pub counted: Vec<CoreCostDoc>,
+    /// User and nice.
+    pub user_ns: u64,
+    pub system_ns: u64,
+    pub irq_ns: u64,
+    pub softirq_ns: u64,
+    /// user + nice + system + irq + softirq.
+    pub busy_ns: u64,
+    /// Busy time over the window: CPU-seconds per second.
+    pub cores_used: f64,
+    pub ns_per_io: Option<f64>,
+}
+
+/// One counted core over the run's window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CoreCostDoc {
+    pub core: usize,
+    /// Why it is counted: `worker 0`, `iou-sqp-1234 may run here`, `nvme0q1: 5000 interrupts`.
+    pub why: Vec<String>,
+    pub user_ns: u64,
+    pub nice_ns: u64,
+    pub system_ns: u64,
+    pub irq_ns: u64,
+    pub softirq_ns: u64,
+    pub idle_ns: u64,
+    pub iowait_ns: u64,
+    pub steal_ns: u64,
+    pub busy_ns: u64,
+}
+
+/// One worker thread over its own window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WorkerCostDoc {
+    pub worker: usize,
+    pub core: Option<usize>,
+    pub window_ns: u64,
+    pub ios: u64,
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    /// Its thread's CPU time over its window.
+    pub cores_used: f64,
+    pub ns_per_io: Option<f64>,
+    /// Its core's busy time over its window, whatever ran there.
+    pub core_busy_ns: Option<u64>,
+    pub core_used: Option<f64>,
+}
+
+/// What stamping one I/O costs on this CPU: two clock reads, their scaling and a histogram record.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TimingCostDoc {
+    pub ns_per_io: f64,
+    /// False with `--latency off` (nothing was stamped).
+    pub stamped: bool,
+    /// `ns_per_io` times the I/Os over the worker threads' CPU time.
+    pub share_of_worker_time: Option<f64>,
 }
 
 /// Where each I/O's two stamps are read, and with which clock.
@@ -681,7 +798,7 @@ pub struct DirDoc {
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct LatencyDoc {
-    /// 0 without I/O.
+    /// 0 without I/O; every field is 0 (and `percentiles` empty) when `config.latency` is `off`.
     pub min: u64,
     #[serde(default)]
     pub mean: f64,

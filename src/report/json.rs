@@ -83,7 +83,8 @@ pub fn document(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> RunDocume
                 ns_per_io: r.cpu.ns_per_io(),
             }),
             worker_cpu: Some(worker_cpu(r)),
-            timestamps: Some(timestamps()),
+            cost: r.cost.as_ref().map(recast),
+            timestamps: Some(timestamps(cfg.latency)),
             placement: r.placement.as_ref().map(recast),
             total: dir_pair(&r.total, shown, r.elapsed_ns, &cfg.percentiles),
             workers,
@@ -155,7 +156,14 @@ pub fn worker_cpu(r: &RunResult) -> WorkerCpuDoc {
 }
 
 /// How the worker loop stamps I/Os (see `worker::hot`).
-pub fn timestamps() -> TimestampsDoc {
+pub fn timestamps(latency: crate::options::LatencyMode) -> TimestampsDoc {
+    if !latency.stamps() {
+        return TimestampsDoc {
+            mode: "off".into(),
+            issue: "not stamped (--latency off)".into(),
+            completion: "not stamped (--latency off): I/Os are counted, no latency is measured".into(),
+        };
+    }
     TimestampsDoc {
         mode: "per_io".into(),
         issue: "each I/O, just before it is handed to the engine (queued; a paced I/O counts from when it was due)"
@@ -247,7 +255,8 @@ pub(crate) fn dir(d: &DirStats, elapsed_ns: u64, pcts: &[f64]) -> DirDoc {
         iops,
         bw_bytes: bw,
         lat_ns: LatencyDoc {
-            min: if d.ios == 0 { 0 } else { d.min_ns },
+            // Nothing recorded (no I/O, or `--latency off`): 0, not the empty minimum's sentinel.
+            min: if d.ios == 0 || d.min_ns == u64::MAX { 0 } else { d.min_ns },
             mean: d.mean_ns(),
             max: d.max_ns,
             stddev: d.stddev_ns(),
@@ -365,6 +374,7 @@ pub(crate) fn sample_document(read: &DirStats, write: &DirStats, elapsed_ns: u64
         rate_iops: None,
         interval: 1.0,
         percentiles: pcts.to_vec(),
+        latency: Default::default(),
         on_error: OnError::Stop,
         allow_destroy: false,
         drain_timeout: 5.0,
@@ -389,7 +399,8 @@ pub(crate) fn sample_document(read: &DirStats, write: &DirStats, elapsed_ns: u64
             telemetry_alert: false,
             cpu: None,
             worker_cpu: None,
-            timestamps: Some(timestamps()),
+            cost: None,
+            timestamps: Some(timestamps(Default::default())),
             placement: None,
             total: DirPair {
                 read: dir(read, elapsed_ns, &pcts),
@@ -477,6 +488,7 @@ mod tests {
                 summary: Some(WorkerSummary {
                     measured_ns: 1_000_000,
                     thread_cpu_ns: 900_000,
+                    cpu: None,
                     stop_reason,
                     lost_in_flight: 0,
                     first_error: errors.get(i).map(|&error| FailedIo {
@@ -531,6 +543,7 @@ mod tests {
                 tables: vec![Some(GenTable::new(0, 1 << 20, 4096))],
             }),
             cpu: CpuUsage { user_ns: 10, sys_ns: 20, ios: 15 },
+            cost: None,
             placement: Some(crate::cpu::Placement {
                 housekeeping_cores: vec![1],
                 workers_alone: true,

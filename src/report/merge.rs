@@ -131,6 +131,7 @@ pub fn merge(runs: &[RunDoc]) -> Result<RunDocument, ResultsError> {
             telemetry_alert: runs.iter().any(|r| r.doc.results.telemetry_alert),
             cpu: None,
             worker_cpu: None,
+            cost: None,
             timestamps: runs[0].doc.results.timestamps.clone(),
             placement: None,
             total,

@@ -31,6 +31,10 @@ pub fn render(cfg: &RunConfig, r: &RunResult, clock_source: &str, width: Width) 
         out.push('\n');
     }
     let _ = writeln!(out, "{}", errors_line(&r.total.errors));
+    if !cfg.latency.stamps() {
+        let _ = writeln!(out, "latency: not measured (--latency off: I/Os counted, none stamped)");
+    }
+    cost_lines(&mut out, r);
     cpu_lines(&mut out, r);
     placement_line(&mut out, r);
     worker_notes(&mut out, cfg, r);
@@ -199,6 +203,12 @@ fn table(cfg: &RunConfig, r: &RunResult, width: Width) -> Vec<Column> {
     cols.push(col("bw", Kind::DecimalRate, &|s, e| Cell::Number(rates(s, e).1)));
     if width == Width::Wide {
         cols.push(col("ios", Kind::Whole, &|s, _| Cell::Number(s.ios as f64)));
+    }
+    if !cfg.latency.stamps() {
+        // Nothing was stamped: no latency column at all, rather than zeroes (see `cost_lines`).
+        return cols;
+    }
+    if width == Width::Wide {
         cols.push(col("min", Kind::Latency, &lat(|s| s.min_ns as f64)));
     }
     cols.push(col("mean", Kind::Latency, &lat(DirStats::mean_ns)));
@@ -215,33 +225,73 @@ fn table(cfg: &RunConfig, r: &RunResult, width: Width) -> Vec<Column> {
     cols
 }
 
-/// CPU per I/O, measured two ways: the workers' own threads over their measured windows (what an
-/// I/O costs the loop), and the whole process from the gate to the end (ramp, drain, coordinator
-/// and helper threads included).
-fn cpu_lines(out: &mut String, r: &RunResult) {
-    let ios = r.total.ios() + r.total.errors.total();
-    let thread_ns = r.worker_cpu_ns();
-    if ios > 0 && thread_ns > 0 {
-        let per_worker: Vec<String> = r
-            .workers
-            .iter()
-            .enumerate()
-            // A worker on several targets carries its thread's time on its first lane.
-            .filter(|(i, w)| !r.workers[..*i].iter().any(|o| o.thread == w.thread))
-            .filter_map(|(_, w)| {
-                let s = w.summary.as_ref()?;
-                let busy = if s.measured_ns > 0 { 100.0 * s.thread_cpu_ns as f64 / s.measured_ns as f64 } else { 0.0 };
-                Some(format!("w{} {:.3} s ({busy:.0}% busy)", w.thread, s.thread_cpu_ns as f64 / 1e9))
-            })
-            .collect();
-        let _ = writeln!(
-            out,
-            "cpu: workers {:.3} s over the measured window for {ios} I/Os = {} per I/O [{}]",
-            thread_ns as f64 / 1e9,
-            format_latency(thread_ns as f64 / ios as f64),
-            per_worker.join(", ")
-        );
+/// What the run cost over its measured window: the counted cores (and why each is counted), the
+/// worker threads, and the benchmark's own timing.
+fn cost_lines(out: &mut String, r: &RunResult) {
+    for line in r.cost.as_ref().map(cost_text).unwrap_or_default() {
+        let _ = writeln!(out, "{line}");
     }
+}
+
+/// The cost block's lines, shared with `compare`.
+pub fn cost_text(c: &crate::cost::RunCost) -> Vec<String> {
+    let mut lines = Vec::new();
+    let secs = c.window_ns as f64 / 1e9;
+    let per_io = |v: Option<f64>| v.map_or("-".to_string(), format_latency);
+    let share = |ns: u64| if c.window_ns > 0 { ns as f64 / c.window_ns as f64 } else { 0.0 };
+    if let Some(k) = &c.cores {
+        let which: Vec<String> =
+            k.counted.iter().map(|core| format!("{} ({})", core.core, core.why.join(", "))).collect();
+        lines.push(format!(
+            "cost: {:.3} cores used = {} CPU per I/O over {secs:.2} s on cores {} [user {:.3}, system {:.3}, irq {:.3}, softirq {:.3}; /proc/stat, {} ms ticks]",
+            k.cores_used,
+            per_io(k.ns_per_io),
+            which.join(", "),
+            share(k.user_ns),
+            share(k.system_ns),
+            share(k.irq_ns),
+            share(k.softirq_ns),
+            c.tick_ns / 1_000_000,
+        ));
+    }
+    let per_worker: Vec<String> = c
+        .workers
+        .iter()
+        .map(|w| {
+            let core = match (w.core, w.core_used) {
+                (Some(n), Some(u)) => format!(", core {n} {u:.2} busy"),
+                _ => String::new(),
+            };
+            format!("w{} {:.3}{core}", w.worker, w.cores_used)
+        })
+        .collect();
+    lines.push(format!(
+        "cost: worker threads {:.3} cores (user {:.3} + sys {:.3}) = {} per I/O [{}]",
+        c.threads.cores_used,
+        share(c.threads.user_ns),
+        share(c.threads.sys_ns),
+        per_io(c.threads.ns_per_io),
+        per_worker.join("; ")
+    ));
+    if let Some(t) = &c.timing {
+        lines.push(match t.share_of_worker_time {
+            Some(s) => format!(
+                "timing: {} per I/O, {:.1}% of this run's worker time (two clock reads and a histogram record on this CPU)",
+                format_latency(t.ns_per_io),
+                100.0 * s
+            ),
+            None => format!(
+                "timing: none (latency off); stamping would cost {} per I/O on this CPU",
+                format_latency(t.ns_per_io)
+            ),
+        });
+    }
+    lines
+}
+
+/// The whole process's CPU per I/O from the gate to the end (ramp, drain, coordinator and helper
+/// threads included); the measured window's figures are the cost lines above it.
+fn cpu_lines(out: &mut String, r: &RunResult) {
     if let Some(per_io) = r.cpu.ns_per_io() {
         let _ = writeln!(
             out,

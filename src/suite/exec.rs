@@ -176,6 +176,7 @@ pub fn measure(
                 rate_iops: rates.map(|r| (r[thread] / targets as f64).max(1.0)),
                 rate_share: 1.0 / targets as f64,
                 interval: bench.interval,
+                latency: streams[s.stream].cfg.latency,
                 on_error: streams[s.stream].cfg.on_error,
                 drain_timeout: streams[s.stream].cfg.drain_timeout,
                 // Suites measure; `run --verify` checks data.
@@ -184,7 +185,9 @@ pub fn measure(
         }
     }
     let stream_workers = stream_lanes;
-    let plan = RunPlan { workers, interval: bench.interval, signal: bench.signal.clone(), start_at: None };
+    let irqs =
+        crate::cost::DeviceIrqs::of_targets(streams.iter().flat_map(|s| &s.cfg.targets).map(|t| t.path.as_path()));
+    let plan = RunPlan { workers, interval: bench.interval, signal: bench.signal.clone(), start_at: None, irqs };
     let on = EngineTarget {
         paths: &bench.target_paths,
         writes: streams.iter().any(|s| s.cfg.workload.writes()),

@@ -15,7 +15,7 @@
 //! the boundary's raw equivalent, worked out once per boundary (see [`Timeline`]).
 
 use super::{FailedIo, IntervalReport, Links, Phase, Report, Shared, StopReason, WorkerPlan, WorkerSummary};
-use crate::cpu::thread_cpu_ns;
+use crate::cpu::CpuProbe;
 use crate::engine::{Engine, EngineError, EngineInfo, Queued};
 use crate::io::{Direction, IoError, IoOp};
 use crate::options::OnError;
@@ -92,8 +92,11 @@ pub(super) struct Loop<'c, E: Engine> {
     /// The last completion's time (ns), and its raw stamp (scaled in `pass`, once per poll).
     last_completion: u64,
     last_raw: u64,
-    /// The thread's CPU time when measuring began.
-    cpu_at_start: u64,
+    /// The thread's and the cores' CPU counters, read when measuring begins and ends.
+    probe: CpuProbe,
+    /// Whether each I/O is stamped (`--latency off`: no; I/Os are counted, decisions are taken on
+    /// the pass's own clock reading).
+    stamp: bool,
     /// The index of the last measured interval sent.
     last_index: Option<u64>,
     /// The stamp of the last completion the previous pass handled, if it handled any: the next
@@ -189,7 +192,8 @@ impl<'c, E: Engine> Loop<'c, E> {
             first_error: None,
             last_completion: 0,
             last_raw: 0,
-            cpu_at_start: 0,
+            probe: CpuProbe::new(),
+            stamp: plan.latency.stamps(),
             last_index: None,
             recent: None,
             coast: 0,
@@ -380,7 +384,7 @@ impl<'c, E: Engine> Loop<'c, E> {
         if let Some(p) = &mut self.pacer {
             p.restart(now);
         }
-        self.cpu_at_start = thread_cpu_ns();
+        self.probe.start(now);
     }
 
     /// Hands the statistics of `(cut_from, now]` to the coordinator and carries on with an emptied
@@ -452,6 +456,7 @@ impl<'c, E: Engine> Loop<'c, E> {
             // This I/O's own issue stamp, just before the engine takes it; a paced I/O counts from
             // when it was due (no coordinated omission).
             let issued = match due {
+                _ if !self.stamp => 0,
                 Some(d) => self.timeline.raw_at(self.clock, d),
                 None => self.clock.raw(),
             };
@@ -485,24 +490,33 @@ impl<'c, E: Engine> Loop<'c, E> {
     /// reaped and whether an I/O failed for good.
     #[inline]
     fn reap(&mut self) -> Result<(u32, bool), EngineError> {
-        let (clock, max_retries) = (self.clock, self.limits.max_retries);
+        let (clock, max_retries, stamp) = (self.clock, self.limits.max_retries, self.stamp);
         let Loop { slots, free, stats, verifier, tries, retry, first_error, last_raw, .. } = self;
         let mut error_seen = false;
         let reaped = self.engine.poll(self.limits.qd, |slot, result| {
-            let end = clock.raw();
-            *last_raw = end;
             let (start, op) = slots[slot as usize];
+            let latency_ns = if stamp {
+                let end = clock.raw();
+                *last_raw = end;
+                clock.delta_as_nanos(start, end)
+            } else {
+                0
+            };
             if let Some(v) = verifier.as_mut() {
                 v.complete(slot, &op, result.is_ok());
             }
-            let mut books = Books { stats, tries, retry, first_error, max_retries };
-            match books.settle(slot, &op, clock.delta_as_nanos(start, end), result) {
+            let mut books = Books { stats, tries, retry, first_error, max_retries, stamp };
+            match books.settle(slot, &op, latency_ns, result) {
                 Settled::Retry => return,
                 Settled::Failed => error_seen = true,
                 Settled::Done => {}
             }
             free.push(slot);
         })?;
+        if !self.stamp && reaped > 0 {
+            // One reading for the whole poll: the time its completions were seen by.
+            self.last_raw = self.clock.raw();
+        }
         self.in_flight -= reaped;
         Ok((reaped, error_seen))
     }
@@ -527,7 +541,9 @@ impl<'c, E: Engine> Loop<'c, E> {
     /// is about to stop, at an interval boundary, or when its I/O failed.
     #[inline]
     fn reap_refill(&mut self, shared: &Shared) -> Result<(u32, bool), EngineError> {
-        let (clock, max_retries) = (self.clock, self.limits.max_retries);
+        let (clock, max_retries, stamp) = (self.clock, self.limits.max_retries, self.stamp);
+        // Unstamped, the poll's decisions (boundary, deadline) go on one reading taken before it.
+        let before = if stamp { 0 } else { clock.raw() };
         let measuring = self.measuring;
         let (cut_raw, deadline_raw) = (self.cut_raw, self.deadline_raw);
         let io_limit = if measuring { self.limits.io_limit.unwrap_or(u64::MAX) } else { u64::MAX };
@@ -547,7 +563,7 @@ impl<'c, E: Engine> Loop<'c, E> {
         } = self;
         let mut error_seen = false;
         let (reaped, refilled) = self.engine.poll_refill(self.limits.qd, |slot, result| {
-            let end = clock.raw();
+            let end = if stamp { clock.raw() } else { before };
             *last_raw = end;
             let (start, op) = slots[slot as usize];
             if result.is_ok() {
@@ -555,7 +571,7 @@ impl<'c, E: Engine> Loop<'c, E> {
                 done.push((op, start, end));
                 tries[slot as usize] = 0;
             } else {
-                let mut books = Books { stats, tries, retry, first_error, max_retries };
+                let mut books = Books { stats, tries, retry, first_error, max_retries, stamp };
                 match books.settle(slot, &op, clock.delta_as_nanos(start, end), result) {
                     Settled::Retry => return None,
                     Settled::Failed => error_seen = true,
@@ -575,12 +591,21 @@ impl<'c, E: Engine> Loop<'c, E> {
                 Some(op) => op,
                 None => generator.next_op(),
             };
-            slots[slot as usize] = (clock.raw(), next);
+            slots[slot as usize] = (if stamp { clock.raw() } else { 0 }, next);
             *issued_measured += u64::from(measuring);
             Some(next)
         })?;
-        for &(op, start, end) in &self.done {
-            book(&mut self.stats, &op, self.clock.delta_as_nanos(start, end));
+        if stamp {
+            for &(op, start, end) in &self.done {
+                book(&mut self.stats, &op, self.clock.delta_as_nanos(start, end));
+            }
+        } else {
+            for (op, _, _) in &self.done {
+                count(&mut self.stats, op);
+            }
+            if reaped > 0 {
+                self.last_raw = self.clock.raw();
+            }
         }
         self.done.clear();
         if self.ahead.is_none() {
@@ -660,9 +685,11 @@ impl<'c, E: Engine> Loop<'c, E> {
     }
 
     fn summary(&self, reason: StopReason, end: u64, lost: u64) -> WorkerSummary {
+        let cpu = if self.measuring { self.probe.end(self.now_ns()) } else { None };
         WorkerSummary {
             measured_ns: if self.measuring { end.saturating_sub(self.measure_start) } else { 0 },
-            thread_cpu_ns: if self.measuring { thread_cpu_ns().saturating_sub(self.cpu_at_start) } else { 0 },
+            thread_cpu_ns: cpu.as_ref().map_or(0, |c| c.user_ns + c.sys_ns),
+            cpu,
             stop_reason: reason,
             lost_in_flight: lost,
             first_error: self.first_error,
@@ -756,6 +783,8 @@ struct Books<'a> {
     retry: &'a mut Vec<u32>,
     first_error: &'a mut Option<FailedIo>,
     max_retries: u32,
+    /// Whether `latency_ns` was measured (else the I/O is only counted).
+    stamp: bool,
 }
 
 impl Books<'_> {
@@ -763,8 +792,12 @@ impl Books<'_> {
     #[inline(always)]
     fn settle(&mut self, slot: u32, op: &IoOp, latency_ns: u64, result: Result<(), IoError>) -> Settled {
         let settled = match result {
-            Ok(()) => {
+            Ok(()) if self.stamp => {
                 book(self.stats, op, latency_ns);
+                Settled::Done
+            }
+            Ok(()) => {
+                count(self.stats, op);
                 Settled::Done
             }
             // Retried with its original issue time, so the retries count in its latency.
@@ -791,6 +824,12 @@ impl Books<'_> {
 #[inline(always)]
 fn book(stats: &mut Stats, op: &IoOp, latency_ns: u64) {
     stats.dir[op.dir as usize].record(latency_ns, 1, u64::from(op.len));
+}
+
+/// Counts a successful `op` whose latency was not measured (`--latency off`).
+#[inline(always)]
+fn count(stats: &mut Stats, op: &IoOp) {
+    stats.dir[op.dir as usize].count(1, u64::from(op.len));
 }
 
 /// The run's timeline on the clock: time zero's raw reading, and the way from nanoseconds since

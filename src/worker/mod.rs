@@ -12,9 +12,10 @@
 mod hot;
 pub mod targets;
 
+use crate::cpu::CpuWindow;
 use crate::engine::{EngineBuilder, EngineError, EngineInfo};
 use crate::io::{Direction, IoError};
-use crate::options::OnError;
+use crate::options::{LatencyMode, OnError};
 use crate::stats::Stats;
 use crate::verify::{GenTable, Verifier};
 use crate::workload::WorkloadSpec;
@@ -53,6 +54,8 @@ pub struct WorkerPlan {
     /// together hold the rate rather than each of them holding all of it.
     pub rate_share: f64,
     pub interval: Duration,
+    /// `--latency`: whether each I/O is stamped.
+    pub latency: LatencyMode,
     pub on_error: OnError,
     /// How long to wait for I/Os still in flight after the stop.
     pub drain_timeout: Duration,
@@ -140,9 +143,15 @@ pub enum StopReason {
 pub struct WorkerSummary {
     /// From the end of the ramp to the last completion.
     pub measured_ns: u64,
-    /// CPU time of the worker's own thread over the measured window (CLOCK_THREAD_CPUTIME_ID at
-    /// the end of the ramp and at the end); kernel threads working for it (SQPOLL) are not in it.
+    /// CPU time of the worker's own thread over the measured window (user plus system, from
+    /// `cpu`); kernel threads working for it (SQPOLL) are not in it. With several lanes on one
+    /// thread, the first lane carries the thread's time and the others 0.
     pub thread_cpu_ns: u64,
+    /// The thread's and the cores' CPU counters over the measured window (`None` when the worker
+    /// never measured, or, with several lanes on one thread, on every lane but the first). Not
+    /// written as it is: the run's cost (`crate::cost`) is made of these.
+    #[serde(skip)]
+    pub cpu: Option<CpuWindow>,
     pub stop_reason: StopReason,
     /// I/Os still in flight when the drain timed out (their buffers are leaked, not reused).
     pub lost_in_flight: u64,

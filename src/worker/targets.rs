@@ -181,11 +181,14 @@ pub fn run_lanes<B: EngineBuilder>(
     }
     // One thread's CPU time, measured by every lane over nearly the same window: kept once (the
     // largest, on the first lane that finished), so sums over lanes stay the thread's.
-    let cpu = done.iter().flatten().map(|(s, _)| s.thread_cpu_ns).max().unwrap_or(0);
+    let widest =
+        done.iter().flatten().max_by_key(|(s, _)| s.thread_cpu_ns).map(|(s, _)| (s.thread_cpu_ns, s.cpu.clone()));
+    let (cpu, mut window) = widest.unwrap_or((0, None));
     let mut first = true;
     for (i, d) in done.into_iter().enumerate() {
         let Some((mut summary, verify)) = d else { continue };
         summary.thread_cpu_ns = if first { cpu } else { 0 };
+        summary.cpu = if first { window.take() } else { None };
         first = false;
         let _ = links[i].reports.send(Report::Done { worker: plans[i].index, summary, verify });
     }
