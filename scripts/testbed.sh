@@ -38,7 +38,10 @@ Options:
   --cpus N          guest CPUs (default 2)
   --memory MIB      guest memory in MiB (default 2048, raised to fit the hugepages)
   --accel A         auto (default), kvm or tcg. auto uses KVM only where it can boot a stock kernel
-                    (not the paravirtual kvm_pvm) and falls back to TCG, QEMU's emulation (slow)
+                    (not the paravirtual kvm_pvm) and falls back to TCG, QEMU's emulation (slow).
+                    Under TCG the guest keeps time with the TSC (tsc=reliable): its vCPUs read
+                    the host's TSC, but the emulated CPU does not say so, and Linux would use the
+                    emulated HPET, whose every read (clock_gettime included) takes about 10 us
   --kernel PATH     guest kernel (default: the newest /boot/vmlinuz-* with modules in /lib/modules)
   --rwdir DIR       share an existing host directory read-write with the guest (may be repeated)
   --timeout SECS    stop the guest after SECS seconds, exit 124 (default 900)
@@ -243,6 +246,11 @@ if [ "$iommu" = 1 ]; then
   qemu="$qemu -machine q35,kernel-irqchip=split -device intel-iommu,intremap=on,caching-mode=on,aw-bits=48"
   append="intel_iommu=on iommu=pt $append"
 fi
+# Under TCG every vCPU reads the host's TSC (constant rate, one count for all vCPUs), but the
+# emulated CPU does not advertise an invariant TSC, so Linux would keep time with the emulated HPET,
+# where every clock read (CLOCK_MONOTONIC too: no vDSO over the HPET) is an MMIO exit of about
+# 10 us. tsc=reliable lets the guest keep time with the TSC, as on real hardware.
+if [ "$accel" = tcg ]; then append="tsc=reliable $append"; fi
 bdfs=""
 for ((c = 0; c < nvme; c++)); do
   qemu="$qemu -device nvme,id=nvme$c,serial=nvmebench$c,addr=0x1$c,max_ioqpairs=$queues"
