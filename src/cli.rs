@@ -38,7 +38,7 @@ something else, the fio spelling means what fio means: --rate_iops, --rate and -
 line the run lasts --time, while in a job file a job that is not time_based ends after size bytes, as in fio, \
 and a time_based one needs a runtime. Job-file times are read as fio reads them, a whole number and its unit: \
 a fraction, which fio drops (runtime=0.3 is 0 to fio), is refused with what to write (runtime=300ms). \
-README (fio users) lists every option taken."
+docs/fio.md (for fio users) lists every option taken."
     )]
     Run(Box<RunArgs>),
     /// List the NVMe controllers and namespaces SPDK can reach (needs a build with --features spdk).
@@ -56,7 +56,7 @@ README (fio users) lists every option taken."
     Compare(Box<CompareArgs>),
     /// Check this machine for the SPDK and kernel I/O paths; print OK/WARN/FAIL with the fixes.
     Doctor(DoctorArgs),
-    /// Print a shell completion script on stdout (see the README for where it goes).
+    /// Print a shell completion script on stdout (docs/install.md says where it goes).
     Completions(CompletionsArgs),
     /// Print the manual page (roff) of nvmebench or of one command: `nvmebench man run | man -l -`.
     Man(ManArgs),
@@ -434,7 +434,7 @@ pub struct RunArgs {
 
 /// fio's job files, per-job values and output formats. fio's other spellings (`--iodepth=8`,
 /// `--ioengine=io_uring`, `--direct=1`, `--rwmixwrite`, `--bsrange`, `--percentile_list=99:99.9`, ...)
-/// are translated before parsing (`fio::argv`); README lists them all.
+/// are translated before parsing (`fio::argv`); docs/fio.md lists them all.
 #[derive(Clone, Debug, Default, Args)]
 #[command(next_help_heading = "fio compatibility")]
 pub struct FioArgs {

@@ -1,7 +1,7 @@
 //! `nvmebench completions SHELL` and `nvmebench man`: shell completion scripts and manual pages,
 //! generated from the clap definitions in `cli`, so they can never disagree with `--help`.
 //!
-//! Nothing installs them; the README says where they go.
+//! docs/install.md says where they go.
 
 use crate::cli::{Cli, CompletionsArgs, ManArgs};
 use clap::CommandFactory;

@@ -427,7 +427,7 @@ fn nvme_functions_found(host: &Host) -> Check {
         (
             Status::Warn,
             "no NVMe PCI functions on this machine".to_string(),
-            Some("try nvmebench on an emulated controller: scripts/testbed.sh (see README)".to_string()),
+            Some("try nvmebench on an emulated controller: scripts/testbed.sh (see docs/testbed.md)".to_string()),
         )
     } else {
         let list: Vec<String> = fns.iter().map(|f| format!("{f} ({})", host.pci_driver(f))).collect();
@@ -629,9 +629,10 @@ fn no_block_device(device: Option<&Device>) -> Check {
             format!("{} has no block device: it is not bound to the nvme driver", d.given),
             format!("scripts/nvme-bind.sh restore {}", d.bdf.as_deref().unwrap_or(&d.given)),
         ),
-        None => {
-            ("no NVMe block devices".to_string(), "scripts/testbed.sh gives an emulated one (see README)".to_string())
-        }
+        None => (
+            "no NVMe block devices".to_string(),
+            "scripts/testbed.sh gives an emulated one (see docs/testbed.md)".to_string(),
+        ),
     };
     check(IoPath::Kernel, "block-device", Status::Warn, detail, Some(fix))
 }

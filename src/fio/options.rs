@@ -35,8 +35,8 @@ pub enum PlanOption {
     NoRandomMap(bool),
 }
 
-/// The options accepted because they cannot change a measurement here, with the reason (README
-/// lists them the same way).
+/// The options accepted because they cannot change a measurement here, with the reason
+/// (docs/fio.md lists them the same way).
 pub const NO_OPS: [(&str, &str); 13] = [
     ("name", "the job's name (used as jobname in fio-shaped JSON)"),
     ("description", "free text"),
@@ -251,7 +251,7 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         "clat_percentiles" => only("1", "percentiles are always reported"),
         "lat_percentiles" => arg("lat_percentiles", if flag_on()? { "1" } else { "0" }),
         // fio's default 0 asks for submission latency, which is not measured apart here (slat_ns
-        // stays zero, as the README says), so either value leaves the job as it is.
+        // stays zero, as docs/fio.md says), so either value leaves the job as it is.
         "disable_slat" if v == "0" => Ok(Some(Mapped::NoOp)),
         "disable_slat" => only("1", "submission latency is not measured apart"),
         "cpus_allowed_policy" if v == "shared" || v == "split" => Ok(Some(Mapped::NoOp)),

@@ -201,7 +201,7 @@ fn translate(
         match options::map(key, e.value.as_deref()).map_err(&opt_err)? {
             None => {
                 return Err(opt_err(format!(
-                    "'{key}' is not a fio option nvmebench takes; remove it (README, fio compatibility, lists those it takes)"
+                    "'{key}' is not a fio option nvmebench takes; remove it (docs/fio.md lists those it takes)"
                 )));
             }
             Some(Mapped::Args(args)) => {
@@ -740,7 +740,7 @@ mod tests {
     #[test]
     fn unknown_options_and_bad_values_name_their_line() {
         let e = plan_of("[a]\nioengine=null\niodepth_batch=4\n", &[]).unwrap_err().to_string();
-        assert!(e.ends_with("job.fio:3: option 'iodepth_batch': 'iodepth_batch' is not a fio option nvmebench takes; remove it (README, fio compatibility, lists those it takes)"), "{e}");
+        assert!(e.ends_with("job.fio:3: option 'iodepth_batch': 'iodepth_batch' is not a fio option nvmebench takes; remove it (docs/fio.md lists those it takes)"), "{e}");
         let e = plan_of("[global]\niodepth=0\n[a]\nioengine=null\n", &[]).unwrap_err().to_string();
         assert!(
             e.ends_with("/job.fio:2: option 'iodepth': '0' is not a queue depth; use a whole number from 1 to 65536"),

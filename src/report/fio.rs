@@ -6,7 +6,7 @@
 //! Our latency is one measurement per I/O, from just before it is queued to its completion: it is
 //! written as both `clat_ns` and `lat_ns` (what fio writes when submission latency is not measured
 //! apart), and `slat_ns` carries fio's zeros for "not measured". Fields with no honest value here are
-//! left out; README lists them with the reason.
+//! left out; docs/fio.md lists them with the reason.
 
 use crate::config::RunConfig;
 use crate::coordinator::ThreadPoint;

@@ -189,7 +189,7 @@ impl Profile {
         let raw: ProfileToml = toml::from_str(text).map_err(|e| {
             let line = e.span().map_or(1, |s| text[..s.start.min(text.len())].matches('\n').count() + 1);
             format!(
-                "profile {origin} is not a valid profile (line {line}: {}); see the format in the README",
+                "profile {origin} is not a valid profile (line {line}: {}); see the format in docs/methodology.md",
                 e.message().trim()
             )
         })?;

@@ -1,7 +1,7 @@
 //! fio compatibility against the real consumers: fio's spellings and job files run; the fio-shaped
 //! JSON and logs are read by fio_jsonplus_clat2csv, fio2gnuplot and fio-plot; fio itself runs the
 //! same job file and the two documents' keys are compared (what fio writes and we do not must be
-//! listed in the README). Tests whose tool is not installed say so and skip.
+//! listed in docs/fio.md). Tests whose tool is not installed say so and skip.
 
 use super::common::{json, make_file, nvmebench, scratch_dir, stderr, stdout, uring_available};
 use serde_json::Value;
@@ -768,9 +768,9 @@ fn key_paths(v: &Value, path: &str, out: &mut BTreeSet<String>) {
 }
 
 #[test]
-fn fio_and_nvmebench_write_the_same_keys_but_those_the_readme_lists() {
+fn fio_and_nvmebench_write_the_same_keys_but_those_the_fio_guide_lists() {
     let Some(fio) = tool("fio") else { return };
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let guide = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/fio.md")).unwrap();
     let dir = scratch_dir();
     let mut engines = vec!["null"];
     if uring_available() {
@@ -798,7 +798,10 @@ fn fio_and_nvmebench_write_the_same_keys_but_those_the_readme_lists() {
         assert!(ours_only.is_empty(), "{engine}: keys fio does not write: {ours_only:?}");
         for key in f.difference(&n) {
             let name = key.trim_start_matches("jobs[].").split('.').next().unwrap();
-            assert!(readme.contains(&format!("`{name}`")), "{engine}: fio writes {key}; README must say why we do not");
+            assert!(
+                guide.contains(&format!("`{name}`")),
+                "{engine}: fio writes {key}; docs/fio.md must say why we do not"
+            );
         }
     }
 }
