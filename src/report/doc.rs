@@ -803,9 +803,14 @@ pub struct LatencyDoc {
     #[serde(default)]
     pub mean: f64,
     pub max: u64,
+    /// Sample standard deviation (over n - 1, as fio's), exact from `sum` and `sum_sq`.
     #[serde(default)]
     pub stddev: f64,
     pub sum: NsSum,
+    /// Every latency squared, summed (ns²), so that `merge` keeps `stddev` exact. Absent in
+    /// documents written before it was kept; their `stddev` is then recomputed from the histogram.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sum_sq: Option<NsSqSum>,
     /// Latencies above the histogram's highest value, recorded as that value.
     #[serde(default)]
     pub clamped: u64,
@@ -831,19 +836,55 @@ impl Serialize for NsSum {
 
 impl<'de> Deserialize<'de> for NsSum {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<NsSum, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Either {
-            Number(u64),
-            Text(String),
+        whole_u128(d, "nanoseconds").map(NsSum)
+    }
+}
+
+/// A u128 written as a decimal string or a plain number.
+fn whole_u128<'de, D: serde::Deserializer<'de>>(d: D, unit: &str) -> Result<u128, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Either {
+        Number(u64),
+        Text(String),
+    }
+    match Either::deserialize(d)? {
+        Either::Number(n) => Ok(u128::from(n)),
+        Either::Text(t) => {
+            t.parse().map_err(|_| serde::de::Error::custom(format!("'{t}' is not a whole number of {unit}")))
         }
-        match Either::deserialize(d)? {
-            Either::Number(n) => Ok(NsSum(u128::from(n))),
-            Either::Text(t) => t
-                .parse()
-                .map(NsSum)
-                .map_err(|_| serde::de::Error::custom(format!("'{t}' is not a whole number of nanoseconds"))),
-        }
+    }
+}
+
+/// A sum of squared latencies in ns², written as a decimal string like [`NsSum`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NsSqSum(pub u128);
+
+impl Serialize for NsSqSum {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for NsSqSum {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<NsSqSum, D::Error> {
+        whole_u128(d, "square nanoseconds").map(NsSqSum)
+    }
+}
+
+impl JsonSchema for NsSqSum {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "NsSqSum".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A sum of squared nanoseconds as a decimal string (it may exceed 2^64); a whole number is read too.",
+            "anyOf": [
+                { "type": "string", "pattern": "^[0-9]+$" },
+                { "type": "integer", "minimum": 0 }
+            ]
+        })
     }
 }
 

@@ -9,7 +9,8 @@
 
 use super::doc::{
     self, ConfigDoc, CpuDoc, DirDoc, DirInterval, DirPair, EngineDoc, ErrorKindCount, ErrorsDoc, HistogramInfo, Host,
-    Interval, LatencyDoc, NsSum, Results, RunDocument, TimestampsDoc, Tool, VerifyDoc, WorkerCpuDoc, WorkerDoc,
+    Interval, LatencyDoc, NsSqSum, NsSum, Results, RunDocument, TimestampsDoc, Tool, VerifyDoc, WorkerCpuDoc,
+    WorkerDoc,
 };
 use super::{percentile_key, rates};
 use crate::config::RunConfig;
@@ -261,6 +262,7 @@ pub(crate) fn dir(d: &DirStats, elapsed_ns: u64, pcts: &[f64]) -> DirDoc {
             max: d.max_ns,
             stddev: d.stddev_ns(),
             sum: NsSum(d.sum_ns),
+            sum_sq: d.stddev_is_exact().then_some(NsSqSum(d.sum_sq_ns2)),
             clamped: d.clamped,
             percentiles: pcts.iter().map(|p| (percentile_key(*p), d.percentile_ns(*p))).collect(),
         },

@@ -44,7 +44,7 @@
 use super::doc::{Collection, CompareDocument, DirDoc, HistogramInfo, RunDocument};
 pub use super::doc::{DirInterval, Interval, IorateCurve, IoratePoint, IorateStop, SteadyState, Sweep};
 use super::json::{HIST_ENCODING, SCHEMA_VERSION, decode_histogram};
-use crate::stats::{DirStats, HIST_HIGHEST_NS, HIST_LOWEST_NS, HIST_SIGFIGS};
+use crate::stats::{DirStats, HIST_HIGHEST_NS, HIST_LOWEST_NS, HIST_SIGFIGS, SUM_SQ_UNKNOWN, exact_stddev};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -362,12 +362,20 @@ pub(crate) fn parse_dir(d: &DirDoc, err: &dyn Fn(&str, &str) -> ResultsError) ->
         return Err(err("hist", &format!("holds {} I/Os but ios says {}", hist.len(), d.ios)));
     }
     let lat = &d.lat_ns;
+    let sum_sq_ns2 = lat.sum_sq.map_or(SUM_SQ_UNKNOWN, |s| s.0);
+    if lat.sum_sq.is_some() && exact_stddev(d.ios, lat.sum.0, sum_sq_ns2).is_none() {
+        return Err(err(
+            "lat_ns.sum_sq",
+            &format!("{sum_sq_ns2} is less than {} I/Os summing to {} can have", d.ios, lat.sum.0),
+        ));
+    }
     Ok(DirStats {
         ios: d.ios,
         bytes: d.io_bytes,
         min_ns: if d.ios == 0 { u64::MAX } else { lat.min },
         max_ns: lat.max,
         sum_ns: lat.sum.0,
+        sum_sq_ns2,
         clamped: lat.clamped,
         hist,
     })
@@ -469,6 +477,22 @@ mod tests {
         let noisy = ss(&[100.0, 85.0, 115.0, 100.0, 100.0]).verdict().unwrap();
         assert!(!noisy.steady && noisy.slope_fraction < STEADY_SLOPE);
         assert_eq!(ss(&[1.0, 2.0]).verdict(), None);
+    }
+
+    /// A sum of squares no set of latencies with that sum can have is refused as an edited field.
+    #[test]
+    fn impossible_sums_of_squares_are_refused() {
+        let mut d = DirStats::default();
+        d.record(1_000, 2, 8192);
+        let none = DirStats::default();
+        let mut doc = crate::report::json::sample_document(&d, &none, 1, "h");
+        assert_eq!(doc.results.total.read.lat_ns.sum_sq, Some(crate::report::doc::NsSqSum(2_000_000)));
+        doc.results.total.read.lat_ns.sum_sq = Some(crate::report::doc::NsSqSum(1_999_999));
+        let e = checked_run(doc, "x.json", "", "x".into()).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "x.json: results.total.read.lat_ns.sum_sq: 1999999 is less than 2 I/Os summing to 2000 can have; the file was not written by nvmebench or was edited"
+        );
     }
 
     #[test]

@@ -538,8 +538,10 @@ fn merge_series(series: &[&[Interval]], secs: f64) -> Vec<Interval> {
 mod tests {
     use super::*;
     use crate::report::doc::IoErrorDoc;
+    use crate::report::doc::NsSqSum;
     use crate::report::json::sample_document;
     use crate::report::load::checked_sample;
+    use crate::stats::SUM_SQ_UNKNOWN;
     use proptest::prelude::*;
 
     /// A run document as `run --json` shapes it, around `stats` (read, write) and `elapsed_ns`.
@@ -576,6 +578,30 @@ mod tests {
             prop_assert_eq!(&merged["results"]["total"], &whole["results"]["total"]);
             prop_assert_eq!(&merged["results"]["elapsed_ns"], &serde_json::json!(elapsed));
         }
+    }
+
+    /// The deviation of a merge is the whole run's, exactly, and not a histogram's estimate; an input
+    /// written before sums of squares were kept makes the merge's an estimate, and it says so by
+    /// leaving `sum_sq` out.
+    #[test]
+    fn merged_stddev_is_exact_unless_an_input_lacks_the_squares() {
+        let (mut a, mut b, mut whole) = (DirStats::default(), DirStats::default(), DirStats::default());
+        for (i, l) in [1_000_000_001u64, 1_000_000_003, 1_000_000_002, 1_000_000_010].into_iter().enumerate() {
+            [&mut a, &mut b][i % 2].record(l, 1, 4096);
+            whole.record(l, 1, 4096);
+        }
+        let none = DirStats::default();
+        let m = merge(&[doc(&a, &none, 1_000_000, "a"), doc(&b, &none, 1_000_000, "b")]).unwrap();
+        let lat = &m.results.total.read.lat_ns;
+        assert_eq!(lat.stddev, whole.stddev_ns());
+        // Deviations -3, -1, -2, 6 from the mean 1000000004: 50 / 3.
+        assert!((lat.stddev - (50.0f64 / 3.0).sqrt()).abs() < 1e-12, "{}", lat.stddev);
+        assert_eq!(lat.sum_sq, Some(NsSqSum(whole.sum_sq_ns2)));
+        let mut old = doc(&b, &none, 1_000_000, "b");
+        old.dirs[0].sum_sq_ns2 = SUM_SQ_UNKNOWN;
+        let m = merge(&[doc(&a, &none, 1_000_000, "a"), old]).unwrap();
+        assert_eq!(m.results.total.read.lat_ns.sum_sq, None);
+        assert!(m.results.total.read.lat_ns.stddev.is_finite());
     }
 
     #[test]
