@@ -3,7 +3,7 @@
 
 use crate::common::{nvmebench, scratch_dir, stderr, stdout};
 use clap::CommandFactory;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 #[test]
@@ -504,4 +504,55 @@ fn every_option_of_run_is_in_a_guide() {
         }
     }
     assert!(missing.is_empty(), "options of `nvmebench run --help` no guide mentions: {missing:?}");
+}
+
+/// The code map of docs/architecture.md: each room's row, with the rooms it says it imports.
+fn code_map(text: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let start = text.find("## Code map").expect("docs/architecture.md has a code map");
+    let mut map = BTreeMap::new();
+    for row in text[start..].lines().skip_while(|l| !l.starts_with("| module")).skip(2) {
+        if !row.starts_with('|') {
+            break;
+        }
+        let cells: Vec<&str> = row.trim_matches('|').split(" | ").map(str::trim).collect();
+        let imports: BTreeSet<String> = match *cells.last().expect("a row has cells") {
+            "nothing" => BTreeSet::new(),
+            list => list.split(", ").map(str::to_string).collect(),
+        };
+        for name in cells[0].split(", ") {
+            map.insert(name.trim_matches('`').trim_end_matches('/').to_string(), imports.clone());
+        }
+    }
+    map
+}
+
+#[test]
+fn the_code_map_names_every_module_and_its_imports() {
+    let docs = documents();
+    let arch = &docs.iter().find(|(n, _)| n == "docs/architecture.md").expect("docs/architecture.md").1;
+    let map = code_map(arch);
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    for e in std::fs::read_dir(&src).expect("src is readable") {
+        let name = e.expect("src entries").file_name().to_string_lossy().trim_end_matches(".rs").to_string();
+        if name != "lib" && name != "main" {
+            assert!(map.contains_key(&name), "docs/architecture.md's code map has no row for `{name}`");
+        }
+    }
+    let (_, tops) = crate::layers::graph();
+    let none = BTreeSet::new();
+    for (room, listed) in &map {
+        assert!(
+            src.join(format!("{room}.rs")).exists() || src.join(room).is_dir(),
+            "docs/architecture.md's code map has a row for `{room}`, which is no module of src/"
+        );
+        let imports = tops.get(room).unwrap_or(&none);
+        let missing: Vec<&String> = imports.difference(listed).collect();
+        assert!(missing.is_empty(), "`{room}` imports {missing:?}; docs/architecture.md's code map does not say so");
+        let stale: Vec<&String> = listed.difference(imports).collect();
+        assert!(stale.is_empty(), "docs/architecture.md's code map says `{room}` imports {stale:?}, which it does not");
+    }
+    for (a, b, why) in crate::layers::FORBIDDEN {
+        let rule = format!("`{a}` never imports `{b}`: {why}.");
+        assert!(arch.contains(&rule), "docs/architecture.md lists the never-rule \"{rule}\"");
+    }
 }

@@ -113,9 +113,10 @@ fn resolve<'a>(mods: &'a BTreeMap<String, PathBuf>, path: &str) -> Option<&'a st
     (1..=parts.len()).rev().find_map(|n| mods.get_key_value(&parts[..n].join("::")).map(|(k, _)| k.as_str()))
 }
 
-type Graph = BTreeMap<String, BTreeSet<String>>;
+pub(crate) type Graph = BTreeMap<String, BTreeSet<String>>;
 
-fn graph() -> (Graph, Graph) {
+/// The import graph between files (`report::json` -> `stats`) and between top-level rooms.
+pub(crate) fn graph() -> (Graph, Graph) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mods = modules(&root);
     let mut files = Graph::new();
@@ -190,6 +191,21 @@ fn the_cycle_check_finds_a_cycle_when_there_is_one() {
     assert_eq!(paths_found, ["a::b", "a::c", "d", "x::e"]);
 }
 
+/// The edges between rooms the house style forbids: (importer, imported, why). docs/architecture.md
+/// lists each of them (`tests/integration/docs.rs` checks that it does).
+pub(crate) const FORBIDDEN: [(&str, &str, &str); 10] = [
+    ("engine", "workload", "an engine never decides what to issue"),
+    ("workload", "engine", "the generator knows no engine"),
+    ("worker", "report", "the hot loop never formats"),
+    ("worker", "config", "workers get plans, not flags"),
+    ("coordinator", "config", "the coordinator runs plans"),
+    ("report", "engine", "reports read results, not engines"),
+    ("config", "suite", "the methodology sits above the configuration"),
+    ("cli", "config", "flags are parsed before anything is resolved"),
+    ("cli", "suite", "the methodology's constants live in the methodology"),
+    ("stats", "engine", "statistics count the shared vocabulary"),
+];
+
 #[test]
 fn forbidden_edges_are_absent() {
     let (_, tops) = graph();
@@ -202,18 +218,7 @@ fn forbidden_edges_are_absent() {
             tops.get(leaf)
         );
     }
-    for (a, b, why) in [
-        ("engine", "workload", "an engine never decides what to issue"),
-        ("workload", "engine", "the generator knows no engine"),
-        ("worker", "report", "the hot loop never formats"),
-        ("worker", "config", "workers get plans, not flags"),
-        ("coordinator", "config", "the coordinator runs plans"),
-        ("report", "engine", "reports read results, not engines"),
-        ("config", "suite", "the methodology sits above the configuration"),
-        ("cli", "config", "flags are parsed before anything is resolved"),
-        ("cli", "suite", "the methodology's constants live in the methodology"),
-        ("stats", "engine", "statistics count the shared vocabulary"),
-    ] {
+    for (a, b, why) in FORBIDDEN {
         assert!(!imports(a, b), "{a} imports {b}, but {why}");
     }
     // Only the SPDK engine touches the bindings, and config never touches clap.
