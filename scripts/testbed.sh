@@ -47,7 +47,7 @@ Options:
   --timeout SECS    stop the guest after SECS seconds, exit 124 (default 900)
   --dry-run         print the virtme-ng command, boot nothing
   --install         install what the testbed needs (qemu-system-x86, linux-image-amd64,
-                    busybox-static, kmod via apt-get; virtme-ng via pip), then exit
+                    busybox-static, kmod, nvme-cli via apt-get; virtme-ng via pip), then exit
   --check           exit 0 if the testbed can boot here, else print why and exit 3
   -h, --help        this text
 
@@ -141,6 +141,9 @@ install() {
   [ -n "$(newest_kernel)" ] || pkgs="$pkgs linux-image-amd64"
   command -v busybox >/dev/null || pkgs="$pkgs busybox-static"
   command -v modprobe >/dev/null || pkgs="$pkgs kmod"
+  # The guest runs the host's userspace: its admin commands (a temperature threshold lowered
+  # mid-run) are the host's nvme-cli.
+  command -v nvme >/dev/null || pkgs="$pkgs nvme-cli"
   if [ -n "$pkgs" ]; then
     [ "$(id -u)" = 0 ] || die "installing$pkgs needs root; run 'sudo $0 --install'" 3
     echo "testbed: installing$pkgs" >&2

@@ -375,7 +375,7 @@ mod tests {
     fn other_threads_leave_the_worker_cores_when_a_core_is_free() {
         let allowed = allowed_cores().to_vec();
         if allowed.len() < 2 {
-            eprintln!("skipped: one core only, no core to keep free of workers");
+            crate::skip::skip(crate::skip::Need::SpareCore, "one core only, no core to keep free of workers");
             return;
         }
         // A "worker" on the first core and a helper thread that must move off it.

@@ -30,3 +30,8 @@ pub mod units;
 pub mod verify;
 pub mod worker;
 pub mod workload;
+
+/// The tests' one way to skip, shared with the integration tests.
+#[cfg(test)]
+#[path = "../tests/support/skip.rs"]
+pub(crate) mod skip;

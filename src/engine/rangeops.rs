@@ -156,17 +156,21 @@ mod tests {
         // tmpfs punches holes but zeroes no ranges (Linux 6.x): the probe says so.
         let shm = std::path::Path::new("/dev/shm");
         if !shm.is_dir() {
-            eprintln!("skipped: no /dev/shm");
+            crate::skip::skip(crate::skip::Need::KernelFeature, "no /dev/shm");
             return;
         }
-        let Ok(t) = tempfile::tempfile_in(shm) else {
-            eprintln!("skipped: /dev/shm is not writable");
-            return;
+        let t = match tempfile::tempfile_in(shm) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                crate::skip::skip(crate::skip::Need::Root, "/dev/shm is not writable");
+                return;
+            }
+            Err(e) => panic!("cannot make a file in /dev/shm: {e}"),
         };
         assert!(file_takes(&t, Direction::Trim, 0, 4096).unwrap());
         match file_takes(&t, Direction::WriteZeroes, 0, 4096) {
             Ok(false) => {}
-            Ok(true) => eprintln!("skipped: this kernel's tmpfs zeroes ranges"),
+            Ok(true) => crate::skip::skip(crate::skip::Need::KernelFeature, "this kernel's tmpfs zeroes ranges"),
             Err(e) => panic!("{e}"),
         }
     }
@@ -183,7 +187,7 @@ mod tests {
         let before = blocks(&f);
         match ops.run(&IoOp { dir: Direction::Trim, offset: 0, len: 512 << 10 }) {
             Err(IoError::Errno { errno: libc::EOPNOTSUPP }) => {
-                eprintln!("skipped: this filesystem does not punch holes");
+                crate::skip::skip(crate::skip::Need::HolePunching, "this filesystem does not punch holes");
                 return;
             }
             r => r.unwrap(),

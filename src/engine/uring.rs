@@ -282,14 +282,16 @@ mod tests {
     use super::*;
     use std::io::{Read, Seek, SeekFrom, Write};
 
-    /// io_uring may be disabled (kernel.io_uring_disabled, seccomp): say so rather than fail.
+    /// io_uring may be disabled (kernel.io_uring_disabled, seccomp: EPERM; a kernel without it:
+    /// ENOSYS): say so rather than fail. Any other failure to make a ring fails the test.
     fn uring_available() -> bool {
         match io_uring::IoUring::new(2) {
             Ok(_) => true,
-            Err(e) => {
-                eprintln!("skipped: io_uring unavailable here ({e})");
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::ENOSYS)) => {
+                crate::skip::skip(crate::skip::Need::IoUring, &format!("io_uring unavailable here ({e})"));
                 false
             }
+            Err(e) => panic!("cannot make an io_uring of 2 entries: {e}"),
         }
     }
 

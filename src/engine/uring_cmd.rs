@@ -469,15 +469,21 @@ mod tests {
     #[test]
     fn generic_device_round_trip_or_skip() {
         let Some(path) = first_generic_device() else {
-            eprintln!("skipped: no /dev/ng* NVMe generic device here (uring-cmd needs one)");
+            crate::skip::skip(
+                crate::skip::Need::NvmeDevice,
+                "no /dev/ng* NVMe generic device here (uring-cmd needs one)",
+            );
             return;
         };
+        // A generic device is there, so identifying it must work: only a test that is not allowed
+        // to open it (not root) skips.
         let ns = match probe_namespace(&path) {
             Ok(ns) => ns,
-            Err(e) => {
-                eprintln!("skipped: cannot identify {} ({e})", path.display());
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM)) => {
+                crate::skip::skip(crate::skip::Need::Root, &format!("cannot open {} ({e})", path.display()));
                 return;
             }
+            Err(e) => panic!("cannot identify {}: {e}", path.display()),
         };
         let bs = ns.format.lba_bytes;
         let b = UringCmdBuilder { path, writes: false, options: default_options(), buffer_seed: 1 };

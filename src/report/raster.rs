@@ -75,7 +75,9 @@ mod tests {
                 let be = |i: usize| u32::from_be_bytes(bytes[i..i + 4].try_into().unwrap());
                 assert_eq!((be(16), be(20)), (80, 40));
             }
-            Err(RasterError::NoFonts) => eprintln!("skipped: no fonts installed"),
+            Err(RasterError::NoFonts) => {
+                crate::skip::skip(crate::skip::Need::Fonts, "no fonts installed (apt-get install fonts-dejavu-core)")
+            }
             Err(e) => panic!("{e}"),
         }
     }

@@ -53,9 +53,30 @@ pub fn uring_available() -> bool {
     let disabled =
         std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled").map(|s| s.trim() == "2").unwrap_or(false);
     if disabled {
-        eprintln!("skipped: io_uring is disabled on this machine (kernel.io_uring_disabled=2)");
+        crate::skip::skip(
+            crate::skip::Need::IoUring,
+            "io_uring is disabled on this machine (kernel.io_uring_disabled=2)",
+        );
     }
     !disabled
+}
+
+/// Whether the filesystem holding `dir` punches holes (a trim on a file), asked with fallocate on a
+/// scratch file there; a filesystem that answers EOPNOTSUPP makes the test skip, any other failure
+/// fails it.
+pub fn punches_holes(dir: &Path) -> bool {
+    use std::os::fd::AsRawFd;
+    let f = tempfile::tempfile_in(dir).expect("the scratch dir is writable");
+    f.set_len(1 << 16).expect("the scratch dir is writable");
+    let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+    // SAFETY: fallocate takes plain integers; `f` stays open across the call.
+    if unsafe { libc::fallocate(f.as_raw_fd(), mode, 0, 4096) } == 0 {
+        return true;
+    }
+    let e = std::io::Error::last_os_error();
+    assert_eq!(e.raw_os_error(), Some(libc::EOPNOTSUPP), "fallocate(PUNCH_HOLE) in {}: {e}", dir.display());
+    crate::skip::skip(crate::skip::Need::HolePunching, &format!("{} does not punch holes", dir.display()));
+    false
 }
 
 /// The parsed JSON on stdout; a result document (one with a `schema_version`, unlike `devices` or

@@ -5,6 +5,7 @@
 //! Needs root, losetup and mkfs.ext4; each test says why it skips otherwise.
 
 use crate::common::{make_file, nvmebench, scratch_dir, stderr, stdout, uring_available};
+use crate::skip::{Need, skip};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -20,17 +21,22 @@ impl Loop {
         let mut args = vec!["-f", "--show"];
         args.extend_from_slice(extra);
         args.push(backing.to_str().unwrap());
-        let o = Command::new("losetup").args(&args).output().ok()?;
+        let o = Command::new("losetup").args(&args).output().expect("losetup runs (can_loop found it)");
         if !o.status.success() {
-            eprintln!("skipped: losetup failed: {}", String::from_utf8_lossy(&o.stderr).trim());
+            skip(Need::LoopDevices, &format!("losetup failed: {}", String::from_utf8_lossy(&o.stderr).trim()));
             return None;
         }
         let dev = String::from_utf8_lossy(&o.stdout).trim().to_string();
         Some(Loop { dev, mounts: Vec::new(), backing: backing.to_path_buf() })
     }
 
+    /// Makes ext4 on `dev` and mounts it at `at`; skips (a loop-device machine mounts ext4) otherwise.
     fn mount(&mut self, dev: &str, at: &Path) -> bool {
-        self.mount_with(dev, at, &["mkfs.ext4", "-q", "-F"])
+        let ok = self.mount_with(dev, at, &["mkfs.ext4", "-q", "-F"]);
+        if !ok {
+            skip(Need::LoopDevices, &format!("cannot make and mount ext4 on {dev}"));
+        }
+        ok
     }
 
     /// Makes a filesystem with `mkfs` (the program and its flags; the device is added) and mounts it.
@@ -41,8 +47,6 @@ impl Loop {
             && Command::new("mount").args([dev, at.to_str().unwrap()]).status().is_ok_and(|s| s.success());
         if ok {
             self.mounts.push(at.to_path_buf());
-        } else {
-            eprintln!("skipped: cannot make and mount a filesystem on {dev}");
         }
         ok
     }
@@ -77,7 +81,8 @@ fn can_loop() -> bool {
         .iter()
         .all(|t| Command::new("which").arg(t).output().is_ok_and(|o| o.status.success()));
     if !(root && tools && Path::new("/dev/loop-control").exists()) {
-        eprintln!("skipped: loop-device tests need root, /dev/loop-control, losetup and mkfs.ext4");
+        let need = if root { Need::LoopDevices } else { Need::Root };
+        skip(need, "loop-device tests need root, /dev/loop-control, losetup and mkfs.ext4");
         return false;
     }
     uring_available()
@@ -205,7 +210,10 @@ fn a_disk_with_a_mounted_partition_is_never_written() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     if !Path::new(&part).exists() {
-        eprintln!("skipped: the kernel did not create {part} (no partition scanning for loop devices here)");
+        skip(
+            Need::KernelFeature,
+            &format!("the kernel did not create {part} (no partition scanning for loop devices here)"),
+        );
         return;
     }
     if !lo.mount(&part, &dir.path().join("mnt")) {
@@ -235,7 +243,7 @@ fn partition_node(lo: &Loop, n: u32, dir: &Path) -> Option<String> {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let Ok(majmin) = std::fs::read_to_string(&sys) else {
-        eprintln!("skipped: the kernel did not scan {}'s partitions", lo.dev);
+        skip(Need::KernelFeature, &format!("the kernel did not scan {}'s partitions", lo.dev));
         return None;
     };
     let dev = format!("{}p{n}", lo.dev);
@@ -537,7 +545,10 @@ fn a_loop_device_trims_and_zeroes_and_refuses_when_it_cannot() {
     let queue = format!("/sys/block/{}/queue", lo.dev.trim_start_matches("/dev/"));
     let limit = |f: &str| std::fs::read_to_string(format!("{queue}/{f}")).unwrap_or_default().trim().to_string();
     if limit("discard_max_bytes") == "0" {
-        eprintln!("skipped: {} takes no discards here (its backing filesystem punches no holes)", lo.dev);
+        skip(
+            Need::HolePunching,
+            &format!("{} takes no discards here (its backing filesystem punches no holes)", lo.dev),
+        );
         return;
     }
     let before = lo.backing_bytes();
@@ -599,7 +610,7 @@ fn a_loop_device_trims_and_zeroes_and_refuses_when_it_cannot() {
 
     // A queue that takes no discards (the limit can be lowered to 0 through sysfs).
     if std::fs::write(format!("{queue}/discard_max_bytes"), "0").is_err() || limit("discard_max_bytes") != "0" {
-        eprintln!("skipped: cannot turn discards off on {}", lo.dev);
+        skip(Need::KernelFeature, &format!("cannot turn discards off on {}", lo.dev));
         return;
     }
     let before = lo.backing_bytes();
@@ -664,7 +675,7 @@ fn file_systems_that_cannot_trim_or_zero_are_refused_up_front() {
     ];
     for Case { mkfs, fs, flags, why, job_rw } in cases {
         if !Command::new("which").arg(mkfs[0]).output().is_ok_and(|o| o.status.success()) {
-            eprintln!("skipped: {fs}: no {}", mkfs[0]);
+            skip(Need::Mkfs, &format!("{fs}: no {}", mkfs[0]));
             continue;
         }
         let img = dir.path().join(format!("{fs}.img"));
@@ -673,7 +684,7 @@ fn file_systems_that_cannot_trim_or_zero_are_refused_up_front() {
         let mnt = dir.path().join(fs);
         let dev = lo.dev.clone();
         if !lo.mount_with(&dev, &mnt, mkfs) {
-            eprintln!("skipped: {fs}: this kernel cannot mount it");
+            skip(Need::KernelFeature, &format!("{fs}: this kernel cannot mount it"));
             continue;
         }
         let old = make_file(&mnt, "old.dat", 1 << 20);

@@ -2,7 +2,7 @@
 //! regular files: what works on a file runs, what needs an NVMe device is refused in one sentence
 //! or skipped with the reason.
 
-use crate::common::{json, make_file, nvmebench, scratch_dir, stderr, uring_available};
+use crate::common::{json, make_file, nvmebench, punches_holes, scratch_dir, stderr, uring_available};
 use std::path::Path;
 
 /// Writes every block with `engine`, checks they all changed, then reads them back.
@@ -179,7 +179,10 @@ fn uring_cmd_needs_a_generic_nvme_device() {
         .map(|e| e.path())
         .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("ng"));
     let Some(ng) = ng else {
-        eprintln!("skipped: no /dev/ng* here, so uring-cmd cannot run (it needs an NVMe namespace)");
+        crate::skip::skip(
+            crate::skip::Need::NvmeDevice,
+            "no /dev/ng* here, so uring-cmd cannot run (it needs an NVMe namespace)",
+        );
         return;
     };
     let o = nvmebench(&[
@@ -204,7 +207,7 @@ fn uring_cmd_needs_a_generic_nvme_device() {
 /// leaves the size alone); write-zeroes zero their range; the rest of the file is untouched.
 #[test]
 fn trims_and_write_zeroes_on_a_file_through_every_kernel_engine() {
-    if !uring_available() {
+    if !uring_available() || !punches_holes(scratch_dir().path()) {
         return;
     }
     for engine in ["psync", "aio", "uring"] {
@@ -221,10 +224,7 @@ fn trims_and_write_zeroes_on_a_file_through_every_kernel_engine() {
         };
         let j = run(&["--rw", "trim", "--bs", "64k", "--size", "1m", "--ios", "16"]);
         let tot = &j["results"]["total"];
-        if tot["errors"]["total"] != 0 {
-            eprintln!("skipped: this filesystem does not punch holes ({})", tot["errors"]);
-            return;
-        }
+        assert_eq!(tot["errors"]["total"], 0, "{engine}: {tot}");
         assert_eq!(tot["trim"]["ios"], 16, "{engine}: {tot}");
         assert_eq!(tot["trim"]["io_bytes"], 1 << 20, "{engine}");
         let after = std::fs::read(&f).unwrap();

@@ -14,6 +14,9 @@ mod pacing;
 mod plots;
 mod report;
 mod schema;
+#[path = "../support/skip.rs"]
+mod skip;
+mod skips;
 #[cfg(feature = "spdk")]
 mod spdk;
 mod suite;

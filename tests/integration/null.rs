@@ -193,7 +193,7 @@ fn a_closed_pipe_is_not_an_error() {
 fn only_workers_run_on_worker_cores_while_a_run_goes_on() {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     if cores < 2 {
-        eprintln!("skipped: one core only, no core to keep free of workers");
+        crate::skip::skip(crate::skip::Need::SpareCore, "one core only, no core to keep free of workers");
         return;
     }
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_nvmebench"))

@@ -114,7 +114,7 @@ fn sweep(label: &str, threads: &[u64], qds: &[u64]) -> Value {
 fn every_kind_of_page_renders_cleanly_in_chromium() {
     let dir = scratch_dir();
     if chromium(dir.path()).is_none() {
-        eprintln!("skipped: chromium not installed (apt-get install chromium)");
+        crate::skip::skip(crate::skip::Need::Chromium, "chromium not installed (apt-get install chromium)");
         return;
     }
     let d = dir.path();
@@ -158,7 +158,7 @@ fn every_kind_of_page_renders_cleanly_in_chromium() {
 fn the_layout_check_can_fail() {
     let dir = scratch_dir();
     if chromium(dir.path()).is_none() {
-        eprintln!("skipped: chromium not installed (apt-get install chromium)");
+        crate::skip::skip(crate::skip::Need::Chromium, "chromium not installed (apt-get install chromium)");
         return;
     }
     // Two labels drawn on top of each other and one off the edge, as a broken plot would.

@@ -172,7 +172,7 @@ pub fn png_size(bytes: &[u8]) -> (u32, u32) {
 fn chromium_renders_the_report_without_console_errors() {
     let dir = scratch_dir();
     if chromium(dir.path()).is_none() {
-        eprintln!("skipped: chromium not installed (apt-get install chromium)");
+        crate::skip::skip(crate::skip::Need::Chromium, "chromium not installed (apt-get install chromium)");
         return;
     }
     let mut args: Vec<String> = vec!["report".into()];

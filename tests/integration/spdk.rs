@@ -20,7 +20,7 @@ fn is_root() -> bool {
         .lines()
         .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"));
     if !root {
-        eprintln!("skipped: the SPDK tests need root (hugepages)");
+        crate::skip::skip(crate::skip::Need::Root, "the SPDK tests need root (hugepages)");
     }
     root
 }
@@ -408,7 +408,7 @@ impl VfuTarget {
             .expect("the target script runs");
         let err = String::from_utf8_lossy(&o.stderr);
         if o.status.code() == Some(2) && err.contains("built without vfio-user") {
-            eprintln!("skipped: {}", err.trim());
+            crate::skip::skip(crate::skip::Need::VfioUser, err.trim());
             return None;
         }
         assert!(o.status.success(), "target did not start: {err}");

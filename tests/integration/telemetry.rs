@@ -44,7 +44,10 @@ fn a_threshold_lowered_mid_run_is_a_warning_and_marks_the_result() {
         return;
     }
     if Command::new("nvme").arg("version").output().is_err() {
-        eprintln!("skipped: nvme-cli is not installed (apt-get install nvme-cli); the guest uses the host's");
+        crate::skip::skip(
+            crate::skip::Need::NvmeCli,
+            "nvme-cli is not installed (apt-get install nvme-cli); the guest uses the host's",
+        );
         return;
     }
     let bin = env!("CARGO_BIN_EXE_nvmebench");

@@ -21,7 +21,7 @@ fn script(rel: &str) -> String {
 pub(crate) fn testbed_ready() -> bool {
     let o = Command::new(script("scripts/testbed.sh")).arg("--check").output().expect("bash runs");
     if !o.status.success() {
-        eprintln!("skipped: {}", stdout(&o).trim());
+        crate::skip::skip(crate::skip::Need::Testbed, stdout(&o).trim());
         return false;
     }
     true
@@ -330,7 +330,7 @@ fn setup_scripts_doctor_and_uring_on_an_emulated_controller() {
     let (rc, text) = step("vfat-trim");
     assert_eq!(*rc, 0, "{text}");
     if text.contains("skipped: no mkfs.vfat") {
-        eprintln!("skipped: vfat trims: no mkfs.vfat (dosfstools) on this host");
+        crate::skip::skip(crate::skip::Need::Mkfs, "vfat trims: no mkfs.vfat (dosfstools) on this host");
     } else {
         let refusal = "is on a vfat filesystem, which cannot punch holes (trim); put the file on a filesystem that can";
         assert_eq!((text.matches(refusal).count(), text.matches("rc=2").count()), (2, 2), "{text}");
