@@ -35,39 +35,116 @@ fn kernel_engines_side_by_side() {
     let j = read_result(&out);
     assert_eq!(j["command"], "compare");
     let runs = j["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 4);
     let names: Vec<&str> = runs.iter().map(|r| r["run"]["engine"]["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["psync", "aio", "uring", "uring"]);
     assert_eq!(runs[3]["run"]["engine"]["options"]["fixedbufs"], "0");
     for r in runs {
         let run = &r["run"];
         assert_eq!(run["results"]["total"]["read"]["ios"], 2000, "{}", r["engine_spec"]);
-        assert_eq!(run["config"]["workload"]["seed"], 7, "the same offsets for every engine");
         assert!(run["results"]["total"]["read"]["hist"].as_str().unwrap().len() > 10, "whole histograms");
     }
     assert_eq!(runs[0]["run"]["config"]["queue_depth"], 1, "psync runs at qd 1");
     assert_eq!(runs[1]["run"]["config"]["queue_depth"], 32);
-    let s = j["summary"].as_array().unwrap();
-    assert_eq!(s[0]["ratio_to_first"]["iops"], 1.0);
-    assert!(s.iter().all(|e| e["cpu_ns_per_io"].as_f64().unwrap() > 0.0));
-    let ratio = s[2]["ratio_to_first"]["iops"].as_f64().unwrap();
-    let expected = s[2]["iops"].as_f64().unwrap() / s[0]["iops"].as_f64().unwrap();
-    assert!((ratio - expected).abs() < 1e-9);
+    assert_summary_is_the_runs(&j, "read");
+    assert_text_ratios_are_the_jsons(&text, &j);
 
-    // --output json prints the same document.
-    let o = nvmebench(&[
-        "compare",
-        "--engines",
-        "uring,aio",
-        "--filename",
-        f.to_str().unwrap(),
-        "--ios",
-        "100",
-        "--output",
-        "json",
-    ]);
+    // --output json prints the document --json writes.
+    let out = dir.path().join("both.json");
+    let args = ["compare", "--engines", "uring,aio", "--filename", f.to_str().unwrap(), "--ios", "100"];
+    let o = nvmebench(&[&args[..], &["--output", "json", "--json", out.to_str().unwrap()]].concat());
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!(json(&o)["runs"].as_array().unwrap().len(), 2);
+    let printed = json(&o);
+    assert_eq!(printed, read_result(&out), "stdout and --json hold one document");
+    let names: Vec<&str> =
+        printed["runs"].as_array().unwrap().iter().map(|r| r["engine_spec"].as_str().unwrap()).collect();
+    assert_eq!(names, ["uring", "aio"]);
+}
+
+/// The summary's figures are its runs' (engine, depth, IOPS, bandwidth, latency, errors, CPU per
+/// I/O), and each ratio is the run's figure over the first run's, read from the runs themselves.
+fn assert_summary_is_the_runs(j: &serde_json::Value, dir: &str) {
+    let runs = j["runs"].as_array().unwrap();
+    let s = j["summary"].as_array().unwrap();
+    assert_eq!(s.len(), runs.len());
+    let d = |i: usize| &runs[i]["run"]["results"]["total"][dir];
+    let f = |v: &serde_json::Value| v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"));
+    for (i, e) in s.iter().enumerate() {
+        let run = &runs[i]["run"];
+        assert_eq!(e["engine"], runs[i]["engine_spec"], "{i}");
+        assert_eq!(e["queue_depth"], run["config"]["queue_depth"], "{i}");
+        assert_eq!(e["iops"], d(i)["iops"], "{i}");
+        assert_eq!(e["bw_bytes"], d(i)["bw_bytes"], "{i}");
+        assert_eq!(f(&e["lat_ns"]["mean"]), f(&d(i)["lat_ns"]["mean"]), "{i}");
+        assert_eq!(f(&e["lat_ns"]["max"]), f(&d(i)["lat_ns"]["max"]), "{i}");
+        assert_eq!(f(&e["lat_ns"]["percentiles"]["99.0"]), f(&d(i)["lat_ns"]["percentiles"]["99.0"]), "{i}");
+        assert_eq!(e["errors"], run["results"]["total"]["errors"]["total"], "{i}");
+        assert_eq!(e["cpu_ns_per_io"], run["results"]["cpu"]["ns_per_io"], "{i}: the process's CPU per I/O");
+        let r = &e["ratio_to_first"];
+        let close = |got: &serde_json::Value, want: f64, what: &str| {
+            let got = f(got);
+            assert!((got - want).abs() <= want.abs() * 1e-12, "{i} {what}: {got}, the runs give {want}");
+        };
+        close(&r["iops"], f(&d(i)["iops"]) / f(&d(0)["iops"]), "iops");
+        close(&r["lat_mean"], f(&d(i)["lat_ns"]["mean"]) / f(&d(0)["lat_ns"]["mean"]), "lat_mean");
+        close(
+            &r["lat_p99"],
+            f(&d(i)["lat_ns"]["percentiles"]["99.0"]) / f(&d(0)["lat_ns"]["percentiles"]["99.0"]),
+            "lat_p99",
+        );
+        close(
+            &r["cpu_per_io"],
+            f(&run["results"]["cpu"]["ns_per_io"]) / f(&runs[0]["run"]["results"]["cpu"]["ns_per_io"]),
+            "cpu_per_io",
+        );
+    }
+}
+
+/// The text table's ratio rows print the JSON's ratios (two decimals, `x`), engine by engine.
+fn assert_text_ratios_are_the_jsons(text: &str, j: &serde_json::Value) {
+    let s = j["summary"].as_array().unwrap();
+    let after = text.split_once("ratio to ").expect("a ratio block").1;
+    for (row, key) in
+        [("IOPS", "iops"), ("lat mean", "lat_mean"), ("lat p99", "lat_p99"), ("CPU per I/O", "cpu_per_io")]
+    {
+        let line = after.lines().find(|l| l.trim_start().starts_with(row) && l.starts_with("  ")).unwrap();
+        let cells: Vec<&str> = line.trim_start()[row.len()..].split_whitespace().collect();
+        let want: Vec<String> =
+            s.iter().map(|e| format!("{:.2}x", e["ratio_to_first"][key].as_f64().unwrap())).collect();
+        assert_eq!(cells, want, "{row}: {line}");
+    }
+}
+
+/// Every engine of a comparison draws the same offsets from the seed: a random write of 300 blocks
+/// of 2048 changes the same blocks through one engine alone as through three in a row (the three
+/// write a block set no larger than one's, where three sets of different draws would be about
+/// three times one), and the same blocks again under another seed's run would differ.
+#[test]
+fn every_engine_writes_the_same_offsets() {
+    if !uring_available() {
+        return;
+    }
+    let dir = scratch_dir();
+    let orig = std::fs::read(make_file(dir.path(), "orig.bin", 8 << 20)).unwrap();
+    let changed = |name: &str| -> Vec<usize> {
+        let now = std::fs::read(dir.path().join(name)).unwrap();
+        assert_eq!(now.len(), orig.len(), "{name}");
+        (0..orig.len() / 4096).filter(|b| now[b * 4096..(b + 1) * 4096] != orig[b * 4096..(b + 1) * 4096]).collect()
+    };
+    let write = |cmd: &[&str], name: &str, seed: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, &orig).unwrap();
+        let p = path.to_str().unwrap();
+        let common = ["--filename", p, "--rw", "randwrite", "--ios", "300", "--seed", seed, "--quiet"];
+        let o = nvmebench(&[cmd, &common[..]].concat());
+        assert_eq!(o.status.code(), Some(0), "{cmd:?}: {}", stderr(&o));
+        changed(name)
+    };
+    let one = write(&["run", "--engine", "psync"], "one.bin", "7");
+    assert!(one.len() > 250 && one.len() <= 300, "300 draws of 2048 blocks: {} distinct", one.len());
+    let three = write(&["compare", "--engines", "psync,aio,uring"], "three.bin", "7");
+    assert_eq!(three, one, "compare's engines wrote other blocks than psync alone with the same seed");
+    let other = write(&["run", "--engine", "psync"], "other.bin", "8");
+    assert_ne!(other, one, "another seed draws other blocks (the check can fail)");
 }
 
 /// Without --filename the kernel engines share a scratch file; the null engine, which needs none,

@@ -56,8 +56,48 @@ fn json_file_matches_stdout_format() {
     let o = nvmebench(&["run", "--engine", "null", "--ios", "1000", "--json", path.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let j = read_result(&path);
-    assert_eq!(j["results"]["total"]["read"]["ios"], 1000);
-    assert!(stdout(&o).contains("total"));
+    let r = &j["results"]["total"]["read"];
+    assert_eq!(r["ios"], 1000);
+    // The text's total row is the file's figures, as printed: IOPS with thousands separators, the
+    // mean and the max in the unit the unit row names, to the digits printed.
+    let out = stdout(&o);
+    let cells = |prefix: &str| -> Vec<String> {
+        let line = out
+            .lines()
+            .find(|l| l.trim_start().starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix} row: {out}"));
+        line.split_whitespace().map(str::to_string).collect()
+    };
+    let (header, units, total) = (cells("dir"), cells("MB/s"), cells("total read"));
+    // The unit row has no cells under dir and IOPS; it starts under bw.
+    let printed = |column: &str| -> (f64, f64) {
+        let i = header.iter().position(|h| h == column).unwrap_or_else(|| panic!("no {column} column: {out}"));
+        let cell = total[i + 1].replace(',', "");
+        let scale = match units[i - 2].as_str() {
+            "ns" => 1.0,
+            "µs" => 1e3,
+            "ms" => 1e6,
+            u => panic!("unit {u} of {column}: {out}"),
+        };
+        let decimals = cell.split_once('.').map_or(0, |(_, d)| d.len()) as i32;
+        (cell.parse::<f64>().unwrap() * scale, 0.5 * 10f64.powi(-decimals) * scale)
+    };
+    let close = |column: &str, want: f64| {
+        let (got, half_digit) = printed(column);
+        assert!((got - want).abs() <= half_digit * 1.000_001, "{column}: the text says {got}, the file {want}: {out}");
+    };
+    assert_eq!(total[2].replace(',', ""), format!("{}", r["iops"].as_f64().unwrap().round()), "IOPS: {out}");
+    close("mean", r["lat_ns"]["mean"].as_f64().unwrap());
+    close("max", r["lat_ns"]["max"].as_f64().unwrap());
+    close("p99", r["lat_ns"]["percentiles"]["99.0"].as_f64().unwrap());
+
+    // --output json prints the document --json writes, byte for byte.
+    let path = dir.path().join("both.json");
+    let o =
+        nvmebench(&["run", "--engine", "null", "--ios", "1000", "--json", path.to_str().unwrap(), "--output", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), std::fs::read_to_string(&path).unwrap(), "stdout and --json differ");
+    assert_eq!(json(&o)["results"]["total"]["read"]["ios"], 1000);
 }
 
 #[test]
