@@ -16,14 +16,16 @@ use std::ops::AddAssign;
 pub const HIST_LOWEST_NS: u64 = 1;
 /// Highest trackable latency: one hour. Anything slower is clamped (and counted).
 pub const HIST_HIGHEST_NS: u64 = 3_600_000_000_000;
-/// Three significant digits: 2048 buckets per power of two from 2048 ns up (each bucket 1/1024 to
-/// 1/2048 of its values wide), one per nanosecond below, so a percentile is within 0.1% of the
-/// latency it stands for. The peers are coarser: fio keeps 64 buckets per power of two
-/// (`FIO_IO_U_PLAT_BITS` 6 in fio's stat.h) and reports a bucket's middle, within 1/128 (0.78%) of
-/// the value, and tracks up to 2^34 ns (17 s); SPDK perf keeps 128 per power of two
-/// (`SPDK_HISTOGRAM_GRANULARITY_DEFAULT` 7 in include/spdk/histogram_data.h) of TSC ticks and
-/// prints a bucket's upper end, within 1/128 (0.78%) above the value. Percentiles compared with
-/// either differ by up to that tool's resolution with nothing wrong on either side.
+/// Three significant digits: every nanosecond up to 2047 ns, then 1024 buckets per power of two
+/// (from 2^k ns up, each 2^(k-10) ns wide: 1/1024 to 1/2048 of its values), and a percentile is
+/// its bucket's upper end, so at most 0.1% (1/1024) above the latency it stands for. The peers are
+/// coarser: fio keeps 64 buckets per power of two (`FIO_IO_U_PLAT_BITS` 6 in fio's stat.h: each
+/// 1/64 to 1/128 of its values wide, 0.78-1.56%) and reports a bucket's middle, within 1/128
+/// (0.78%) of the value either way, and tracks up to 2^34 ns (17 s); SPDK perf keeps 128 per power
+/// of two (`SPDK_HISTOGRAM_GRANULARITY_DEFAULT` 7 in include/spdk/histogram_data.h: each 1/128 to
+/// 1/256 of its values wide, 0.39-0.78%) of TSC ticks and prints a bucket's upper end, up to 1/128
+/// (0.78%) above the value. Percentiles compared with either differ by up to that tool's
+/// resolution plus ours with nothing wrong on either side.
 pub const HIST_SIGFIGS: u8 = 3;
 
 /// A histogram with the program-wide bounds.
@@ -336,6 +338,28 @@ mod tests {
             let got = d.percentile_ns(p) as f64;
             assert!((got - exact).abs() / exact < 0.001, "p{p}: {got} vs {exact}");
         }
+    }
+
+    /// The layout HIST_SIGFIGS's documentation states: unit buckets below 2048 ns, then 1024 per
+    /// power of two, and a percentile at its bucket's upper end, at most 1/1024 above the value.
+    #[test]
+    fn the_histogram_has_1024_buckets_per_power_of_two_above_2048_ns() {
+        let h = new_histogram();
+        assert_eq!(h.highest_equivalent(2047), 2047);
+        for k in 11..40u32 {
+            let base = 1u64 << k;
+            let width = h.highest_equivalent(base) - h.lowest_equivalent(base) + 1;
+            assert_eq!(width, base >> 10, "2^{k}: {width} ns wide");
+            let top = (base << 1) - 1;
+            assert!((h.highest_equivalent(base) - base) as f64 / base as f64 <= 1.0 / 1024.0);
+            assert_eq!(h.highest_equivalent(top), top, "2^{k}: the last bucket ends at the next power");
+        }
+        let mut d = DirStats::default();
+        d.record(3_000_001, 1, 0);
+        d.record(9_000_000, 1, 0);
+        let p = d.percentile_ns(50.0);
+        assert_eq!(p, h.highest_equivalent(3_000_001), "the bucket's upper end");
+        assert!(p > 3_000_001 && p - 3_000_001 < 3_000_001 / 1024, "{p}");
     }
 
     /// The deviation is exact, sample (n - 1) as fio's: 10, 20, ..., 10^6 ns has variance
