@@ -1024,7 +1024,8 @@ mod tests {
     fn fake(script: Script) -> (Arc<FakeBuilder>, quanta::Clock, SeenOps) {
         let (clock, mock) = quanta::Clock::mock();
         let seen = Arc::new(Mutex::new(Vec::new()));
-        (Arc::new(FakeBuilder { script, mock, seen: seen.clone() }), clock, seen)
+        let slept = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        (Arc::new(FakeBuilder { script, mock, seen: seen.clone(), slept }), clock, seen)
     }
 
     #[test]
@@ -1144,6 +1145,30 @@ mod tests {
         assert_eq!(d.min_ns, 3_000_000);
         // The 100th I/O was due at 99 ms and completed at 300 ms.
         assert_eq!(d.max_ns, 201_000_000);
+    }
+
+    /// A paced worker on an interrupt-driven engine sleeps between its I/Os (in `wait_for`, until
+    /// the completion or the next due time); on a polled one it polls and never sleeps. Latency is
+    /// the same either way: the fake engine wakes exactly when asked.
+    #[test]
+    fn paced_workers_sleep_on_interrupt_driven_engines_only() {
+        for interrupt_driven in [true, false] {
+            let script = Script { default_latency_ns: 100_000, interrupt_driven, ..Script::default() };
+            let (b, clock, _) = fake(script);
+            let mut p = plan(1, 4, spec(RwMode::RandRead, 100));
+            p.workers[0].rate_iops = Some(1000.0);
+            p.workers[0].io_limit = Some(100);
+            let r = run(b.clone(), p, clock, |_| {}).unwrap();
+            let d = r.total.read();
+            assert_eq!((d.ios, d.min_ns, d.max_ns), (100, 100_000, 100_000), "{interrupt_driven}");
+            let slept = b.slept.load(Ordering::Relaxed);
+            if interrupt_driven {
+                // 100 I/Os a millisecond apart: asleep for all of it but the last I/O's gap.
+                assert!((98_000_000..=100_000_000).contains(&slept), "slept {slept} ns");
+            } else {
+                assert_eq!(slept, 0);
+            }
+        }
     }
 
     #[test]

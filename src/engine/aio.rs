@@ -146,10 +146,13 @@ fn runtime(what: &'static str, source: io::Error) -> EngineError {
 }
 
 impl AioEngine {
-    /// `io_getevents` for between `min` and all free event slots; returns how many arrived.
-    fn get_events(&mut self, min: libc::c_long, block: bool) -> Result<usize, EngineError> {
-        let zero = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-        let timeout = if block { std::ptr::null() } else { &zero as *const libc::timespec };
+    /// `io_getevents` for between `min` and all free event slots, waiting as long as `wait` says
+    /// (`None`: until `min` arrived); returns how many arrived.
+    fn get_events(&mut self, min: libc::c_long, wait: Option<std::time::Duration>) -> Result<usize, EngineError> {
+        let block = wait.is_none();
+        let limit = wait
+            .map(|d| libc::timespec { tv_sec: d.as_secs() as libc::time_t, tv_nsec: d.subsec_nanos() as libc::c_long });
+        let timeout = limit.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
         loop {
             // SAFETY: `events` has room for `len` io_events; `timeout` is null or a live timespec.
             let rc = unsafe {
@@ -245,7 +248,7 @@ impl Engine for AioEngine {
             if self.in_flight == 0 {
                 return Ok(0);
             }
-            let n = self.get_events(0, false)?;
+            let n = self.get_events(0, Some(std::time::Duration::ZERO))?;
             self.ready = 0..n;
         }
         let mut reaped = 0;
@@ -265,8 +268,26 @@ impl Engine for AioEngine {
             self.submit()?;
         }
         if self.ready.is_empty() && self.in_flight > 0 {
-            let n = self.get_events(1, true)?;
+            let n = self.get_events(1, None)?;
             self.ready = 0..n;
+        }
+        Ok(())
+    }
+
+    fn interrupt_driven(&self) -> bool {
+        true
+    }
+
+    fn wait_for(&mut self, timeout_ns: u64) -> Result<(), EngineError> {
+        if !self.staged.is_empty() {
+            self.submit()?;
+        }
+        let timeout = std::time::Duration::from_nanos(timeout_ns);
+        if self.ready.is_empty() && self.in_flight > 0 {
+            let n = self.get_events(1, Some(timeout))?;
+            self.ready = 0..n;
+        } else if self.ready.is_empty() {
+            std::thread::sleep(timeout);
         }
         Ok(())
     }

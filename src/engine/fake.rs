@@ -37,6 +37,9 @@ pub struct Script {
     /// Answer true to `refills_inline`, so that the worker hands next I/Os over from its
     /// completion handling (the SPDK engine's way).
     pub inline_refill: bool,
+    /// Answer true to `interrupt_driven`: `wait_for` jumps the clock to the next completion or the
+    /// timeout, whichever is first, and adds the jump to the builder's `slept`.
+    pub interrupt_driven: bool,
 }
 
 /// Every op queued, per worker, for tests to inspect.
@@ -46,6 +49,8 @@ pub struct FakeBuilder {
     pub script: Script,
     pub mock: Arc<quanta::Mock>,
     pub seen: SeenOps,
+    /// Mocked nanoseconds the engines slept in `wait_for`.
+    pub slept: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl EngineBuilder for FakeBuilder {
@@ -56,6 +61,7 @@ impl EngineBuilder for FakeBuilder {
             bufs: super::buf::SlotBuffers::new(queue_depth as usize, max as usize, 0),
             script: self.script.clone(),
             mock: self.mock.clone(),
+            slept: self.slept.clone(),
             worker,
             seen: self.seen.clone(),
             queued: 0,
@@ -70,6 +76,7 @@ pub struct FakeEngine {
     bufs: super::buf::SlotBuffers,
     script: Script,
     mock: Arc<quanta::Mock>,
+    slept: Arc<std::sync::atomic::AtomicU64>,
     worker: usize,
     seen: SeenOps,
     queued: usize,
@@ -148,6 +155,20 @@ impl Engine for FakeEngine {
                 self.mock.increment(next - now);
             }
         }
+        Ok(())
+    }
+
+    fn interrupt_driven(&self) -> bool {
+        self.script.interrupt_driven
+    }
+
+    fn wait_for(&mut self, timeout_ns: u64) -> Result<(), EngineError> {
+        self.submit()?;
+        let now = self.mock.value();
+        let next = self.in_flight.iter().map(|e| e.1).min().unwrap_or(u64::MAX);
+        let jump = timeout_ns.min(next.saturating_sub(now));
+        self.mock.increment(jump);
+        self.slept.fetch_add(jump, std::sync::atomic::Ordering::Relaxed);
         Ok(())
     }
 

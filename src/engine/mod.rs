@@ -174,6 +174,23 @@ pub trait Engine {
         self.submit()
     }
 
+    /// Whether completions arrive by interrupt and [`wait_for`](Engine::wait_for) can sleep, so that
+    /// a paced worker with nothing due sleeps until its next I/O is due instead of polling (as an
+    /// application on this path would; fio's rate sleeps too). Polled engines (IOPOLL, polled SPDK)
+    /// keep the default: their worker polls between paced I/Os, as it would in service.
+    fn interrupt_driven(&self) -> bool {
+        false
+    }
+
+    /// Called instead of `progress` by a paced worker whose poll found nothing and whose next I/O
+    /// is due in `timeout_ns`, on engines that are [`interrupt_driven`](Engine::interrupt_driven):
+    /// submits what is queued, then sleeps until a completion arrives or the time passes (with
+    /// nothing in flight, for the whole time).
+    fn wait_for(&mut self, timeout_ns: u64) -> Result<(), EngineError> {
+        let _ = timeout_ns;
+        self.progress()
+    }
+
     /// The engine's name and the knobs in effect, for the report.
     fn info(&self) -> EngineInfo;
 

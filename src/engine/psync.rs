@@ -104,6 +104,20 @@ impl Engine for PsyncEngine {
         }
     }
 
+    /// Its I/O runs inside `submit` and nothing is ever in flight between two calls: a paced
+    /// worker sleeps until its next I/O is due.
+    fn interrupt_driven(&self) -> bool {
+        true
+    }
+
+    fn wait_for(&mut self, timeout_ns: u64) -> Result<(), EngineError> {
+        self.submit()?;
+        if self.done.is_none() {
+            std::thread::sleep(std::time::Duration::from_nanos(timeout_ns));
+        }
+        Ok(())
+    }
+
     fn slot_buf(&mut self, slot: u32) -> &mut [u8] {
         // One I/O at a time: every slot is slot 0.
         let _ = slot;

@@ -14,6 +14,7 @@ use super::EngineError;
 use io_uring::{EnterFlags, IoUring, cqueue, squeue};
 use std::io;
 use std::os::fd::AsRawFd;
+use std::time::Duration;
 
 /// An on/off knob whose default is "on where the kernel has it".
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -183,6 +184,22 @@ pub struct Ring<S: squeue::EntryMarker, C: cqueue::EntryMarker> {
     pub entries: u32,
 }
 
+/// The kernel's `struct io_uring_getevents_arg` (IORING_ENTER_EXT_ARG).
+#[repr(C)]
+struct GeteventsArg {
+    sigmask: u64,
+    sigmask_sz: u32,
+    min_wait_usec: u32,
+    ts: u64,
+}
+
+/// The kernel's `struct __kernel_timespec`.
+#[repr(C)]
+struct KernelTimespec {
+    tv_sec: i64,
+    tv_nsec: i64,
+}
+
 /// IORING_REGISTER_RING_FDS (Linux 5.18).
 const IORING_REGISTER_RING_FDS: libc::c_uint = 20;
 
@@ -279,6 +296,13 @@ impl<S: squeue::EntryMarker, C: cqueue::EntryMarker> Ring<S, C> {
     /// syscall at all when the SQPOLL thread is awake and nobody waits.
     #[inline]
     fn enter(&mut self, min_complete: u32, want_events: bool) -> io::Result<()> {
+        self.enter_until(min_complete, want_events, None)
+    }
+
+    /// [`enter`](Self::enter), waiting at most `timeout` for `min_complete` completions (an
+    /// IORING_ENTER_EXT_ARG timeout, Linux 5.11: [`can_wait_for`](Self::can_wait_for)).
+    #[inline]
+    fn enter_until(&mut self, min_complete: u32, want_events: bool, timeout: Option<Duration>) -> io::Result<()> {
         let sq = self.ring.submission();
         let to_submit = sq.len() as u32;
         let mut flags = EnterFlags::empty();
@@ -299,18 +323,27 @@ impl<S: squeue::EntryMarker, C: cqueue::EntryMarker> Ring<S, C> {
         };
         // Without SQPOLL the kernel consumes every SQE passed here (or fails the call).
         let submit_arg = if self.opts.sqpoll { 0 } else { to_submit };
-        // SAFETY: a plain io_uring_enter on this ring (or its registered index, with the matching
-        // flag), with no argument pointer; the SQEs it consumes were pushed under `push`'s contract.
+        let ts = timeout.map(|t| KernelTimespec { tv_sec: t.as_secs() as i64, tv_nsec: i64::from(t.subsec_nanos()) });
+        let arg = ts.as_ref().map(|ts| GeteventsArg {
+            sigmask: 0,
+            sigmask_sz: 0,
+            min_wait_usec: 0,
+            ts: ts as *const _ as u64,
+        });
+        let (flags, arg_ptr, arg_len) = match &arg {
+            Some(a) => (
+                flags | EnterFlags::EXT_ARG,
+                a as *const GeteventsArg as *const libc::c_void,
+                size_of::<GeteventsArg>(),
+            ),
+            None => (flags, std::ptr::null(), 0),
+        };
+        // SAFETY: io_uring_enter on this ring (or its registered index, with the matching flag),
+        // with either no argument or, with EXT_ARG, a live io_uring_getevents_arg whose `ts` points
+        // at a live timespec (both on this frame until the call returns); the SQEs it consumes were
+        // pushed under `push`'s contract.
         let rc = unsafe {
-            libc::syscall(
-                libc::SYS_io_uring_enter,
-                fd,
-                submit_arg,
-                min_complete,
-                flags.bits(),
-                std::ptr::null::<libc::c_void>(),
-                0usize,
-            )
+            libc::syscall(libc::SYS_io_uring_enter, fd, submit_arg, min_complete, flags.bits(), arg_ptr, arg_len)
         };
         if rc < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
     }
@@ -359,6 +392,32 @@ impl<S: squeue::EntryMarker, C: cqueue::EntryMarker> Ring<S, C> {
         match self.enter(0, true) {
             Ok(()) => Ok(()),
             Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN)) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Whether [`wait_for`](Self::wait_for) can sleep: completions come by interrupt (no IOPOLL)
+    /// and the kernel takes a timeout on its wait (IORING_FEAT_EXT_ARG, Linux 5.11).
+    pub fn can_wait_for(&self) -> bool {
+        !self.opts.iopoll && self.ring.params().is_feature_ext_arg()
+    }
+
+    /// Submits what is queued and waits for a completion, at most `timeout` (a paced worker's time
+    /// to its next I/O). Without [`can_wait_for`](Self::can_wait_for), [`progress`](Self::progress).
+    pub fn wait_for(&mut self, timeout: Duration) -> io::Result<()> {
+        if !self.can_wait_for() {
+            return self.progress();
+        }
+        match self.enter_until(1, true, Some(timeout)) {
+            Ok(()) => Ok(()),
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN)
+                ) =>
+            {
+                Ok(())
+            }
             Err(e) => Err(e),
         }
     }

@@ -256,6 +256,16 @@ impl Engine for UringEngine {
         self.ring.progress().map_err(|e| runtime("io_uring_enter (progress)", e))
     }
 
+    fn interrupt_driven(&self) -> bool {
+        self.ring.can_wait_for()
+    }
+
+    fn wait_for(&mut self, timeout_ns: u64) -> Result<(), EngineError> {
+        self.ring
+            .wait_for(std::time::Duration::from_nanos(timeout_ns))
+            .map_err(|e| runtime("io_uring_enter (wait with a timeout)", e))
+    }
+
     fn slot_buf(&mut self, slot: u32) -> &mut [u8] {
         self.bufs.slot_mut(slot)
     }

@@ -118,6 +118,10 @@ pub(super) struct Loop<'c, E: Engine> {
     /// Spin-loop hints between a poll that found nothing and the next, with more than one I/O in
     /// flight (the engine's `idle_poll_gap_ns`, in this CPU's hints).
     gap_spins: u32,
+    /// Paced on an interrupt-driven engine: the worker sleeps while nothing is due (see
+    /// `idle_for`), with a timer slack of 1 ns so that the kernel wakes it when asked (the default
+    /// 50 µs would be added to the latency of every paced I/O, which counts from its due time).
+    sleeps: bool,
 }
 
 /// Idle passes between clock reads. An idle pass (the last one reaped nothing, every slot is in
@@ -161,6 +165,12 @@ impl<'c, E: Engine> Loop<'c, E> {
             verify_pass: plan.verify.as_ref().is_some_and(|v| v.pass),
         };
         let gap_spins = spins_for(engine.idle_poll_gap_ns());
+        let pacer = Pacer::new(plan.rate_iops, &plan.spec.pacing, switch, seed).map(|p| p.shared(plan.rate_share));
+        let sleeps = engine.interrupt_driven() && pacer.as_ref().is_some_and(Pacer::is_open_loop);
+        if sleeps {
+            // A refusal leaves the default slack: later wake-ups, counted in latency as they come.
+            let _ = nix::sys::prctl::set_timerslack(1);
+        }
         Loop {
             gap_spins,
             engine,
@@ -174,7 +184,8 @@ impl<'c, E: Engine> Loop<'c, E> {
             free: (0..plan.queue_depth).rev().collect(),
             stats: Box::default(),
             spare: Some(Box::default()),
-            pacer: Pacer::new(plan.rate_iops, &plan.spec.pacing, switch, seed).map(|p| p.shared(plan.rate_share)),
+            pacer,
+            sleeps,
             tries: vec![0; qd],
             retry: Vec::with_capacity(qd),
             pending: None,
@@ -643,7 +654,12 @@ impl<'c, E: Engine> Loop<'c, E> {
     fn kick(&mut self, reaped: u32) -> Result<(), EngineError> {
         if reaped == 0 && self.in_flight > 0 {
             if self.pacer.as_ref().is_some_and(Pacer::is_open_loop) {
-                self.engine.progress()?
+                match self.idle_for() {
+                    // Every slot is out (or the run is draining): only a completion can be next.
+                    _ if self.sleeps && (self.free.is_empty() || self.stop.is_some()) => self.engine.wait()?,
+                    Some(ns) => self.engine.wait_for(ns)?,
+                    None => self.engine.progress()?,
+                }
             } else {
                 self.engine.wait()?
             }
@@ -654,9 +670,29 @@ impl<'c, E: Engine> Loop<'c, E> {
             }
         } else if self.to_submit {
             self.engine.submit()?;
+        } else if self.in_flight == 0 {
+            if let Some(ns) = self.idle_for() {
+                self.engine.wait_for(ns)?;
+                // The last completion's stamp is no longer now: the next pass reads the clock.
+                self.recent = None;
+            }
         }
         self.to_submit = false;
         Ok(())
+    }
+
+    /// How long a paced worker on an interrupt-driven engine may sleep now: until its next I/O is
+    /// due, or its next decision (interval boundary, deadline) if that comes first. `None` when it
+    /// may not: a polled engine, no pacing, something due already, or stopping.
+    #[inline]
+    fn idle_for(&self) -> Option<u64> {
+        if !self.sleeps || self.stop.is_some() {
+            return None;
+        }
+        let due = self.pacer.as_ref()?.next_due_ns()?;
+        let until = due.min(self.next_cut).min(self.deadline.unwrap_or(u64::MAX));
+        let now = self.now_ns();
+        (until > now).then(|| until - now)
     }
 
     /// Sends the last interval (the rest of the run, up to the last completion) and sums up.

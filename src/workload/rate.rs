@@ -349,6 +349,12 @@ impl Pacer {
         if self.per_byte { LANE[dir as usize] } else { 0 }
     }
 
+    /// When the next paced I/O of any direction is due (ns); `None` when nothing is paced.
+    #[inline]
+    pub fn next_due_ns(&self) -> Option<u64> {
+        self.sched.iter().flatten().map(|s| s.next_fp >> 16).min()
+    }
+
     /// When the next I/O of `dir` is due (ns); `None` when that direction is unpaced.
     #[inline]
     pub fn due_ns(&self, dir: Direction) -> Option<u64> {
