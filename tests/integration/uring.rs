@@ -157,8 +157,9 @@ fn paced_runs_on_every_kernel_engine() {
     }
     let dir = scratch_dir();
     let f = make_file(dir.path(), "paced.bin", 8 << 20);
-    // Paced workers spin instead of blocking; engines whose completions only appear inside a syscall
-    // (io_uring with DEFER_TASKRUN or COOP_TASKRUN) must still see theirs.
+    // Paced workers on these interrupt-driven engines sleep until their next I/O is due; engines
+    // whose completions only appear inside a syscall (io_uring with DEFER_TASKRUN or COOP_TASKRUN)
+    // must still see theirs.
     for engine in ["uring", "uring:defer_taskrun=0", "aio", "psync"] {
         let o = nvmebench(&[
             "run",
@@ -179,5 +180,9 @@ fn paced_runs_on_every_kernel_engine() {
         assert_eq!(j["results"]["workers"][0]["summary"]["lost_in_flight"], 0, "{engine}");
         let elapsed = j["results"]["elapsed_ns"].as_u64().unwrap();
         assert!((499_000_000..5_000_000_000).contains(&elapsed), "{engine}: {elapsed} ns for 1000 I/Os at 2000/s");
+        // Asleep between I/Os: a worker that polled would use its whole core (about 1.0), whatever
+        // else runs; at 2000 IOPS a few tens of µs per I/O is well under half of one.
+        let used = j["results"]["cost"]["threads"]["cores_used"].as_f64().unwrap();
+        assert!(used < 0.5, "{engine}: the paced worker used {used} cores");
     }
 }
