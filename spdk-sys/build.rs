@@ -67,6 +67,23 @@ fn fail(tried: &str, why: &str) -> ! {
     std::process::exit(1);
 }
 
+/// SPDK's release as its `SPDK_VERSION_STRING` spells it, without the "SPDK v" (`25.09`,
+/// `24.01.1`, `25.09-pre`), read from its installed `spdk/version.h`.
+fn release(header: &std::path::Path) -> Option<String> {
+    let text = std::fs::read_to_string(header).ok()?;
+    let define = |name: &str| {
+        text.lines().find_map(|l| {
+            let mut w = l.split_whitespace();
+            (w.next() == Some("#define") && w.next() == Some(name)).then(|| w.collect::<Vec<_>>().join(" "))
+        })
+    };
+    let num = |name: &str| define(name)?.parse::<u32>().ok();
+    let (major, minor, patch) = (num("SPDK_VERSION_MAJOR")?, num("SPDK_VERSION_MINOR")?, num("SPDK_VERSION_PATCH")?);
+    let suffix = define("SPDK_VERSION_SUFFIX").unwrap_or_default();
+    let patch = if patch == 0 { String::new() } else { format!(".{patch}") };
+    Some(format!("{major}.{minor:02}{patch}{}", suffix.trim_matches('"')))
+}
+
 fn main() {
     println!("cargo:rerun-if-env-changed=SPDK_DIR");
     println!("cargo:rerun-if-env-changed=PKG_CONFIG_PATH");
@@ -107,6 +124,10 @@ fn main() {
         .unwrap_or_else(|e| fail(&tried, &e.to_string().replace('\n', " ")));
     include_paths.sort();
     include_paths.dedup();
+    // `DEP_SPDK_VERSION` for the binary's build script: `nvmebench --version` names the release.
+    if let Some(v) = include_paths.iter().find_map(|p| release(&p.join("spdk/version.h"))) {
+        println!("cargo:version={v}");
+    }
     link_paths.sort();
     link_paths.dedup();
     let mut seen = std::collections::HashSet::new();

@@ -16,7 +16,7 @@ use std::time::{Duration, SystemTime};
 #[derive(Debug, Parser)]
 #[command(
     name = "nvmebench",
-    version,
+    version = crate::version::long(),
     about = "NVMe benchmark: pinned, polled per-core workers over io_uring (and SPDK), with exact HDR latency histograms",
     after_help = "Run `nvmebench run` alone for a short 4 KiB random-read run through io_uring on a scratch file."
 )]

@@ -28,6 +28,7 @@ pub mod target;
 pub mod telemetry;
 pub mod units;
 pub mod verify;
+pub mod version;
 pub mod worker;
 pub mod workload;
 

@@ -7,6 +7,7 @@ mod devices;
 mod docs;
 mod fio;
 mod fuzz;
+mod install;
 mod kernel_engines;
 mod layers;
 mod null;
