@@ -45,6 +45,11 @@ fn the_version_names_the_git_revision_and_whether_spdk_is_in() {
     let line = stdout(&out);
     let spdk = if cfg!(feature = "spdk") { ", with SPDK" } else { ", without SPDK)" };
     assert!(line.contains(spdk), "{line}");
+    if cfg!(feature = "spdk") {
+        // The release, as SPDK spells it (25.09), read from the installed spdk/version.h.
+        let release = line.split(", with SPDK ").nth(1).unwrap_or("");
+        assert!(release.starts_with(|c: char| c.is_ascii_digit()) && release.contains('.'), "{line}");
+    }
     if !checkout() || std::env::var_os("NVMEBENCH_REVISION").is_some() {
         return;
     }
