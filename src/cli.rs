@@ -425,11 +425,49 @@ pub struct RunArgs {
     /// Start the workers this long after the command starts.
     #[arg(long, value_name = "DURATION", value_parser = units::parse_duration)]
     pub start_delay: Option<Duration>,
+
+    #[command(flatten)]
+    pub fleet: FleetArgs,
+
     #[command(flatten)]
     pub spdk: SpdkArgs,
 
     #[command(flatten)]
     pub fio: FioArgs,
+}
+
+/// One process of a fleet: many processes, started by a launcher (srun, mpirun, a Kubernetes
+/// Indexed Job, pdsh), gated together and gathered through a directory they all reach.
+#[derive(Clone, Debug, Default, Args)]
+#[command(next_help_heading = "Fleets")]
+pub struct FleetArgs {
+    /// Run as one process of a fleet that meets in DIR, a directory every process reaches (a shared
+    /// filesystem or volume): every process sets up and announces itself there, rank 0 picks the
+    /// start moment, all open their gates at it, and rank 0 merges every result into DIR/fleet.json.
+    /// The rank and size come from the launcher (Slurm, Open MPI, MPICH/Intel MPI's PMI, PMIx,
+    /// Kubernetes) or from --rank and --fleet-size.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["start_at", "start_delay"])]
+    pub fleet: Option<PathBuf>,
+
+    /// This process's rank in the fleet, 0 to --fleet-size minus 1, where no launcher says it (pdsh,
+    /// ssh loops); it overrides the launcher's.
+    #[arg(long, value_name = "R", requires_all = ["fleet", "fleet_size"])]
+    pub rank: Option<u64>,
+
+    /// How many processes the fleet has, where the launcher does not say it (with --rank, a
+    /// Kubernetes Indexed Job's JOB_COMPLETION_INDEX, PMIx's PMIX_RANK).
+    #[arg(long, value_name = "N", requires = "fleet")]
+    pub fleet_size: Option<u64>,
+
+    /// How long rank 0 waits for the others to announce themselves, and for their results past the
+    /// planned end; the others wait twice as long for rank 0's start moment [default: 60s]
+    #[arg(long, value_name = "DURATION", requires = "fleet", value_parser = parse_positive_duration)]
+    pub fleet_timeout: Option<Duration>,
+
+    /// How far ahead rank 0 sets the start moment once all have announced: enough for every process
+    /// to see it on the shared filesystem [default: 2s]
+    #[arg(long, value_name = "DURATION", requires = "fleet", value_parser = parse_positive_duration)]
+    pub fleet_lead: Option<Duration>,
 }
 
 /// fio's job files, per-job values and output formats. fio's other spellings (`--iodepth=8`,

@@ -78,6 +78,10 @@ struct Column {
 
 /// Runs `nvmebench compare` and writes its report.
 pub fn compare_command(args: &CompareArgs) -> anyhow::Result<Outcome> {
+    if args.run.fleet.fleet.is_some() {
+        let why = "--fleet gathers one workload from many processes, which compare does not run; run the fleet with `nvmebench run --fleet DIR` once per engine, and compare the fleets' fleet.json with `nvmebench report`";
+        return Err(SetupError::from(crate::fleet::FleetError::Usage(why.into())).into());
+    }
     let filenames = crate::config::split_filenames(&args.run.filename)?;
     if args.rebind && filenames.len() > 1 {
         return Err(SetupError::from(ConfigError::Invalid {

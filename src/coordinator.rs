@@ -239,6 +239,9 @@ pub enum CoordinatorError {
     Interrupted(i32),
     #[error("cannot start worker thread {worker}: {source}")]
     Spawn { worker: usize, source: std::io::Error },
+    /// The start gate's rendezvous refused to give a moment: nothing ran.
+    #[error("{0}")]
+    Gate(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// Everything about the run that is not per worker.
@@ -252,6 +255,28 @@ pub struct RunPlan {
     pub start_at: Option<SystemTime>,
     /// The targets' interrupt lines: the cores that take them are counted in the run's cost.
     pub irqs: DeviceIrqs,
+    /// Asked for the moment once every worker is ready (a fleet's rendezvous with its other
+    /// processes), instead of `start_at`.
+    pub gate: Option<Box<dyn StartGate>>,
+}
+
+/// Decides when the start gate opens, once every worker is ready: a fleet's processes meet and
+/// agree on a moment. The coordinator waits for that moment as for `start_at`.
+pub trait StartGate: Send {
+    /// The wall-clock moment to open the gate. `signal` is the run's (set by the signal handler).
+    ///
+    /// # Errors
+    /// Why the run must not start: a signal (its number), or a reason in one sentence.
+    fn moment(&mut self, signal: &AtomicUsize) -> Result<SystemTime, GateRefusal>;
+}
+
+/// Why a [`StartGate`] gave no moment.
+#[derive(Debug)]
+pub enum GateRefusal {
+    /// A signal came while waiting.
+    Interrupted(i32),
+    /// The run must not start, for this reason.
+    Refused(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// The worker threads and the channels to them.
@@ -278,7 +303,7 @@ impl Crew {
 /// Runs the job and returns its results. `observe` sees each completed interval (the live line).
 pub fn run<B: EngineBuilder + 'static>(
     builder: Arc<B>,
-    plan: RunPlan,
+    mut plan: RunPlan,
     clock: quanta::Clock,
     observe: impl FnMut(&IntervalPoint),
 ) -> Result<RunResult, CoordinatorError> {
@@ -294,7 +319,20 @@ pub fn run<B: EngineBuilder + 'static>(
     };
     let cores: Vec<usize> = plan.workers.iter().filter_map(|w| w.core).collect();
     let placement = (cores.len() == plan.workers.len()).then(|| cpu::keep_others_off(&tids, &cores));
-    if let Some(at) = plan.start_at {
+    let start_at = match plan.gate.take() {
+        None => plan.start_at,
+        Some(mut gate) => match gate.moment(&plan.signal) {
+            Ok(at) => Some(at),
+            Err(refusal) => {
+                crew.call_off();
+                return Err(match refusal {
+                    GateRefusal::Interrupted(sig) => CoordinatorError::Interrupted(sig),
+                    GateRefusal::Refused(why) => CoordinatorError::Gate(why),
+                });
+            }
+        },
+    };
+    if let Some(at) = start_at {
         if let Err(sig) = wait_until(at, &plan.signal) {
             crew.call_off();
             return Err(CoordinatorError::Interrupted(sig));
@@ -1018,6 +1056,7 @@ mod tests {
             signal: Arc::new(AtomicUsize::new(0)),
             start_at: None,
             irqs: DeviceIrqs::default(),
+            gate: None,
         }
     }
 

@@ -15,6 +15,7 @@ pub mod docs;
 pub mod doctor;
 pub mod engine;
 pub mod fio;
+pub mod fleet;
 pub mod io;
 pub mod launch;
 pub mod options;

@@ -7,6 +7,8 @@ use crate::cli::RunArgs;
 use crate::config::{ConfigError, RunConfig};
 use crate::coordinator::{self, RunPlan, RunResult};
 use crate::cost::DeviceIrqs;
+use crate::fleet::rendezvous::{Member, Timing};
+use crate::fleet::{FleetError, FleetPlan};
 use crate::launch::{self, EngineTarget, SpdkRun};
 use crate::options::OutputFormat;
 use crate::report;
@@ -64,6 +66,8 @@ pub enum SetupError {
     Rebind(#[from] crate::rebind::RebindError),
     #[error("cannot start the telemetry thread: {0}")]
     Telemetry(std::io::Error),
+    #[error(transparent)]
+    Fleet(#[from] FleetError),
 }
 
 impl SetupError {
@@ -91,6 +95,11 @@ pub fn live_mode(args: &RunArgs, quiet: bool) -> LiveMode {
 
 /// Runs `nvmebench run` to completion and writes its reports.
 pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
+    let fleet = FleetPlan::resolve(&args.fleet).map_err(SetupError::from)?;
+    if fleet.is_some() && args.fio.output_format.is_some() {
+        let why = "--fleet writes nvmebench's results (each rank's, and rank 0's merge in fleet.json), not fio's; drop --output-format";
+        return Err(SetupError::from(FleetError::Usage(why.into())).into());
+    }
     let (cfg, spdk) = resolve(args, args.engine.as_deref().unwrap_or(crate::config::DEFAULT_ENGINE))?;
     check_json_dir(cfg.json_path.as_deref())?;
     if cfg.workers_per_core() > 1 {
@@ -101,18 +110,31 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
         );
     }
     let signal = install_signal_handlers()?;
+    // A fleet's process claims its rank before it sets anything up: a rank given twice stops here.
+    let member = fleet.map(Member::claim).transpose().map_err(SetupError::from)?;
+    // A set-up failure tells the fleet, so that rank 0 need not wait for this process in vain.
+    let told = |e: SetupError| {
+        if let Some(m) = &member {
+            if !matches!(e, SetupError::Coordinator(coordinator::CoordinatorError::Gate(_))) {
+                m.failed(&e.to_string());
+            }
+        }
+        e
+    };
 
     // The only writes before the run: creating a missing file (the user gave --size, or it is the
     // scratch file).
     let _scratch =
         cfg.scratch.then(|| RemoveOnDrop(cfg.target.as_ref().expect("scratch runs have a target").path.clone()));
     for t in cfg.targets.iter().filter(|t| t.kind == TargetKind::NewFile) {
-        target::prepare_file(t).map_err(|e| SetupError::Config(e.into()))?;
+        target::prepare_file(t).map_err(|e| told(SetupError::Config(e.into())))?;
     }
 
     let live = LiveLine::new(live_mode(args, cfg.quiet), live::Plan { ramp: cfg.ramp, runtime: cfg.runtime });
     let disk_before = crate::report::fio_output::disk_before(args, &cfg);
-    let result = execute(&cfg, spdk.as_ref(), signal, &live)?;
+    let timing = Timing { ramp: cfg.ramp, interval: cfg.interval, planned: cfg.runtime.map(|r| cfg.ramp + r) };
+    let gate = member.as_ref().map(|m| m.gate(timing));
+    let result = execute_gated(&cfg, spdk.as_ref(), signal, &live, gate).map_err(told)?;
     let disk = crate::report::fio_output::disk_since(disk_before, &cfg);
     live.finish();
     if let Some(late) = cfg.start_at.and_then(|at| result.started_at.duration_since(at).ok()) {
@@ -132,10 +154,22 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
                 .map_err(|e| anyhow::anyhow!("cannot write --verify-state {}: {e}", p.display()))?;
         }
     }
-    let json = report::json::render(&cfg, &result, clock);
+    let mut document = report::json::document(&cfg, &result, clock);
+    document.fleet_member = member.as_ref().and_then(|m| m.doc(result.started_at));
+    let json = serde_json::to_value(&document).expect("a result document always serialises");
     if let Some(p) = &cfg.json_path {
         let text = serde_json::to_string_pretty(&json).expect("a JSON value always serialises");
         std::fs::write(p, text + "\n").map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
+    }
+    let mismatches = result.verify.as_ref().is_some_and(|v| v.mismatch_count > 0 || v.read_errors > 0);
+    let failed = result.failed() || mismatches;
+    let own = match (result.interrupted_by, failed) {
+        (Some(sig), _) => Outcome::Interrupted(sig),
+        (None, true) => Outcome::IoErrors,
+        (None, false) => Outcome::Clean,
+    };
+    if let Some(m) = &member {
+        return finish_fleet(m, &cfg, &args.fio, &document, own);
     }
     let out = match (crate::report::fio_output::single_run_output(args, &cfg, &result, disk)?, cfg.output) {
         (Some(fio_json), _) => fio_json,
@@ -149,13 +183,47 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
         }
     };
     crate::report::fio_output::write_report(&args.fio, &out)?;
+    Ok(own)
+}
 
-    let mismatches = result.verify.as_ref().is_some_and(|v| v.mismatch_count > 0 || v.read_errors > 0);
-    let failed = result.failed() || mismatches;
-    Ok(match (result.interrupted_by, failed) {
-        (Some(sig), _) => Outcome::Interrupted(sig),
-        (None, true) => Outcome::IoErrors,
-        (None, false) => Outcome::Clean,
+/// A fleet's process after its run: writes its result into the fleet's directory; rank 0 then
+/// gathers every rank's, writes `fleet.json` and `fleet.html` and prints the fleet's report. The
+/// fleet's exit status is 1 when a rank is missing or did not end clean.
+fn finish_fleet(
+    m: &Member,
+    cfg: &RunConfig,
+    fio: &crate::cli::FioArgs,
+    doc: &crate::report::doc::RunDocument,
+    own: Outcome,
+) -> anyhow::Result<Outcome> {
+    let written = crate::fleet::gather::write_result(&m.plan, doc)?;
+    let rank = m.plan.member.rank;
+    if rank != 0 {
+        if !cfg.quiet {
+            eprintln!(
+                "nvmebench: rank {rank} of {}: result written to {}; rank 0 merges the fleet's",
+                m.plan.member.size,
+                written.display()
+            );
+        }
+        return Ok(own);
+    }
+    let gate = m.met().gate.expect("the run started, so the gate opened");
+    let g = crate::fleet::gather::gather(&m.plan, &gate)?;
+    let out = match cfg.output {
+        OutputFormat::Json => serde_json::to_string_pretty(&g.doc).expect("a result document always serialises") + "\n",
+        OutputFormat::Text => report::fleet::render(&g.runs[0], &g.runs[1..]),
+    };
+    // The text report lists them; JSON on stdout leaves them to stderr.
+    if cfg.output == OutputFormat::Json {
+        for note in g.doc.fleet.iter().flat_map(|f| f.missing.iter().map(|m| &m.why).chain(&f.warnings)) {
+            eprintln!("nvmebench: warning: {note}");
+        }
+    }
+    crate::report::fio_output::write_report(fio, &out)?;
+    Ok(match own {
+        Outcome::Clean if !g.complete => Outcome::IoErrors,
+        other => other,
     })
 }
 
@@ -222,11 +290,23 @@ pub fn execute(
     signal: Arc<AtomicUsize>,
     live: &LiveLine,
 ) -> Result<RunResult, SetupError> {
+    execute_gated(cfg, spdk, signal, live, None)
+}
+
+/// As [`execute`], with the start moment decided by `gate` once the workers are ready (a fleet's
+/// rendezvous) rather than by `cfg.start_at`.
+pub fn execute_gated(
+    cfg: &RunConfig,
+    spdk: Option<&SpdkRun>,
+    signal: Arc<AtomicUsize>,
+    live: &LiveLine,
+    gate: Option<Box<dyn coordinator::StartGate>>,
+) -> Result<RunResult, SetupError> {
     #[cfg(feature = "spdk")]
     if let Some((s, after)) = spdk.and_then(|s| s.reset_after.map(|a| (s, a))) {
-        return execute_with_reset(cfg, s, after, signal, live);
+        return execute_with_reset(cfg, s, after, signal, live, gate);
     }
-    execute_with(cfg, spdk, signal, live)
+    execute_with(cfg, spdk, signal, live, gate)
 }
 
 /// Runs with a resetter that resets every controller `after` into the run, or does nothing when
@@ -238,6 +318,7 @@ fn execute_with_reset(
     after: std::time::Duration,
     signal: Arc<AtomicUsize>,
     live: &LiveLine,
+    gate: Option<Box<dyn coordinator::StartGate>>,
 ) -> Result<RunResult, SetupError> {
     let (done_tx, done_rx) = crossbeam_channel::bounded::<()>(0);
     let controllers = s.session.controllers.clone();
@@ -245,7 +326,7 @@ fn execute_with_reset(
         Err(crossbeam_channel::RecvTimeoutError::Timeout) => controllers.iter().map(|c| c.reset()).collect::<Vec<_>>(),
         _ => Vec::new(),
     });
-    let result = execute_with(cfg, Some(s), signal, live);
+    let result = execute_with(cfg, Some(s), signal, live, gate);
     drop(done_tx);
     let outcomes = resetter.join().unwrap_or_default();
     result.map(|mut r| {
@@ -270,6 +351,7 @@ fn execute_with(
     spdk: Option<&SpdkRun>,
     signal: Arc<AtomicUsize>,
     live: &LiveLine,
+    gate: Option<Box<dyn coordinator::StartGate>>,
 ) -> Result<RunResult, SetupError> {
     let spec = Arc::new(cfg.workload.clone());
     let workers = plan_lanes(cfg, &spec);
@@ -279,6 +361,7 @@ fn execute_with(
         signal,
         start_at: cfg.start_at,
         irqs: DeviceIrqs::of_targets(cfg.targets.iter().map(|t| t.path.as_path())),
+        gate,
     };
     let paths: Vec<std::path::PathBuf> =
         if spdk.is_some() { Vec::new() } else { cfg.targets.iter().map(|t| t.path.clone()).collect() };

@@ -42,6 +42,12 @@ pub enum FioError {
 /// A [`FioError`] or the run's own errors.
 pub fn run_command(mut args: RunArgs, given: &[String]) -> anyhow::Result<Outcome> {
     check_output_paths(&args)?;
+    if args.fleet.fleet.is_some() && args.fio.job_file.is_some() {
+        return Err(FioError::Usage(
+            "--fleet gathers one workload per process, given as flags; a job file's groups are not run as a fleet, so give the job's options as flags (nvmebench run --rw=randread --bs=4k ... --fleet DIR)".into(),
+        )
+        .into());
+    }
     crate::config::check_latency_off(&args, given.iter().any(|g| g == "percentiles"))
         .map_err(crate::run::SetupError::from)?;
     if let Some(path) = args.fio.job_file.clone() {

@@ -96,6 +96,110 @@ pub struct RunDocument {
     /// before telemetry existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub telemetry: Option<TelemetryDoc>,
+    /// One process's place in a fleet (`run --fleet`): its rank, what said it, its clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet_member: Option<FleetMemberDoc>,
+    /// A fleet's merged result (`fleet.json`): every rank, what is missing, the clocks' skew.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<FleetDoc>,
+}
+
+/// One process of a fleet, in its own result (`DIR/result-R.json`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FleetMemberDoc {
+    /// What gave the rank: `slurm`, `openmpi`, `pmi` (MPICH, Intel MPI), `pmix`, `kubernetes` or
+    /// `flags` (`--rank`).
+    pub launcher: String,
+    pub rank: u64,
+    /// How many processes the fleet has.
+    pub size: u64,
+    /// The fleet's directory, as this process named it.
+    pub dir: String,
+    pub pid: u32,
+    /// The shared filesystem's clock minus this host's, nanoseconds, measured on a file this
+    /// process stamped there.
+    pub clock_offset_ns: i64,
+    /// The offset is known within this many nanoseconds either side.
+    pub clock_uncertainty_ns: u64,
+    /// The start moment rank 0 set (UNIX nanoseconds, rank 0's clock).
+    pub start_at_unix_ns: u64,
+    /// How long after the start moment this process's gate opened, by its own clock.
+    pub gate_late_ns: i64,
+}
+
+/// A fleet's merged result: the merge of every rank's result, and what became of each rank.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FleetDoc {
+    /// The fleet's directory, as rank 0 named it.
+    pub dir: String,
+    /// How many processes the fleet was started with.
+    pub size: u64,
+    /// The start moment rank 0 set (UNIX nanoseconds, rank 0's clock).
+    pub start_at_unix_ns: u64,
+    /// Every rank, in order, merged or not.
+    pub ranks: Vec<FleetRankDoc>,
+    /// The ranks the merge lacks, with why; empty for a whole fleet.
+    #[serde(default)]
+    pub missing: Vec<FleetMissingDoc>,
+    /// The largest difference between two ranks' clocks, each measured against the shared
+    /// filesystem's; absent with fewer than two ranks announced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub largest_skew: Option<FleetSkewDoc>,
+    /// The largest difference between two merged ranks' gate openings, each by its own clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate_spread_ns: Option<u64>,
+    /// Warnings about the fleet (clock skew, late gates, refused processes), one sentence each.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+}
+
+/// One rank of a fleet.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FleetRankDoc {
+    pub rank: u64,
+    /// `merged`, `no_result` (announced, but wrote no result in time), `failed` (its set-up failed
+    /// or it gave up before the start) or `never_announced`.
+    pub state: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launcher: Option<String>,
+    /// Its result file in the fleet's directory, when merged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+    /// Its position in `merged.inputs`, when merged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_offset_ns: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_uncertainty_ns: Option<u64>,
+    /// When its gate opened (UNIX nanoseconds, its own clock), when merged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate_opened_unix_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate_late_ns: Option<i64>,
+}
+
+/// A rank the merge lacks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FleetMissingDoc {
+    pub rank: u64,
+    /// Why, in one sentence.
+    pub why: String,
+}
+
+/// Two ranks' clocks against the shared filesystem's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FleetSkewDoc {
+    /// The difference of their offsets, nanoseconds.
+    pub skew_ns: u64,
+    /// Its bound either side: the sum of the two offsets' bounds.
+    pub uncertainty_ns: u64,
+    /// The ranks whose clocks differ most.
+    pub ranks: [u64; 2],
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]

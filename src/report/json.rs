@@ -97,6 +97,8 @@ pub fn document(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> RunDocume
         suite_step: None,
         merged: None,
         telemetry: r.telemetry.as_ref().map(|t| super::telemetry::document(t, r.started_at, cfg.ramp)),
+        fleet_member: None,
+        fleet: None,
     }
 }
 
@@ -293,7 +295,8 @@ fn unix_ns(t: std::time::SystemTime) -> u64 {
     t.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
 }
 
-fn host() -> Host {
+/// This machine: its name, kernel, CPU model and online CPUs.
+pub fn host() -> Host {
     let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string()).ok();
     let cpu = std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|s| {
         s.lines()
@@ -421,6 +424,8 @@ pub(crate) fn sample_document(read: &DirStats, write: &DirStats, elapsed_ns: u64
         suite_step: None,
         merged: None,
         telemetry: None,
+        fleet_member: None,
+        fleet: None,
     }
 }
 

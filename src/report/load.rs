@@ -381,6 +381,14 @@ pub(crate) fn parse_dir(d: &DirDoc, err: &dyn Fn(&str, &str) -> ResultsError) ->
     })
 }
 
+/// A document made in memory (a fleet's merge) checked and decoded as if read from `source`.
+///
+/// # Errors
+/// As for a file: histograms of other settings, counts that disagree with them.
+pub fn run_doc(doc: RunDocument, source: &str, label: String) -> Result<RunDoc, ResultsError> {
+    checked_run(doc, source, "", label)
+}
+
 /// A document made in a test, checked as `load` checks it and labelled `label`.
 #[cfg(test)]
 pub(crate) fn checked_sample(doc: RunDocument, label: &str) -> RunDoc {

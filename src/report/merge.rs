@@ -144,6 +144,8 @@ pub fn merge(runs: &[RunDoc]) -> Result<RunDocument, ResultsError> {
         suite_step: None,
         merged: Some(Merged { rule: ELAPSED_RULE.into(), inputs, notes: overlap_note(runs).into_iter().collect() }),
         telemetry: None,
+        fleet_member: None,
+        fleet: None,
     })
 }
 

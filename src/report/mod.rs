@@ -13,6 +13,7 @@ pub mod diskstats;
 pub mod doc;
 pub mod fio;
 pub mod fio_output;
+pub mod fleet;
 pub mod html;
 pub mod json;
 pub mod labels;

@@ -6,6 +6,7 @@ mod compare;
 mod devices;
 mod docs;
 mod fio;
+mod fleet;
 mod fuzz;
 mod install;
 mod kernel_engines;
