@@ -302,6 +302,7 @@ fn run_section(h: &mut String, r: &RunDoc, hide_serial: bool) {
         let _ = writeln!(h, "<tr><td>{}</td><td>{}</td></tr>", escape(k), escape(&v));
     }
     h.push_str("</table>\n");
+    fleet_table(h, r);
     target_table(h, r);
     h.push_str("<details><summary>full config</summary>\n<table class=\"kv\">\n");
     let mut flat = Vec::new();
@@ -310,6 +311,44 @@ fn run_section(h: &mut String, r: &RunDoc, hide_serial: bool) {
         let _ = writeln!(h, "<tr><td>{}</td><td>{}</td></tr>", escape(k), escape(v));
     }
     h.push_str("</table>\n</details>\n");
+}
+
+/// A fleet's merge: a line per rank (what became of it, its clock, its gate), then what is missing
+/// and every warning.
+fn fleet_table(h: &mut String, r: &RunDoc) {
+    let Some(f) = &r.doc.fleet else { return };
+    h.push_str(
+        "<table class=\"targets\"><tr><th>rank</th><th class=\"l\">state</th><th class=\"l\">host</th><th>pid</th><th class=\"l\">launcher</th><th>clock offset</th><th>gate late</th></tr>\n",
+    );
+    let signed = |ns: i64| {
+        if ns < 0 { format!("-{}", format_latency(ns.unsigned_abs() as f64)) } else { format_latency(ns as f64) }
+    };
+    for k in &f.ranks {
+        let clock = match (k.clock_offset_ns, k.clock_uncertainty_ns) {
+            (Some(o), Some(u)) => format!("{} ± {}", signed(o), format_latency(u as f64)),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td></tr>",
+            k.rank,
+            escape(&k.state),
+            escape(k.host.as_deref().unwrap_or("")),
+            k.pid.map_or(String::new(), |p| p.to_string()),
+            escape(k.launcher.as_deref().unwrap_or("")),
+            escape(&clock),
+            k.gate_late_ns.map_or(String::new(), signed)
+        );
+    }
+    h.push_str("</table>\n");
+    for line in f
+        .missing
+        .iter()
+        .map(|m| format!("missing: {}", m.why))
+        .chain(f.warnings.iter().map(|w| format!("warning: {w}")))
+    {
+        let _ = writeln!(h, "<p>{}</p>", escape(&line));
+    }
 }
 
 /// A run on several targets: a line per target and direction (`results.targets`), then the total.

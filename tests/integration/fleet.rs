@@ -148,7 +148,8 @@ fn mpirun_gates_three_ranks_together_and_merges_them_exactly() {
         assert_eq!(fleet["fleet"]["ranks"][r as usize]["state"], "merged");
     }
     assert!(fleet["fleet"]["missing"].as_array().unwrap().is_empty());
-    assert!(std::fs::read_to_string(dir.path().join("fleet.html")).unwrap().contains("<html"));
+    let page = std::fs::read_to_string(dir.path().join("fleet.html")).unwrap();
+    assert!(page.contains("<html") && page.contains("<th>rank</th>") && page.contains(">openmpi<"), "fleet.html");
     // A finished fleet's directory takes no second fleet.
     let again =
         process(&["run", "--engine", "null", "--fleet", path_str(dir.path()), "--rank", "0", "--fleet-size", "1"], &[])
@@ -252,6 +253,8 @@ fn a_rank_killed_mid_run_is_named_missing_and_the_others_are_kept() {
     let out = stdout(&zero);
     assert!(out.contains(&format!("missing: {why}")), "{out}");
     assert!(out.contains("2 of 3 ranks merged"), "{out}");
+    let page = std::fs::read_to_string(dir.path().join("fleet.html")).unwrap();
+    assert!(page.contains("missing: rank 2 (") && page.contains("no_result"), "fleet.html names it too");
 }
 
 #[test]
