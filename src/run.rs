@@ -134,7 +134,7 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
     let disk_before = crate::report::fio_output::disk_before(args, &cfg);
     let timing = Timing { ramp: cfg.ramp, interval: cfg.interval, planned: cfg.runtime.map(|r| cfg.ramp + r) };
     let gate = member.as_ref().map(|m| m.gate(timing));
-    let result = execute_gated(&cfg, spdk.as_ref(), signal, &live, gate).map_err(told)?;
+    let result = execute_gated(&cfg, spdk.as_ref(), signal.clone(), &live, gate).map_err(told)?;
     let disk = crate::report::fio_output::disk_since(disk_before, &cfg);
     live.finish();
     if let Some(late) = cfg.start_at.and_then(|at| result.started_at.duration_since(at).ok()) {
@@ -169,7 +169,7 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
         (None, false) => Outcome::Clean,
     };
     if let Some(m) = &member {
-        return finish_fleet(m, &cfg, &args.fio, &document, own);
+        return finish_fleet(m, &cfg, &args.fio, &document, own, &signal);
     }
     let out = match (crate::report::fio_output::single_run_output(args, &cfg, &result, disk)?, cfg.output) {
         (Some(fio_json), _) => fio_json,
@@ -195,6 +195,7 @@ fn finish_fleet(
     fio: &crate::cli::FioArgs,
     doc: &crate::report::doc::RunDocument,
     own: Outcome,
+    signal: &AtomicUsize,
 ) -> anyhow::Result<Outcome> {
     let written = crate::fleet::gather::write_result(&m.plan, doc)?;
     let rank = m.plan.member.rank;
@@ -209,7 +210,7 @@ fn finish_fleet(
         return Ok(own);
     }
     let gate = m.met().gate.expect("the run started, so the gate opened");
-    let g = crate::fleet::gather::gather(&m.plan, &gate)?;
+    let g = crate::fleet::gather::gather(&m.plan, &gate, signal)?;
     let out = match cfg.output {
         OutputFormat::Json => serde_json::to_string_pretty(&g.doc).expect("a result document always serialises") + "\n",
         OutputFormat::Text => report::fleet::render(&g.runs[0], &g.runs[1..]),

@@ -13,6 +13,7 @@ use crate::report::html::{self, PageOptions};
 use crate::report::load::{self, ResultSet, RunDoc};
 use crate::report::merge;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 /// The fleet's merged result; its presence marks the fleet finished.
@@ -46,23 +47,35 @@ pub struct Gathered {
     pub complete: bool,
 }
 
+/// How long rank 0, once interrupted by a signal, still waits for the others' results: a launcher
+/// that stops a job signals every process at once, and each writes its result as it stops; Open
+/// MPI's mpirun follows its SIGTERM with a SIGKILL one second later (odls_base_sigkill_timeout), so
+/// rank 0 must merge well within that.
+pub const INTERRUPTED_GRACE: Duration = Duration::from_millis(400);
+
 /// Rank 0, after its own run: waits for the results of every rank in `gate` until `timeout` past
 /// the later of now and the latest planned end, merges them and writes `fleet.html` and
-/// `fleet.json`.
+/// `fleet.json`. Once `signal` is set (rank 0 was interrupted, during its run or while waiting),
+/// it waits at most [`INTERRUPTED_GRACE`] more: the fleet is being stopped.
 ///
 /// # Errors
 /// The results cannot be merged (the sentence names why; they stay in the directory), or the
 /// directory cannot be written.
-pub fn gather(plan: &FleetPlan, gate: &GateFile) -> anyhow::Result<Gathered> {
+pub fn gather(plan: &FleetPlan, gate: &GateFile, signal: &AtomicUsize) -> anyhow::Result<Gathered> {
     let start = gate.start_at_unix_ns.unwrap_or(0);
     let planned_end = gate.announced.iter().filter_map(|r| r.planned_ns).max().map(|p| start + p);
     let now = unix_ns(SystemTime::now());
     let wait_from = planned_end.map_or(now, |e| e.max(now));
-    let deadline = Instant::now() + Duration::from_nanos(wait_from - now) + plan.timeout;
+    let mut deadline = Instant::now() + Duration::from_nanos(wait_from - now) + plan.timeout;
+    let mut interrupted: Option<usize> = None;
     let every = Duration::from_millis(25);
     let mut found: Vec<(u64, Option<PathBuf>)> = gate.ranks.iter().map(|&r| (r, None)).collect();
     let mut gave_up: Vec<(u64, String)> = Vec::new();
     loop {
+        if let (None, sig @ 1..) = (interrupted, signal.load(Ordering::Relaxed)) {
+            interrupted = Some(sig);
+            deadline = deadline.min(Instant::now() + INTERRUPTED_GRACE);
+        }
         for (rank, path) in found.iter_mut().filter(|(_, p)| p.is_none()) {
             let p = plan.path(&result_name(*rank));
             if p.exists() {
@@ -106,12 +119,16 @@ pub fn gather(plan: &FleetPlan, gate: &GateFile) -> anyhow::Result<Gathered> {
                 }),
             },
             None => {
-                let why = gave_up.iter().find(|(r, _)| r == rank).map(|(_, w)| w.clone()).unwrap_or_else(|| {
-                    format!(
+                let why = gave_up.iter().find(|(r, _)| r == rank).map(|(_, w)| w.clone()).unwrap_or_else(|| match interrupted {
+                    Some(sig) => format!(
+                        "{named} wrote no result within {} ms of rank 0's interruption by signal {sig} (the fleet was being stopped: a launcher stopping the job, or a rank that died and made it do so)",
+                        INTERRUPTED_GRACE.as_millis()
+                    ),
+                    None => format!(
                         "{named} announced itself and started, but wrote no result within {:.1} s of the start ({:.0} s past the fleet's planned end); it died, hung or lost the directory",
                         waited.0 + waited.1,
                         waited.1
-                    )
+                    ),
                 });
                 missing.push(FleetMissingDoc { rank: *rank, why });
             }

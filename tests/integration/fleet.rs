@@ -381,3 +381,72 @@ fn two_processes_with_one_rank_call_the_fleet_off() {
     let again = by_hand(dir.path(), &[0], 1, "1s", "20s").remove(0).wait_with_output().unwrap();
     assert!(refused(&again).contains("holds a fleet that was called off (two processes were given rank 1"));
 }
+
+/// A result's histogram of `dir`'s total, decoded by HdrHistogram itself (not by nvmebench).
+fn histogram(doc: &Value, dir: &str) -> hdrhistogram::Histogram<u64> {
+    use base64::Engine as _;
+    let text = doc["results"]["total"][dir]["hist"].as_str().expect("a histogram");
+    let bytes = base64::engine::general_purpose::STANDARD.decode(text).expect("base64");
+    hdrhistogram::serialization::Deserializer::new().deserialize(&mut &bytes[..]).expect("HdrHistogram V2 deflate")
+}
+
+/// fleet.json's percentiles are those of every I/O of the fleet: the ranks' histograms, read back
+/// from their result files with HdrHistogram and added bucket by bucket (the histogram of all their
+/// I/Os together), give each percentile fleet.json states, exactly, and its count, max and mean;
+/// the ranks ran different block sizes, so their own percentiles differ and no one rank's stands in
+/// for the fleet's.
+#[test]
+fn the_fleets_percentiles_are_those_of_all_its_ios() {
+    let dir = scratch_dir();
+    let files = scratch_dir();
+    let d = path_str(dir.path());
+    let sizes = ["4k", "128k", "16k"];
+    let ranks: Vec<Child> = sizes
+        .iter()
+        .enumerate()
+        .map(|(r, bs)| {
+            let f = make_file(files.path(), &format!("f-{r}"), 8 << 20);
+            let rank = r.to_string();
+            let args = ["run", "--engine", "psync", "--filename", path_str(&f), "--bs", bs, "--time", "1s"];
+            start(
+                &[&args[..], &["--fleet", d, "--rank", &rank, "--fleet-size", "3", "--fleet-timeout", "20s"]].concat(),
+                &[],
+            )
+        })
+        .collect();
+    let outs: Vec<Output> = ranks.into_iter().map(|c| c.wait_with_output().unwrap()).collect();
+    for o in &outs {
+        assert_eq!(o.status.code(), Some(0), "{}{}", stdout(o), stderr(o));
+    }
+    let fleet = read_result(&dir.path().join("fleet.json"));
+    let docs: Vec<Value> = (0..3).map(|r| read_result(&dir.path().join(format!("result-{r}.json")))).collect();
+    let mut all = histogram(&docs[0], "read");
+    for doc in &docs[1..] {
+        all.add(histogram(doc, "read")).unwrap();
+    }
+    let lat = &fleet["results"]["total"]["read"]["lat_ns"];
+    let ios = fleet["results"]["total"]["read"]["ios"].as_u64().unwrap();
+    assert_eq!(all.len(), ios, "the fleet counts every I/O of its ranks once");
+    let max: u64 = docs.iter().map(|d| d["results"]["total"]["read"]["lat_ns"]["max"].as_u64().unwrap()).max().unwrap();
+    assert_eq!(lat["max"].as_u64(), Some(max));
+    let sum: u128 = docs
+        .iter()
+        .map(|d| d["results"]["total"]["read"]["lat_ns"]["sum"].as_str().unwrap().parse::<u128>().unwrap())
+        .sum();
+    assert_eq!(lat["sum"].as_str().unwrap().parse::<u128>().unwrap(), sum);
+    let mean = lat["mean"].as_f64().unwrap();
+    assert!((mean - sum as f64 / ios as f64).abs() <= 1e-9 * mean, "mean {mean}");
+    let stated = lat["percentiles"].as_object().unwrap();
+    assert!(stated.len() >= 5, "{stated:?}");
+    for (key, value) in stated {
+        let p: f64 = key.parse().unwrap();
+        let of_all = all.value_at_quantile(p / 100.0).min(max);
+        assert_eq!(value.as_u64(), Some(of_all), "p{key}: fleet.json's against every I/O's");
+    }
+    // The ranks' medians differ (their block sizes do), so the fleet's is not one rank's by chance
+    // of the workload: it is where all their I/Os put it.
+    let medians: Vec<u64> =
+        docs.iter().map(|d| d["results"]["total"]["read"]["lat_ns"]["percentiles"]["50.0"].as_u64().unwrap()).collect();
+    assert!(medians[0] < medians[1], "4k reads are faster than 128k ones: {medians:?}");
+    eprintln!("medians by rank {medians:?}, the fleet's {}", stated["50.0"]);
+}
