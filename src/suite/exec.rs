@@ -187,7 +187,8 @@ pub fn measure(
     let stream_workers = stream_lanes;
     let irqs =
         crate::cost::DeviceIrqs::of_targets(streams.iter().flat_map(|s| &s.cfg.targets).map(|t| t.path.as_path()));
-    let plan = RunPlan { workers, interval: bench.interval, signal: bench.signal.clone(), start_at: None, irqs, gate: None };
+    let plan =
+        RunPlan { workers, interval: bench.interval, signal: bench.signal.clone(), start_at: None, irqs, gate: None };
     let on = EngineTarget {
         paths: &bench.target_paths,
         writes: streams.iter().any(|s| s.cfg.workload.writes()),

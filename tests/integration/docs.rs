@@ -329,7 +329,8 @@ fn shell_words(line: &str) -> Vec<String> {
 /// `target/release/nvmebench`, `cargo run --release --`), or inside a quoted word (`pdsh ... "nvmebench run ..."`).
 fn nvmebench_argv(line: &str) -> Option<Vec<String>> {
     let line = line.trim().strip_prefix("$ ").unwrap_or(line.trim());
-    let words = shell_words(line);
+    // pdsh -R exec puts each host's rank where the command says %n.
+    let words: Vec<String> = shell_words(line).into_iter().map(|w| w.replace("%n", "0")).collect();
     let at = words.iter().position(|w| w == "nvmebench" || w.ends_with("/nvmebench"));
     if let Some(at) = at {
         return Some(words[at..].to_vec());
