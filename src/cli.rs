@@ -3,7 +3,7 @@
 //! Each value is parsed into its unit here (so a typo is reported against the option that holds it);
 //! whether the values make sense together and for the target is decided in `config`.
 
-use crate::options::{LatencyMode, OnError, OutputFormat, SmallBlocks};
+use crate::options::{LatencyMode, Loads, OnError, OutputFormat, SmallBlocks};
 use crate::units::{self, SizeOrPercent};
 use crate::workload::dist::RandomDist;
 use crate::workload::rate::{self, ByteRate, IopsRate, RateProcess};
@@ -160,6 +160,17 @@ pub struct CompareArgs {
     /// scripts/nvme-bind.sh. Refused when anything on the device is mounted or in use.
     #[arg(long)]
     pub rebind: bool,
+
+    /// Offered loads: every engine runs at each, open-loop at that many IOPS in total (latency from
+    /// each I/O's due time) or `max` (closed loop): `10k,50k,100k,max`. One table per load, with
+    /// the cores used and the CPU per I/O.
+    #[arg(long, value_name = "LIST", value_parser = Loads::parse, conflicts_with_all = ["curve", "rate_iops", "rate"])]
+    pub rates: Option<Loads>,
+
+    /// Every engine closed-loop first, then every engine paced at 10, 20, ... 100% of the slowest
+    /// engine's maximum (VDBench's curve); one table per load, as --rates.
+    #[arg(long, conflicts_with_all = ["rate_iops", "rate"])]
+    pub curve: bool,
 
     #[command(flatten)]
     pub run: RunArgs,

@@ -127,3 +127,110 @@ impl LatencyMode {
         self != LatencyMode::Off
     }
 }
+
+/// One load of `compare --rates`: IOPS offered in total (open loop), or `max` (closed loop).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Load {
+    Iops(f64),
+    Max,
+}
+
+impl Load {
+    /// The offered IOPS; `None` for the closed loop.
+    pub fn iops(self) -> Option<f64> {
+        match self {
+            Load::Iops(r) => Some(r),
+            Load::Max => None,
+        }
+    }
+
+    /// How reports name it: `10k`, `1.5M`, `250`, `max`.
+    pub fn label(self) -> String {
+        match self {
+            Load::Max => "max".into(),
+            Load::Iops(r) => {
+                let (v, unit) = if r >= 1e6 {
+                    (r / 1e6, "M")
+                } else if r >= 1e3 {
+                    (r / 1e3, "k")
+                } else {
+                    (r, "")
+                };
+                let digits = format!("{v:.3}");
+                format!("{}{unit}", digits.trim_end_matches('0').trim_end_matches('.'))
+            }
+        }
+    }
+}
+
+/// `--rates`: offered loads, `10k,50k,100k,max` (IOPS in total, decimal units k, m and g; `max`
+/// is the closed loop), in the order given.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Loads(pub Vec<Load>);
+
+impl Loads {
+    pub fn parse(text: &str) -> Result<Loads, String> {
+        let mut out: Vec<Load> = Vec::new();
+        for entry in text.split(',').map(str::trim) {
+            let load = Loads::parse_one(entry)
+                .map_err(|problem| format!("'{entry}' in '{text}' {problem}; list IOPS or max, like 10k,50k,max"))?;
+            if out.contains(&load) {
+                return Err(format!("'{text}' has {} twice; give each load once", load.label()));
+            }
+            out.push(load);
+        }
+        Ok(Loads(out))
+    }
+
+    fn parse_one(entry: &str) -> Result<Load, &'static str> {
+        if entry.is_empty() {
+            return Err("is an empty entry");
+        }
+        if entry.eq_ignore_ascii_case("max") {
+            return Ok(Load::Max);
+        }
+        let (digits, scale) = match entry.as_bytes()[entry.len() - 1].to_ascii_lowercase() {
+            b'k' => (&entry[..entry.len() - 1], 1e3),
+            b'm' => (&entry[..entry.len() - 1], 1e6),
+            b'g' => (&entry[..entry.len() - 1], 1e9),
+            _ => (entry, 1.0),
+        };
+        let v: f64 = digits.parse().map_err(|_| "is not a number of IOPS")?;
+        match v * scale {
+            r if !r.is_finite() || r < 0.0 => Err("is not a number of IOPS"),
+            0.0 => Err("is zero, which paces nothing"),
+            r if r < 1.0 => Err("is under 1 IOPS"),
+            r => Ok(Load::Iops(r)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod load_tests {
+    use super::*;
+
+    #[test]
+    fn loads_parse_in_decimal_units_and_refuse_zero_junk_and_repeats() {
+        let l = Loads::parse("10k, 50K,1.5m,250,max").unwrap();
+        assert_eq!(l.0, [Load::Iops(10_000.0), Load::Iops(50_000.0), Load::Iops(1.5e6), Load::Iops(250.0), Load::Max]);
+        let labels: Vec<String> = l.0.iter().map(|l| l.label()).collect();
+        assert_eq!(labels, ["10k", "50k", "1.5M", "250", "max"]);
+        assert_eq!(Load::Iops(12_345.0).label(), "12.345k");
+        assert_eq!(Load::Max.iops(), None);
+        for (bad, says) in [
+            ("10k,0", "'0' in '10k,0' is zero, which paces nothing"),
+            ("0k", "is zero"),
+            ("10k,fast", "'fast' in '10k,fast' is not a number of IOPS"),
+            ("10k,,max", "'' in '10k,,max' is an empty entry"),
+            ("-5", "is not a number of IOPS"),
+            ("inf", "is not a number of IOPS"),
+            ("0.5", "is under 1 IOPS"),
+            ("10k,10000", "'10k,10000' has 10k twice"),
+            ("max,MAX", "has max twice"),
+        ] {
+            let e = Loads::parse(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+            assert_eq!(e.matches("; ").count(), 1, "one sentence: {e}");
+        }
+    }
+}

@@ -42,6 +42,7 @@ pub fn all(set: &ResultSet) -> Result<Vec<Chart>, PlotError> {
     out.extend(drive(&set.runs)?);
     out.extend(breakdown(&set.runs)?);
     out.extend(iorate(set)?);
+    out.extend(frontiers(set)?);
     for (i, s) in set.sweeps.iter().enumerate() {
         out.extend(sweep(i, s)?);
     }
@@ -303,6 +304,38 @@ pub fn iorate(set: &ResultSet) -> Result<Vec<Chart>, PlotError> {
         plot::iorate(&set.iorate)?,
         "Mean (solid, circles) and p99 (dashed, triangles) latency at each achieved rate as the offered rate rises; the dashed vertical line marks where the curve stopped and by which rule.",
     )])
+}
+
+/// Each comparison at several loads: p99 against cores used per engine, one point per load with a
+/// p99 and a cost.
+pub fn frontiers(set: &ResultSet) -> Result<Vec<Chart>, PlotError> {
+    let mut out = Vec::new();
+    for (k, (label, loads)) in set.frontiers.iter().enumerate() {
+        let mut lines: Vec<plot::FrontierLine> = Vec::new();
+        for l in loads {
+            for e in &l.engines {
+                let p99 = e.lat_ns.get("99.0").copied().flatten();
+                let Some((used, p99)) = e.cores_used.zip(p99) else { continue };
+                let at = match lines.iter_mut().find(|f| f.engine == e.engine) {
+                    Some(f) => f,
+                    None => {
+                        lines.push(plot::FrontierLine { engine: e.engine.clone(), points: Vec::new() });
+                        lines.last_mut().expect("just pushed")
+                    }
+                };
+                at.points.push((l.load.clone(), used, p99));
+            }
+        }
+        if lines.is_empty() {
+            continue;
+        }
+        out.push(chart(
+            format!("frontier-{k}"),
+            plot::frontier(&format!("{label}: p99 against cores used"), &lines)?,
+            "The efficiency frontier: each engine's p99 latency (from each I/O's due time at paced loads) against the cores it used (the counted cores' busy time per second of the measured window), one point per offered load, labelled with the load; lower and further left is better. A point far right of another engine's at the same load is CPU spent polling.",
+        ));
+    }
+    Ok(out)
 }
 
 /// A sweep's heat map (with two thread counts and two queue depths at least) and its bars of IOPS

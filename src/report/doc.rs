@@ -1410,8 +1410,64 @@ pub struct CompareDocument {
     pub stopped_early: Option<String>,
     /// What `--rebind` moved, one sentence each.
     pub rebind: Vec<String>,
+    /// One entry per run, in the order they ran (engine by engine, each at every load).
     pub summary: Vec<CompareSummary>,
     pub runs: Vec<CompareRun>,
+    /// With `--rates` or `--curve`: one entry per load, every engine's figures at it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loads: Vec<CompareLoad>,
+    /// With `--curve`: the slowest engine's closed-loop IOPS, of which the loads are 10..100%.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve_base_iops: Option<f64>,
+    /// With loads: how `lowest_p99` and `lowest_cpu` are decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_rule: Option<String>,
+}
+
+/// One load of `compare --rates` or `--curve`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct CompareLoad {
+    /// As written: `10k`, `2.5k`, `max`.
+    pub load: String,
+    /// IOPS offered in total, open loop (latency from each I/O's due time); `null` for `max`,
+    /// the closed loop.
+    pub offered_iops: Option<f64>,
+    pub engines: Vec<CompareLoadEntry>,
+    /// The engine with the lowest p99, when one is clear of the noise (`load_rule`).
+    pub lowest_p99: Option<String>,
+    /// The engine with the lowest CPU (cores used; at `max`, CPU per I/O), when one is clear of
+    /// the noise.
+    pub lowest_cpu: Option<String>,
+    /// Each verdict as a sentence, with the figures it rests on.
+    pub p99_verdict: String,
+    pub cpu_verdict: String,
+}
+
+/// One engine at one load.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct CompareLoadEntry {
+    pub engine: String,
+    /// Its position in `runs` and `summary`.
+    pub run: usize,
+    /// Achieved, over the measured span.
+    pub iops: f64,
+    /// Whether it achieved at least 95% of the offered load (always true at `max`); only engines
+    /// that did are candidates for the lowest p99 and CPU.
+    pub reached: bool,
+    /// `50.0`, `99.0`, `99.9` (ns); `null` without I/O.
+    pub lat_ns: BTreeMap<String, Option<f64>>,
+    /// The 95% interval of p99 from the run's histogram (ns): the values at the ranks
+    /// n 0.99 -+ 1.96 sqrt(n 0.99 0.01).
+    pub p99_interval_ns: Option<[f64; 2]>,
+    /// CPU-seconds per second of the counted cores over the measured window (`results.cost`).
+    pub cores_used: Option<f64>,
+    /// The uncertainty of `cores_used` (+-): one counter tick at each end on each counted core.
+    pub cores_used_margin: Option<f64>,
+    /// The counted cores' CPU time per I/O.
+    pub cpu_ns_per_io: Option<f64>,
+    /// The worker threads' own CPU time (user + system) per second.
+    pub thread_cores_used: Option<f64>,
+    pub errors: u64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -1423,6 +1479,13 @@ pub struct CompareSummary {
     pub bw_bytes: f64,
     pub lat_ns: CompareLatency,
     pub cpu_ns_per_io: Option<f64>,
+    /// The run's cores used over its measured window (`results.cost`, schema 8 on).
+    #[serde(default)]
+    pub cores_used: Option<f64>,
+    /// With `--rates` or `--curve`: the load of this run (ratios are then to the first engine at
+    /// the same load).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<String>,
     pub errors: u64,
     pub ratio_to_first: CompareRatios,
     /// With several targets, each target's figures under this engine (schema 6 on); ratios are to

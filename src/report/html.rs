@@ -81,6 +81,7 @@ pub fn render(set: &ResultSet, opts: &PageOptions) -> Result<String, PlotError> 
         }
     }
     iorate_section(&mut h, set)?;
+    frontier_section(&mut h, set)?;
     for (i, s) in set.sweeps.iter().enumerate() {
         sweep_section(&mut h, i, s)?;
     }
@@ -156,6 +157,39 @@ fn iorate_section(h: &mut String, set: &ResultSet) -> Result<(), PlotError> {
             );
         }
         h.push_str("</table>\n");
+    }
+    Ok(())
+}
+
+/// Comparisons at several loads: the frontier chart, then per load each engine's figures and the
+/// verdicts.
+fn frontier_section(h: &mut String, set: &ResultSet) -> Result<(), PlotError> {
+    section(h, "frontier", "Latency against CPU, per load", &charts::frontiers(set)?);
+    for (label, loads) in &set.frontiers {
+        let _ = writeln!(h, "<h3>{}</h3>", escape(label));
+        let fixed = |v: Option<f64>| v.map_or("-".into(), |u| format!("{u:.3}"));
+        let lat = |v: Option<f64>| v.map_or("-".into(), format_latency);
+        for l in loads {
+            let offered = l.offered_iops.map_or("closed loop".into(), |r| format!("{} IOPS offered", format_count(r)));
+            let _ = writeln!(h, "<h4>load {}: {}</h4>", escape(&l.load), offered);
+            h.push_str("<table><tr><th>engine</th><th>IOPS</th><th>p50</th><th>p99</th><th>p99.9</th><th>cores used</th><th>CPU per I/O</th></tr>\n");
+            for e in &l.engines {
+                let p = |k: &str| lat(e.lat_ns.get(k).copied().flatten());
+                let _ = writeln!(
+                    h,
+                    "<tr><td>{}</td><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    escape(&e.engine),
+                    format_count(e.iops),
+                    if e.reached { "" } else { " (short of the load)" },
+                    p("50.0"),
+                    p("99.0"),
+                    p("99.9"),
+                    fixed(e.cores_used),
+                    lat(e.cpu_ns_per_io)
+                );
+            }
+            let _ = writeln!(h, "</table>\n<p>{}; {}.</p>", escape(&l.p99_verdict), escape(&l.cpu_verdict));
+        }
     }
     Ok(())
 }

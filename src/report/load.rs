@@ -41,7 +41,7 @@
 //! window (default 5, as in SNIA's PTS). A run document may carry a `label`; without one it is
 //! named after its file.
 
-use super::doc::{Collection, CompareDocument, DirDoc, HistogramInfo, RunDocument};
+use super::doc::{Collection, CompareDocument, CompareLoad, DirDoc, HistogramInfo, RunDocument};
 pub use super::doc::{DirInterval, Interval, IorateCurve, IoratePoint, IorateStop, SteadyState, Sweep};
 use super::json::{HIST_ENCODING, SCHEMA_VERSION, decode_histogram};
 use crate::stats::{DirStats, HIST_HIGHEST_NS, HIST_LOWEST_NS, HIST_SIGFIGS, SUM_SQ_UNKNOWN, exact_stddev};
@@ -118,6 +118,8 @@ impl RunDoc {
 pub struct ResultSet {
     pub runs: Vec<RunDoc>,
     pub iorate: Vec<IorateCurve>,
+    /// Comparisons at several loads (`compare --rates`/`--curve`), each named after its file.
+    pub frontiers: Vec<(String, Vec<CompareLoad>)>,
     pub sweeps: Vec<Sweep>,
     pub steady_state: Vec<SteadyState>,
     /// Every file read.
@@ -163,6 +165,25 @@ fn json_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ResultsError> {
     Ok(())
 }
 
+/// A comparison's loads hold only numbers a chart can draw: finite, not negative.
+fn check_loads(loads: &[CompareLoad], name: &str) -> Result<(), ResultsError> {
+    for (i, l) in loads.iter().enumerate() {
+        for (j, e) in l.engines.iter().enumerate() {
+            let numbers = [Some(e.iops), e.cores_used, e.cpu_ns_per_io, e.thread_cores_used, l.offered_iops]
+                .into_iter()
+                .chain(e.lat_ns.values().copied());
+            if numbers.flatten().any(|x| !x.is_finite() || x < 0.0) {
+                return Err(ResultsError::Field {
+                    path: name.to_string(),
+                    field: format!("loads[{i}].engines[{j}]"),
+                    problem: "holds a negative or non-finite number".into(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 fn load_file(path: &Path, set: &mut ResultSet) -> Result<(), ResultsError> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| ResultsError::Read { path: name.clone(), source })?;
@@ -182,8 +203,16 @@ fn load_file(path: &Path, set: &mut ResultSet) -> Result<(), ResultsError> {
         let compare: CompareDocument = typed(doc, &name, "")?;
         for (i, r) in compare.runs.into_iter().enumerate() {
             let source = format!("{name} runs[{i}]");
-            let fallback = r.engine_spec.clone();
+            // At several loads an engine runs once per load: `uring at 10k`.
+            let fallback = match compare.summary.get(i).and_then(|s| s.load.as_ref()) {
+                Some(load) => format!("{} at {load}", r.engine_spec),
+                None => r.engine_spec.clone(),
+            };
             set.runs.push(checked_run(r.run, &source, &format!("runs[{i}].run."), fallback)?);
+        }
+        if !compare.loads.is_empty() {
+            check_loads(&compare.loads, &name)?;
+            set.frontiers.push((stem, compare.loads));
         }
         return Ok(());
     }

@@ -553,6 +553,60 @@ pub fn iorate(curves: &[IorateCurve]) -> Result<String, PlotError> {
     })
 }
 
+/// One engine's points on the efficiency frontier: `(load label, cores used, p99 ns)`, in the order
+/// of its loads.
+#[derive(Clone, Debug)]
+pub struct FrontierLine {
+    pub engine: String,
+    pub points: Vec<(String, f64, f64)>,
+}
+
+/// p99 latency against the cores used, one line per engine through its loads, each point labelled
+/// with its load: the lower left is the better trade.
+pub fn frontier(title: &str, lines: &[FrontierLine]) -> Result<String, PlotError> {
+    const P: &str = "frontier";
+    let xmax = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).fold(0.0, f64::max);
+    let ys = lines.iter().flat_map(|l| l.points.iter().map(|p| p.2));
+    let (lo, hi) = span(ys.clone().fold(f64::MAX, f64::min) * 0.7, ys.fold(0.0, f64::max) * 1.6, true);
+    let (_, xhi) = span(0.0, xmax * 1.1, false);
+    let keys: Vec<Key> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| Key { label: l.engine.clone(), color: color(i), mark: Mark::Line })
+        .collect();
+    let ylog = LogLabels::default();
+    svg(P, &keys, |root| {
+        let mut chart = frame(root, title).build_cartesian_2d(0.0..xhi, (lo..hi).log_scale()).map_err(err(P))?;
+        chart
+            .configure_mesh()
+            .light_line_style(WHITE.mix(0.0))
+            .label_style((FONT, TICK_PX))
+            .axis_desc_style((FONT, DESC_PX))
+            .x_desc("cores used (CPU-seconds per second)")
+            .y_desc("p99 latency")
+            .x_labels(8)
+            .x_label_formatter(&|x| format!("{x:.2}"))
+            .y_labels(LOG_LABELS)
+            .y_label_formatter(&|y| ylog.label(*y, tick_latency))
+            .draw()
+            .map_err(err(P))?;
+        for (i, l) in lines.iter().enumerate() {
+            let col = color(i);
+            let pts: Vec<(f64, f64)> = l.points.iter().map(|p| (p.1, p.2.max(1.0))).collect();
+            chart.draw_series(LineSeries::new(pts.iter().copied(), col.stroke_width(2))).map_err(err(P))?;
+            chart.draw_series(pts.iter().map(|&p| Circle::new(p, 5, col.filled()))).map_err(err(P))?;
+            let style =
+                TextStyle::from((FONT, TICK_PX).into_font()).color(&col).pos(Pos::new(HPos::Left, VPos::Bottom));
+            chart
+                .draw_series(
+                    l.points.iter().zip(&pts).map(|(p, &at)| Text::new(format!(" {}", p.0), at, style.clone())),
+                )
+                .map_err(err(P))?;
+        }
+        Ok(())
+    })
+}
+
 /// A colour from pale to deep blue for `t` in 0..=1.
 fn heat(t: f64) -> RGBColor {
     let t = t.clamp(0.0, 1.0);

@@ -177,6 +177,17 @@ fn bad_engine_lists_run_nothing() {
         (vec!["--engines", "null", "--json", png.to_str().unwrap()], "the extension says PNG, but --json writes JSON"),
         (vec!["--engines", "uring,aio", "--rebind"], "--engines has none; drop --rebind or add spdk"),
         (vec!["--engines", "uring", "--mem-size", "64"], "--mem-size is an option of the spdk engine"),
+        (vec!["--engines", "uring,aio", "--rates", "10k,0"], "'0' in '10k,0' is zero, which paces nothing"),
+        (vec!["--engines", "uring,aio", "--rates", "10k,fast"], "'fast' in '10k,fast' is not a number of IOPS"),
+        (vec!["--engines", "uring,aio", "--rates", "10k,,max"], "is an empty entry"),
+        (vec!["--engines", "uring,aio", "--rates", "1k,1000"], "has 1k twice; give each load once"),
+        (
+            vec!["--engines", "uring,aio", "--rates", "1k,max", "--latency", "off"],
+            "off measures no latency, and --rates compares each engine's latency percentiles at each load",
+        ),
+        (vec!["--engines", "uring,aio", "--curve", "--latency", "off"], "drop --curve, or use --latency total"),
+        (vec!["--engines", "uring,aio", "--rates", "1k", "--curve"], "cannot be used with"),
+        (vec!["--engines", "uring,aio", "--rates", "1k", "--rate-iops", "500"], "cannot be used with"),
     ];
     if cfg!(feature = "spdk") {
         cases.push((vec!["--engines", "uring,spdk", "--rebind"], "is not one (give --filename /dev/nvmeXnY)"));
@@ -256,4 +267,190 @@ fn several_targets_run_under_every_engine_with_per_target_figures() {
         "{}",
         stderr(&o)
     );
+}
+
+/// `--rates`: every engine at every load, one JSON entry per load whose figures are its runs',
+/// the text's tables printing them, verdicts that name only a candidate, and the HTML report's
+/// frontier drawing a line per engine through its loads.
+#[test]
+fn rates_run_every_engine_at_every_load_with_its_cpu() {
+    if !uring_available() {
+        return;
+    }
+    let dir = scratch_dir();
+    let f = make_file(dir.path(), "r.bin", 8 << 20);
+    let out = dir.path().join("rates.json");
+    let o = nvmebench(&[
+        "compare",
+        "--engines",
+        "psync,uring",
+        "--filename",
+        f.to_str().unwrap(),
+        "--rates",
+        "2k,500,max",
+        "--time",
+        "1",
+        "--json",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    let j = read_result(&out);
+    crate::common::assert_conforms(&j, "compare --rates");
+    let runs = j["runs"].as_array().unwrap();
+    let summary = j["summary"].as_array().unwrap();
+    // Engine by engine, each at the loads in the order given.
+    let order: Vec<(String, String)> = summary
+        .iter()
+        .map(|s| (s["engine"].as_str().unwrap().to_string(), s["load"].as_str().unwrap().to_string()))
+        .collect();
+    let want: Vec<(String, String)> =
+        ["psync", "uring"].iter().flat_map(|e| ["2k", "500", "max"].map(|l| (e.to_string(), l.to_string()))).collect();
+    assert_eq!(order, want);
+    assert_eq!(j["completed"], 2);
+    let f64_of = |v: &serde_json::Value| v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"));
+    // Paced runs are paced at their load, the closed loop is not.
+    for (s, r) in summary.iter().zip(runs) {
+        let rate = &r["run"]["config"]["rate_iops"];
+        match s["load"].as_str().unwrap() {
+            "2k" => assert_eq!(f64_of(rate), 2000.0),
+            "500" => assert_eq!(f64_of(rate), 500.0),
+            _ => assert!(rate.is_null(), "{rate}"),
+        }
+    }
+    // Loads from the lowest up, max last.
+    let loads = j["loads"].as_array().unwrap();
+    let labels: Vec<&str> = loads.iter().map(|l| l["load"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["500", "2k", "max"]);
+    assert_eq!(f64_of(&loads[0]["offered_iops"]), 500.0);
+    assert!(loads[2]["offered_iops"].is_null());
+    assert!(j["load_rule"].as_str().unwrap().contains("at least 5% below"));
+    for l in loads {
+        let label = l["load"].as_str().unwrap();
+        let engines = l["engines"].as_array().unwrap();
+        let names: Vec<&str> = engines.iter().map(|e| e["engine"].as_str().unwrap()).collect();
+        assert_eq!(names, ["psync", "uring"], "{label}");
+        for e in engines {
+            let i = e["run"].as_u64().unwrap() as usize;
+            let (s, run) = (&summary[i], &runs[i]["run"]);
+            assert_eq!(s["load"], l["load"], "{label}: entry {i} points at its own run");
+            assert_eq!(s["engine"], e["engine"]);
+            let read = &run["results"]["total"]["read"];
+            assert_eq!(e["iops"], read["iops"], "{label}");
+            for p in ["50.0", "99.0", "99.9"] {
+                assert_eq!(f64_of(&e["lat_ns"][p]), f64_of(&read["lat_ns"]["percentiles"][p]), "{label} {p}");
+            }
+            let [lo, hi] = [0, 1].map(|k| f64_of(&e["p99_interval_ns"][k]));
+            let p99 = f64_of(&e["lat_ns"]["99.0"]);
+            assert!(lo <= p99 && p99 <= hi, "{label}: p99 {p99} outside its interval {lo}-{hi}");
+            let cost = &run["results"]["cost"];
+            assert_eq!(e["cores_used"], cost["cores"]["cores_used"], "{label}: the run's counted cores");
+            assert_eq!(e["cpu_ns_per_io"], cost["cores"]["ns_per_io"], "{label}");
+            assert_eq!(e["thread_cores_used"], cost["threads"]["cores_used"], "{label}");
+            assert_eq!(s["cores_used"], e["cores_used"], "{label}: the summary's");
+            let counted = cost["cores"]["counted"].as_array().unwrap().len() as f64;
+            let margin = 2.0 * f64_of(&cost["tick_ns"]) * counted / f64_of(&cost["window_ns"]);
+            assert!((f64_of(&e["cores_used_margin"]) - margin).abs() < 1e-12, "{label}");
+            let reached = match l["offered_iops"].as_f64() {
+                Some(r) => f64_of(&e["iops"]) >= 0.95 * r,
+                None => true,
+            };
+            assert_eq!(e["reached"], reached, "{label}");
+            // Ratios are to the first engine at the same load.
+            let base = &summary[engines[0]["run"].as_u64().unwrap() as usize];
+            let ratio = f64_of(&s["ratio_to_first"]["iops"]);
+            assert!((ratio - f64_of(&s["iops"]) / f64_of(&base["iops"])).abs() < 1e-9, "{label}");
+        }
+        // A verdict names a candidate, and its sentence says which.
+        for (key, what) in [("lowest_p99", "p99"), ("lowest_cpu", "CPU")] {
+            let verdict = l[format!("{}_verdict", &key[7..])].as_str().unwrap();
+            assert!(verdict.starts_with(&format!("lowest {what}: ")), "{verdict}");
+            match l[key].as_str() {
+                Some(name) => {
+                    let e = engines.iter().find(|e| e["engine"] == name).unwrap();
+                    assert_eq!(e["reached"], true, "{label}: {name} is named lowest {what} but fell short");
+                    assert!(verdict.starts_with(&format!("lowest {what}: {name} (")), "{verdict}");
+                }
+                None => assert!(verdict.contains("none"), "{verdict}"),
+            }
+            // The text prints each load's table and its verdicts as the JSON has them.
+            let table = text.split(&format!("load {label}:")).nth(1).unwrap_or_else(|| panic!("no table {label}"));
+            let table = table.split("\n\n").next().unwrap();
+            assert!(table.lines().any(|line| line == verdict), "{label}: '{verdict}' not in {table}");
+            for row in ["IOPS", "lat p99", "cores used", "CPU per I/O", "worker threads"] {
+                assert!(table.lines().any(|line| line.starts_with(row)), "{label}: no {row} row in {table}");
+            }
+        }
+    }
+    assert!(text.contains("load 500: 500 IOPS offered in total, open loop"), "{text}");
+    assert!(text.contains("load max: closed loop"), "{text}");
+
+    // The HTML report draws the frontier: a line per engine, a point per load, labelled.
+    let page = dir.path().join("r.html");
+    let o = nvmebench(&["report", out.to_str().unwrap(), "-o", page.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let doc = roxmltree::Document::parse_with_options(
+        &html,
+        roxmltree::ParsingOptions { allow_dtd: true, ..Default::default() },
+    )
+    .unwrap();
+    let fig = doc.descendants().find(|n| n.attribute("id") == Some("frontier-0")).expect("a frontier chart");
+    let texts: Vec<&str> = fig.descendants().filter_map(|n| n.text()).map(str::trim).collect();
+    for want in ["psync", "uring", "500", "2k", "max", "p99 latency"] {
+        assert!(texts.contains(&want), "'{want}' in the frontier chart: {texts:?}");
+    }
+    let lines = fig.descendants().filter(|n| n.has_tag_name("polyline")).count();
+    assert!(lines >= 2, "a line per engine ({lines} polylines)");
+    let points = fig.descendants().filter(|n| n.has_tag_name("circle")).count();
+    assert!(points >= 6, "a point per engine and load ({points} circles)");
+    for verdict in loads.iter().map(|l| l["p99_verdict"].as_str().unwrap()) {
+        let escaped = verdict.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+        assert!(html.contains(&escaped), "the page has the verdict '{verdict}'");
+    }
+}
+
+/// `--curve`: every engine closed-loop first, then paced at 10..100% of the slowest's maximum.
+#[test]
+fn the_curve_paces_every_engine_at_shares_of_the_slowest_maximum() {
+    let o_dir = scratch_dir();
+    let out = o_dir.path().join("curve.json");
+    let o = nvmebench(&[
+        "compare",
+        "--engines",
+        "null:lat=20us,null:lat=50us",
+        "--qd",
+        "1",
+        "--curve",
+        "--time",
+        "300ms",
+        "--json",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = read_result(&out);
+    let summary = j["summary"].as_array().unwrap();
+    assert_eq!(summary.len(), 2 * 11);
+    // The closed loop of each engine first, then each engine along the curve.
+    let maxima: Vec<f64> = summary[..2].iter().map(|s| s["iops"].as_f64().unwrap()).collect();
+    assert!(summary[..2].iter().all(|s| s["load"] == "max"));
+    let base = j["curve_base_iops"].as_f64().unwrap();
+    assert_eq!(base, maxima.iter().copied().fold(f64::INFINITY, f64::min), "the slowest engine's maximum");
+    let loads = j["loads"].as_array().unwrap();
+    let labels: Vec<&str> = loads.iter().map(|l| l["load"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["10%", "20%", "30%", "40%", "50%", "60%", "70%", "80%", "90%", "100%", "max"]);
+    for (k, l) in loads[..10].iter().enumerate() {
+        let offered = l["offered_iops"].as_f64().unwrap();
+        let want = base * (k as f64 + 1.0) / 10.0;
+        assert!((offered - want).abs() < 1e-6 * want, "{}: {offered} against {want}", l["load"]);
+        for e in l["engines"].as_array().unwrap() {
+            let run = &j["runs"][e["run"].as_u64().unwrap() as usize]["run"];
+            assert!((run["config"]["rate_iops"].as_f64().unwrap() - offered).abs() < 1e-6 * offered);
+        }
+    }
+    let text = stdout(&o);
+    assert!(text.contains("curve: loads at 10..100% of the slowest engine's closed-loop maximum"), "{text}");
+    assert!(text.contains("load 10%: "), "{text}");
 }
