@@ -16,9 +16,11 @@ const MODULES: [&str; 2] = ["spdk_nvme", "spdk_env_dpdk"];
 const FUNCTIONS: &[&str] = &[
     "spdk_env_fini",
     "spdk_log_set_print_level",
+    "spdk_log_get_print_level",
     "spdk_zmalloc",
     "spdk_free",
     "spdk_nvme_transport_id_parse",
+    "spdk_nvme_transport_available_by_name",
     "spdk_nvme_transport_id_compare",
     "spdk_nvme_trid_populate_transport",
     "spdk_nvme_transport_id_trtype_str",

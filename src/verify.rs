@@ -374,7 +374,10 @@ impl VerifyState {
             let (start, unit, n) = (word(&mut at), word(&mut at), word(&mut at));
             let (Some(start), Some(unit), Some(n)) = (start, unit, n) else { return Err(bad()) };
             let end = usize::try_from(n).ok().and_then(|n| n.checked_mul(4)).and_then(|b| b.checked_add(at));
-            let gens = end.and_then(|end| data.get(at..end)).filter(|_| unit > 0).ok_or_else(bad)?;
+            // A table's span must be a range of bytes (start + n * unit within u64): it is
+            // compared with the run's working set, and offsets inside it are computed from it.
+            let spans = n.checked_mul(unit).and_then(|b| b.checked_add(start)).is_some();
+            let gens = end.and_then(|end| data.get(at..end)).filter(|_| unit > 0 && spans).ok_or_else(bad)?;
             at += gens.len();
             let gens = gens.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))).collect();
             out.push((key, GenTable { start, unit, gens }));

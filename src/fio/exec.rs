@@ -121,8 +121,9 @@ pub fn run_job_file(path: &Path, cli: &RunArgs, given: &[String]) -> anyhow::Res
     })
 }
 
-/// fio's own `$` keywords, for names the environment does not set.
-fn fio_keyword(name: &str) -> Option<String> {
+/// fio's own `$` keywords, for names the environment does not set (public for the fuzz tests,
+/// which look variables up as `run` does).
+pub fn fio_keyword(name: &str) -> Option<String> {
     match name {
         // fio's $ncpus is the online CPUs (sysconf), whatever this process's affinity.
         "ncpus" => crate::report::json::online_cpus().map(|n| n.to_string()),

@@ -8,8 +8,20 @@
 
 use std::path::{Path, PathBuf};
 
-/// How deep `include` may nest (a file including itself would never end).
+/// How deep `include` may nest.
 const MAX_INCLUDE_DEPTH: usize = 16;
+/// How many files one job file may read with its includes, and how many bytes: a file that
+/// includes another twice at each of 16 levels would read 2^16 files, a large one included over
+/// and over would fill the memory.
+const MAX_FILES_READ: usize = 256;
+const MAX_BYTES_READ: u64 = 64 << 20;
+
+/// What reading one job file has used so far, and the files being read (the include chain).
+struct Reading {
+    files: usize,
+    bytes: u64,
+    chain: Vec<PathBuf>,
+}
 
 /// Where a line came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,24 +74,63 @@ pub enum IniError {
 /// The first line that does not parse, an unset variable, or an include that cannot be read.
 pub fn parse(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Vec<Section>, IniError> {
     let mut sections = Vec::new();
-    read_into(path, env, &mut sections, 0, None)?;
+    let mut reading = Reading { files: 0, bytes: 0, chain: Vec::new() };
+    read_into(path, env, &mut sections, &mut reading, None)?;
     Ok(sections)
+}
+
+/// Reads the file at `path` (`None` when it is the job file itself, else the include's line).
+fn read_text(path: &Path, reading: &mut Reading, included_at: Option<&Origin>) -> Result<String, IniError> {
+    use std::io::Read as _;
+    let failed = |source: std::io::Error| match included_at {
+        Some(at) => IniError::Syntax {
+            at: at.clone(),
+            message: format!("include {}: cannot read it ({source}); check the path", path.display()),
+        },
+        None => IniError::Read { path: path.display().to_string(), source },
+    };
+    let too_much = |what: String| IniError::Syntax {
+        at: included_at.cloned().unwrap_or(Origin { file: path.display().to_string(), line: 1 }),
+        message: format!(
+            "include {}: the job file reads more than {what} with its includes; include each file once",
+            path.display()
+        ),
+    };
+    reading.files += 1;
+    if reading.files > MAX_FILES_READ {
+        return Err(too_much(format!("{MAX_FILES_READ} files")));
+    }
+    let left = MAX_BYTES_READ - reading.bytes;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path).and_then(|f| f.take(left + 1).read_to_end(&mut bytes)).map_err(failed)?;
+    if bytes.len() as u64 > left {
+        return Err(too_much(format!("{} MiB", MAX_BYTES_READ >> 20)));
+    }
+    reading.bytes += bytes.len() as u64;
+    String::from_utf8(bytes)
+        .map_err(|_| failed(std::io::Error::new(std::io::ErrorKind::InvalidData, "stream did not contain valid UTF-8")))
 }
 
 fn read_into(
     path: &Path,
     env: &dyn Fn(&str) -> Option<String>,
     sections: &mut Vec<Section>,
-    depth: usize,
+    reading: &mut Reading,
     included_at: Option<&Origin>,
 ) -> Result<(), IniError> {
-    let text = std::fs::read_to_string(path).map_err(|source| match included_at {
-        Some(at) => IniError::Syntax {
+    let text = read_text(path, reading, included_at)?;
+    // The same file, however named (a link, ../x/), is the same link of the chain.
+    let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    if let (Some(at), true) = (included_at, reading.chain.contains(&canonical)) {
+        return Err(IniError::Syntax {
             at: at.clone(),
-            message: format!("include {}: cannot read it ({source}); check the path", path.display()),
-        },
-        None => IniError::Read { path: path.display().to_string(), source },
-    })?;
+            message: format!(
+                "include {}: the file includes itself (through the files that include it); drop the include",
+                path.display()
+            ),
+        });
+    }
+    reading.chain.push(canonical);
     let file = path.display().to_string();
     for (i, raw) in text.lines().enumerate() {
         let at = Origin { file: file.clone(), line: i + 1 };
@@ -91,15 +142,13 @@ fn read_into(
         let line = substitute(line, env).map_err(syntax)?;
         let line = line.trim();
         if let Some(inc) = line.strip_prefix("include").filter(|r| r.starts_with([' ', '\t'])) {
-            if depth >= MAX_INCLUDE_DEPTH {
-                return Err(syntax(format!(
-                    "includes nest deeper than {MAX_INCLUDE_DEPTH}; does a file include itself?"
-                )));
+            if reading.chain.len() > MAX_INCLUDE_DEPTH {
+                return Err(syntax(format!("includes nest deeper than {MAX_INCLUDE_DEPTH}; include fewer levels")));
             }
             let target = PathBuf::from(inc.trim());
             let target =
                 if target.is_relative() { path.parent().unwrap_or(Path::new(".")).join(target) } else { target };
-            read_into(&target, env, sections, depth + 1, Some(&at))?;
+            read_into(&target, env, sections, reading, Some(&at))?;
             continue;
         }
         if let Some(rest) = line.strip_prefix('[') {
@@ -123,6 +172,7 @@ fn read_into(
         };
         section.entries.push(Entry { key: key.to_string(), value, at });
     }
+    reading.chain.pop();
     Ok(())
 }
 
@@ -204,7 +254,21 @@ mod tests {
         assert_eq!((s[0].name.as_str(), s[0].entries[0].key.as_str()), ("global", "bs"));
         assert!(s[0].entries[0].at.file.ends_with("common.fio"));
         std::fs::write(&p, "include job.fio\n").unwrap();
-        assert!(parse(&p, &env).unwrap_err().to_string().contains("nest deeper"));
+        let e = parse(&p, &env).unwrap_err().to_string();
+        assert!(
+            e.contains("job.fio:1: include ")
+                && e.ends_with("the file includes itself (through the files that include it); drop the include"),
+            "{e}"
+        );
+        // Seventeen levels of distinct files nest too deep; one file included twice is read twice.
+        for i in 0..18 {
+            std::fs::write(dir.path().join(format!("l{i}.fio")), format!("include l{}.fio\n", i + 1)).unwrap();
+        }
+        std::fs::write(dir.path().join("l18.fio"), "[a]\n").unwrap();
+        assert!(parse(&dir.path().join("l0.fio"), &env).unwrap_err().to_string().contains("nest deeper than 16"));
+        assert_eq!(parse(&dir.path().join("l2.fio"), &env).unwrap().len(), 1);
+        std::fs::write(&p, "include common.fio\ninclude common.fio\n").unwrap();
+        assert_eq!(parse(&p, &env).unwrap().len(), 2);
     }
 
     #[test]

@@ -279,12 +279,71 @@ pub fn encode_histogram(h: &Histogram<u64>) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
+/// HdrHistogram's V2 cookies (its serialization module's `V2_COOKIE` and `V2_COMPRESSED_COOKIE`).
+const V2_COOKIE: u32 = 0x1c84_9313;
+const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9314;
+/// A V2 encoding's header: cookie, payload length, normalizing offset, significant digits, lowest
+/// and highest value, integer-to-double ratio.
+const V2_HEADER_BYTES: usize = 40;
+
+/// The most bytes a V2 encoding of one of nvmebench's histograms can take: the header and one
+/// varint (at most 9 bytes) per bucket.
+fn max_v2_bytes() -> usize {
+    V2_HEADER_BYTES + 9 * new_histogram().distinct_values()
+}
+
 /// Reads a histogram written by [`encode_histogram`] back into the program-wide bounds.
+///
+/// The bytes come from a file users pass around, so they are checked before HdrHistogram's reader
+/// sees them, which sizes its buffers from the header: a 40-byte header claiming a 4 GiB payload
+/// made it allocate 4 GiB, a header with other bounds a counts array of up to 50 MB, and 200 KB of
+/// deflated zeros took minutes to read. The deflated bytes must be as many as their length says
+/// and inflate to no more than [`max_v2_bytes`], and the header must carry nvmebench's bounds and
+/// a payload length equal to what follows it.
 pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
+    use std::io::Read as _;
     let bytes =
         base64::engine::general_purpose::STANDARD.decode(text).map_err(|e| format!("histogram is not base64: {e}"))?;
+    let be32 = |b: &[u8], at: usize| b.get(at..at + 4).map(|w| u32::from_be_bytes(w.try_into().expect("4 bytes")));
+    let be64 = |b: &[u8], at: usize| b.get(at..at + 8).map(|w| u64::from_be_bytes(w.try_into().expect("8 bytes")));
+    match be32(&bytes, 0) {
+        Some(V2_COMPRESSED_COOKIE) => {}
+        Some(c) => return Err(format!("histogram is not HdrHistogram V2 deflate (its cookie is {c:#010x})")),
+        None => return Err(format!("histogram is {} bytes, too short to be one", bytes.len())),
+    }
+    let deflated_len = be32(&bytes, 4).ok_or("histogram is cut short after its cookie")? as usize;
+    let deflated = &bytes[8.min(bytes.len())..];
+    if deflated.len() != deflated_len {
+        return Err(format!("histogram says {deflated_len} compressed bytes follow, but {} do", deflated.len()));
+    }
+    let max = max_v2_bytes();
+    let mut v2 = Vec::new();
+    flate2::read::ZlibDecoder::new(deflated)
+        .take(max as u64 + 1)
+        .read_to_end(&mut v2)
+        .map_err(|e| format!("histogram does not inflate: {e}"))?;
+    if v2.len() > max {
+        return Err(format!("histogram inflates to more than the {max} bytes any nvmebench histogram takes"));
+    }
+    if v2.len() < V2_HEADER_BYTES || be32(&v2, 0) != Some(V2_COOKIE) {
+        return Err("histogram inflates to something other than an HdrHistogram V2 encoding".into());
+    }
+    let payload = be32(&v2, 4).expect("header length checked") as usize;
+    if payload != v2.len() - V2_HEADER_BYTES {
+        return Err(format!(
+            "histogram says {payload} payload bytes follow its header, but {} do",
+            v2.len() - V2_HEADER_BYTES
+        ));
+    }
+    let bounds = (be32(&v2, 12), be64(&v2, 16), be64(&v2, 24));
+    if bounds != (Some(u32::from(HIST_SIGFIGS)), Some(HIST_LOWEST_NS), Some(HIST_HIGHEST_NS)) {
+        let (d, lo, hi) = (bounds.0.unwrap_or(0), bounds.1.unwrap_or(0), bounds.2.unwrap_or(0));
+        return Err(format!(
+            "histogram has other bounds than nvmebench's ({lo}..{hi} ns at {d} significant digits, not {HIST_LOWEST_NS}..{HIST_HIGHEST_NS} at {HIST_SIGFIGS})"
+        ));
+    }
     let h: Histogram<u64> =
-        Deserializer::new().deserialize(&mut &bytes[..]).map_err(|e| format!("histogram does not decode: {e:?}"))?;
+        Deserializer::new().deserialize(&mut &v2[..]).map_err(|e| format!("histogram does not decode: {e}"))?;
     let mut out = new_histogram();
     out.add(&h).map_err(|e| format!("histogram has other bounds than nvmebench's: {e:?}"))?;
     Ok(out)

@@ -1,5 +1,9 @@
 //! Bounded fuzzing of every parser users feed text to: whatever the input, an answer or an error
-//! sentence, never a panic. Runs a few thousand cases per parser on each test run.
+//! sentence, never a panic. The option parsers run a few thousand cases each; the files users pass
+//! around (job files with their includes and variables, result documents read by `report` and
+//! `merge`, verify-state files, suite profiles and, with the spdk feature, transport IDs) are
+//! mutated from valid ones and drawn at random in [`files`], with a fixed number of cases per
+//! target (`scripts/fuzz.sh --cases N` runs more).
 
 use nvmebench::cli::Cli;
 use nvmebench::config::EngineSpec;
@@ -8,6 +12,8 @@ use nvmebench::workload::RwMode;
 use nvmebench::workload::bssplit::BsSplit;
 use nvmebench::workload::dist::RandomDist;
 use proptest::prelude::*;
+
+mod files;
 
 /// Text that looks like what users type, plus arbitrary bytes now and then.
 fn option_text() -> impl Strategy<Value = String> {

@@ -78,27 +78,102 @@ pub struct TridSpec {
     pub nsid: Option<u32>,
 }
 
+/// The keys SPDK's transport ID parser reads (`spdk_nvme_transport_id_parse`), with the longest
+/// value it takes for each (`None`: no limit of its own, 1023 bytes as every value). It ignores
+/// any other key with a log line; a misspelt key is refused here instead.
+const TRID_KEYS: [(&str, Option<u32>); 11] = [
+    ("trtype", Some(spdk_sys::SPDK_NVMF_TRSTRING_MAX_LEN)),
+    ("adrfam", None),
+    ("traddr", Some(spdk_sys::SPDK_NVMF_TRADDR_MAX_LEN)),
+    ("trsvcid", Some(spdk_sys::SPDK_NVMF_TRSVCID_MAX_LEN)),
+    ("priority", Some(spdk_sys::SPDK_NVMF_PRIORITY_MAX_LEN)),
+    ("subnqn", Some(spdk_sys::SPDK_NVMF_NQN_MAX_LEN)),
+    ("hostaddr", None),
+    ("hostsvcid", None),
+    ("hostnqn", None),
+    ("ns", None),
+    ("alt_traddr", None),
+];
+
 impl TridSpec {
+    /// Reads a `--trid`, checked as SPDK's own parser reads it (which it then runs, its log
+    /// silenced), before SPDK's environment is up: a transport ID it could not use is refused in
+    /// one sentence before hugepages are touched, where it failed at attach.
     pub fn parse(text: &str) -> Result<TridSpec, String> {
+        // The whole text as the messages echo it: on one line, whatever it holds.
+        let shown = text.escape_debug().to_string();
         let mut nsid = None;
         let mut rest = Vec::new();
+        let example = "e.g. 'trtype:PCIe traddr:0000:01:00.0' or 'trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:4420 subnqn:nqn.2016-06.io.spdk:cnode1'";
         for tok in text.split_whitespace() {
-            match tok.split_once([':', '=']) {
-                Some((k, v)) if k.eq_ignore_ascii_case("ns") => {
-                    nsid = Some(v.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
-                        format!("'{tok}' in --trid '{text}' is not a namespace; write ns:1 (namespaces count from 1)")
-                    })?);
-                }
-                _ => rest.push(tok),
+            let Some((k, v)) = tok.split_once([':', '=']) else {
+                return Err(format!("'{tok}' in --trid '{shown}' is not key:value; write it as SPDK does, {example}"));
+            };
+            let Some((_, max)) = TRID_KEYS.iter().find(|(name, _)| k.eq_ignore_ascii_case(name)) else {
+                let keys: Vec<&str> = TRID_KEYS.iter().map(|(k, _)| *k).collect();
+                return Err(format!(
+                    "'{k}' in --trid '{shown}' is not a transport ID key SPDK knows ({})",
+                    keys.join(", ")
+                ));
+            };
+            let max = max.unwrap_or(1023) as usize;
+            if v.is_empty() || v.len() > max {
+                return Err(format!("{k} in --trid '{shown}' takes a value of 1 to {max} bytes, not {}", v.len()));
+            }
+            if k.eq_ignore_ascii_case("ns") {
+                nsid = Some(v.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                    format!("'{tok}' in --trid '{shown}' is not a namespace; write ns:1 (namespaces count from 1)")
+                })?);
+            } else {
+                rest.push(tok);
             }
         }
-        if !rest.iter().any(|t| t.to_ascii_lowercase().starts_with("trtype")) {
+        let Some(trtype) =
+            rest.iter().find_map(|t| t.split_once([':', '=']).filter(|(k, _)| k.eq_ignore_ascii_case("trtype")))
+        else {
+            return Err(format!("--trid '{shown}' has no trtype; write it as SPDK does, {example}"));
+        };
+        // SPDK reads any name as a custom transport and fails at attach; the transports this SPDK
+        // was built with registered themselves when it was loaded.
+        if !transport_available(trtype.1) {
+            let have: Vec<&str> =
+                ["PCIe", "TCP", "RDMA", "VFIOUSER", "FC"].into_iter().filter(|t| transport_available(t)).collect();
             return Err(format!(
-                "--trid '{text}' has no trtype; write it as SPDK does, e.g. 'trtype:PCIe traddr:0000:01:00.0' or 'trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:4420 subnqn:nqn.2016-06.io.spdk:cnode1'"
+                "trtype '{}' in --trid '{shown}' is not a transport this SPDK has (it has {})",
+                trtype.1,
+                have.join(", ")
             ));
         }
-        Ok(TridSpec { trid: rest.join(" "), nsid })
+        let trid = rest.join(" ");
+        if quiet_parse(&trid).is_err() {
+            return Err(format!(
+                "--trid '{shown}' is not a transport ID SPDK understands (an unknown trtype or adrfam?); write it as SPDK does, {example}"
+            ));
+        }
+        Ok(TridSpec { trid, nsid })
     }
+}
+
+/// Whether this SPDK has the transport `name` (any case).
+fn transport_available(name: &str) -> bool {
+    let Ok(c) = CString::new(name) else { return false };
+    // SAFETY: `c` is a NUL-terminated string alive for the call; the function reads SPDK's list of
+    // transports, which its constructors filled when the library was loaded.
+    unsafe { spdk_sys::spdk_nvme_transport_available_by_name(c.as_ptr()) }
+}
+
+/// SPDK's parser over `text` with its log silenced (it logs why it refuses, and the keys it
+/// ignores, on stderr), the log level put back after.
+fn quiet_parse(text: &str) -> Result<spdk_sys::spdk_nvme_transport_id, SpdkError> {
+    // SAFETY: reads and sets a global integer of SPDK's log library; SPDK's threads do not log
+    // through it while a --trid is parsed (parsing happens on the coordinator before runs).
+    let level = unsafe { spdk_sys::spdk_log_get_print_level() };
+    // SAFETY: as above.
+    unsafe { spdk_sys::spdk_log_set_print_level(spdk_sys::SPDK_LOG_DISABLED) };
+    let r = parse_trid(text);
+    // SAFETY: as above.
+    unsafe { spdk_sys::spdk_log_set_print_level(level) };
+    r
 }
 
 /// A namespace of an attached controller.
@@ -391,6 +466,38 @@ mod tests {
         assert_eq!(TridSpec::parse("trtype:PCIe traddr:0000:01:00.0").unwrap().nsid, None);
         assert!(TridSpec::parse("trtype:PCIe ns:0").unwrap_err().contains("not a namespace"));
         assert!(TridSpec::parse("traddr:1.2.3.4").unwrap_err().contains("has no trtype"));
+    }
+
+    /// What SPDK's parser would refuse at attach, or ignore with a log line, is refused up front.
+    #[test]
+    fn trids_spdk_cannot_read_are_refused_before_attach() {
+        let e = TridSpec::parse("trtype:TCP traadr:127.0.0.1").unwrap_err();
+        assert!(
+            e.starts_with(
+                "'traadr' in --trid 'trtype:TCP traadr:127.0.0.1' is not a transport ID key SPDK knows (trtype, adrfam,"
+            ),
+            "{e}"
+        );
+        let e = TridSpec::parse("trtype:TCP trsvcid:").unwrap_err();
+        assert!(e.contains("trsvcid in --trid 'trtype:TCP trsvcid:' takes a value of 1 to 32 bytes, not 0"), "{e}");
+        let long = format!("trtype:TCP subnqn:{}", "n".repeat(224));
+        assert!(TridSpec::parse(&long).unwrap_err().contains("takes a value of 1 to 223 bytes, not 224"));
+        let e = TridSpec::parse("trtype:bogus traddr:x").unwrap_err();
+        assert!(
+            e.starts_with(
+                "trtype 'bogus' in --trid 'trtype:bogus traddr:x' is not a transport this SPDK has (it has PCIe, TCP"
+            ),
+            "{e}"
+        );
+        assert!(TridSpec::parse("trtype:tcp traddr:x").is_ok(), "any case, as SPDK reads it");
+        let e = TridSpec::parse("trtype:TCP adrfam:IPv5 traddr:x").unwrap_err();
+        assert!(e.contains("is not a transport ID SPDK understands"), "{e}");
+        assert!(TridSpec::parse("trtype:TCP noseparator").unwrap_err().contains("is not key:value"));
+        assert!(TridSpec::parse("trtype:TCP traddr:a\0b").is_err());
+        let e = TridSpec::parse("trtype:PCIe t\nraddr:x").unwrap_err();
+        assert!(e.starts_with("'t' in --trid 'trtype:PCIe t\\nraddr:x' is not key:value"), "one line: {e}");
+        let ok = TridSpec::parse("trtype=tcp adrfam=IPv6 traddr=::1 trsvcid=4420 hostnqn=nqn.x priority=1").unwrap();
+        assert_eq!(ok.trid, "trtype=tcp adrfam=IPv6 traddr=::1 trsvcid=4420 hostnqn=nqn.x priority=1");
     }
 
     #[test]
