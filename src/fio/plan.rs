@@ -268,7 +268,7 @@ fn translate(
     };
     let uses_target = !(engine.starts_with("null") || engine.starts_with("spdk"));
     if uses_target && !flags.iter().any(|(f, _)| f == "--filename" || f == "--trid") {
-        let file = format!("{}.0.0", s.name);
+        let file = format!("{}.0.0", job_name(s));
         match flags.iter().find(|(f, _)| f == "--size").map(|(_, v)| v.as_str()) {
             Some(size) if !size.ends_with('%') => {
                 notes.push(format!("[{}]: no filename, so fio's: {file} in the current directory", s.name));
@@ -407,17 +407,15 @@ fn translate(
     argv::fold(&mut args).map_err(|c| sources.refusal(&s.name, &s.at, &c))?;
     let options = written(&s.entries);
     let percentile_list = entries.iter().any(|e| e.key == "percentile_list");
-    let job = Job {
-        name: s.name.clone(),
-        at: s.at.clone(),
-        args: *args,
-        options,
-        number,
-        percentile_list,
-        sources,
-        one_pass,
-    };
+    let job =
+        Job { name: job_name(s), at: s.at.clone(), args: *args, options, number, percentile_list, sources, one_pass };
     Ok((job, stonewall))
+}
+
+/// fio's name of the job of section `s`: its own `name=` (the last), else the section's name (a
+/// `[global]` name never reaches a job: fio names each job after its section header).
+fn job_name(s: &Section) -> String {
+    s.entries.iter().rev().find(|e| e.key == "name").and_then(|e| e.value.clone()).unwrap_or_else(|| s.name.clone())
 }
 
 /// The two flags of a clap conflict (`--bssplit` cannot be used with `--bs`), by their long names.
@@ -650,6 +648,16 @@ mod tests {
         }
         let p = plan_of("[a]\nioengine=libaio\nfilename=/f\ntime_based\nruntime=1\n", &[]).unwrap();
         assert_eq!(p.groups[0][0].one_pass, None);
+    }
+
+    /// name= in a section names its job (fio's jobname, its logs and its file), as in fio; a
+    /// [global] name= does not, as fio names each job after its section.
+    #[test]
+    fn name_in_a_section_names_its_job() {
+        let p = plan_of("[global]\nname=g\nsize=1m\n[a]\nname=b\n[c]\n", &[]).unwrap();
+        let names: Vec<&str> = p.groups[0].iter().map(|j| j.name.as_str()).collect();
+        assert_eq!(names, ["b", "c"]);
+        assert_eq!(p.groups[0][0].args.filename, [std::path::PathBuf::from("b.0.0")], "fio's file of job b");
     }
 
     /// fio keeps its random map unless the job says norandommap; the command line draws with
