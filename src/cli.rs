@@ -297,7 +297,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE", value_parser = units::parse_size)]
     pub align: Option<u64>,
 
-    /// Random offset distribution: uniform, zipf:THETA, pareto:H or normal:SIGMA.
+    /// Random offset distribution, as fio computes it: uniform, zipf:THETA, pareto:H or normal:DEV,
+    /// each with an optional :CENTER (a share of the range from 0 to 1).
     #[arg(long, default_value = "uniform", value_parser = RandomDist::parse)]
     pub random_dist: RandomDist,
 

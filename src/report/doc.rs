@@ -45,7 +45,9 @@ use std::collections::BTreeMap;
 /// 8: `results.cost` (the worker threads' and the counted cores' CPU time over the measured window,
 /// cores used and ns per I/O, the cost of stamping), `config.latency` (`off`: nothing stamped, every
 /// `lat_ns` zeroes), `results.timestamps.mode` `off`; `compare --rates`/`--curve`: `loads[]`.
-pub const SCHEMA_VERSION: u32 = 8;
+/// 9: `config.workload.random_dist` is fio's (zipf and pareto scattered by fio's hash, normal
+/// fio's Irwin-Hall sum as `dev_percent`, where it was `sigma_percent`), with an optional `center`.
+pub const SCHEMA_VERSION: u32 = 9;
 pub const HIST_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
 /// Default number of rounds in a steady-state measurement window (SNIA PTS).
 pub const DEFAULT_STEADY_WINDOW: usize = 5;
@@ -551,9 +553,26 @@ pub struct BsEntryDoc {
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum RandomDist {
     Uniform,
-    Zipf { theta: f64 },
-    Pareto { h: f64 },
-    Normal { sigma_percent: f64 },
+    Zipf {
+        theta: f64,
+        /// Where the most popular block lands, as a share of the range; absent: a random place.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        center: Option<f64>,
+    },
+    Pareto {
+        h: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        center: Option<f64>,
+    },
+    /// fio's normal: the mean of 12 uniform draws, jittered by up to half of `dev_percent` percent
+    /// of the range either way, scattered over the range (before schema 9 `sigma_percent`, a true
+    /// Gaussian around the middle).
+    Normal {
+        #[serde(alias = "sigma_percent")]
+        dev_percent: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        center: Option<f64>,
+    },
 }
 
 /// The histogram settings every `hist` was recorded with; documents with other settings are refused.

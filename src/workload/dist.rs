@@ -1,74 +1,128 @@
-//! Where random I/Os land: uniform, zipf, pareto and normal distributions over block indexes.
+//! Where random I/Os land: uniform, zipf, pareto and normal distributions over block indexes,
+//! computed as fio computes them (its lib/zipf.c and lib/gauss.c), and fio's random map.
 //!
-//! The sampler returns an index in `0..n`; the generator turns it into a byte offset. Zipf and pareto
-//! rank blocks by popularity; rank `r` is then mapped to block `r * P mod n` (P a prime that cannot
-//! divide n), a bijection that spreads the hot set over the whole range instead of piling it at the
-//! start of the device, where it would share flash blocks and hide the effect being measured. The
-//! normal distribution keeps its locality on purpose: it models a hot region around the middle.
+//! The sampler returns an index in `0..n`; the generator turns it into a byte offset. fio draws a
+//! zipf or pareto popularity rank, or a normal value around the middle of the range, then
+//! multiplies it by the 64-bit golden ratio (its `__hash_u64`) and adds an offset (random, or
+//! `n * center` when the distribution is given a centre), modulo `n`: the hot set is scattered
+//! over the range, normal's too, and two ranks may share a block. This does exactly that, on
+//! 32-bit uniform draws as fio's `__rand` gives them; only the random generator itself differs
+//! (fio's tausworthe, nvmebench's xoshiro), so the sequence differs and its law does not.
 
 use rand_core::RngCore;
-use rand_distr::{Distribution, Normal, Zipf};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
 use std::fmt;
 
-/// 2^61 - 1, a Mersenne prime: it divides no block count a device can have.
-const SCATTER_PRIME: u64 = (1 << 61) - 1;
+/// fio's `GOLDEN_RATIO_64` (hash.h), by which it scatters ranks over the range.
+const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
+
+/// fio's `FIO_DEF_ZIPF` and `FIO_DEF_PARETO`: the values of a bare `zipf` or `pareto`.
+const FIO_DEF_ZIPF: f64 = 1.1;
+const FIO_DEF_PARETO: f64 = 0.2;
+
+/// fio sums the zipf normaliser over at most this many ranks (`ZIPF_MAX_GEN`).
+const ZIPF_MAX_GEN: u64 = 10_000_000;
+
+/// The Irwin-Hall terms of fio's normal distribution (`GAUSS_ITERS`).
+const GAUSS_ITERS: u64 = 12;
 
 /// The distribution of random offsets, in fio's `random_distribution` words.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum RandomDist {
     Uniform,
-    /// Zipf with exponent `theta` (> 0, != 1 is not required).
+    /// fio's zipf with exponent `theta` (> 0, not 1).
     Zipf {
         theta: f64,
+        /// Where rank 0 lands, as a share of the range (fio's second value); random without.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        center: Option<f64>,
     },
-    /// Pareto in the 80/20 sense: a share `h` of accesses goes to a share `1 - h` of the blocks.
+    /// fio's pareto with power `h` (0 < h < 1): `n * U^(ln h / ln(1 - h))`.
     Pareto {
         h: f64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        center: Option<f64>,
     },
-    /// Normal around the middle of the range, `sigma` in percent of the range.
+    /// fio's normal: the mean of 12 uniform draws over the range, jittered by up to half of
+    /// `dev_percent` percent of it either way (fio's deviation, 0 to under 100).
     Normal {
-        sigma_percent: f64,
+        dev_percent: f64,
+        /// Where the middle lands, as a share of the range (fio's default 0.5).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        center: Option<f64>,
     },
 }
 
 impl RandomDist {
-    /// Parses `uniform`, `zipf:1.2`, `pareto:0.8` or `normal:10`.
+    /// Parses fio's words: `uniform` (or `random`), `zipf[:THETA[:CENTER]]`,
+    /// `pareto[:H[:CENTER]]`, `normal[:DEV[:CENTER]]`, with fio's defaults (zipf 1.1, pareto 0.2,
+    /// normal 0) and ranges.
     pub fn parse(text: &str) -> Result<RandomDist, String> {
         let (name, arg) = match text.split_once(':') {
             Some((n, a)) => (n, Some(a)),
             None => (text, None),
         };
-        let number = |what: &str, ok: &dyn Fn(f64) -> bool| -> Result<f64, String> {
-            arg.and_then(|a| a.trim().parse::<f64>().ok())
-                .filter(|v| v.is_finite() && ok(*v))
-                .ok_or_else(|| format!("random distribution '{text}' needs {what}"))
+        if text.contains(',') {
+            return Err(format!(
+                "random distribution '{text}' gives one per direction, which is not taken; give one for all, like zipf:1.2"
+            ));
+        }
+        let (value, center) = match arg.map(|a| a.split_once(':').map_or((a, None), |(v, c)| (v, Some(c)))) {
+            None => (None, None),
+            Some((v, c)) => {
+                let num = |t: &str| t.trim().parse::<f64>().ok().filter(|x| x.is_finite());
+                let v = num(v).ok_or_else(|| format!("random distribution '{text}': '{v}' is not a number"))?;
+                let c = match c {
+                    None => None,
+                    Some(c) => Some(num(c).filter(|c| (0.0..=1.0).contains(c)).ok_or_else(|| {
+                        format!(
+                            "random distribution '{text}': the centre '{c}' is not a share of the range from 0 to 1"
+                        )
+                    })?),
+                };
+                (Some(v), c)
+            }
         };
         match name {
             "uniform" | "random" if arg.is_none() => Ok(RandomDist::Uniform),
-            "zipf" => Ok(RandomDist::Zipf { theta: number("a theta above 0, as in zipf:1.2", &|v| v > 0.0)? }),
-            "pareto" => Ok(RandomDist::Pareto {
-                h: number("an h between 0.5 and 1, as in pareto:0.8", &|v| v > 0.5 && v < 1.0)?,
-            }),
-            "normal" => Ok(RandomDist::Normal {
-                sigma_percent: number("a sigma in percent of the range, as in normal:10", &|v| v > 0.0 && v <= 100.0)?,
-            }),
-            _ => {
-                Err(format!("'{text}' is not a random distribution; use uniform, zipf:THETA, pareto:H or normal:SIGMA"))
-            }
+            "zipf" => match value.unwrap_or(FIO_DEF_ZIPF) {
+                1.0 => {
+                    Err(format!("random distribution '{text}': zipf's theta must differ from 1, as fio requires"))
+                }
+                t if t > 0.0 => Ok(RandomDist::Zipf { theta: t, center }),
+                _ => Err(format!("random distribution '{text}' needs a theta above 0, as in zipf:1.2")),
+            },
+            "pareto" => match value.unwrap_or(FIO_DEF_PARETO) {
+                h if h > 0.0 && h < 1.0 => Ok(RandomDist::Pareto { h, center }),
+                _ => Err(format!("random distribution '{text}' needs an h between 0 and 1, as in pareto:0.2")),
+            },
+            "normal" => match value.unwrap_or(0.0) {
+                d if (0.0..100.0).contains(&d) => Ok(RandomDist::Normal { dev_percent: d, center }),
+                _ => Err(format!(
+                    "random distribution '{text}' needs a deviation from 0 to under 100 (percent of the range), as in normal:10"
+                )),
+            },
+            _ => Err(format!(
+                "'{text}' is not a random distribution; use uniform, zipf:THETA, pareto:H or normal:DEV (each with an optional :CENTER)"
+            )),
         }
     }
 }
 
 impl fmt::Display for RandomDist {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RandomDist::Uniform => f.write_str("uniform"),
-            RandomDist::Zipf { theta } => write!(f, "zipf:{theta}"),
-            RandomDist::Pareto { h } => write!(f, "pareto:{h}"),
-            RandomDist::Normal { sigma_percent } => write!(f, "normal:{sigma_percent}"),
+        let (name, value, center) = match *self {
+            RandomDist::Uniform => return f.write_str("uniform"),
+            RandomDist::Zipf { theta, center } => ("zipf", theta, center),
+            RandomDist::Pareto { h, center } => ("pareto", h, center),
+            RandomDist::Normal { dev_percent, center } => ("normal", dev_percent, center),
+        };
+        write!(f, "{name}:{value}")?;
+        match center {
+            Some(c) => write!(f, ":{c}"),
+            None => Ok(()),
         }
     }
 }
@@ -77,72 +131,109 @@ impl fmt::Display for RandomDist {
 #[derive(Clone, Debug)]
 pub enum IndexSampler {
     Uniform { n: u64 },
-    Zipf { n: u64, zipf: Zipf<f64> },
-    Pareto { n: u64, inv_exponent: f64 },
-    Normal { n: u64, normal: Normal<f64> },
+    Zipf { n: u64, theta: f64, zetan: f64, alpha: f64, eta: f64, rand_off: u64 },
+    Pareto { n: u64, pow: f64, rand_off: u64 },
+    Normal { n: u64, stddev: u32, rand_off: u32 },
 }
 
 impl IndexSampler {
-    /// A sampler over `n` (>= 1) blocks.
-    pub fn new(dist: RandomDist, n: u64) -> IndexSampler {
+    /// A sampler over `n` (>= 1) blocks; `seed` draws the random offset of zipf and pareto
+    /// without a centre (fio's first draw of the distribution's own generator).
+    pub fn new(dist: RandomDist, n: u64, seed: u64) -> IndexSampler {
         let n = n.max(1);
+        // fio: `__rand(&zs->rand)`, a 32-bit draw, or `nranges * center`.
+        let rand_off = |center: Option<f64>| match center {
+            Some(c) => (n as f64 * c) as u64,
+            None => u64::from(first_draw(seed)),
+        };
         match dist {
             RandomDist::Uniform => IndexSampler::Uniform { n },
-            RandomDist::Zipf { theta } => IndexSampler::Zipf {
-                n,
-                zipf: Zipf::new(n as f64, theta).expect("n >= 1 and theta > 0 were checked when parsing"),
-            },
-            RandomDist::Pareto { h } => {
-                // P(rank share <= 1-h) = h for rank share = U^(1/b) with b = ln h / ln(1-h).
-                let b = h.ln() / (1.0 - h).ln();
-                IndexSampler::Pareto { n, inv_exponent: 1.0 / b }
+            RandomDist::Zipf { theta, center } => {
+                let zetan: f64 = (0..n.min(ZIPF_MAX_GEN)).map(|i| (1.0 / (i + 1) as f64).powf(theta)).sum();
+                let zeta2 = 1.0 + 0.5f64.powf(theta);
+                let alpha = 1.0 / (1.0 - theta);
+                let eta = (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta2 / zetan);
+                IndexSampler::Zipf { n, theta, zetan, alpha, eta, rand_off: rand_off(center) }
             }
-            RandomDist::Normal { sigma_percent } => IndexSampler::Normal {
-                n,
-                normal: Normal::new(n as f64 / 2.0, n as f64 * sigma_percent / 100.0)
-                    .expect("sigma is positive and finite, checked when parsing"),
-            },
+            RandomDist::Pareto { h, center } => {
+                IndexSampler::Pareto { n, pow: h.ln() / (1.0 - h).ln(), rand_off: rand_off(center) }
+            }
+            RandomDist::Normal { dev_percent, center } => {
+                let stddev = if dev_percent == 0.0 {
+                    0
+                } else {
+                    ((n as f64 * dev_percent / 100.0).ceil() as u64).min(n / 2).min(u64::from(u32::MAX)) as u32
+                };
+                // fio keeps `nranges * (center - 0.5)` in an unsigned int: below the middle it
+                // wraps, as the C conversion does on x86-64.
+                let rand_off = center.map_or(0, |c| (n as f64 * (c - 0.5)) as i64 as u32);
+                IndexSampler::Normal { n, stddev, rand_off }
+            }
         }
     }
 
     /// The next block index in `0..n`.
     #[inline]
     pub fn sample(&self, rng: &mut Xoshiro256PlusPlus) -> u64 {
-        match self {
-            IndexSampler::Uniform { n } => bounded(rng.next_u64(), *n),
-            IndexSampler::Zipf { n, zipf } => {
-                let rank = (zipf.sample(rng) as u64).clamp(1, *n) - 1;
-                scatter(rank, *n)
+        match *self {
+            IndexSampler::Uniform { n } => bounded(rng.next_u64(), n),
+            IndexSampler::Zipf { n, theta, zetan, alpha, eta, rand_off } => {
+                let rand_uni = f64::from(rand32(rng)) / f64::from(u32::MAX);
+                let rand_z = rand_uni * zetan;
+                let val = if rand_z < 1.0 {
+                    1
+                } else if rand_z < 1.0 + 0.5f64.powf(theta) {
+                    2
+                } else {
+                    1 + (n as f64 * (eta * rand_uni - eta + 1.0).powf(alpha)) as u64
+                };
+                fio_hash(val - 1).wrapping_add(rand_off) % n
             }
-            IndexSampler::Pareto { n, inv_exponent } => {
-                let u = unit_f64(rng.next_u64());
-                let rank = ((u.powf(*inv_exponent) * *n as f64) as u64).min(*n - 1);
-                scatter(rank, *n)
+            IndexSampler::Pareto { n, pow, rand_off } => {
+                let rand = f64::from(rand32(rng)) / f64::from(u32::MAX);
+                let rank = ((n - 1) as f64 * rand.powf(pow)) as u64;
+                fio_hash(rank).wrapping_add(rand_off) % n
             }
-            IndexSampler::Normal { n, normal } => {
-                let x = normal.sample(rng).round() as i64;
-                x.rem_euclid(*n as i64) as u64
+            IndexSampler::Normal { n, stddev, rand_off } => {
+                let mut sum: u64 = (0..GAUSS_ITERS).map(|_| u64::from(rand32(rng)) % (n + 1)).sum();
+                sum = sum.div_ceil(GAUSS_ITERS);
+                if stddev > 0 {
+                    let vr = (f64::from(stddev) * (f64::from(rand32(rng)) / (f64::from(u32::MAX) + 1.0))) as i64;
+                    let mut dev = vr - i64::from(stddev / 2);
+                    // fio adds the int to its unsigned sum: a step below 0 wraps past the end too.
+                    while sum.wrapping_add(dev as u64) >= n {
+                        dev /= 2;
+                    }
+                    sum = sum.wrapping_add(dev as u64);
+                }
+                fio_hash(sum).wrapping_add(u64::from(rand_off)) % n
             }
         }
     }
+}
+
+/// fio's `__hash_u64`.
+#[inline]
+fn fio_hash(v: u64) -> u64 {
+    v.wrapping_mul(GOLDEN_RATIO_64)
+}
+
+/// A 32-bit uniform draw, as fio's `__rand` gives one.
+#[inline]
+fn rand32(rng: &mut Xoshiro256PlusPlus) -> u32 {
+    (rng.next_u64() >> 32) as u32
+}
+
+/// The first 32-bit draw of a generator seeded with `seed`.
+fn first_draw(seed: u64) -> u32 {
+    use rand_core::SeedableRng;
+    rand32(&mut Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x7a1f_0ff5))
 }
 
 /// Maps a uniform u64 onto `0..n` without division (Lemire's multiply-shift).
 #[inline]
 pub fn bounded(random: u64, n: u64) -> u64 {
     ((random as u128 * n as u128) >> 64) as u64
-}
-
-/// A uniform float in [0, 1) from the top 53 bits.
-#[inline]
-fn unit_f64(random: u64) -> f64 {
-    (random >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-}
-
-/// Spreads popularity ranks over the range: a bijection on `0..n`.
-#[inline]
-pub fn scatter(rank: u64, n: u64) -> u64 {
-    ((rank as u128 * SCATTER_PRIME as u128) % n as u128) as u64
 }
 
 /// fio's random map without its memory: every block index in `0..n` once per pass, in a seeded
@@ -237,16 +328,107 @@ mod tests {
     #[test]
     fn parse_forms() {
         assert_eq!(RandomDist::parse("uniform"), Ok(RandomDist::Uniform));
-        assert_eq!(RandomDist::parse("zipf:1.2"), Ok(RandomDist::Zipf { theta: 1.2 }));
-        assert_eq!(RandomDist::parse("pareto:0.8"), Ok(RandomDist::Pareto { h: 0.8 }));
-        assert_eq!(RandomDist::parse("normal:10"), Ok(RandomDist::Normal { sigma_percent: 10.0 }));
-        assert!(RandomDist::parse("zipf").unwrap_err().contains("needs a theta"));
+        assert_eq!(RandomDist::parse("random"), Ok(RandomDist::Uniform), "fio's word");
+        assert_eq!(RandomDist::parse("zipf:1.2"), Ok(RandomDist::Zipf { theta: 1.2, center: None }));
+        assert_eq!(RandomDist::parse("zipf"), Ok(RandomDist::Zipf { theta: 1.1, center: None }), "fio's default");
+        assert_eq!(RandomDist::parse("pareto"), Ok(RandomDist::Pareto { h: 0.2, center: None }), "fio's default");
+        assert_eq!(RandomDist::parse("zipf:1.2:0.25"), Ok(RandomDist::Zipf { theta: 1.2, center: Some(0.25) }));
+        assert_eq!(RandomDist::parse("pareto:0.8"), Ok(RandomDist::Pareto { h: 0.8, center: None }));
+        assert_eq!(RandomDist::parse("normal:10"), Ok(RandomDist::Normal { dev_percent: 10.0, center: None }));
+        assert_eq!(RandomDist::parse("normal"), Ok(RandomDist::Normal { dev_percent: 0.0, center: None }));
+        assert!(RandomDist::parse("zipf:1").unwrap_err().contains("must differ from 1"));
         assert!(RandomDist::parse("zipf:-1").is_err());
         assert!(RandomDist::parse("pareto:1.5").is_err());
-        assert!(RandomDist::parse("gauss").unwrap_err().contains("is not a random distribution"));
-        for d in ["uniform", "zipf:1.2", "pareto:0.8", "normal:10"] {
+        assert!(RandomDist::parse("normal:100").is_err());
+        assert!(RandomDist::parse("zipf:1.2:2").unwrap_err().contains("the centre '2' is not a share"));
+        assert!(RandomDist::parse("zipf:1.2,pareto:0.3").unwrap_err().contains("one per direction"));
+        assert!(RandomDist::parse("sequence:1,2").is_err());
+        assert!(RandomDist::parse("gaussian").unwrap_err().contains("is not a random distribution"));
+        for d in ["uniform", "zipf:1.2", "pareto:0.8", "normal:10", "zipf:1.2:0.25", "normal:5:0.5"] {
             assert_eq!(RandomDist::parse(d).unwrap().to_string(), d);
         }
+    }
+
+    fn counts(dist: &str, n: u64, draws: usize) -> Vec<u64> {
+        let s = IndexSampler::new(RandomDist::parse(dist).unwrap(), n, 9);
+        let mut r = rng();
+        let mut c = vec![0u64; n as usize];
+        for _ in 0..draws {
+            c[s.sample(&mut r) as usize] += 1;
+        }
+        c
+    }
+
+    /// Pearson's chi-square over 64 equal buckets: uniform draws must fit (df = 63; the 99.9%
+    /// critical value is about 103.4).
+    #[test]
+    fn uniform_passes_chi_square() {
+        let s = IndexSampler::new(RandomDist::Uniform, 1 << 20, 0);
+        let mut r = rng();
+        let draws = 640_000;
+        let mut buckets = [0u64; 64];
+        for _ in 0..draws {
+            let i = s.sample(&mut r);
+            assert!(i < 1 << 20);
+            buckets[(i >> 14) as usize] += 1;
+        }
+        let expected = draws as f64 / 64.0;
+        let chi2: f64 = buckets.iter().map(|&o| (o as f64 - expected).powi(2) / expected).sum();
+        assert!(chi2 < 103.4, "chi-square {chi2}");
+    }
+
+    /// fio's zipf: rank 0 is drawn with probability 1/zeta(n, theta), rank 1 with 2^-theta of that
+    /// (its two exact cases), and rank r lands on block (r * golden ratio + offset) mod n; with a
+    /// centre the offset is n * centre, so rank 0 (hashed to 0) is the block at that share.
+    #[test]
+    fn zipf_is_fios() {
+        let (n, draws) = (1000u64, 400_000);
+        let c = counts("zipf:1.2:0.25", n, draws);
+        let h: f64 = (1..=n).map(|k| 1.0 / (k as f64).powf(1.2)).sum();
+        let top = c[250] as f64 / draws as f64;
+        assert!((top - 1.0 / h).abs() < 0.005, "block 250 (rank 0) got {top}, fio's 1/zetan is {}", 1.0 / h);
+        let second = c[(fio_hash(1).wrapping_add(250) % n) as usize] as f64 / draws as f64;
+        assert!((second - 0.5f64.powf(1.2) / h).abs() < 0.005, "rank 1 got {second}");
+        assert_eq!(c.iter().enumerate().max_by_key(|&(_, k)| *k).map(|(i, _)| i), Some(250));
+    }
+
+    /// fio's pareto: rank `(n - 1) * U^(ln h / ln(1 - h))`, so with h = 0.8 the top fifth of ranks
+    /// take four fifths of the draws; ranks land as zipf's do.
+    #[test]
+    fn pareto_is_fios() {
+        let (n, draws) = (10_000u64, 200_000);
+        let c = counts("pareto:0.8:0", n, draws);
+        let hot: std::collections::BTreeSet<u64> = (n * 4 / 5..n).map(|r| fio_hash(r) % n).collect();
+        let share = hot.iter().map(|&b| c[b as usize]).sum::<u64>() as f64 / draws as f64;
+        // What fio's law gives those blocks, ranks that share a block with them included:
+        // P(rank = r) = ((r + 1) / (n - 1))^k - (r / (n - 1))^k, k = ln(1 - h) / ln h.
+        let k = 0.2f64.ln() / 0.8f64.ln();
+        let p = |r: u64| ((r + 1) as f64 / (n - 1) as f64).min(1.0).powf(k) - (r as f64 / (n - 1) as f64).powf(k);
+        let want: f64 = (0..n).filter(|r| hot.contains(&(fio_hash(*r) % n))).map(p).sum();
+        assert!(want > 0.8, "the top fifth of ranks alone has 0.8: {want}");
+        assert!((share - want).abs() < 0.01, "those blocks got {share}, fio's law gives {want}");
+    }
+
+    /// fio's normal: the mean of 12 uniform draws over 0..=n (an Irwin-Hall sum: standard deviation
+    /// n/12, 68% within it of n/2), hashed onto the range, so the hot blocks are scattered rather
+    /// than around the middle; normal:DEV adds up to half of DEV% of n either way.
+    #[test]
+    fn normal_is_fios() {
+        let (n, draws) = (100_000u64, 100_000);
+        let near = |c: &[u64], width: u64| -> f64 {
+            let blocks: std::collections::BTreeSet<u64> =
+                (n / 2 - width..=n / 2 + width).map(|v| fio_hash(v) % n).collect();
+            blocks.iter().map(|&b| c[b as usize]).sum::<u64>() as f64 / draws as f64
+        };
+        let c = counts("normal", n, draws);
+        let sd = n / 12;
+        assert!((near(&c, sd) - 0.683).abs() < 0.02, "{}", near(&c, sd));
+        // The blocks around the middle of the range itself are no hotter than any others.
+        let middle: u64 = c[(n / 2 - 500) as usize..(n / 2 + 500) as usize].iter().sum();
+        assert!((middle as f64 / draws as f64) < 0.03, "{middle}");
+        // A deviation of 50% adds a uniform +-25% of n: fewer values near the middle.
+        let wide = counts("normal:50", n, draws);
+        assert!(near(&wide, sd) < 0.5, "{}", near(&wide, sd));
     }
 
     /// Without norandommap fio covers every block once per pass: so does the map, for block
@@ -293,88 +475,5 @@ mod tests {
         // Sampling without replacement has less spread than with; the bound holds a fortiori.
         let chi2: f64 = buckets.iter().map(|&o| (o as f64 - expected).powi(2) / expected).sum();
         assert!(chi2 < 103.4, "chi-square {chi2}");
-    }
-
-    #[test]
-    fn scatter_is_a_bijection() {
-        for n in [1u64, 2, 7, 64, 1000, 4096] {
-            let mut seen = vec![false; n as usize];
-            for r in 0..n {
-                let b = scatter(r, n) as usize;
-                assert!(!seen[b], "n={n} maps two ranks to {b}");
-                seen[b] = true;
-            }
-        }
-    }
-
-    /// Pearson's chi-square over 64 equal buckets: uniform draws must fit (df = 63; the 99.9%
-    /// critical value is about 103.4).
-    #[test]
-    fn uniform_passes_chi_square() {
-        let s = IndexSampler::new(RandomDist::Uniform, 1 << 20);
-        let mut r = rng();
-        let draws = 640_000;
-        let mut buckets = [0u64; 64];
-        for _ in 0..draws {
-            let i = s.sample(&mut r);
-            assert!(i < 1 << 20);
-            buckets[(i >> 14) as usize] += 1;
-        }
-        let expected = draws as f64 / 64.0;
-        let chi2: f64 = buckets.iter().map(|&o| (o as f64 - expected).powi(2) / expected).sum();
-        assert!(chi2 < 103.4, "chi-square {chi2}");
-    }
-
-    /// The most popular block of a zipf(theta) over n blocks is drawn with probability 1/H(n, theta);
-    /// the second with half of that at theta = 1.
-    #[test]
-    fn zipf_ranks_follow_the_law() {
-        let n = 1000u64;
-        let theta = 1.0;
-        let s = IndexSampler::new(RandomDist::Zipf { theta }, n);
-        let mut r = rng();
-        let draws = 400_000;
-        let mut counts = vec![0u64; n as usize];
-        for _ in 0..draws {
-            counts[s.sample(&mut r) as usize] += 1;
-        }
-        let h: f64 = (1..=n).map(|k| 1.0 / (k as f64).powf(theta)).sum();
-        let top = counts[scatter(0, n) as usize] as f64 / draws as f64;
-        let second = counts[scatter(1, n) as usize] as f64 / draws as f64;
-        assert!((top - 1.0 / h).abs() < 0.01, "top {top} vs {}", 1.0 / h);
-        assert!((second - 0.5 / h).abs() < 0.01, "second {second} vs {}", 0.5 / h);
-    }
-
-    #[test]
-    fn pareto_puts_h_of_accesses_on_one_minus_h_of_blocks() {
-        let n = 10_000u64;
-        let s = IndexSampler::new(RandomDist::Pareto { h: 0.8 }, n);
-        let mut r = rng();
-        let draws = 200_000;
-        let mut counts = vec![0u64; n as usize];
-        for _ in 0..draws {
-            counts[s.sample(&mut r) as usize] += 1;
-        }
-        counts.sort_unstable_by(|a, b| b.cmp(a));
-        let hot: u64 = counts[..(n as usize / 5)].iter().sum();
-        let share = hot as f64 / draws as f64;
-        assert!((share - 0.8).abs() < 0.02, "hottest 20% got {share}");
-    }
-
-    #[test]
-    fn normal_centres_on_the_middle() {
-        let n = 100_000u64;
-        let s = IndexSampler::new(RandomDist::Normal { sigma_percent: 5.0 }, n);
-        let mut r = rng();
-        let draws = 100_000;
-        let within: usize = (0..draws)
-            .filter(|_| {
-                let i = s.sample(&mut r) as i64;
-                (i - 50_000).abs() <= 5_000
-            })
-            .count();
-        // One sigma holds 68.3%.
-        let share = within as f64 / draws as f64;
-        assert!((share - 0.683).abs() < 0.01, "{share}");
     }
 }
