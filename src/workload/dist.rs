@@ -88,9 +88,7 @@ impl RandomDist {
         match name {
             "uniform" | "random" if arg.is_none() => Ok(RandomDist::Uniform),
             "zipf" => match value.unwrap_or(FIO_DEF_ZIPF) {
-                1.0 => {
-                    Err(format!("random distribution '{text}': zipf's theta must differ from 1, as fio requires"))
-                }
+                1.0 => Err(format!("random distribution '{text}': zipf's theta must differ from 1, as fio requires")),
                 t if t > 0.0 => Ok(RandomDist::Zipf { theta: t, center }),
                 _ => Err(format!("random distribution '{text}' needs a theta above 0, as in zipf:1.2")),
             },
