@@ -420,7 +420,9 @@ pub struct RunArgs {
 
     /// Verify data: every written block carries a header and a payload derived from it; reads are
     /// checked, and everything written is re-read after the run. Mismatches exit with status 1.
-    #[arg(long)]
+    /// (fio's `--verify=METHOD` is taken as this, with a note.)
+    #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true",
+          action = clap::ArgAction::Set)]
     pub verify: bool,
 
     /// With --verify: load what an earlier verified run left (if FILE exists) and save what this one
@@ -515,6 +517,11 @@ pub struct FioArgs {
     /// at the direction's smallest block size, as fio does; numjobs=J paces J times that.
     #[arg(long = "rate_iops", value_name = "READ[,WRITE[,TRIM]]", value_parser = IopsRate::parse)]
     pub rate_iops_per_job: Option<IopsRate>,
+
+    /// fio's iodepth over a job's files (a job file's `filename=a:b`): the queue depth is each
+    /// worker's, shared by the targets it drives, where --qd is per worker and target. Not a flag.
+    #[arg(skip)]
+    pub iodepth_per_job: bool,
 
     /// I/Os per job, as fio's number_ios (--ios is the total).
     #[arg(long = "number_ios", value_name = "N", value_parser = parse_ios)]

@@ -436,6 +436,10 @@ pub struct RunConfig {
     /// One worker per entry, pinned to that core.
     pub cores: Vec<usize>,
     pub queue_depth: u32,
+    /// `queue_depth` is each worker's in flight over all the targets it drives (fio's `iodepth`
+    /// over a job's files), not each worker's per target.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub queue_depth_shared: bool,
     #[serde(serialize_with = "opt_secs")]
     pub runtime: Option<Duration>,
     #[serde(serialize_with = "secs")]
@@ -529,6 +533,7 @@ impl RunConfig {
         check_sqpoll_cpu(&engine, engine_text)?;
         // pread/pwrite are synchronous: one I/O in flight per worker, whatever --qd says.
         let queue_depth = if engine == EngineSpec::Psync { 1 } else { args.qd };
+        let queue_depth_shared = args.fio.iodepth_per_job && args.each_worker_all_targets && targets.len() > 1;
         Ok(RunConfig {
             engine,
             target: targets.first().cloned(),
@@ -538,6 +543,7 @@ impl RunConfig {
             workload,
             cores,
             queue_depth,
+            queue_depth_shared,
             runtime: resolve_runtime(args, scratch),
             ramp: args.ramp.unwrap_or(Duration::ZERO),
             ios: args.ios,

@@ -1039,6 +1039,7 @@ mod tests {
                     slices: workers,
                     core: None,
                     queue_depth: qd,
+                    worker_qd: None,
                     spec: spec.clone(),
                     ramp: Duration::ZERO,
                     runtime: None,
@@ -1488,6 +1489,34 @@ mod tests {
         assert_eq!(last.workers, 2, "both lanes' last reports");
         assert_eq!(r.intervals.iter().map(|i| i.read.ios).sum::<u64>(), r.total.read().ios);
         assert_eq!(r.total.read().ios, 950 + 7);
+    }
+
+    /// Lanes that share their worker's queue depth (fio's iodepth over a job's files) keep that
+    /// many I/Os in flight together, taking turns, where lanes of their own keep it each.
+    #[test]
+    fn lanes_sharing_a_queue_depth_keep_it_in_flight_together() {
+        let elapsed = |shared: bool| {
+            let (b, clock, seen) = fake(Script { default_latency_ns: 100_000, ..Script::default() });
+            let mut p = plan(2, 4, spec(RwMode::RandRead, 100));
+            p.workers[1].thread = 0;
+            p.workers[1].target = 1;
+            for w in &mut p.workers {
+                w.io_limit = Some(400);
+                w.worker_qd = shared.then_some(4);
+            }
+            let r = run(b, p, clock, |_| {}).unwrap();
+            assert_eq!(seen.lock().unwrap().iter().map(Vec::len).collect::<Vec<_>>(), [400, 400]);
+            let lanes: Vec<u64> = r.workers.iter().map(|w| w.summary.as_ref().unwrap().measured_ns).collect();
+            (r.elapsed_ns, lanes)
+        };
+        // 800 I/Os of 100 us: 4 in flight take 20 ms, 8 take 10 ms (a microsecond per empty poll
+        // of the mocked clock on top).
+        let (apart, _) = elapsed(false);
+        assert!((10_000_000..10_500_000).contains(&apart), "{apart}");
+        let (together, lanes) = elapsed(true);
+        assert!((20_000_000..21_000_000).contains(&together), "{together}");
+        // They took turns: each lane ran the whole time, rather than one after the other.
+        assert!(lanes.iter().all(|&ns| ns > 19_000_000), "{lanes:?}");
     }
 
     /// One worker's interval report, `ios` reads completed in `(from_ms, to_ms]`.

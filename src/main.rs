@@ -22,7 +22,7 @@ fn main() -> ExitCode {
     // Remember the cores this process may use before anything (SPDK's environment) narrows the
     // main thread's mask: worker placement and the other threads' placement are decided from it.
     let _ = nvmebench::cpu::allowed_cores();
-    let argv = match fio::argv::normalize(std::env::args_os().collect()) {
+    let (argv, notes) = match fio::argv::normalize_noted(std::env::args_os().collect()) {
         Ok(a) => a,
         Err(m) => {
             eprintln!("nvmebench: {m}");
@@ -63,7 +63,7 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
-        Command::Run(args) => fio::run_command(*args, &typed(&matches, "run")).map(|o| o.exit_code()),
+        Command::Run(args) => fio::run_command(*args, &typed(&matches, "run"), &notes).map(|o| o.exit_code()),
         Command::Compare(mut args) => match fio::argv::fold(&mut args.run) {
             Ok(()) => nvmebench::config::check_latency_off(
                 &args.run,

@@ -418,6 +418,7 @@ pub fn plan_lanes(cfg: &RunConfig, spec: &Arc<crate::workload::WorkloadSpec>) ->
             slices,
             core: Some(cfg.cores[lane.worker]),
             queue_depth: cfg.queue_depth,
+            worker_qd: cfg.queue_depth_shared.then_some(cfg.queue_depth),
             spec: spec.clone(),
             ramp: cfg.ramp,
             runtime: cfg.runtime,

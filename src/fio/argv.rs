@@ -36,11 +36,26 @@ fn own_names() -> BTreeSet<String> {
 /// One sentence, for a fio option whose value cannot be honoured (`--direct=0`) or one that needs
 /// another (`--hipri` without `--ioengine`).
 pub fn normalize(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
+    normalize_noted(argv).map(|(argv, _)| argv)
+}
+
+/// [`normalize`], with the notes the run prints for what it takes without effect or takes as
+/// nvmebench's own (`--thread`, `--time_based`, `--verify=md5`), as a job file's notes say.
+///
+/// # Errors
+/// As [`normalize`].
+pub fn normalize_noted(argv: Vec<OsString>) -> Result<(Vec<OsString>, Vec<String>), String> {
+    let mut notes: Vec<String> = Vec::new();
+    let mut note = |n: String| {
+        if !notes.contains(&n) {
+            notes.push(n);
+        }
+    };
     let Some(sub) = argv.iter().skip(1).position(|a| !a.to_string_lossy().starts_with('-')).map(|i| i + 1) else {
-        return Ok(argv);
+        return Ok((argv, notes));
     };
     if !RUN_COMMANDS.contains(&argv[sub].to_string_lossy().as_ref()) {
-        return Ok(argv);
+        return Ok((argv, notes));
     }
     let own = own_names();
     let mut out: Vec<OsString> = argv[..=sub].to_vec();
@@ -68,6 +83,23 @@ pub fn normalize(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
             let v = value.clone().or_else(|| rest.next()).unwrap_or_default();
             for (flag, val) in options::filename_flags(&v).map_err(|m| format!("--{m}"))? {
                 out.push(format!("{flag}={val}").into());
+            }
+            continue;
+        }
+        // fio's --verify=METHOD (or --verify METHOD); a bare --verify (or --verify=true) is ours.
+        let method = match &value {
+            Some(v) => Some(v.clone()).filter(|v| !matches!(v.as_str(), "true" | "false")),
+            None if key == "verify" => rest.next_if(|n| options::FIO_VERIFY_METHODS.contains(&n.as_str())),
+            None => None,
+        };
+        if key == "verify" && method.is_some() {
+            let v = method.unwrap_or_default();
+            match options::map("verify", Some(&v)).map_err(|m| format!("--{m}"))? {
+                Some(Mapped::Args(args)) => {
+                    note(format!("--{}", options::verify_note(&v)));
+                    out.extend(args.into_iter().map(OsString::from));
+                }
+                _ => note(format!("--verify={v} is fio's default: no verification")),
             }
             continue;
         }
@@ -101,7 +133,20 @@ pub fn normalize(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
                 }
                 out.push(format!("--name={}", value.unwrap_or_default()).into());
             }
-            Some(Mapped::NoOp) | Some(Mapped::Plan(PlanOption::TimeBased(_))) => {}
+            Some(Mapped::NoOp) => {
+                if let Some((k, _)) = options::NO_OPS.iter().find(|(k, _)| *k == fio_key) {
+                    note(format!("--{k} accepted; it changes no measurement here"));
+                }
+            }
+            Some(Mapped::Plan(PlanOption::TimeBased(on))) => note(if on {
+                format!(
+                    "--{key} accepted: a command-line run always lasts its --runtime (--time, 10s by default), as time_based asks"
+                )
+            } else {
+                format!(
+                    "--{key}=0: a command-line run still lasts its --runtime (--time, 10s by default), where fio would end after --size; give --number_ios to end it after a count"
+                )
+            }),
             // The command line draws offsets with replacement (fio's norandommap) unless told.
             Some(Mapped::Plan(PlanOption::NoRandomMap(off))) => {
                 if !off {
@@ -138,7 +183,7 @@ pub fn normalize(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
         let joined = format!("{spec}{sep}{}", engine_options.join(","));
         out[at] = joined.into();
     }
-    Ok(out)
+    Ok((out, notes))
 }
 
 /// Folds fio's per-job values (`--rate_iops`, `--number_ios`, `--cpus_allowed`) into the
@@ -228,6 +273,48 @@ mod tests {
         let mut v: Vec<OsString> = vec!["nvmebench".into(), "run".into()];
         v.extend(args.iter().map(OsString::from));
         normalize(v).map(|o| o.into_iter().skip(2).map(|a| a.to_string_lossy().into_owned()).collect())
+    }
+
+    fn noted(args: &[&str]) -> Result<(Vec<String>, Vec<String>), String> {
+        let mut v: Vec<OsString> = vec!["nvmebench".into(), "run".into()];
+        v.extend(args.iter().map(OsString::from));
+        normalize_noted(v).map(|(o, n)| (o.into_iter().skip(2).map(|a| a.to_string_lossy().into_owned()).collect(), n))
+    }
+
+    /// What the command line takes without effect, or as nvmebench's own, is said in a note, as a
+    /// job file's notes say it, where it vanished.
+    #[test]
+    fn accepted_and_ignored_options_are_noted() {
+        let (out, notes) =
+            noted(&["--thread", "--group_reporting", "--thread", "--time_based", "--direct=1", "--runtime=1"]).unwrap();
+        assert_eq!(out, ["--runtime=1"], "ours");
+        assert_eq!(
+            notes,
+            [
+                "--thread accepted; it changes no measurement here",
+                "--group_reporting accepted; it changes no measurement here",
+                "--time_based accepted: a command-line run always lasts its --runtime (--time, 10s by default), as time_based asks",
+            ]
+        );
+        let (_, notes) = noted(&["--time_based=0"]).unwrap();
+        assert!(notes[0].starts_with("--time_based=0: a command-line run still lasts its --runtime"), "{notes:?}");
+    }
+
+    /// fio's --verify=METHOD is nvmebench's check with a note, where it reached the boolean
+    /// --verify and failed in clap; the bare flag stays ours.
+    #[test]
+    fn fio_verify_methods_are_taken_with_a_note() {
+        let (out, notes) = noted(&["--verify=md5"]).unwrap();
+        assert_eq!(out, ["--verify=true"]);
+        assert!(notes[0].starts_with("--verify=md5 is taken as nvmebench's own check"), "{notes:?}");
+        assert!(parsed(&["--verify=crc32c", "--filename=/dev/null"]).verify);
+        assert_eq!(noted(&["--verify"]).unwrap(), (vec!["--verify".to_string()], vec![]));
+        assert_eq!(noted(&["--verify", "md5", "job.fio"]).unwrap().0, ["--verify=true", "job.fio"]);
+        assert!(!parsed(&["--verify=0"]).verify, "fio's default, none");
+        assert!(parsed(&["--verify"]).verify);
+        let e = noted(&["--verify=md6"]).unwrap_err();
+        assert!(e.starts_with("--verify=md6 is not one of fio's verify methods; write one of md5, crc64"), "{e}");
+        assert!(noted(&["--verify=null"]).unwrap_err().contains("fio's null only pretends to verify"));
     }
 
     fn parsed(args: &[&str]) -> RunArgs {

@@ -66,7 +66,12 @@ pub fn run_job_file(path: &Path, cli: &RunArgs, given: &[String]) -> anyhow::Res
     let quiet = cli.quiet || cli.output == OutputFormat::Json || cli.fio.fio_json();
     let disk_before = groups.iter().flatten().find_map(|(_, c)| disk_of(c)).and_then(|d| disk::sample(&d));
     let mut runs: Vec<GroupRun> = Vec::new();
-    for group in groups {
+    for mut group in groups {
+        // fio's startdelay counts from when the job's group starts (after the groups before it
+        // finished), not from when the file was read.
+        for (job, cfg) in &mut group {
+            cfg.start_at = job.args.start_delay.map(|d| std::time::SystemTime::now() + d);
+        }
         let scratch: Vec<RemoveOnDrop> = group
             .iter()
             .filter(|(_, c)| c.scratch)
@@ -229,6 +234,9 @@ fn check_together(group: &[(Job, RunConfig)]) -> Result<(), FioError> {
         if per_worker(a) != per_worker(b) {
             return Err(differ("the I/Os per job (size, io_size or number_ios)"));
         }
+        if first.args.start_delay != job.args.start_delay {
+            return Err(differ("startdelay (jobs that run together start together here)"));
+        }
         if a.rate_iops.is_some() != b.rate_iops.is_some() {
             return Err(differ("pacing (rate_iops on one and not the other)"));
         }
@@ -280,6 +288,8 @@ fn run_together(
         interval: first.interval,
         seed: first.workload.seed,
         spdk: spdk.take(),
+        // The group's startdelay, which its jobs share (`check_together`).
+        start_at: first.start_at,
     };
     let m = suite_exec::measure(&bench, &streams, 1, first.queue_depth, timing, rates.as_deref(), |p| live.update(p));
     *spdk = bench.spdk;
@@ -463,6 +473,21 @@ mod tests {
         let given: Vec<String> =
             flags.iter().map(|f| f.trim_start_matches("--").split('=').next().unwrap().replace('-', "_")).collect();
         resolve_all(&plan::build(&sections, &[], &cli, &given)?).map(|(groups, _)| groups)
+    }
+
+    /// Jobs that run together start together: a startdelay they share is the group's; one that
+    /// differs is refused, where it was dropped.
+    #[test]
+    fn startdelay_of_jobs_that_run_together_is_the_groups_or_refused() {
+        let base = "[global]\nioengine=null\ntime_based\nruntime=1\n";
+        let g = configs(&format!("{base}startdelay=2\n[a]\n[b]\n"), &[]).unwrap();
+        assert!(g[0].iter().all(|(j, _)| j.args.start_delay == Some(std::time::Duration::from_secs(2))));
+        let e = resolved(&format!("{base}[a]\n[b]\nstartdelay=2\n"), &[]).unwrap_err().to_string();
+        assert!(
+            e.ends_with("job.fio:6: section [b]: runs together with [a] but differs in startdelay (jobs that run together start together here); make them equal, or add stonewall to run it after"),
+            "{e}"
+        );
+        assert!(resolved(&format!("{base}[a]\n[b]\nstonewall\nstartdelay=2\n"), &[]).is_ok());
     }
 
     #[test]

@@ -36,11 +36,11 @@ pub enum FioError {
 }
 
 /// `nvmebench run` with fio's per-job values folded in, or a job file when one is given. `given`
-/// holds the ids of the flags typed on the command line.
+/// holds the ids of the flags typed on the command line; `notes` are the command line's (`argv::normalize_noted`).
 ///
 /// # Errors
 /// A [`FioError`] or the run's own errors.
-pub fn run_command(mut args: RunArgs, given: &[String]) -> anyhow::Result<Outcome> {
+pub fn run_command(mut args: RunArgs, given: &[String], notes: &[String]) -> anyhow::Result<Outcome> {
     check_output_paths(&args)?;
     if args.fleet.fleet.is_some() && args.fio.job_file.is_some() {
         return Err(FioError::Usage(
@@ -50,6 +50,9 @@ pub fn run_command(mut args: RunArgs, given: &[String]) -> anyhow::Result<Outcom
     }
     crate::config::check_latency_off(&args, given.iter().any(|g| g == "percentiles"))
         .map_err(crate::run::SetupError::from)?;
+    for n in notes {
+        eprintln!("nvmebench: note: {n}");
+    }
     if let Some(path) = args.fio.job_file.clone() {
         return exec::run_job_file(&path, &args, given);
     }

@@ -243,6 +243,22 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
             let bytes = units::parse_size(v).map_err(|m| format!("{key}={v}: {m}"))?;
             Ok(Some(Mapped::Plan(PlanOption::IoSize(bytes))))
         }
+        "verify" => match v {
+            // fio's default: no verification.
+            "0" | "none" => Ok(Some(Mapped::NoOp)),
+            m if FIO_VERIFY_METHODS.contains(&m) => arg("verify", "true"),
+            "null" | "pattern" => Err(format!(
+                "verify={v} is not taken (fio's null only pretends to verify, and pattern needs verify_pattern, which nvmebench does not take); write verify=md5 for nvmebench's own check, or verify=0"
+            )),
+            "" => {
+                Err("verify needs a method, as in fio; write verify=md5 (or crc32c, sha256, meta, ...), or verify=0"
+                    .into())
+            }
+            _ => Err(format!(
+                "verify={v} is not one of fio's verify methods; write one of {}, or verify=0",
+                FIO_VERIFY_METHODS.join(", ")
+            )),
+        },
         "kb_base" => only("1024", "only fio's default 1024 is supported"),
         // fio's default, by the name `fio --cmdhelp` gives it.
         "unified_rw_reporting" if v == "none" || v == "0" => Ok(Some(Mapped::NoOp)),
@@ -258,6 +274,35 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         _ if NO_OPS.iter().any(|(k, _)| *k == key) => Ok(Some(Mapped::NoOp)),
         _ => Ok(None),
     }
+}
+
+/// fio's `verify=` methods that check data (`verify=md5`); each is taken as nvmebench's own check
+/// (`--verify`: a header and a payload derived from it in every block), with a note naming the
+/// difference.
+pub const FIO_VERIFY_METHODS: [&str; 16] = [
+    "md5",
+    "crc64",
+    "crc32c",
+    "crc32c-intel",
+    "crc32",
+    "crc16",
+    "crc7",
+    "sha1",
+    "sha256",
+    "sha512",
+    "sha3-224",
+    "sha3-256",
+    "sha3-384",
+    "sha3-512",
+    "xxhash",
+    "meta",
+];
+
+/// The note for `verify=METHOD`: what nvmebench checks instead of the method.
+pub fn verify_note(method: &str) -> String {
+    format!(
+        "verify={method} is taken as nvmebench's own check: every written block carries its address, a generation and a payload derived from them (not {method}), reads are checked, and everything written is re-read after the run"
+    )
 }
 
 /// What a fio time value without a unit counts.
@@ -625,6 +670,10 @@ mod tests {
         assert!(e("clat_percentiles", "0").ends_with("remove it, or write clat_percentiles=1"));
         assert!(e("kb_base", "1000").ends_with("remove it, or write kb_base=1024"));
         assert!(e("rw", "randread:8").contains("offset modifier"));
+        assert_eq!(args("verify", Some("sha256")), ["--verify=true"]);
+        assert_eq!(map("verify", Some("0")).unwrap(), Some(Mapped::NoOp), "fio's default");
+        assert!(e("verify", "pattern").contains("pattern needs verify_pattern"));
+        assert!(map("verify", None).unwrap_err().starts_with("verify needs a method"));
     }
 
     #[test]

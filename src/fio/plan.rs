@@ -205,6 +205,13 @@ fn translate(
                 )));
             }
             Some(Mapped::Args(args)) => {
+                if key == "verify" {
+                    notes.push(format!(
+                        "[{}]: {}",
+                        s.name,
+                        options::verify_note(e.value.as_deref().unwrap_or_default())
+                    ));
+                }
                 for a in args {
                     check_alone(&a).map_err(&opt_err)?;
                     let (flag, val) = a.split_once('=').expect("the fio table writes --flag=value");
@@ -350,6 +357,8 @@ fn translate(
     })?;
     let Command::Run(mut args) = cli_parse.command else { unreachable!("the arguments start with `run`") };
     overlay(&mut args, cli, given);
+    // fio keeps iodepth in flight per job, over all of its files.
+    args.fio.iodepth_per_job = args.each_worker_all_targets;
     // What the command line replaced is named as the command line's (see `overlay`).
     if given.iter().any(|g| g == "engine") {
         sources.command_line("engine", cli.engine.as_deref());
@@ -677,6 +686,22 @@ mod tests {
         assert!(e.ends_with("random_generator=mt is not one of fio's generators; write tausworthe, lfsr or tausworthe64, or remove it"), "{e}");
     }
 
+    /// fio's verify=METHOD is nvmebench's own check, with a note saying so; verify=0 is none.
+    #[test]
+    fn verify_methods_are_nvmebenchs_check_with_a_note() {
+        let p = plan_of("[a]\nioengine=null\nsize=1m\nrw=write\nverify=md5\n", &[]).unwrap();
+        assert!(p.groups[0][0].args.verify);
+        assert!(
+            p.notes.iter().any(|n| n.starts_with("[a]: verify=md5 is taken as nvmebench's own check")),
+            "{:?}",
+            p.notes
+        );
+        let p = plan_of("[a]\nioengine=null\nsize=1m\nrw=write\nverify=0\n", &[]).unwrap();
+        assert!(!p.groups[0][0].args.verify);
+        let e = plan_of("[a]\nioengine=null\nsize=1m\nverify=md6\n", &[]).unwrap_err().to_string();
+        assert!(e.contains("job.fio:4: option 'verify': verify=md6 is not one of fio's verify methods"), "{e}");
+    }
+
     /// number_ios only ends a job earlier than its size does (fio: it "does not extend the amount
     /// of I/O that will be done"): size=1m at 4k is 256 I/Os whatever a larger number_ios says.
     #[test]
@@ -773,6 +798,9 @@ mod tests {
         let p = plan_of("[a]\nfilename=/a:/b\\:c\nnumjobs=2\ntime_based\nruntime=1\n", &[]).unwrap();
         assert_eq!(p.groups[0][0].args.filename, [std::path::PathBuf::from("/a:/b\\:c")]);
         assert!(p.groups[0][0].args.each_worker_all_targets, "each of fio's jobs opens every file of its list");
+        assert!(p.groups[0][0].args.fio.iodepth_per_job, "and keeps its iodepth over all of them");
+        let p = plan_of("[a]\nfilename=/a\ntime_based\nruntime=1\n", &[]).unwrap();
+        assert!(!p.groups[0][0].args.fio.iodepth_per_job);
         let e = plan_of("[a]\nfilename=/a::/b\n", &[]).unwrap_err().to_string();
         assert!(e.contains("/job.fio:2: option 'filename': '/a::/b' has an empty name in its list"), "{e}");
         let e = plan_of("[a]\nioengine=null\ntime_based\n", &["--qd=4"]).unwrap_err().to_string();

@@ -46,7 +46,8 @@ use std::collections::BTreeMap;
 /// cores used and ns per I/O, the cost of stamping), `config.latency` (`off`: nothing stamped, every
 /// `lat_ns` zeroes), `results.timestamps.mode` `off`; `compare --rates`/`--curve`: `loads[]`.
 /// 9: `config.workload.random_dist` is fio's (zipf and pareto scattered by fio's hash, normal
-/// fio's Irwin-Hall sum as `dev_percent`, where it was `sigma_percent`), with an optional `center`.
+/// fio's Irwin-Hall sum as `dev_percent`, where it was `sigma_percent`), with an optional `center`;
+/// `config.queue_depth_shared` (a job file's `iodepth` shared over a job's files).
 pub const SCHEMA_VERSION: u32 = 9;
 pub const HIST_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
 /// Default number of rounds in a steady-state measurement window (SNIA PTS).
@@ -263,6 +264,10 @@ pub struct ConfigDoc {
     /// One worker per entry, pinned to that core.
     pub cores: Vec<usize>,
     pub queue_depth: u32,
+    /// `queue_depth` is each worker's in flight over all the targets it drives (fio's `iodepth`
+    /// over a job's files, schema 9), not each worker's per target.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub queue_depth_shared: bool,
     pub runtime: Option<f64>,
     pub ramp: f64,
     pub ios: Option<u64>,

@@ -432,6 +432,7 @@ pub(crate) fn sample_document(read: &DirStats, write: &DirStats, elapsed_ns: u64
         },
         cores: vec![0],
         queue_depth: 1,
+        queue_depth_shared: false,
         runtime: Some(1.0),
         ramp: 0.0,
         ios: None,

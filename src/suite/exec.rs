@@ -52,6 +52,8 @@ pub struct Bench {
     pub seed: u64,
     /// The attached controllers, for `--engine spdk`.
     pub spdk: Option<crate::launch::SpdkRun>,
+    /// When the workers start (a fio group's startdelay); `None`: at once.
+    pub start_at: Option<std::time::SystemTime>,
 }
 
 /// One worker of a measurement.
@@ -169,6 +171,7 @@ pub fn measure(
                 slices: 1,
                 core: Some(bench.cores[thread % bench.cores.len()]),
                 queue_depth: s.qd,
+                worker_qd: (targets > 1 && streams[s.stream].cfg.queue_depth_shared).then_some(s.qd),
                 spec: s.spec.clone(),
                 ramp: timing.ramp,
                 runtime: timing.runtime,
@@ -187,8 +190,14 @@ pub fn measure(
     let stream_workers = stream_lanes;
     let irqs =
         crate::cost::DeviceIrqs::of_targets(streams.iter().flat_map(|s| &s.cfg.targets).map(|t| t.path.as_path()));
-    let plan =
-        RunPlan { workers, interval: bench.interval, signal: bench.signal.clone(), start_at: None, irqs, gate: None };
+    let plan = RunPlan {
+        workers,
+        interval: bench.interval,
+        signal: bench.signal.clone(),
+        start_at: bench.start_at,
+        irqs,
+        gate: None,
+    };
     let on = EngineTarget {
         paths: &bench.target_paths,
         writes: streams.iter().any(|s| s.cfg.workload.writes()),

@@ -179,6 +179,7 @@ pub fn suite_command(args: &SuiteArgs) -> anyhow::Result<u8> {
         interval: (args.time / 10).clamp(Duration::from_millis(100), Duration::from_secs(1)),
         seed: args.seed.unwrap_or(crate::config::DEFAULT_SEED),
         spdk: spdk_run,
+        start_at: None,
     };
     let mut runner = Runner { args, bench: &bench, plan: &plan, targets: &targets, dir: &dir, errors: false };
     let code = runner.run_all()?;

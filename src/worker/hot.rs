@@ -86,6 +86,12 @@ pub(super) struct Loop<'c, E: Engine> {
     cut_from: u64,
     issued_measured: u64,
     in_flight: u32,
+    /// The most this lane may have in flight now: its slots, or, when its worker's lanes share one
+    /// queue depth (`WorkerPlan::worker_qd`), what the others leave of it (`super::targets`).
+    cap: u32,
+    /// Whether `cap` is shared with other lanes: then every slot is refilled by the ordinary
+    /// refill, so that a freed slot can go to the next lane (no refill inside completion handling).
+    shares_qd: bool,
     to_submit: bool,
     stop: Option<(StopReason, u64)>,
     first_error: Option<FailedIo>,
@@ -198,6 +204,8 @@ impl<'c, E: Engine> Loop<'c, E> {
             cut_from: 0,
             issued_measured: 0,
             in_flight: 0,
+            cap: plan.queue_depth,
+            shares_qd: plan.worker_qd.is_some(),
             to_submit: false,
             stop: None,
             first_error: None,
@@ -211,6 +219,17 @@ impl<'c, E: Engine> Loop<'c, E> {
             ahead: None,
             done: Vec::with_capacity(qd),
         }
+    }
+
+    /// I/Os in flight now.
+    pub(super) fn in_flight(&self) -> u32 {
+        self.in_flight
+    }
+
+    /// Sets the most this lane may have in flight (at most its slots), for lanes that share their
+    /// worker's queue depth.
+    pub(super) fn set_cap(&mut self, cap: u32) {
+        self.cap = cap.min(self.limits.qd);
     }
 
     pub(super) fn engine_info(&self) -> EngineInfo {
@@ -426,7 +445,9 @@ impl<'c, E: Engine> Loop<'c, E> {
     fn refill(&mut self, now: u64) -> Result<(), EngineError> {
         let mut staged = 0u32;
         while let Some(&slot) = self.free.last() {
-            if self.measuring && self.limits.io_limit.is_some_and(|l| self.issued_measured >= l) {
+            if self.in_flight + staged >= self.cap
+                || self.measuring && self.limits.io_limit.is_some_and(|l| self.issued_measured >= l)
+            {
                 break;
             }
             let mut op = match self.pending.take().or_else(|| self.ahead.take()) {
@@ -538,7 +559,8 @@ impl<'c, E: Engine> Loop<'c, E> {
     /// clock read. Writes go the ordinary way: their buffers are stamped first.
     #[inline]
     fn inline_ok(&self) -> bool {
-        self.pacer.is_none()
+        !self.shares_qd
+            && self.pacer.is_none()
             && self.verifier.is_none()
             && self.filler.is_none()
             && self.pending.is_none()

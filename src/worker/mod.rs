@@ -42,6 +42,9 @@ pub struct WorkerPlan {
     pub core: Option<usize>,
     /// Slots of this lane: `--qd` is per worker per target.
     pub queue_depth: u32,
+    /// The I/Os all of this worker's lanes may have in flight together, when they share one queue
+    /// depth (fio's `iodepth` over a job's files); `None`: each lane fills its own slots.
+    pub worker_qd: Option<u32>,
     pub spec: Arc<WorkloadSpec>,
     pub ramp: Duration,
     pub runtime: Option<Duration>,

@@ -149,10 +149,21 @@ pub fn run_lanes<B: EngineBuilder>(
     let mut done: Vec<Option<(super::WorkerSummary, Option<Box<crate::verify::Verifier>>)>> =
         (0..plans.len()).map(|_| None).collect();
     let mut left = plans.len();
+    // With one queue depth for the worker (fio's iodepth over a job's files), each lane may fill
+    // what the others leave of it: a slot freed by one lane's reap goes to the next lane's refill,
+    // so the lanes take turns as fio's jobs take their files in turn.
+    let budget = plans[0].worker_qd;
+    let mut in_flight = 0u32;
     while left > 0 {
         for i in 0..plans.len() {
             let Some(lane) = lanes[i].as_mut() else { continue };
-            let outcome = match lane.pass(&plans[i], shared, &links[i]) {
+            let before = lane.in_flight();
+            if let Some(b) = budget {
+                lane.set_cap(b.saturating_sub(in_flight - before));
+            }
+            let pass = lane.pass(&plans[i], shared, &links[i]);
+            in_flight = in_flight - before + lane.in_flight();
+            let outcome = match pass {
                 Ok(Pass::Busy) => continue,
                 Ok(Pass::Drained) => lane.end(&plans[i], &links[i]),
                 Ok(Pass::GaveUp) => Ok(lane.give_up(&plans[i], &links[i])),
@@ -160,6 +171,8 @@ pub fn run_lanes<B: EngineBuilder>(
             };
             left -= 1;
             let mut lane = lanes[i].take().expect("the lane was running");
+            // A lane that gave up leaves its I/Os to the device; they no longer count here.
+            in_flight -= lane.in_flight();
             match outcome {
                 Ok(summary) => {
                     let verify = lane.take_verifier().map(Box::new);
