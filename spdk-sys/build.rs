@@ -45,6 +45,8 @@ const FUNCTIONS: &[&str] = &[
     "spdk_nvme_ns_get_sector_size",
     "spdk_nvme_ns_get_num_sectors",
     "spdk_nvme_ns_get_md_size",
+    "spdk_nvme_ns_get_max_io_xfer_size",
+    "spdk_nvme_ns_get_optimal_io_boundary",
     "spdk_nvme_ns_cmd_read",
     "spdk_nvme_qpair_add_cmd_error_injection",
     "spdk_nvme_ns_cmd_write",

@@ -5,6 +5,9 @@
 #include <spdk/env.h>
 #include <spdk/nvme.h>
 #include <spdk/version.h>
+#if SPDK_VERSION >= SPDK_VERSION_NUM(25, 5, 0)
+#include <spdk/fd_group.h>
+#endif
 
 /* SPDK's version as the headers nvmebench was built against say it. */
 const char *nvmebench_shim_version(void)
@@ -101,4 +104,44 @@ int nvmebench_shim_ns_cmd_deallocate(struct spdk_nvme_ns *ns, struct spdk_nvme_q
 	range.length = lba_count;
 	return spdk_nvme_ns_cmd_dataset_management(ns, qpair, SPDK_NVME_DSM_ATTR_DEALLOCATE, &range, 1, cb_fn,
 			cb_arg);
+}
+
+/* Sets spdk_nvme_ctrlr_opts.enable_interrupts (SPDK 25.05 on); false where this SPDK has no such
+ * option. */
+bool nvmebench_shim_ctrlr_opts_enable_interrupts(struct spdk_nvme_ctrlr_opts *opts)
+{
+#if SPDK_VERSION >= SPDK_VERSION_NUM(25, 5, 0)
+	opts->enable_interrupts = true;
+	return true;
+#else
+	(void)opts;
+	return false;
+#endif
+}
+
+/* Whether the controller's interrupts are enabled: SPDK clears the option at attach when it could
+ * not enable them. */
+bool nvmebench_shim_ctrlr_interrupts(struct spdk_nvme_ctrlr *ctrlr)
+{
+#if SPDK_VERSION >= SPDK_VERSION_NUM(25, 5, 0)
+	return spdk_nvme_ctrlr_get_opts(ctrlr)->enable_interrupts;
+#else
+	(void)ctrlr;
+	return false;
+#endif
+}
+
+/* Sleeps until one of the poll group's queue pairs signals a completion, or timeout_ms pass, and
+ * processes the completions of those that did (SPDK's handler, spdk_nvme_qpair_process_completions
+ * with no limit of the caller's): spdk_nvme_poll_group_wait with a timeout, which that call lacks.
+ * The number of events handled, 0 on a timeout, or a negative errno. */
+int nvmebench_shim_poll_group_wait(struct spdk_nvme_poll_group *group, int timeout_ms)
+{
+#if SPDK_VERSION >= SPDK_VERSION_NUM(25, 5, 0)
+	return spdk_fd_group_wait(spdk_nvme_poll_group_get_fd_group(group), timeout_ms);
+#else
+	(void)group;
+	(void)timeout_ms;
+	return -ENOTSUP;
+#endif
 }

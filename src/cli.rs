@@ -667,9 +667,17 @@ pub struct SpdkArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
     pub spdk_reset_after: Option<Duration>,
 
-    /// Completions reaped per poll at most; their successors go to the controller when the poll
-    /// returns, so a bound below the depth overlaps the controller's work with the worker's
-    /// [default: half the queue depth, at least 1; over a fabric, a sixteenth of the depth more]
+    /// How workers poll their queue pairs: `perf` as SPDK perf does (back to back, each poll
+    /// reaping as many completions as SPDK allows: over PCIe and vfio-user a quarter of the queue's
+    /// entries, at most 128), or `tuned` (half the queue depth per poll, over a fabric a sixteenth
+    /// more, and over PCIe and vfio-user 100ns between a poll that found nothing and the next)
+    /// [default: perf over PCIe and vfio-user; tuned over a fabric]
+    #[arg(long, value_name = "POLICY", value_enum)]
+    pub poll_policy: Option<PollPolicyArg>,
+
+    /// Completions reaped per poll at most, over the policy's (SPDK caps it at its own bound);
+    /// their successors go to the controller when the poll returns, so a bound below the depth
+    /// overlaps the controller's work with the worker's
     #[arg(long, value_name = "N", value_parser = parse_qd)]
     pub max_completions: Option<u32>,
 
@@ -679,11 +687,20 @@ pub struct SpdkArgs {
     pub delay_cmd_submit: DelaySubmit,
 
     /// After a poll that found nothing while more than one command is outstanding, spin this long
-    /// before polling again, so the worker reads the controller's completion queue less often
-    /// while it is being written (0: poll back to back; at most 10us) [default: 100ns over PCIe
-    /// and vfio-user, 0 over a fabric]
+    /// before polling again, over the policy's, so the worker reads the controller's completion
+    /// queue less often while it is being written (0: poll back to back; at most 10us)
     #[arg(long, value_name = "DURATION", value_parser = parse_poll_gap)]
     pub poll_gap: Option<Duration>,
+}
+
+/// `--poll-policy`: how the SPDK engine's workers poll.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PollPolicyArg {
+    /// As SPDK perf: back to back, SPDK's own cap on completions per poll.
+    Perf,
+    /// Half the queue depth per poll (a sixteenth more over a fabric), 100ns after an empty poll
+    /// where the queues are memory.
+    Tuned,
 }
 
 /// `--delay-cmd-submit`: when the SPDK engine rings the submission doorbell.
@@ -723,6 +740,7 @@ impl SpdkArgs {
             (self.spdk_log.is_some(), "--spdk-log"),
             (self.spdk_inject_error.is_some(), "--spdk-inject-error"),
             (self.spdk_reset_after.is_some(), "--spdk-reset-after"),
+            (self.poll_policy.is_some(), "--poll-policy"),
             (self.max_completions.is_some(), "--max-completions"),
             (self.delay_cmd_submit != DelaySubmit::On, "--delay-cmd-submit"),
             (self.poll_gap.is_some(), "--poll-gap"),

@@ -200,7 +200,7 @@ fn later_phases(args: &CompareArgs, engines: &[EngineSpec], rebind: Option<&Rebi
         .iter()
         .map(|engine| {
             let mut run = kernel_args(&args.run, engine, None);
-            if let (EngineSpec::Spdk, Some(r)) = (engine, rebind) {
+            if let Some(r) = rebind.filter(|_| engine.is_spdk()) {
                 run.filename = Vec::new();
                 run.spdk.trids = vec![r.namespace().trid()];
             }
@@ -231,7 +231,10 @@ fn parse_engines(args: &CompareArgs) -> Result<(Vec<String>, Vec<EngineSpec>), S
 }
 
 /// Resolves and checks every engine before anything is created or run. With --rebind the SPDK
-/// phases attach only once the function is theirs; everything that can be checked before is.
+/// phases attach only once the function is theirs; everything that can be checked before is. Of
+/// several SPDK phases (`spdk,spdk:interrupt`), only the first attaches here: a controller is
+/// attached once per process, and each phase attaches it with options of its own (interrupts), so
+/// a later one attaches at its turn, once the earlier session has let it go.
 fn resolve_phases(
     args: &CompareArgs,
     specs: &[String],
@@ -239,12 +242,24 @@ fn resolve_phases(
     rebind: Option<&Rebind>,
 ) -> Result<Vec<Phase>, SetupError> {
     let mut phases = Vec::with_capacity(specs.len());
+    let mut attached = false;
     for (spec, engine) in specs.iter().zip(engines) {
-        if let (EngineSpec::Spdk, Some(r)) = (engine, rebind) {
+        if let Some(r) = rebind.filter(|_| engine.is_spdk()) {
             let mut run = args.run.clone();
             run.filename = Vec::new();
             run.spdk.trids = vec![r.namespace().trid()];
             phases.push(Phase::Deferred(Box::new(run)));
+            continue;
+        }
+        if engine.is_spdk() && std::mem::replace(&mut attached, true) {
+            // Checked now with every flag but the attach, which waits for its turn.
+            crate::config::RunConfig::resolve_engine(&kernel_args(&args.run, engine, None), spec).map(drop).or_else(
+                |e| match e {
+                    ConfigError::Engine(_) => Ok(()),
+                    e => Err(e),
+                },
+            )?;
+            phases.push(Phase::Deferred(Box::new(kernel_args(&args.run, engine, None))));
             continue;
         }
         let run = kernel_args(&args.run, engine, None);
@@ -389,12 +404,12 @@ impl Turns<'_> {
         phase: Phase,
     ) -> Result<(RunConfig, Option<SpdkRun>), SetupError> {
         match (phase, self.rebind.as_deref_mut()) {
-            (Phase::Deferred(run), Some(r)) if *engine == EngineSpec::Spdk => r
+            (Phase::Deferred(run), Some(r)) if engine.is_spdk() => r
                 .to_userspace()
                 .map_err(SetupError::from)
                 .inspect(|()| self.rebind_log.push(format!("{}: to vfio-pci for {spec}", r.namespace().bdf)))
                 .and_then(|()| resolve(&run, spec)),
-            (phase, Some(r)) if *engine != EngineSpec::Spdk => {
+            (phase, Some(r)) if !engine.is_spdk() => {
                 let (dev, moved) = r.to_kernel()?;
                 if moved {
                     let bdf = &r.namespace().bdf;
@@ -409,6 +424,8 @@ impl Turns<'_> {
                 }
             }
             (Phase::Ready(cfg, spdk), _) => Ok((*cfg, spdk)),
+            // A later SPDK phase (the earlier session is gone, the controller free to attach), or a
+            // later pass's phase.
             (Phase::Deferred(run), _) => resolve(&run, spec),
         }
     }
@@ -471,7 +488,8 @@ fn outcome(columns: &[Column], stopped: bool, between: Option<i32>) -> Outcome {
 }
 
 /// One engine's turn: resolved up front, or at its turn (an SPDK phase under --rebind once the
-/// function is bound to vfio-pci, every phase of the curve's second pass).
+/// function is bound to vfio-pci, an SPDK phase after another, every phase of the curve's second
+/// pass).
 enum Phase {
     Ready(Box<RunConfig>, Option<SpdkRun>),
     Deferred(Box<RunArgs>),
@@ -482,7 +500,7 @@ enum Phase {
 /// namespace's current name after a hand-back).
 fn kernel_args(run: &RunArgs, engine: &EngineSpec, path: Option<&Path>) -> RunArgs {
     let mut run = run.clone();
-    if *engine != EngineSpec::Spdk {
+    if !engine.is_spdk() {
         run.spdk = Default::default();
     }
     if let Some(path) = path {
@@ -515,7 +533,7 @@ fn kernel_args(run: &RunArgs, engine: &EngineSpec, path: Option<&Path>) -> RunAr
 /// Checks `--rebind` against the engine list and the target, before anything runs: the function
 /// it would hand over, or why not (one sentence each).
 fn plan_rebind(args: &CompareArgs, engines: &[EngineSpec]) -> Result<Option<Rebind>, SetupError> {
-    let has_spdk = engines.contains(&EngineSpec::Spdk);
+    let has_spdk = engines.iter().any(EngineSpec::is_spdk);
     if let Some(flag) = args.run.spdk.first_given().filter(|_| !has_spdk) {
         return Err(ConfigError::Invalid {
             option: "engines",

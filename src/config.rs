@@ -92,7 +92,7 @@ pub enum EngineSpec {
     Null(NullOptions),
     Uring(UringOptions),
     /// SPDK's userspace NVMe driver; its options come from the `--trid` and SPDK flags.
-    Spdk,
+    Spdk(SpdkMode),
     /// NVMe passthrough through io_uring on `/dev/ngXnY`; the same ring knobs as `uring`.
     UringCmd(UringOptions),
     Aio,
@@ -178,10 +178,21 @@ impl EngineSpec {
                     EngineSpec::Uring(o)
                 })
             }
-            "spdk" if !opts.is_empty() => {
-                Err(opt_err("the spdk engine takes its options as flags (--trid, --io-queue-size, ...)".into()))
+            "spdk" if cfg!(feature = "spdk") => {
+                let mut mode = SpdkMode::Polled;
+                for (k, v) in pairs {
+                    match k {
+                        "interrupt" if flag(k, v)? => mode = SpdkMode::Interrupt,
+                        "interrupt" => mode = SpdkMode::Polled,
+                        _ => {
+                            return Err(opt_err(format!(
+                                "unknown option '{k}'; the spdk engine takes interrupt (spdk:interrupt), and its other options as flags (--trid, --io-queue-size, ...)"
+                            )));
+                        }
+                    }
+                }
+                Ok(EngineSpec::Spdk(mode))
             }
-            "spdk" if cfg!(feature = "spdk") => Ok(EngineSpec::Spdk),
             "spdk" => Err(ConfigError::NotCompiledIn("spdk")),
             "aio" | "libaio" | "psync" => {
                 if let Some((k, _)) = pairs.into_iter().next() {
@@ -197,7 +208,8 @@ impl EngineSpec {
         match self {
             EngineSpec::Null(_) => "null",
             EngineSpec::Uring(_) => "uring",
-            EngineSpec::Spdk => "spdk",
+            EngineSpec::Spdk(SpdkMode::Polled) => "spdk",
+            EngineSpec::Spdk(SpdkMode::Interrupt) => "spdk:interrupt",
             EngineSpec::UringCmd(_) => "uring-cmd",
             EngineSpec::Aio => "aio",
             EngineSpec::Psync => "psync",
@@ -209,10 +221,25 @@ impl EngineSpec {
         matches!(self, EngineSpec::Uring(o) | EngineSpec::UringCmd(o) if o.ring.iopoll)
     }
 
+    /// Whether it is the SPDK engine, polled or interrupt-driven.
+    pub fn is_spdk(&self) -> bool {
+        matches!(self, EngineSpec::Spdk(_))
+    }
+
     /// Whether the engine touches a target at all.
     pub fn needs_target(&self) -> bool {
         !matches!(self, EngineSpec::Null(_))
     }
+}
+
+/// How the SPDK engine learns of completions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpdkMode {
+    /// By polling its queue pairs (`spdk`), as SPDK perf does by default.
+    Polled,
+    /// By sleeping until a queue pair's interrupt (`spdk:interrupt`, SPDK perf's `-E`): SPDK's
+    /// `enable_interrupts` controller option, PCIe only.
+    Interrupt,
 }
 
 impl Serialize for EngineSpec {
@@ -669,12 +696,54 @@ pub fn check_latency_off(args: &RunArgs, percentiles_given: bool) -> Result<(), 
 
 /// SPDK needs a transport ID, and its own flags mean nothing to any other engine.
 fn check_spdk_flags(args: &RunArgs, engine: &EngineSpec) -> Result<(), ConfigError> {
-    if *engine == EngineSpec::Spdk && args.spdk.trids.is_empty() {
+    if engine.is_spdk() && args.spdk.trids.is_empty() {
         return Err(Clash::SpdkNeedsTrid.into());
     }
-    if let Some(flag) = args.spdk.first_given().filter(|_| *engine != EngineSpec::Spdk) {
+    if let Some(flag) = args.spdk.first_given().filter(|_| !engine.is_spdk()) {
         let flag = flag.trim_start_matches("--");
         return Err(Clash::SpdkOnly { flag, engine: engine.name().into() }.into());
+    }
+    if *engine == EngineSpec::Spdk(SpdkMode::Interrupt) {
+        check_interrupt_flags(args)?;
+    }
+    Ok(())
+}
+
+/// `spdk:interrupt` sleeps until a completion instead of polling, over PCIe only (where SPDK 25.09
+/// supports interrupts), and needs its poll group (which error injection goes without).
+fn check_interrupt_flags(args: &RunArgs) -> Result<(), ConfigError> {
+    let s = &args.spdk;
+    let polling = [
+        (s.poll_policy.is_some(), "poll-policy"),
+        (s.poll_gap.is_some(), "poll-gap"),
+        (s.max_completions.is_some(), "max-completions"),
+    ];
+    if let Some((_, flag)) = polling.iter().find(|(given, _)| *given) {
+        return Err(invalid(
+            flag,
+            format!(
+                "spdk:interrupt sleeps until a completion arrives and has no polling to tune; drop --{flag} or use --engine spdk"
+            ),
+        ));
+    }
+    if s.spdk_inject_error.is_some() {
+        return Err(invalid(
+            "spdk-inject-error",
+            "SPDK completes injected errors only when a queue pair is polled, and spdk:interrupt sleeps instead; use --engine spdk for fault injection".into(),
+        ));
+    }
+    for trid in &s.trids {
+        let trtype = trid
+            .split_whitespace()
+            .find_map(|t| t.split_once([':', '=']).filter(|(k, _)| k.eq_ignore_ascii_case("trtype")).map(|(_, v)| v));
+        if let Some(t) = trtype.filter(|t| !t.eq_ignore_ascii_case("pcie")) {
+            return Err(invalid(
+                "trid",
+                format!(
+                    "SPDK takes interrupts from PCIe controllers only, and '{trid}' is {t}; use --engine spdk there, or spdk:interrupt with a PCIe function bound to vfio-pci"
+                ),
+            ));
+        }
     }
     Ok(())
 }
@@ -761,14 +830,14 @@ fn resolve_targets(
     cores: &[usize],
 ) -> Result<(Vec<Target>, bool), ConfigError> {
     let paths = split_filenames(&args.filename)?;
-    if args.each_worker_all_targets && paths.len() < 2 && *engine != EngineSpec::Spdk {
+    if args.each_worker_all_targets && paths.len() < 2 && !engine.is_spdk() {
         return Err(invalid(
             "each-worker-all-targets",
             "places several targets, and this run has one; drop it or give more --filename".into(),
         ));
     }
     Ok(match (paths.is_empty(), engine.needs_target()) {
-        _ if *engine == EngineSpec::Spdk => {
+        _ if engine.is_spdk() => {
             let attach = attach.ok_or_else(|| ConfigError::Engine("the spdk engine needs an attach step".into()))?;
             (attach(cores)?, false)
         }

@@ -134,6 +134,8 @@ pub struct WorkerResult {
     pub core: Option<usize>,
     pub stats: Stats,
     pub summary: Option<WorkerSummary>,
+    /// Its engine's facts of this lane (`Engine::lane_facts`: the SPDK engine's NUMA nodes).
+    pub engine_facts: Vec<(String, String)>,
 }
 
 /// One target's results: the sum of the lanes on it.
@@ -310,7 +312,7 @@ pub fn run<B: EngineBuilder + 'static>(
     // Measured before any worker exists, on a core of the same CPU.
     let stamp_ns = cost::stamp_cost_ns(&clock);
     let mut crew = spawn(builder, &plan, &clock)?;
-    let (info, tids) = match await_ready(&mut crew, &plan) {
+    let (info, tids, facts) = match await_ready(&mut crew, &plan) {
         Ok(r) => r,
         Err(e) => {
             crew.call_off();
@@ -356,7 +358,7 @@ pub fn run<B: EngineBuilder + 'static>(
         extra.extend(cost::irq_cores(&after.device_counts_since(&before, &plan.irqs)));
     }
     let stamped = plan.workers.iter().all(|w| w.latency.stamps());
-    let mut result = collector.finish(&plan, info, started_at, cpu_used, placement, &extra);
+    let mut result = collector.finish(&plan, info, facts, started_at, cpu_used, placement, &extra);
     result.cost = result.cost.map(|c| c.with_timing(stamp_ns, stamped));
     Ok(result)
 }
@@ -409,16 +411,20 @@ fn spawn<B: EngineBuilder + 'static>(
 }
 
 /// The start gate's condition: every worker pinned and its engine built, or none starts. Returns
-/// the engine's description and the workers' thread ids.
-fn await_ready(crew: &mut Crew, plan: &RunPlan) -> Result<(EngineInfo, Vec<i32>), CoordinatorError> {
+/// the engine's description, the workers' thread ids and each lane's engine facts.
+fn await_ready(crew: &mut Crew, plan: &RunPlan) -> Result<(EngineInfo, Vec<i32>, LaneFacts), CoordinatorError> {
     let n = plan.workers.len();
     let mut info = None;
     let mut tids = Vec::with_capacity(n);
+    let mut facts = vec![Vec::new(); n];
     while tids.len() < n {
         match crew.reports.recv_timeout(TICK) {
-            Ok(Report::Ready { info: i, tid, .. }) => {
+            Ok(Report::Ready { worker, info: i, facts: f, tid }) => {
                 info.get_or_insert(i);
                 tids.push(tid);
+                if let Some(slot) = facts.get_mut(worker) {
+                    *slot = f;
+                }
             }
             Ok(Report::Failed { error, .. }) => return Err(CoordinatorError::Setup(error)),
             Ok(_) => unreachable!("workers report intervals only after the gate opens"),
@@ -433,8 +439,11 @@ fn await_ready(crew: &mut Crew, plan: &RunPlan) -> Result<(EngineInfo, Vec<i32>)
             Err(RecvTimeoutError::Disconnected) => break,
         }
     }
-    Ok((info.unwrap_or_default(), tids))
+    Ok((info.unwrap_or_default(), tids, facts))
 }
+
+/// Per lane, its engine's own facts (`Engine::lane_facts`).
+type LaneFacts = Vec<Vec<(String, String)>>;
 
 /// One interval of one group of lanes (all of them, or one target's), merged over the lanes that
 /// reported it so far.
@@ -820,6 +829,7 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
         self,
         plan: &RunPlan,
         engine: EngineInfo,
+        facts: LaneFacts,
         started_at: SystemTime,
         cpu_used: CpuTimes,
         placement: Option<Placement>,
@@ -835,10 +845,19 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
             .totals
             .into_iter()
             .zip(self.summaries)
+            .zip(facts.into_iter().chain(std::iter::repeat_with(Vec::new)))
             .enumerate()
-            .map(|(i, (stats, summary))| {
+            .map(|(i, ((stats, summary), engine_facts))| {
                 let w = &plan.workers[i];
-                WorkerResult { index: i, thread: w.thread, target: w.target, core: w.core, stats, summary }
+                WorkerResult {
+                    index: i,
+                    thread: w.thread,
+                    target: w.target,
+                    core: w.core,
+                    stats,
+                    summary,
+                    engine_facts,
+                }
             })
             .collect();
         let cost = run_cost(&workers, extra_cores);
@@ -1325,6 +1344,114 @@ mod tests {
         assert_eq!(r.workers[0].summary.as_ref().unwrap().stop_reason, StopReason::IoLimit);
         // Not one I/O beyond the limit was handed to the engine.
         assert_eq!(seen.lock().unwrap()[0].len(), 1000);
+    }
+
+    /// Busy time (polled SPDK's accounting) is the whole span of every poll that reaped something,
+    /// its refills included, over the measured window only; polls that reap nothing add nothing.
+    /// Here each completion costs 100 ns to handle and its successor 50 ns to queue, and every
+    /// empty poll moves the fake's clock 1 us.
+    #[test]
+    fn busy_time_is_the_span_of_the_polls_that_reaped_and_nothing_else() {
+        let script = Script {
+            default_latency_ns: 10_000,
+            reap_cost_ns: 100,
+            queue_cost_ns: 50,
+            inline_refill: true,
+            account_busy: true,
+            ..Script::default()
+        };
+        let (b, clock, _) = fake(script.clone());
+        let mut p = plan(1, 1, spec(RwMode::RandRead, 100));
+        // A ramp of about 50 I/Os, whose polls are not counted.
+        p.workers[0].ramp = Duration::from_micros(500);
+        p.workers[0].io_limit = Some(100);
+        let r = run(b, p, clock, |_| {}).unwrap();
+        let s = r.workers[0].summary.clone().unwrap();
+        let busy = s.busy.expect("the engine accounts busy time");
+        assert_eq!(r.total.read().ios, 100);
+        // One productive poll per I/O at QD1; the last completion queues no successor (the limit).
+        assert_eq!(busy.busy_polls, 100);
+        assert_eq!(busy.busy_ns, 99 * 150 + 100);
+        assert!(s.measured_ns > 100 * 10_000, "the rest of the window is idle: {}", s.measured_ns);
+        // In the document: per worker and in total, idle the rest of the measured window.
+        let d = crate::report::json::spdk_doc(&r).expect("busy time makes an SPDK section");
+        let b = d.busy.unwrap();
+        assert_eq!((b.busy_ns, b.idle_ns, b.ios), (14_950, s.measured_ns - 14_950, 100));
+        assert_eq!(b.busy_ns_per_io, 149.5);
+        assert_eq!(b.workers.len(), 1);
+
+        // Deeper: several completions per poll, each poll busy for all of them at once.
+        let (b4, clock, _) = fake(Script { reap_cost_ns: 100, queue_cost_ns: 0, ..script.clone() });
+        let mut p = plan(1, 4, spec(RwMode::RandRead, 100));
+        p.workers[0].io_limit = Some(400);
+        let r = run(b4, p, clock, |_| {}).unwrap();
+        let busy = r.workers[0].summary.as_ref().unwrap().busy.unwrap();
+        assert_eq!(r.total.read().ios, 400);
+        assert_eq!(busy.busy_ns, 400 * 100, "every completion's handling, none of the waiting");
+        assert!(busy.busy_polls < 400, "completions due together are reaped by one poll: {}", busy.busy_polls);
+
+        // An engine that keeps no busy time has none.
+        let (b0, clock, _) = fake(Script { account_busy: false, ..script });
+        let mut p = plan(1, 1, spec(RwMode::RandRead, 100));
+        p.workers[0].io_limit = Some(10);
+        let r = run(b0, p, clock, |_| {}).unwrap();
+        assert_eq!(r.workers[0].summary.as_ref().unwrap().busy, None);
+        assert!(crate::report::json::spdk_doc(&r).is_none());
+    }
+
+    /// Writes and mixes take the in-callback refill path when the engine keeps spare buffers: each
+    /// write handed over there goes out in a spare prepared ahead, holding exactly what the
+    /// ordinary path writes (the pattern and a stamp of its own, never a stale buffer), and the
+    /// operations are the generator's own sequence. Three spares at QD4 also run out mid-poll, where
+    /// the write waits for the ordinary refill.
+    #[test]
+    fn writes_handed_over_from_completion_handling_go_out_in_buffers_prepared_ahead() {
+        type Written = Vec<(Vec<u8>, bool)>;
+        let run_with = |rw: RwMode, inline: bool, ios: u64| -> (Vec<crate::io::IoOp>, Written) {
+            let written: Arc<Mutex<Written>> = Arc::default();
+            let script = Script {
+                default_latency_ns: 2_000,
+                inline_refill: inline,
+                write_spares: if inline { 3 } else { 0 },
+                written: Some(written.clone()),
+                ..Script::default()
+            };
+            let (b, clock, seen) = fake(script);
+            let mut p = plan(1, 4, spec(rw, 50));
+            p.workers[0].io_limit = Some(ios);
+            let r = run(b, p, clock, |_| {}).unwrap();
+            assert_eq!(r.total.read().ios + r.total.write().ios, ios);
+            let ops = seen.lock().unwrap()[0].clone();
+            let w = written.lock().unwrap().clone();
+            (ops, w)
+        };
+        for rw in [RwMode::RandWrite, RwMode::RandRw] {
+            let (ops, written) = run_with(rw, true, 2000);
+            let (plain_ops, plain) = run_with(rw, false, 2000);
+            let first = ops.iter().zip(&plain_ops).position(|(a, b)| a != b);
+            assert_eq!(
+                first,
+                None,
+                "{rw}: the generator's sequence either way: {:?}",
+                first.map(|i| (&ops[i.saturating_sub(2)..i + 3], &plain_ops[i.saturating_sub(2)..i + 3]))
+            );
+            assert_eq!(ops.len(), 2000);
+            let handed = written.iter().filter(|(_, refill)| *refill).count();
+            assert!(handed > written.len() / 2, "{rw}: most writes went out from completion handling: {handed}");
+            assert!(written.len() > handed, "{rw}: some waited for the ordinary refill (three spares at QD4)");
+            // Every write holds the pattern (the same for all) outside its stamps (the first 8
+            // bytes of each 512-byte chunk), and a stamp of its own: never the engine's unprepared
+            // fill, never a read's data, never a buffer sent twice with the same stamp.
+            assert!(written.len() > 900 && plain.len() > 900, "{rw}");
+            let chunk = crate::workload::contents::COMPRESS_CHUNK;
+            let unstamped = |b: &[u8]| -> Vec<u8> { b.chunks(chunk).flat_map(|c| c[8..].to_vec()).collect() };
+            let pattern = unstamped(&written[0].0);
+            let mut stamps = std::collections::HashSet::new();
+            for (i, (b, handed)) in written.iter().enumerate() {
+                assert!(unstamped(b) == pattern, "{rw}: write {i} (handed over: {handed}) is not in the pattern");
+                assert!(stamps.insert(b[..8].to_vec()), "{rw}: write {i}'s stamp went out twice (a stale buffer)");
+            }
+        }
     }
 
     #[test]

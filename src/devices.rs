@@ -100,8 +100,8 @@ fn list(args: &DevicesArgs) -> anyhow::Result<()> {
     let env = SpdkEnv::init(&env_opts).map_err(|e| SetupError::Config(ConfigError::Engine(e.to_string())))?;
     let mut infos = Vec::new();
     for t in &trids {
-        let c =
-            Controller::connect(env.clone(), t).map_err(|e| SetupError::Config(ConfigError::Engine(e.to_string())))?;
+        let c = Controller::connect(env.clone(), t, false)
+            .map_err(|e| SetupError::Config(ConfigError::Engine(e.to_string())))?;
         infos.push(c.info.clone());
     }
     let out = if args.json {
@@ -121,12 +121,18 @@ fn list(args: &DevicesArgs) -> anyhow::Result<()> {
             for ns in &c.namespaces {
                 let _ = writeln!(
                     s,
-                    "  ns:{}  {}-byte blocks{}  {} blocks  {}",
+                    "  ns:{}  {}-byte blocks{}  {} blocks  {}  max transfer {}{}",
                     ns.nsid,
                     ns.sector_bytes,
                     if ns.metadata_bytes > 0 { format!(" (+{} metadata)", ns.metadata_bytes) } else { String::new() },
                     format_count(ns.sectors as f64),
-                    format_bytes_human(ns.size_bytes() as f64)
+                    format_bytes_human(ns.size_bytes() as f64),
+                    crate::units::format_size(u64::from(ns.max_transfer_bytes)),
+                    if ns.io_boundary_bytes > 0 {
+                        format!("  I/O boundary {}", crate::units::format_size(u64::from(ns.io_boundary_bytes)))
+                    } else {
+                        String::new()
+                    }
                 );
             }
         }

@@ -76,7 +76,7 @@ pub fn run_engine(
             coordinator::run(each(b, &target_of), plan, clock, observe)
         }
         #[cfg(feature = "spdk")]
-        EngineSpec::Spdk => {
+        EngineSpec::Spdk(_) => {
             let s = on.spdk.expect("resolution attached the spdk session");
             // One target per selected namespace, in --trid order.
             let b = s
@@ -85,14 +85,14 @@ pub fn run_engine(
                 .iter()
                 .map(|ns| crate::engine::spdk::SpdkBuilder {
                     namespaces: vec![ns.clone()],
-                    options: s.options,
+                    options: crate::engine::spdk::SpdkOptions { writes, ..s.options },
                     buffer_seed,
                 })
                 .collect();
             coordinator::run(each(b, &target_of), plan, clock, observe)
         }
         #[cfg(not(feature = "spdk"))]
-        EngineSpec::Spdk => match on.spdk {
+        EngineSpec::Spdk(_) => match on.spdk {
             Some(never) => match *never {},
             None => unreachable!("EngineSpec::parse refuses spdk without the feature"),
         },

@@ -250,14 +250,28 @@ pub fn check_json_dir(path: Option<&std::path::Path>) -> Result<(), SetupError> 
 
 #[cfg(feature = "spdk")]
 impl SpdkRun {
-    /// The attached `session` with the queue-pair knobs and fault injection of `a`.
-    pub fn new(session: crate::engine::spdk::SpdkSession, a: &crate::cli::SpdkArgs) -> SpdkRun {
+    /// The attached `session` with the queue-pair knobs and fault injection of `a`; `interrupt` for
+    /// `spdk:interrupt`, `align_bytes` the workload's offset alignment (0: not known).
+    pub fn new(
+        session: crate::engine::spdk::SpdkSession,
+        a: &crate::cli::SpdkArgs,
+        interrupt: bool,
+        align_bytes: u64,
+    ) -> SpdkRun {
+        use crate::engine::spdk::PollPolicy;
         let options = crate::engine::spdk::SpdkOptions {
             io_queue_size: a.io_queue_size.unwrap_or(0),
-            max_completions: a.max_completions.unwrap_or(0),
+            poll_policy: a.poll_policy.map(|p| match p {
+                crate::cli::PollPolicyArg::Perf => PollPolicy::Perf,
+                crate::cli::PollPolicyArg::Tuned => PollPolicy::Tuned,
+            }),
+            max_completions: a.max_completions,
             delay_cmd_submit: a.delay_cmd_submit == crate::cli::DelaySubmit::On,
             poll_gap_ns: a.poll_gap.map(|d| d.as_nanos() as u32),
             inject: a.spdk_inject_error.map(|i| (i.write, i.count, i.sct, i.sc)),
+            interrupt,
+            align_bytes,
+            writes: false,
         };
         SpdkRun { session, options, reset_after: a.spdk_reset_after }
     }
@@ -269,13 +283,34 @@ pub fn resolve(args: &RunArgs, engine_text: &str) -> Result<(RunConfig, Option<S
     #[cfg(feature = "spdk")]
     {
         let mut session = None;
+        let interrupts = crate::config::EngineSpec::parse(engine_text)
+            .is_ok_and(|e| e == crate::config::EngineSpec::Spdk(crate::config::SpdkMode::Interrupt));
         let mut attach = |cores: &[usize]| {
-            let (s, t) = spdk_attach(&args.spdk, cores)?;
+            let (s, t) = spdk_attach(&args.spdk, cores, interrupts)?;
             session = Some(s);
             Ok(t)
         };
         let cfg = RunConfig::resolve_with(args, engine_text, Some(&mut attach))?;
-        Ok((cfg, session.map(|session| SpdkRun::new(session, &args.spdk))))
+        let lanes = crate::worker::targets::place(cfg.cores.len(), cfg.targets.len(), cfg.each_worker_all_targets);
+        if interrupts && lanes.len() > cfg.cores.len() {
+            // A worker on several queue pairs cannot sleep in one's wait: it would poll them all.
+            return Err(SetupError::Config(ConfigError::Invalid {
+                option: "engine",
+                message: format!(
+                    "spdk:interrupt sleeps in one queue pair's wait, and here {} namespaces share {} worker{}; give each namespace a worker of its own (--cores with as many cores) or use --engine spdk",
+                    cfg.targets.len(),
+                    cfg.cores.len(),
+                    if cfg.cores.len() == 1 { "" } else { "s" }
+                ),
+            }));
+        }
+        let run = session.map(|session| SpdkRun::new(session, &args.spdk, interrupts, cfg.workload.align_bytes));
+        if let Some(r) = &run {
+            for warning in r.session.queue_warnings(cfg.queue_depth, cfg.workload.max_bs(), &r.options) {
+                eprintln!("nvmebench: warning: {warning}");
+            }
+        }
+        Ok((cfg, run))
     }
     #[cfg(not(feature = "spdk"))]
     {
@@ -478,6 +513,7 @@ pub fn clock_source() -> &'static str {
 pub fn spdk_attach(
     a: &crate::cli::SpdkArgs,
     cores: &[usize],
+    interrupts: bool,
 ) -> Result<(crate::engine::spdk::SpdkSession, Vec<crate::target::Target>), ConfigError> {
     use crate::config::fault::Fault;
     use crate::engine::spdk::{SpdkSession, ctrlr::TridSpec, env::EnvOptions};
@@ -503,7 +539,7 @@ pub fn spdk_attach(
             return Err(Fault::SameTargetTwice { first: first.trid.clone(), again: t.trid.clone() }.into());
         }
     }
-    let s = SpdkSession::attach(&env, &trids).map_err(|e| ConfigError::Engine(e.to_string()))?;
+    let s = SpdkSession::attach(&env, &trids, interrupts).map_err(|e| ConfigError::Engine(e.to_string()))?;
     // The same namespace reached twice (a --trid with ns:N and one without) is one target.
     let names: Vec<String> = s.namespaces.iter().map(|ns| format!("{} ns:{}", ns.ctrlr.info.trid, ns.nsid)).collect();
     for (i, n) in names.iter().enumerate() {

@@ -40,7 +40,18 @@ pub struct Script {
     /// Answer true to `interrupt_driven`: `wait_for` jumps the clock to the next completion or the
     /// timeout, whichever is first, and adds the jump to the builder's `slept`.
     pub interrupt_driven: bool,
+    /// Answer true to `accounts_busy`, so that the worker keeps busy time (polled SPDK's way).
+    pub account_busy: bool,
+    /// Spare write buffers (`Engine::write_spares`), swapped in for writes handed over from
+    /// completion handling as the SPDK engine does.
+    pub write_spares: u32,
+    /// Where to record the bytes each write went out with (its buffer's first `len` bytes), and
+    /// whether it was handed over from completion handling.
+    pub written: Option<Written>,
 }
+
+/// Each write's bytes as it went out, and whether it was handed over from completion handling.
+pub type Written = Arc<Mutex<Vec<(Vec<u8>, bool)>>>;
 
 /// Every op queued, per worker, for tests to inspect.
 pub type SeenOps = Arc<Mutex<Vec<Vec<IoOp>>>>;
@@ -57,8 +68,14 @@ impl EngineBuilder for FakeBuilder {
     type Engine = FakeEngine;
 
     fn build(&self, worker: usize, queue_depth: u32, max: u32) -> Result<FakeEngine, EngineError> {
+        let spares = self.script.write_spares;
         Ok(FakeEngine {
-            bufs: super::buf::SlotBuffers::new(queue_depth as usize, max as usize, 0),
+            bufs: super::buf::SlotBuffers::new((queue_depth + spares) as usize, max as usize, 0),
+            map: (0..queue_depth).collect(),
+            dirty: vec![true; (queue_depth + spares) as usize],
+            prepared: Vec::new(),
+            to_prepare: (queue_depth..queue_depth + spares).collect(),
+            in_refill: false,
             script: self.script.clone(),
             mock: self.mock.clone(),
             slept: self.slept.clone(),
@@ -74,6 +91,12 @@ impl EngineBuilder for FakeBuilder {
 
 pub struct FakeEngine {
     bufs: super::buf::SlotBuffers,
+    /// Per slot its buffer, and the spares (see `Script::write_spares`).
+    map: Vec<u32>,
+    dirty: Vec<bool>,
+    prepared: Vec<u32>,
+    to_prepare: Vec<u32>,
+    in_refill: bool,
     script: Script,
     mock: Arc<quanta::Mock>,
     slept: Arc<std::sync::atomic::AtomicU64>,
@@ -86,6 +109,22 @@ pub struct FakeEngine {
     in_flight: Vec<(u32, u64, Result<(), IoError>)>,
 }
 
+impl FakeEngine {
+    /// A write handed over from completion handling takes a prepared spare, the slot's old buffer
+    /// waiting to be prepared.
+    fn queue_refill(&mut self, slot: u32, op: &IoOp) -> Result<Queued, EngineError> {
+        if op.dir == crate::io::Direction::Write && self.script.write_spares > 0 {
+            let spare = self.prepared.pop().expect("the worker hands over a write only with a spare prepared");
+            let old = std::mem::replace(&mut self.map[slot as usize], spare);
+            self.to_prepare.push(old);
+        }
+        self.in_refill = true;
+        let queued = self.queue(slot, op);
+        self.in_refill = false;
+        queued
+    }
+}
+
 impl Engine for FakeEngine {
     fn queue(&mut self, slot: u32, op: &IoOp) -> Result<Queued, EngineError> {
         self.mock.increment(self.script.queue_cost_ns);
@@ -93,6 +132,20 @@ impl Engine for FakeEngine {
         self.calls += 1;
         if self.script.busy_calls.contains(&call) {
             return Ok(Queued::Busy);
+        }
+        let b = self.map[slot as usize];
+        match op.dir {
+            crate::io::Direction::Read => {
+                // The data a read brings lands in its buffer (at once, here).
+                self.bufs.slot_mut(b)[..op.len as usize].fill(0xee);
+                self.dirty[b as usize] = true;
+            }
+            crate::io::Direction::Write => {
+                if let Some(w) = &self.script.written {
+                    w.lock().expect("test lock").push((self.bufs.slot(b)[..op.len as usize].to_vec(), self.in_refill));
+                }
+            }
+            _ => {}
         }
         let default_latency_ns = match self.script.latency_by_worker.iter().find(|(w, _)| *w == self.worker) {
             Some(&(_, ns)) => ns,
@@ -176,11 +229,48 @@ impl Engine for FakeEngine {
         self.script.inline_refill
     }
 
+    /// The trait's default, but with writes taking spares.
+    fn poll_refill<F: FnMut(u32, Result<(), IoError>) -> Option<IoOp>>(
+        &mut self,
+        max: u32,
+        mut done: F,
+    ) -> Result<(u32, u32), EngineError> {
+        let (mut reaped, mut refilled) = (0, 0);
+        while reaped < max {
+            let mut next = None;
+            if self.poll(1, |slot, result| next = done(slot, result).map(|op| (slot, op)))? == 0 {
+                break;
+            }
+            reaped += 1;
+            if let Some((slot, op)) = next {
+                assert_eq!(self.queue_refill(slot, &op)?, Queued::Ok, "the fake refuses no refill");
+                refilled += 1;
+            }
+        }
+        Ok((reaped, refilled))
+    }
+
+    fn write_spares(&self) -> u32 {
+        self.script.write_spares
+    }
+
+    fn prepare_spares<F: FnMut(&mut [u8], bool)>(&mut self, mut prepare: F) {
+        while let Some(b) = self.to_prepare.pop() {
+            prepare(self.bufs.slot_mut(b), self.dirty[b as usize]);
+            self.dirty[b as usize] = false;
+            self.prepared.push(b);
+        }
+    }
+
+    fn accounts_busy(&self) -> bool {
+        self.script.account_busy
+    }
+
     fn info(&self) -> EngineInfo {
         EngineInfo { name: "fake".into(), options: Vec::new() }
     }
 
     fn slot_buf(&mut self, slot: u32) -> &mut [u8] {
-        self.bufs.slot_mut(slot)
+        self.bufs.slot_mut(self.map[slot as usize])
     }
 }

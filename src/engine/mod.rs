@@ -159,6 +159,32 @@ pub trait Engine {
         0
     }
 
+    /// How many spare buffers the engine keeps for writes handed over inside
+    /// [`poll_refill`](Engine::poll_refill): each such write goes out in a spare the worker
+    /// prepared ahead with [`prepare_spares`](Engine::prepare_spares), while the device worked, and
+    /// the slot's own buffer becomes a spare to prepare, so that completion handling never fills a
+    /// buffer (the operation itself is drawn ahead the same way). The worker hands over at most
+    /// this many writes between two `prepare_spares`. 0, the default: writes are refilled after the
+    /// poll, the ordinary way.
+    fn write_spares(&self) -> u32 {
+        0
+    }
+
+    /// Hands each spare buffer that needs preparing to `prepare`, with whether a read landed in it
+    /// since it was last prepared (or it never was); they are then ready for the writes of the next
+    /// `poll_refill`. Never called during a poll.
+    fn prepare_spares<F: FnMut(&mut [u8], bool)>(&mut self, prepare: F) {
+        let _ = prepare;
+    }
+
+    /// Whether the worker keeps busy time for this engine: a poll that reaped at least one
+    /// completion is busy for its whole span, callbacks and refills included, and one that reaped
+    /// nothing adds nothing (`WorkerSummary::busy`). For polled engines whose polls never sleep
+    /// (polled SPDK); it costs a clock read per poll. Off by default.
+    fn accounts_busy(&self) -> bool {
+        false
+    }
+
     /// Called instead of `submit` when a poll found nothing while I/Os are queued or in flight:
     /// submits what is queued, then, for engines whose completions arrive by interrupt, blocks until
     /// one does (ideally in the same syscall). Polled engines just submit and the worker spins.
@@ -193,6 +219,13 @@ pub trait Engine {
 
     /// The engine's name and the knobs in effect, for the report.
     fn info(&self) -> EngineInfo;
+
+    /// Facts of this one engine instance that can differ between workers (where its core and
+    /// memory are, as NUMA nodes), `(name, value)`: kept per worker in the results, not shown on
+    /// the engine line. None by default.
+    fn lane_facts(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
 
     /// `slot`'s buffer: filled before a write is queued, read after a read completes (verification).
     /// Never called while the slot's I/O is in flight.

@@ -278,7 +278,7 @@ fn run_together(
     };
     let bench = Bench {
         engine: first.engine.clone(),
-        target_paths: if first.engine == crate::config::EngineSpec::Spdk {
+        target_paths: if first.engine.is_spdk() {
             Vec::new()
         } else {
             first.targets.iter().map(|t| t.path.clone()).collect()

@@ -242,6 +242,72 @@ pub struct EngineDoc {
     pub name: String,
     #[serde(default)]
     pub options: BTreeMap<String, String>,
+    /// The SPDK engine's own figures: busy time and where its memory is (absent for other
+    /// engines, in a merge, and before they existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spdk: Option<SpdkDoc>,
+}
+
+/// What the SPDK engine measured of itself.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SpdkDoc {
+    /// Busy time of polled workers over their measured windows (absent for `spdk:interrupt`, whose
+    /// polls sleep).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy: Option<BusyDoc>,
+    /// Per worker (and target), the NUMA nodes of its controller, its core and its memory.
+    #[serde(default)]
+    pub numa: Vec<NumaDoc>,
+}
+
+/// Busy time as a core polling SPDK queue pairs spends it: a poll that reaped at least one
+/// completion is busy for its whole span (SPDK's completion processing, the completion callbacks,
+/// the next I/Os queued from them, and the booking of their latencies right after); a poll that
+/// reaped nothing adds nothing; idle time is the rest of the measured window. Not SPDK perf's `-m`
+/// busy %, which books as busy the loop pass before a productive poll (at 5M IOPS it says 1.7%).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BusyDoc {
+    /// Summed over the workers.
+    pub busy_ns: u64,
+    pub idle_ns: u64,
+    /// I/Os completed in the measured windows.
+    pub ios: u64,
+    /// `busy_ns / ios`: what a core would spend per I/O if every completion were waiting.
+    pub busy_ns_per_io: f64,
+    /// Polls that reaped at least one completion.
+    pub busy_polls: u64,
+    pub workers: Vec<WorkerBusyDoc>,
+}
+
+/// One worker's busy time (one entry per worker and target, as in `results.workers`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WorkerBusyDoc {
+    pub worker: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<usize>,
+    pub busy_ns: u64,
+    pub idle_ns: u64,
+    pub ios: u64,
+    pub busy_ns_per_io: f64,
+    pub busy_polls: u64,
+}
+
+/// Where one worker's controller, core and memory are: NUMA nodes, `null` where unknown (a
+/// controller that reports none, a kernel without NUMA).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct NumaDoc {
+    pub worker: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<usize>,
+    pub controller: String,
+    pub controller_node: Option<i32>,
+    pub core: Option<usize>,
+    pub core_node: Option<i32>,
+    /// The node of the I/O buffers as the kernel placed them (asked for on the controller's).
+    pub buffer_node: Option<i32>,
+    /// The node of the submission queue's ring, where the queues are memory (PCIe, vfio-user).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sq_node: Option<i32>,
 }
 
 /// The resolved run configuration (`RunConfig`); times in seconds, sizes in bytes.

@@ -59,7 +59,11 @@ pub fn document(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> RunDocume
         started_at_unix_s: Some(started_ns / 1_000_000_000),
         host: host(),
         clock: doc::Clock { source: clock_source.into() },
-        engine: EngineDoc { name: r.engine.name.clone(), options: r.engine.options.iter().cloned().collect() },
+        engine: EngineDoc {
+            name: r.engine.name.clone(),
+            options: r.engine.options.iter().cloned().collect(),
+            spdk: spdk_doc(r),
+        },
         config: Some(config(cfg)),
         histogram: histogram_info(),
         results: Results {
@@ -143,6 +147,65 @@ fn intervals(points: &[IntervalPoint], shown: [bool; Direction::COUNT]) -> Vec<I
             errors: p.errors,
         })
         .collect()
+}
+
+/// The SPDK engine's own section: busy time where the workers kept it, and each lane's NUMA nodes
+/// where its engine said them (`None` for other engines).
+pub fn spdk_doc(r: &RunResult) -> Option<doc::SpdkDoc> {
+    let several = r.targets.len() > 1;
+    let worker = |w: &crate::coordinator::WorkerResult| if several { w.thread } else { w.index };
+    let busy_of: Vec<_> = r.workers.iter().filter_map(|w| Some((w, w.summary.as_ref()?.busy?))).collect();
+    let numa: Vec<doc::NumaDoc> = r
+        .workers
+        .iter()
+        .filter(|w| !w.engine_facts.is_empty())
+        .map(|w| {
+            let fact = |k: &str| w.engine_facts.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+            let node = |k: &str| fact(k).and_then(|v| v.parse().ok());
+            doc::NumaDoc {
+                worker: worker(w),
+                target: several.then_some(w.target),
+                controller: fact("controller").unwrap_or_default().to_string(),
+                controller_node: node("controller_node"),
+                core: fact("core").and_then(|v| v.parse().ok()).or(w.core),
+                core_node: node("core_node"),
+                buffer_node: node("buffer_node"),
+                sq_node: node("sq_node"),
+            }
+        })
+        .collect();
+    if busy_of.is_empty() && numa.is_empty() {
+        return None;
+    }
+    let per_io = |busy: u64, ios: u64| if ios == 0 { 0.0 } else { busy as f64 / ios as f64 };
+    let busy = (!busy_of.is_empty()).then(|| {
+        let workers: Vec<doc::WorkerBusyDoc> = busy_of
+            .iter()
+            .map(|(w, b)| {
+                let measured = w.summary.as_ref().map_or(0, |s| s.measured_ns);
+                let ios = w.stats.ios();
+                doc::WorkerBusyDoc {
+                    worker: worker(w),
+                    target: several.then_some(w.target),
+                    busy_ns: b.busy_ns,
+                    idle_ns: measured.saturating_sub(b.busy_ns),
+                    ios,
+                    busy_ns_per_io: per_io(b.busy_ns, ios),
+                    busy_polls: b.busy_polls,
+                }
+            })
+            .collect();
+        let (busy_ns, ios) = (workers.iter().map(|w| w.busy_ns).sum(), workers.iter().map(|w| w.ios).sum());
+        doc::BusyDoc {
+            busy_ns,
+            idle_ns: workers.iter().map(|w| w.idle_ns).sum(),
+            ios,
+            busy_ns_per_io: per_io(busy_ns, ios),
+            busy_polls: workers.iter().map(|w| w.busy_polls).sum(),
+            workers,
+        }
+    });
+    Some(doc::SpdkDoc { busy, numa })
 }
 
 /// The workers' own CPU time over their measured windows.
@@ -451,7 +514,7 @@ pub(crate) fn sample_document(read: &DirStats, write: &DirStats, elapsed_ns: u64
         started_at_unix_s: Some(1_700_000_000),
         host: Host { hostname: Some(hostname.into()), ..Host::default() },
         clock: doc::Clock { source: "tsc".into() },
-        engine: EngineDoc { name: "null".into(), options: Default::default() },
+        engine: EngineDoc { name: "null".into(), ..Default::default() },
         config: Some(config),
         histogram: histogram_info(),
         results: Results {
@@ -552,12 +615,14 @@ mod tests {
                 target: i % 2,
                 core: Some(i),
                 stats: stats.clone(),
+                engine_facts: Vec::new(),
                 summary: Some(WorkerSummary {
                     measured_ns: 1_000_000,
                     thread_cpu_ns: 900_000,
                     cpu: None,
                     stop_reason,
                     lost_in_flight: 0,
+                    busy: None,
                     first_error: errors.get(i).map(|&error| FailedIo {
                         error,
                         dir: Direction::Write,

@@ -81,13 +81,15 @@ pub fn merge(runs: &[RunDoc]) -> Result<RunDocument, ResultsError> {
 
     let all_same = |f: &dyn Fn(&RunDocument) -> bool| runs.iter().all(|r| f(&r.doc));
     let host = if all_same(&|d| d.host == first.doc.host) { first.doc.host.clone() } else { merged_host(runs) };
-    let engine = if all_same(&|d| d.engine == first.doc.engine) {
-        first.doc.engine.clone()
-    } else {
-        let mut names: Vec<&str> = runs.iter().map(|r| r.doc.engine.name.as_str()).collect();
-        names.dedup();
-        EngineDoc { name: names.join("+"), options: Default::default() }
-    };
+    // The SPDK engine's own figures are each run's, and stay with its input.
+    let engine =
+        if all_same(&|d| d.engine.name == first.doc.engine.name && d.engine.options == first.doc.engine.options) {
+            EngineDoc { spdk: None, ..first.doc.engine.clone() }
+        } else {
+            let mut names: Vec<&str> = runs.iter().map(|r| r.doc.engine.name.as_str()).collect();
+            names.dedup();
+            EngineDoc { name: names.join("+"), ..Default::default() }
+        };
     let clock = if all_same(&|d| d.clock == first.doc.clock) {
         first.doc.clock.clone()
     } else {

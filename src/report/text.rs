@@ -36,6 +36,7 @@ pub fn render(cfg: &RunConfig, r: &RunResult, clock_source: &str, width: Width) 
     }
     cost_lines(&mut out, r);
     cpu_lines(&mut out, r);
+    spdk_lines(&mut out, r);
     placement_line(&mut out, r);
     worker_notes(&mut out, cfg, r);
     verify_lines(&mut out, cfg, r);
@@ -301,6 +302,63 @@ fn cpu_lines(out: &mut String, r: &RunResult) {
             r.cpu.ios,
             format_latency(per_io)
         );
+    }
+}
+
+/// The SPDK engine's busy time (polled workers) and NUMA placement, a line each.
+fn spdk_lines(out: &mut String, r: &RunResult) {
+    let Some(d) = super::json::spdk_doc(r) else { return };
+    let name = |worker: usize, target: Option<usize>| match target {
+        Some(t) => format!("w{worker}/t{t}"),
+        None => format!("w{worker}"),
+    };
+    if let Some(b) = &d.busy {
+        let measured = b.busy_ns + b.idle_ns;
+        let share = if measured > 0 { 100.0 * b.busy_ns as f64 / measured as f64 } else { 0.0 };
+        let mut line = format!(
+            "spdk busy: {} per I/O, {:.3} s of {:.3} s measured ({share:.1}%) in {} polls that reaped",
+            format_latency(b.busy_ns_per_io),
+            b.busy_ns as f64 / 1e9,
+            measured as f64 / 1e9,
+            b.busy_polls
+        );
+        if b.workers.len() > 1 {
+            let per: Vec<String> = b
+                .workers
+                .iter()
+                .map(|w| format!("{} {}", name(w.worker, w.target), format_latency(w.busy_ns_per_io)))
+                .collect();
+            let _ = write!(line, " [{}]", per.join(", "));
+        }
+        let _ = writeln!(
+            out,
+            "{line}; a poll that reaped a completion is busy for its whole span, one that reaped none adds nothing (not perf -m's busy %, which books the loop pass before a productive poll as busy)"
+        );
+    }
+    let node = |n: Option<i32>| n.map_or("unknown".to_string(), |n| n.to_string());
+    let mut controllers: Vec<(&str, Option<i32>)> = Vec::new();
+    for n in &d.numa {
+        if !controllers.iter().any(|(c, _)| *c == n.controller) {
+            controllers.push((&n.controller, n.controller_node));
+        }
+    }
+    if !d.numa.is_empty() {
+        let ctrl: Vec<String> = controllers.iter().map(|(c, n)| format!("'{c}' node {}", node(*n))).collect();
+        let lanes: Vec<String> = d
+            .numa
+            .iter()
+            .map(|n| {
+                let core = n.core.map_or("?".to_string(), |c| c.to_string());
+                let sq = n.sq_node.map(|s| format!(", submission queue node {s}")).unwrap_or_default();
+                format!(
+                    "{} core {core} node {}, buffers node {}{sq}",
+                    name(n.worker, n.target),
+                    node(n.core_node),
+                    node(n.buffer_node)
+                )
+            })
+            .collect();
+        let _ = writeln!(out, "spdk numa: controller {}; {}", ctrl.join(", "), lanes.join("; "));
     }
 }
 

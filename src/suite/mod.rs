@@ -97,7 +97,12 @@ pub fn suite_command(args: &SuiteArgs) -> anyhow::Result<u8> {
         )));
     }
     let engine = EngineSpec::parse(&args.engine).map_err(|e| usage(e.to_string()))?;
-    let spdk = engine == EngineSpec::Spdk;
+    let spdk = engine.is_spdk();
+    if engine == EngineSpec::Spdk(crate::config::SpdkMode::Interrupt) {
+        return Err(usage(
+            "suites run the polled spdk engine; use --engine spdk (spdk:interrupt is for run and compare)".into(),
+        ));
+    }
     if let Some(flag) = args.spdk.first_given().filter(|_| !spdk) {
         return Err(usage(format!(
             "{flag} is an option of the spdk engine, and this suite uses {}; drop it or add --engine spdk",
@@ -226,10 +231,12 @@ fn attach_spdk(
     if !spdk {
         return Ok((None, None));
     }
-    let (session, ts) = crate::run::spdk_attach(&args.spdk, cores).map_err(|e| SuiteError::Usage(e.to_string()))?;
+    let (session, ts) =
+        crate::run::spdk_attach(&args.spdk, cores, false).map_err(|e| SuiteError::Usage(e.to_string()))?;
     // A suite's streams share the namespaces (dealt over its workers): one target, sized to fit all.
     let t = Target { path: session.describe().into(), size_bytes: session.usable_bytes(), ..ts[0].clone() };
-    Ok((Some(t), Some(crate::launch::SpdkRun::new(session, &args.spdk))))
+    // Suites' profiles change block sizes and alignment from step to step: taken as unknown.
+    Ok((Some(t), Some(crate::launch::SpdkRun::new(session, &args.spdk, false, 0))))
 }
 
 /// Without the feature `--engine spdk` is refused when parsed.

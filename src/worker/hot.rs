@@ -14,7 +14,7 @@
 //! on a completion stamp there (the interval boundary, the deadline) compare raw readings with
 //! the boundary's raw equivalent, worked out once per boundary (see [`Timeline`]).
 
-use super::{FailedIo, IntervalReport, Links, Phase, Report, Shared, StopReason, WorkerPlan, WorkerSummary};
+use super::{BusyTime, FailedIo, IntervalReport, Links, Phase, Report, Shared, StopReason, WorkerPlan, WorkerSummary};
 use crate::cpu::CpuProbe;
 use crate::engine::{Engine, EngineError, EngineInfo, Queued};
 use crate::io::{Direction, IoError, IoOp};
@@ -128,6 +128,15 @@ pub(super) struct Loop<'c, E: Engine> {
     /// `idle_for`), with a timer slack of 1 ns so that the kernel wakes it when asked (the default
     /// 50 µs would be added to the latency of every paced I/O, which counts from its due time).
     sleeps: bool,
+    /// The engine's spare write buffers (`Engine::write_spares`), and how many are prepared and
+    /// free for writes handed over from completion handling.
+    spares: u32,
+    spares_ready: u32,
+    /// Whether busy time is kept (`Engine::accounts_busy`), and the raw clock ticks and polls of
+    /// the busy polls measured so far (see `BusyTime`).
+    busy_on: bool,
+    busy_ticks: u64,
+    busy_polls: u64,
 }
 
 /// Idle passes between clock reads. An idle pass (the last one reaped nothing, every slot is in
@@ -177,8 +186,14 @@ impl<'c, E: Engine> Loop<'c, E> {
             // A refusal leaves the default slack: later wake-ups, counted in latency as they come.
             let _ = nix::sys::prctl::set_timerslack(1);
         }
-        Loop {
+        let spares = if filler.is_some() { engine.write_spares() } else { 0 };
+        let mut state = Loop {
+            spares,
+            spares_ready: 0,
             gap_spins,
+            busy_on: engine.accounts_busy(),
+            busy_ticks: 0,
+            busy_polls: 0,
             engine,
             generator,
             verifier,
@@ -218,6 +233,19 @@ impl<'c, E: Engine> Loop<'c, E> {
             coast: 0,
             ahead: None,
             done: Vec::with_capacity(qd),
+        };
+        state.prepare_spares();
+        state
+    }
+
+    /// Prepares the spare write buffers that writes handed over from completion handling left
+    /// behind (all of them, the first time): the pattern restored where a read had landed, and a
+    /// write's stamp, each. Runs after the poll, while the device works.
+    #[inline(never)]
+    fn prepare_spares(&mut self) {
+        if let Some(f) = &mut self.filler {
+            self.engine.prepare_spares(|buf, dirty| f.prepare(buf, dirty));
+            self.spares_ready = self.spares;
         }
     }
 
@@ -234,6 +262,10 @@ impl<'c, E: Engine> Loop<'c, E> {
 
     pub(super) fn engine_info(&self) -> EngineInfo {
         self.engine.info()
+    }
+
+    pub(super) fn lane_facts(&self) -> Vec<(String, String)> {
+        self.engine.lane_facts()
     }
 
     pub(super) fn take_verifier(&mut self) -> Option<Verifier> {
@@ -312,9 +344,17 @@ impl<'c, E: Engine> Loop<'c, E> {
                 }
             }
         }
+        // Busy time: the poll's start, read only where it is kept (one clock read per poll).
+        let poll_start = if self.busy_on { self.clock.raw() } else { 0 };
         let (reaped, error_seen) =
             if self.engine.refills_inline() && self.inline_ok() { self.reap_refill(shared)? } else { self.reap()? };
         if reaped > 0 {
+            if self.busy_on && self.measuring {
+                // To the end of the poll's booking: its callbacks, the refills queued from them,
+                // and the latencies booked after it all count.
+                self.busy_ticks += self.clock.raw().saturating_sub(poll_start);
+                self.busy_polls += 1;
+            }
             // Scaled once per poll, not per completion.
             self.last_completion = self.timeline.ns(self.clock, self.last_raw);
             self.recent = Some(self.last_completion);
@@ -554,15 +594,16 @@ impl<'c, E: Engine> Loop<'c, E> {
     }
 
     /// Whether completed slots may be refilled from inside the completion handling: only the
-    /// plain closed loop (no pacing or think time, no verification, no write buffers to stamp,
-    /// nothing held back, not stopping), where the refill needs nothing but the generator and a
-    /// clock read. Writes go the ordinary way: their buffers are stamped first.
+    /// plain closed loop (no pacing or think time, no verification, nothing held back, not
+    /// stopping), where the refill needs nothing but the generator and a clock read. Writes need a
+    /// stamped buffer: they go this way only with an engine that keeps spare buffers the worker
+    /// prepares ahead (`Engine::write_spares`), as the operation itself is drawn ahead.
     #[inline]
     fn inline_ok(&self) -> bool {
         !self.shares_qd
             && self.pacer.is_none()
             && self.verifier.is_none()
-            && self.filler.is_none()
+            && (self.filler.is_none() || self.spares > 0)
             && self.pending.is_none()
             && self.stop.is_none()
     }
@@ -592,6 +633,9 @@ impl<'c, E: Engine> Loop<'c, E> {
             issued_measured,
             ahead,
             done,
+            filler,
+            pending,
+            spares_ready,
             ..
         } = self;
         let mut error_seen = false;
@@ -615,6 +659,7 @@ impl<'c, E: Engine> Loop<'c, E> {
                 || end >= cut_raw
                 || end >= deadline_raw
                 || *issued_measured >= io_limit
+                || pending.is_some()
                 || shared.stop_requested()
             {
                 free.push(slot);
@@ -624,6 +669,19 @@ impl<'c, E: Engine> Loop<'c, E> {
                 Some(op) => op,
                 None => generator.next_op(),
             };
+            if let Some(f) = filler.as_mut() {
+                match next.dir {
+                    // Out in a spare prepared ahead; without one left, the ordinary refill fills it.
+                    Direction::Write if *spares_ready == 0 => {
+                        *pending = Some(next);
+                        free.push(slot);
+                        return None;
+                    }
+                    Direction::Write => *spares_ready -= 1,
+                    Direction::Read => f.read_into(slot),
+                    Direction::Trim | Direction::WriteZeroes | Direction::Flush => {}
+                }
+            }
             slots[slot as usize] = (if stamp { clock.raw() } else { 0 }, next);
             *issued_measured += u64::from(measuring);
             Some(next)
@@ -643,6 +701,9 @@ impl<'c, E: Engine> Loop<'c, E> {
         self.done.clear();
         if self.ahead.is_none() {
             self.ahead = Some(self.generator.next_op());
+        }
+        if self.spares_ready < self.spares {
+            self.prepare_spares();
         }
         self.in_flight = self.in_flight + refilled - reaped;
         self.to_submit |= refilled > 0;
@@ -751,6 +812,10 @@ impl<'c, E: Engine> Loop<'c, E> {
             stop_reason: reason,
             lost_in_flight: lost,
             first_error: self.first_error,
+            busy: self.busy_on.then(|| BusyTime {
+                busy_ns: if self.measuring { self.clock.delta_as_nanos(0, self.busy_ticks) } else { 0 },
+                busy_polls: if self.measuring { self.busy_polls } else { 0 },
+            }),
         }
     }
 

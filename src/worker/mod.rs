@@ -160,6 +160,21 @@ pub struct WorkerSummary {
     pub lost_in_flight: u64,
     /// The first failed I/O, for the error line.
     pub first_error: Option<FailedIo>,
+    /// Busy time over the measured window, for engines that account it (`Engine::accounts_busy`);
+    /// the result document has it in the engine's section (`engine.spdk.busy`).
+    #[serde(skip)]
+    pub busy: Option<BusyTime>,
+}
+
+/// A polled worker's busy time over its measured window: the whole span of every poll that reaped
+/// at least one completion (SPDK's completion processing, the completion callbacks, the refills
+/// queued from them, and the booking of their latencies right after); polls that reaped nothing
+/// add nothing. Its idle time is the rest of the measured window.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct BusyTime {
+    pub busy_ns: u64,
+    /// Polls that reaped at least one completion.
+    pub busy_polls: u64,
 }
 
 #[derive(Clone, Copy, Debug, Serialize)]
@@ -204,6 +219,8 @@ pub enum Report {
     Ready {
         worker: usize,
         info: EngineInfo,
+        /// The engine's own facts of this lane (`Engine::lane_facts`).
+        facts: Vec<(String, String)>,
         /// The worker thread's kernel id, so that the coordinator can tell it from other threads.
         tid: i32,
     },
@@ -248,7 +265,8 @@ pub fn run<B: EngineBuilder>(builder: &B, plan: &WorkerPlan, shared: &Shared, li
     };
     let mut state = hot::Loop::new(engine, plan, clock);
     let tid = nix::unistd::gettid().as_raw();
-    if links.reports.send(Report::Ready { worker, info: state.engine_info(), tid }).is_err() {
+    let (info, facts) = (state.engine_info(), state.lane_facts());
+    if links.reports.send(Report::Ready { worker, info, facts, tid }).is_err() {
         return;
     }
     let Some(epoch) = wait_for_gate(shared) else { return };

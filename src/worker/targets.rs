@@ -100,8 +100,24 @@ impl<E: Engine> Engine for Shared1<E> {
         self.0.idle_poll_gap_ns()
     }
 
+    fn accounts_busy(&self) -> bool {
+        self.0.accounts_busy()
+    }
+
+    fn write_spares(&self) -> u32 {
+        self.0.write_spares()
+    }
+
+    fn prepare_spares<F: FnMut(&mut [u8], bool)>(&mut self, prepare: F) {
+        self.0.prepare_spares(prepare)
+    }
+
     fn info(&self) -> EngineInfo {
         self.0.info()
+    }
+
+    fn lane_facts(&self) -> Vec<(String, String)> {
+        self.0.lane_facts()
     }
 
     fn slot_buf(&mut self, slot: u32) -> &mut [u8] {
@@ -137,8 +153,9 @@ pub fn run_lanes<B: EngineBuilder>(
     }
     let tid = nix::unistd::gettid().as_raw();
     for (i, lane) in lanes.iter().enumerate() {
-        let info = lane.as_ref().expect("every lane was built").engine_info();
-        if links[i].reports.send(Report::Ready { worker: plans[i].index, info, tid }).is_err() {
+        let lane = lane.as_ref().expect("every lane was built");
+        let (info, facts) = (lane.engine_info(), lane.lane_facts());
+        if links[i].reports.send(Report::Ready { worker: plans[i].index, info, facts, tid }).is_err() {
             return;
         }
     }

@@ -114,13 +114,36 @@ impl Filler {
             // All zeros (`--buffer-compress-percentage 100`): nothing to stamp, copies or not.
             return;
         }
+        let w = self.next_stamp();
+        stamp(&mut buf[..len as usize], w, self.stamp_bytes);
+    }
+
+    /// The next write's stamp: a new unique write's, or (deduplication) an earlier one's.
+    #[inline]
+    fn next_stamp(&mut self) -> u64 {
         let which = if self.dedupe_threshold > 0 && self.unique > 0 && self.rng.next_u64() < self.dedupe_threshold {
             self.rng.next_u64() % self.unique
         } else {
             self.unique += 1;
             self.unique - 1
         };
-        stamp(&mut buf[..len as usize], mix(self.key ^ which), self.stamp_bytes);
+        mix(self.key ^ which)
+    }
+
+    /// Prepares a spare buffer ahead for a write not yet drawn (of any size up to the largest):
+    /// the pattern put back over the largest size where `dirty` (a read landed in it, or it never
+    /// held the pattern), and the next write's stamp over all of it. A write of any size in it
+    /// then carries exactly what `fill` would have written for it.
+    pub fn prepare(&mut self, buf: &mut [u8], dirty: bool) {
+        let n = self.base.len().min(buf.len());
+        if dirty {
+            buf[..n].copy_from_slice(&self.base[..n]);
+        }
+        if self.stamp_bytes == 0 {
+            return;
+        }
+        let w = self.next_stamp();
+        stamp(&mut buf[..n], w, self.stamp_bytes);
     }
 
     /// Puts the pattern back into the first `len` bytes of `slot`'s buffer where a read (or the
@@ -170,6 +193,28 @@ mod tests {
             raw += b.len();
         }
         packed as f64 / raw as f64
+    }
+
+    /// A spare prepared ahead holds, in a write's first bytes, what `fill` gives that write, for
+    /// any size up to the largest, dirty (the pattern put back) or clean (restamped in place),
+    /// whatever the compression and deduplication.
+    #[test]
+    fn a_spare_prepared_ahead_holds_what_fill_would_write() {
+        for (compress, dedupe) in [(0, 0), (50, 0), (0, 30), (60, 40), (100, 0)] {
+            let contents = BufferContents { compress_percent: compress, dedupe_percent: dedupe };
+            let max = 64 * 1024;
+            let (mut filled, mut ahead) = (Filler::new(contents, 1, max, 9), Filler::new(contents, 1, max, 9));
+            // A spare a little larger than the largest write, as the engine's buffers are rounded up.
+            let mut spare = vec![0xa5u8; max + 4096];
+            for (i, len) in [4096u32, 65536, 512, 12288, 65536, 4096, 8192].into_iter().enumerate() {
+                let mut buf = vec![0x5au8; max];
+                filled.read_into(0);
+                filled.fill(0, len, &mut buf);
+                // Dirty every other time (a read landed in it), else clean: it holds the pattern.
+                ahead.prepare(&mut spare, i % 2 == 0);
+                assert_eq!(buf[..len as usize], spare[..len as usize], "{compress}/{dedupe} write {i} of {len}");
+            }
+        }
     }
 
     /// `n` writes of `len` bytes through `slots` slots, as a worker makes them.

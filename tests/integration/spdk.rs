@@ -105,10 +105,19 @@ fn spdk_engine_over_nvmf_tcp() {
     let j = json(&o);
     assert_eq!(j["engine"]["name"], "spdk");
     assert_eq!(j["engine"]["options"]["transport"], "TCP");
-    // A poll reaps half the queue and over a fabric a sixteenth more (QD16: 8 + 1); no gap between
-    // polls over a fabric (no completion-queue memory).
+    // Over a fabric the tuned policy is the default: a poll reaps half the queue and a sixteenth
+    // more (QD16: 8 + 1); no gap between polls (no completion-queue memory).
+    assert_eq!(j["engine"]["options"]["poll_policy"], "tuned");
     assert_eq!(j["engine"]["options"]["max_completions"], "9");
     assert_eq!(j["engine"]["options"]["poll_gap_ns"], "0");
+    // Writes take the in-callback refill path too, and the queue holds what the depth needs.
+    assert_eq!(j["engine"]["options"]["refill"], "in_callback");
+    assert_eq!(j["engine"]["options"]["device_qd"], "16");
+    // Polled: busy time for every I/O, and where the memory is.
+    let busy = &j["engine"]["spdk"]["busy"];
+    assert_eq!(busy["ios"], 16384, "{busy}");
+    assert!(busy["busy_ns"].as_u64().unwrap() > 0 && busy["busy_polls"].as_u64().unwrap() > 0, "{busy}");
+    assert_eq!(j["engine"]["spdk"]["numa"][0]["core"], 0, "{}", j["engine"]["spdk"]);
     assert_eq!(j["results"]["total"]["write"]["ios"], 16384);
     assert_eq!(j["results"]["total"]["errors"]["total"], 0);
     assert_eq!(j["config"]["target"]["kind"], "spdk_namespace");
@@ -146,6 +155,7 @@ fn spdk_engine_over_nvmf_tcp() {
 
     // Bad inputs: one sentence each, exit 2.
     let cases: &[(String, &[&str], &str)] = &[
+        (trid.to_string(), &["--engine", "spdk:interrupt"], "SPDK takes interrupts from PCIe controllers only"),
         (format!("{trid} ns:2"), &[], "has no active namespace 2; it has ns:1"),
         (trid.replace("4431", "4999"), &[], "cannot attach the NVMe controller"),
         (trid.to_string(), &["--bs", "512"], "logical block size (4096 bytes)"),
@@ -153,7 +163,10 @@ fn spdk_engine_over_nvmf_tcp() {
         (trid.to_string(), &["--offset", "60m", "--size", "8m"], "past the end of"),
     ];
     for (tr, extra, expected) in cases {
-        let mut args = vec!["run", "--engine", "spdk", "--trid", tr.as_str(), "--ios", "10"];
+        let mut args = vec!["run", "--trid", tr.as_str(), "--ios", "10"];
+        if !extra.contains(&"--engine") {
+            args.extend(["--engine", "spdk"]);
+        }
         args.extend_from_slice(extra);
         let o = nvmebench(&args);
         let e = stderr(&o);
@@ -480,23 +493,85 @@ fn spdk_engine_over_vfio_user() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("model \"nvmebench vfu null\""), "{}", stdout(&o));
 
-    // A poll reaps half the queue by default (the rest's successors then go out a poll later);
-    // the flag overrides it.
-    for (extra, per_poll) in [
-        ("--qd 32", "16"),
-        ("--qd 32 --mem-size 256 --max-completions 32", "32"),
-        ("--qd 1 --mem-size 256 --bs 64k", "1"),
+    // Perf's polling by default (back to back, SPDK's own cap per poll: a quarter of the queue's
+    // entries, at most 128), what SPDK applies named; the tuned policy and the flags on request.
+    for (extra, policy, gap) in [
+        ("--qd 32", "perf", "0"),
+        ("--qd 32 --mem-size 256 --max-completions 8", "custom", "0"),
+        ("--qd 32 --poll-policy tuned", "tuned", "100"),
+        ("--qd 1 --mem-size 256 --bs 64k", "perf", "0"),
     ] {
         let o = spdk_run_no_leftovers(trid, &format!("{extra} --time 1 --output json"));
         assert_eq!(o.status.code(), Some(0), "{extra}: {}", stderr(&o));
         assert!(!stderr(&o).contains("EAL"), "DPDK stays quiet unless --spdk-log asks: {}", stderr(&o));
         let j = json(&o);
-        assert_eq!(j["engine"]["options"]["transport"], "VFIOUSER", "{extra}");
-        assert_eq!(j["engine"]["options"]["max_completions"], per_poll, "{extra}");
-        assert_eq!(j["engine"]["options"]["poll_gap_ns"], "100", "{extra}: the gap between idle polls");
+        let opt = &j["engine"]["options"];
+        assert_eq!(opt["transport"], "VFIOUSER", "{extra}");
+        assert_eq!(opt["poll_policy"], policy, "{extra}");
+        assert_eq!(opt["poll_gap_ns"], gap, "{extra}");
+        let entries: u32 = opt["io_queue_size"].as_str().unwrap().parse().unwrap();
+        let cap = (entries / 4).clamp(1, 128);
+        let per_poll = match policy {
+            "custom" => 8.min(cap),
+            "tuned" => 16.min(cap),
+            _ => cap,
+        };
+        assert_eq!(opt["max_completions"], per_poll.to_string(), "{extra}: what SPDK applies");
+        assert_eq!(opt["queue_holds"], (entries - cap).to_string(), "{extra}");
         let r = &j["results"]["total"]["read"];
         assert!(r["iops"].as_f64().unwrap() > 0.0 && r["ios"].as_u64().unwrap() > 0, "{extra}: {r}");
         assert_eq!(j["results"]["total"]["errors"]["total"], 0, "{extra}");
+        // Busy time: under the measured window, for every I/O, per worker and in total.
+        let busy = &j["engine"]["spdk"]["busy"];
+        let (b, idle) = (busy["busy_ns"].as_u64().unwrap(), busy["idle_ns"].as_u64().unwrap());
+        assert_eq!(b + idle, j["results"]["elapsed_ns"].as_u64().unwrap(), "{extra}: {busy}");
+        assert!(b > 0 && busy["ios"] == r["ios"], "{extra}: {busy}");
+        let per_io = busy["busy_ns_per_io"].as_f64().unwrap();
+        assert!(per_io > 10.0 && per_io < 100_000.0, "{extra}: {busy}");
+        assert_eq!(busy["workers"].as_array().unwrap().len(), 1, "{extra}");
+        let numa = &j["engine"]["spdk"]["numa"][0];
+        assert!(numa["controller"].as_str().unwrap().starts_with("trtype:VFIOUSER"), "{numa}");
+        if std::path::Path::new("/sys/devices/system/node/node0").exists() {
+            // The kernel knows where the memory is: the buffers and the submission queue (its
+            // queues being memory) are on a node, and so is the worker's core.
+            for k in ["core_node", "buffer_node", "sq_node"] {
+                assert!(numa[k].as_i64().is_some_and(|n| n >= 0), "{k}: {numa}");
+            }
+        }
+    }
+
+    // A depth the queue cannot hold, and I/Os above the transfer limit: perf's warnings, one
+    // sentence each, and the depth the device sees recorded.
+    let o = spdk_run_no_leftovers(trid, "--qd 64 --io-queue-size 64 --time 1 --output json");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("--qd 64 needs 64 commands outstanding and the I/O queue of")
+            && e.contains("holds 48 (64 entries less SPDK's cap of 16 completions per poll)")
+            && e.contains("the device sees a depth of 48; lower --qd or raise --io-queue-size"),
+        "{e}"
+    );
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    assert_eq!(json(&o)["engine"]["options"]["device_qd"], "48");
+    let o = spdk_run_no_leftovers(trid, "--qd 4 --bs 1m --time 1 --output json");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let opt = &json(&o)["engine"]["options"];
+    let mdts = opt["commands_per_io"].as_str().map(|c| c.parse::<u32>().unwrap());
+    assert!(mdts.is_some_and(|c| c > 1), "1 MiB is above the target's transfer limit: {opt}");
+    assert!(stderr(&o).contains("so SPDK splits each into"), "{}", stderr(&o));
+
+    // Interrupts are PCIe's: refused here in one sentence, and so are polling knobs with them.
+    for (extra, expected) in [
+        ("--engine spdk:interrupt", "SPDK takes interrupts from PCIe controllers only, and"),
+        ("--engine spdk:interrupt --poll-gap 100ns", "has no polling to tune; drop --poll-gap"),
+        ("--engine spdk:bogus", "unknown option 'bogus'; the spdk engine takes interrupt"),
+    ] {
+        let mut args = vec!["run", "--trid", trid, "--ios", "10"];
+        args.extend(extra.split_whitespace());
+        let o = nvmebench(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra}: {}", stderr(&o));
+        assert!(stderr(&o).contains(expected), "{extra}: {}", stderr(&o));
+        assert_eq!(stderr(&o).trim_end().lines().count(), 1, "{extra}: {}", stderr(&o));
     }
 
     // A directory no target listens in: one sentence, exit 2, and nothing left behind.

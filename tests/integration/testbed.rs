@@ -578,6 +578,106 @@ fn spdk_engine_over_pcie_in_the_testbed() {
     assert!(text.contains("exit=137") && text.contains("driver=nvme"), "{text}");
 }
 
+/// SPDK's interrupt mode (`spdk:interrupt`, perf's `-E`) on the emulated controller behind vfio-pci:
+/// reads and a mixed run complete with every I/O stamped, the engine line says how it learns of
+/// completions, and the worker, sleeping in the poll group's wait, burns a fraction of the core
+/// the polled worker spins on at the same depth. `compare` runs the two one after the other (each
+/// attaching the controller with its own options). SPDK's perf -E on the same controller for
+/// reference.
+#[cfg(feature = "spdk")]
+#[test]
+fn spdk_interrupt_mode_over_pcie_in_the_testbed() {
+    if !testbed_ready() {
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_nvmebench");
+    let trid = "trtype:PCIe traddr:0000:00:10.0";
+    let spdk_dir = std::env::var("SPDK_DIR").unwrap_or_default();
+    let perf = format!("{spdk_dir}/bin/spdk_nvme_perf");
+    let mut plan: Vec<(&str, String)> = vec![
+        ("interrupt", format!("{bin} run --engine spdk:interrupt --trid '{trid}' --qd 4 --time 3 --output json")),
+        ("polled", format!("{bin} run --engine spdk --trid '{trid}' --qd 4 --time 3 --output json")),
+        (
+            "mixed",
+            format!(
+                "{bin} run --engine spdk:interrupt --trid '{trid}' --rw randrw --qd 8 --ios 2000 --allow-destroy --output json"
+            ),
+        ),
+        (
+            "compare",
+            format!("{bin} compare --trid '{trid}' --engines spdk,spdk:interrupt --qd 4 --time 2 --output json"),
+        ),
+        ("gap", format!("{bin} run --engine spdk:interrupt --trid '{trid}' --poll-gap 100ns --ios 10")),
+    ];
+    if !spdk_dir.is_empty() && Path::new(&perf).exists() {
+        plan.push((
+            "perf",
+            format!("LD_LIBRARY_PATH={spdk_dir}/lib {perf} -E -q 4 -o 4096 -w randread -t 2 -r '{trid}'"),
+        ));
+    }
+    let o = testbed(
+        &["--iommu", "--hugepages", "256", "--bind", "vfio-pci", "--size", "256M", &guest_script(&plan)],
+        Stdio::piped(),
+    );
+    let out = stdout(&o);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "guest script ended badly\nstdout:\n{out}\nstderr:\n{err}");
+    let s = steps(&out);
+    let step = |n: &str| s.get(n).unwrap_or_else(|| panic!("step {n} missing\nstdout:\n{out}\nstderr:\n{err}"));
+
+    // The share of its measured window the worker's thread was on a CPU.
+    let cpu_share = |j: &serde_json::Value| {
+        let w = &j["results"]["workers"][0]["summary"];
+        w["thread_cpu_ns"].as_f64().unwrap() / w["measured_ns"].as_f64().unwrap()
+    };
+    let (rc, text) = step("interrupt");
+    assert_eq!(*rc, 0, "{text}");
+    let irq = first_json(text);
+    let opt = &irq["engine"]["options"];
+    assert_eq!(irq["config"]["engine"], "spdk:interrupt", "{irq}");
+    assert_eq!(
+        (opt["poll_policy"].as_str(), opt["delay_cmd_submit"].as_str()),
+        (Some("interrupt"), Some("0")),
+        "{opt}"
+    );
+    assert!(irq["engine"]["spdk"].get("busy").is_none(), "no busy time where polls sleep: {}", irq["engine"]);
+    let r = &irq["results"]["total"]["read"];
+    assert!(r["ios"].as_u64().unwrap() > 100 && r["lat_ns"]["min"].as_u64().unwrap() > 0, "{r}");
+    let (rc, text) = step("polled");
+    assert_eq!(*rc, 0, "{text}");
+    let polled = first_json(text);
+    assert!(polled["results"]["total"]["read"]["ios"].as_u64().unwrap() > 100, "{polled}");
+    // The polled worker spins through its window; the interrupt-driven one sleeps most of it.
+    let (irq_cpu, polled_cpu) = (cpu_share(&irq), cpu_share(&polled));
+    assert!(
+        polled_cpu > 0.5 && irq_cpu < polled_cpu / 2.0,
+        "CPU share: interrupt {irq_cpu:.2}, polled {polled_cpu:.2}"
+    );
+
+    let (rc, text) = step("mixed");
+    assert_eq!(*rc, 0, "{text}");
+    let t = &first_json(text)["results"]["total"];
+    assert_eq!(t["read"]["ios"].as_u64().unwrap() + t["write"]["ios"].as_u64().unwrap(), 2000, "{t}");
+    assert_eq!(t["errors"]["total"], 0, "{t}");
+
+    let (rc, text) = step("compare");
+    assert_eq!(*rc, 0, "{text}");
+    let j = first_json(text);
+    let engines: Vec<&str> = j["summary"].as_array().unwrap().iter().map(|c| c["engine"].as_str().unwrap()).collect();
+    assert_eq!(engines, ["spdk", "spdk:interrupt"], "{j}");
+    for c in j["summary"].as_array().unwrap() {
+        assert!(c["iops"].as_f64().unwrap() > 0.0 && c["errors"] == 0, "{c}");
+    }
+
+    let (rc, text) = step("gap");
+    assert_eq!(*rc, 2, "{text}");
+    assert!(text.contains("spdk:interrupt sleeps until a completion arrives and has no polling to tune"), "{text}");
+    if let Some((rc, text)) = s.get("perf") {
+        assert_eq!(*rc, 0, "{text}");
+        assert!(text.contains("Total"), "{text}");
+    }
+}
+
 /// One boot with three emulated controllers: one worker drives all three namespaces (a queue each),
 /// every namespace gets I/O, the per-target counts add up to the total, and telemetry reads each
 /// drive's health log; `compare` runs each engine on all three, and `--verify-state` round-trips

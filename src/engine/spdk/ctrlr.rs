@@ -183,6 +183,12 @@ pub struct NamespaceInfo {
     pub sector_bytes: u32,
     pub sectors: u64,
     pub metadata_bytes: u32,
+    /// The largest transfer one command may carry (the controller's MDTS, or the transport's limit
+    /// if lower); SPDK splits larger I/Os into several commands.
+    pub max_transfer_bytes: u32,
+    /// The namespace's optimal I/O boundary (NOIOB, or a vendor's stripe), 0 for none; SPDK splits
+    /// an I/O that crosses one.
+    pub io_boundary_bytes: u32,
 }
 
 impl NamespaceInfo {
@@ -229,8 +235,9 @@ unsafe impl Send for Controller {}
 unsafe impl Sync for Controller {}
 
 impl Controller {
-    /// Connects to the controller at `spec.trid`.
-    pub fn connect(env: Arc<SpdkEnv>, spec: &TridSpec) -> Result<Controller, SpdkError> {
+    /// Connects to the controller at `spec.trid`, with its interrupts enabled if `interrupts`
+    /// (SPDK's `enable_interrupts`, as perf's `-E` asks; PCIe only).
+    pub fn connect(env: Arc<SpdkEnv>, spec: &TridSpec, interrupts: bool) -> Result<Controller, SpdkError> {
         let trid = parse_trid(&spec.trid)?;
         let mut opts = spdk_sys::spdk_nvme_ctrlr_opts::default();
         let size = std::mem::size_of::<spdk_sys::spdk_nvme_ctrlr_opts>();
@@ -239,6 +246,10 @@ impl Controller {
         // Ask for the largest I/O queues; the driver lowers this to what the controller allows (MQES),
         // and queue pairs inherit it, so deep queue depths never wait on the queue itself.
         opts.io_queue_size = u32::from(u16::MAX);
+        // SAFETY: `opts` is the struct just filled in; the shim sets one field if this SPDK has it.
+        if interrupts && !unsafe { spdk_sys::nvmebench_shim_ctrlr_opts_enable_interrupts(&mut opts) } {
+            return Err(SpdkError::InterruptsUnsupported { version: super::spdk_version() });
+        }
         // SAFETY: `trid` and `opts` are valid for the duration of the call; SPDK copies both.
         let ptr = unsafe { spdk_sys::spdk_nvme_connect(&trid, &opts, size) };
         let ptr = NonNull::new(ptr).ok_or_else(|| SpdkError::Connect { trid: spec.trid.clone() })?;
@@ -271,6 +282,10 @@ impl Controller {
             _env: env,
         };
         c.info.namespaces = c.active_namespaces();
+        if interrupts && !c.interrupts() {
+            // Dropping `c` detaches the controller.
+            return Err(SpdkError::NoInterrupts { trid: spec.trid.clone() });
+        }
         Ok(c)
     }
 
@@ -287,6 +302,9 @@ impl Controller {
                         sector_bytes: spdk_sys::spdk_nvme_ns_get_sector_size(ns.as_ptr()),
                         sectors: spdk_sys::spdk_nvme_ns_get_num_sectors(ns.as_ptr()),
                         metadata_bytes: spdk_sys::spdk_nvme_ns_get_md_size(ns.as_ptr()),
+                        max_transfer_bytes: spdk_sys::spdk_nvme_ns_get_max_io_xfer_size(ns.as_ptr()),
+                        io_boundary_bytes: spdk_sys::spdk_nvme_ns_get_optimal_io_boundary(ns.as_ptr())
+                            .saturating_mul(spdk_sys::spdk_nvme_ns_get_sector_size(ns.as_ptr())),
                     }
                 };
                 out.push(info);
@@ -316,6 +334,20 @@ impl Controller {
         }
         // SAFETY: a live controller; SPDK documents this call as thread safe while it is attached.
         unsafe { spdk_sys::spdk_nvme_ctrlr_process_admin_completions(self.ptr.as_ptr()) };
+    }
+
+    /// The entries of the I/O queues it hands out by default: the most the controller allows (its
+    /// MQES), as asked for at attach.
+    pub fn io_queue_entries(&self) -> u32 {
+        // SAFETY: a live controller; SPDK returns a pointer to the controller's own options, which
+        // live as long as it does and are only read here.
+        unsafe { spdk_sys::spdk_nvme_ctrlr_get_opts(self.ptr.as_ptr()).as_ref() }.map_or(0, |o| o.io_queue_size)
+    }
+
+    /// Whether SPDK enabled the controller's interrupts at attach (asked for by `spdk:interrupt`).
+    pub fn interrupts(&self) -> bool {
+        // SAFETY: a live controller; the shim reads its options.
+        unsafe { spdk_sys::nvmebench_shim_ctrlr_interrupts(self.ptr.as_ptr()) }
     }
 
     /// The keep-alive timeout the controller agreed to, in ms (0: none).

@@ -57,6 +57,20 @@ pub enum SpdkError {
     MixedFormats { sizes: String },
     #[error("cannot allocate {bytes} bytes of DMA memory; reserve more hugepages or raise --mem-size")]
     DmaAlloc { bytes: usize },
+    #[error(
+        "spdk:interrupt needs SPDK 25.05 or newer (this nvmebench was built against {version}); rebuild it against a newer SPDK or use --engine spdk"
+    )]
+    InterruptsUnsupported { version: String },
+    #[error(
+        "SPDK could not enable interrupts on '{trid}' (they need the controller bound to vfio-pci, with MSI-X); bind it with scripts/nvme-bind.sh bind BDF vfio-pci or use --engine spdk"
+    )]
+    NoInterrupts { trid: String },
+}
+
+/// The SPDK version nvmebench was built against, as SPDK spells it (`SPDK v25.09`).
+pub fn spdk_version() -> String {
+    // SAFETY: the shim returns a pointer to a static NUL-terminated string.
+    unsafe { std::ffi::CStr::from_ptr(spdk_sys::nvmebench_shim_version()) }.to_string_lossy().into_owned()
 }
 
 /// One namespace a worker can be given.
@@ -66,6 +80,16 @@ pub struct NsRef {
     pub nsid: u32,
     pub sector_bytes: u32,
     pub sectors: u64,
+    pub max_transfer_bytes: u32,
+    pub io_boundary_bytes: u32,
+}
+
+impl NsRef {
+    /// How many commands SPDK may make of one I/O of `io_bytes` at offsets aligned to
+    /// `align_bytes` on this namespace (see [`commands_per_io`]).
+    pub fn commands_per_io(&self, io_bytes: u32, align_bytes: u64) -> u32 {
+        commands_per_io(io_bytes, self.max_transfer_bytes, self.io_boundary_bytes, align_bytes)
+    }
 }
 
 /// How often the admin queues are polled, given the controllers' keep-alive timeouts (ms, 0 for
@@ -135,13 +159,14 @@ impl Drop for SpdkSession {
 }
 
 impl SpdkSession {
-    /// Starts the environment and attaches each `--trid`, selecting `ns:N` or every active namespace.
-    pub fn attach(env_opts: &EnvOptions, trids: &[TridSpec]) -> Result<SpdkSession, SpdkError> {
+    /// Starts the environment and attaches each `--trid`, selecting `ns:N` or every active namespace;
+    /// with `interrupts`, each controller's interrupts enabled (`spdk:interrupt`).
+    pub fn attach(env_opts: &EnvOptions, trids: &[TridSpec], interrupts: bool) -> Result<SpdkSession, SpdkError> {
         let env = SpdkEnv::init(env_opts)?;
         let mut controllers = Vec::new();
         let mut namespaces = Vec::new();
         for spec in trids {
-            let c = Arc::new(Controller::connect(env.clone(), spec)?);
+            let c = Arc::new(Controller::connect(env.clone(), spec, interrupts)?);
             let selected: Vec<_> = match spec.nsid {
                 Some(n) => {
                     let ns =
@@ -171,6 +196,8 @@ impl SpdkSession {
                 nsid: ns.nsid,
                 sector_bytes: ns.sector_bytes,
                 sectors: ns.sectors,
+                max_transfer_bytes: ns.max_transfer_bytes,
+                io_boundary_bytes: ns.io_boundary_bytes,
             }));
             controllers.push(c);
         }
@@ -212,6 +239,56 @@ impl SpdkSession {
         self.controllers.iter().map(|c| c.info.clone()).collect()
     }
 
+    /// What SPDK will do to a run of `queue_depth` I/Os of up to `max_io_bytes` that the device
+    /// does not see, one sentence each, as perf warns: I/Os SPDK splits into several commands (above
+    /// the controller's MDTS, or across an I/O boundary), and a depth whose commands do not all fit
+    /// in the I/O queue, the rest waiting in SPDK's software queue.
+    pub fn queue_warnings(&self, queue_depth: u32, max_io_bytes: u32, options: &SpdkOptions) -> Vec<String> {
+        let mut out = Vec::new();
+        for ns in &self.namespaces {
+            let c = &ns.ctrlr.info;
+            let memory = queues_in_memory(&c.transport);
+            let entries = if options.io_queue_size > 0 { options.io_queue_size } else { ns.ctrlr.io_queue_entries() };
+            let commands = ns.commands_per_io(max_io_bytes, options.align_bytes);
+            let by_size = commands_per_io(max_io_bytes, ns.max_transfer_bytes, 0, 0);
+            let name = format!("{} ns:{}", c.trid, ns.nsid);
+            if by_size > 1 {
+                out.push(format!(
+                    "I/Os of {} are larger than one command of {name} carries ({}, its MDTS), so SPDK splits each into {commands} commands",
+                    crate::units::format_size(u64::from(max_io_bytes)),
+                    crate::units::format_size(u64::from(ns.max_transfer_bytes))
+                ));
+            } else if commands > by_size {
+                out.push(format!(
+                    "I/Os of {} can cross {name}'s {} I/O boundary, where SPDK splits them in two",
+                    crate::units::format_size(u64::from(max_io_bytes)),
+                    crate::units::format_size(u64::from(ns.io_boundary_bytes))
+                ));
+            }
+            let holds = queue_holds(memory, entries);
+            let needed = u64::from(queue_depth) * u64::from(commands);
+            if needed > u64::from(holds) {
+                let kept = if memory {
+                    format!("{entries} entries less SPDK's cap of {} completions per poll", entries - holds)
+                } else {
+                    format!("{entries} entries less one")
+                };
+                let fix = if options.io_queue_size > 0 && options.io_queue_size < ns.ctrlr.io_queue_entries() {
+                    "lower --qd or raise --io-queue-size"
+                } else if commands > 1 {
+                    "lower --qd or the block size"
+                } else {
+                    "lower --qd"
+                };
+                out.push(format!(
+                    "--qd {queue_depth} needs {needed} commands outstanding and the I/O queue of {name} holds {holds} ({kept}), so SPDK queues the rest in software and the device sees a depth of {}; {fix}",
+                    device_queue_depth(queue_depth, commands, holds),
+                ));
+            }
+        }
+        out
+    }
+
     /// A description for reports: `trid ns:N` of each selected namespace.
     pub fn describe(&self) -> String {
         self.namespaces.iter().map(|n| format!("{} ns:{}", n.ctrlr.info.trid, n.nsid)).collect::<Vec<_>>().join("; ")
@@ -237,14 +314,25 @@ pub struct SpdkOptions {
     pub inject: Option<(bool, u32, u8, u8)>,
     /// I/O queue entries (0: as many as the controller allows, like perf).
     pub io_queue_size: u32,
-    /// Completions reaped per poll at most (0: [`default_max_completions`] of the queue depth).
-    pub max_completions: u32,
+    /// `--poll-policy` (`None`: [`PollPolicy::default_for`] the transport).
+    pub poll_policy: Option<PollPolicy>,
+    /// `--max-completions`: completions reaped per poll at most, over the policy's.
+    pub max_completions: Option<u32>,
     /// Ring the submission doorbell once per poll (SPDK's `delay_cmd_submit`, perf's choice) rather
     /// than with every command: one doorbell write per poll for everything queued since the last.
     pub delay_cmd_submit: bool,
-    /// The worker's wait between polls that found nothing while more than one command is
-    /// outstanding (see `idle_poll_gap_ns`; `None`: [`default_poll_gap_ns`] of the transport).
+    /// `--poll-gap`: the worker's wait between polls that found nothing while more than one command
+    /// is outstanding (see `idle_poll_gap_ns`), over the policy's.
     pub poll_gap_ns: Option<u32>,
+    /// `spdk:interrupt`: the controllers were attached with interrupts enabled, and a worker with
+    /// nothing to reap sleeps until its queue pair's interrupt (perf's `-E`).
+    pub interrupt: bool,
+    /// The workload's offset alignment, for how many commands SPDK makes of an I/O (0: unknown,
+    /// taken as unaligned).
+    pub align_bytes: u64,
+    /// The workload writes: each queue pair keeps spare buffers for writes queued from completion
+    /// callbacks (see `Engine::write_spares`).
+    pub writes: bool,
 }
 
 pub struct SpdkBuilder {
@@ -288,22 +376,23 @@ struct Submitter {
 }
 
 impl Submitter {
-    /// Queues `op` in `slot`; SPDK's return code.
+    /// Queues `op` in `slot`, with buffer `buf` (the slot's own, see [`Spares`]); SPDK's return code.
     ///
     /// # Safety
     /// On the engine's thread, with the engine (its namespace, queue pair, buffers and slot
-    /// contexts) alive, and `slot` free: below the queue depth, its previous command completed.
+    /// contexts) alive, `slot` free (below the queue depth, its previous command completed) and
+    /// `buf` one of the allocation's buffers that no command in flight uses.
     #[inline]
-    unsafe fn queue(&self, slot: u32, op: &IoOp) -> i32 {
+    unsafe fn queue(&self, slot: u32, buf: u32, op: &IoOp) -> i32 {
         let lba = op.offset >> self.sector_shift;
         let count = op.len >> self.sector_shift;
         let (ns, qp, cb) = (self.ns, self.qpair, Some(on_complete as _));
         // SAFETY (every arm), per this function's contract: ns and qpair are live and this thread's;
-        // the slot's buffer (inside the allocation, `slot` being below the depth) is large enough
-        // for `op.len` and untouched until the completion; its context outlives the command;
-        // `on_complete` matches spdk_nvme_cmd_cb.
+        // the buffer (inside the allocation) is large enough for `op.len` and untouched until the
+        // completion; the slot's context outlives the command; `on_complete` matches
+        // spdk_nvme_cmd_cb.
         unsafe {
-            let buf = self.bufs.add(slot as usize * self.slot_bytes).cast::<c_void>();
+            let buf = self.bufs.add(buf as usize * self.slot_bytes).cast::<c_void>();
             let arg = self.ctx.add(slot as usize).cast_mut().cast::<c_void>();
             match op.dir {
                 Direction::Read => spdk_sys::spdk_nvme_ns_cmd_read(ns, qp, buf, lba, count, cb, arg, 0),
@@ -338,8 +427,71 @@ struct Ring {
     /// A next command SPDK refused outright: the queue pair is unusable.
     refused: Option<i32>,
     submit: Submitter,
+    spares: Spares,
     /// A panic of the handler, caught so it does not unwind through C, resumed after it.
     panic: Option<Box<dyn std::any::Any + Send>>,
+}
+
+/// Which buffer each slot's command uses, and the spare buffers writes queued from completion
+/// callbacks go out in (`Engine::write_spares`): such a write takes a spare the worker prepared
+/// ahead (its pattern restored and its stamp written while the device worked), and the slot's own
+/// buffer becomes a spare to prepare after the poll, so a callback never fills a buffer. Without
+/// spares (workloads that do not write) every slot keeps its own buffer and none of this is used.
+struct Spares {
+    /// Per slot, its buffer (empty: the slot's own index, no spares).
+    map: Box<[u32]>,
+    /// Per buffer, whether a read landed in it since it was last prepared (or it never was).
+    dirty: Box<[bool]>,
+    /// Spares prepared and free, taken in order.
+    prepared: Vec<u32>,
+    /// Spares waiting to be prepared.
+    to_prepare: Vec<u32>,
+}
+
+impl Spares {
+    /// `count` spares beside `slots` buffers (none: no map at all).
+    fn new(slots: u32, count: u32) -> Spares {
+        if count == 0 {
+            return Spares { map: Box::new([]), dirty: Box::new([]), prepared: Vec::new(), to_prepare: Vec::new() };
+        }
+        Spares {
+            map: (0..slots).collect(),
+            // The engine's own pseudo-random fill is not the worker's pattern.
+            dirty: vec![true; (slots + count) as usize].into_boxed_slice(),
+            prepared: Vec::with_capacity(count as usize),
+            to_prepare: (slots..slots + count).rev().collect(),
+        }
+    }
+
+    /// The buffer of `slot` for a command of `dir` queued the ordinary way (its buffer as the
+    /// worker filled it); a read marks it dirty.
+    #[inline]
+    fn buffer_of(&mut self, slot: u32, dir: Direction) -> u32 {
+        if self.map.is_empty() {
+            return slot;
+        }
+        let b = self.map[slot as usize];
+        if dir == Direction::Read {
+            self.dirty[b as usize] = true;
+        }
+        b
+    }
+
+    /// The buffer for a command queued from a completion callback: a write takes the next prepared
+    /// spare (the worker hands over no more writes there than it has prepared), and the slot's old
+    /// buffer waits to be prepared.
+    #[inline]
+    fn refill_buffer(&mut self, slot: u32, dir: Direction) -> u32 {
+        if dir == Direction::Write {
+            if let Some(spare) = self.prepared.pop() {
+                let old = std::mem::replace(&mut self.map[slot as usize], spare);
+                self.to_prepare.push(old);
+                return spare;
+            }
+            debug_assert!(self.map.is_empty(), "the worker hands over a write only with a spare prepared for it");
+        }
+        self.buffer_of(slot, dir)
+    }
 }
 
 /// Runs on the worker's thread inside `spdk_nvme_qpair_process_completions`.
@@ -367,9 +519,10 @@ extern "C" fn on_complete(arg: *mut c_void, cpl: *const spdk_sys::spdk_nvme_cpl)
         match std::panic::catch_unwind(call) {
             Ok(Some(op)) => {
                 // Queued before SPDK rings this pass's doorbells, as perf submits from its callback.
+                let buf = ring.spares.refill_buffer(slot, op.dir);
                 // SAFETY: on the engine's thread inside its own poll; this slot's command has just
-                // completed, so its buffer and context are free.
-                match unsafe { ring.submit.queue(slot, &op) } {
+                // completed, so its buffer (or the prepared spare it took) and context are free.
+                match unsafe { ring.submit.queue(slot, buf, &op) } {
                     0 => {}
                     rc if rc == -libc::ENOMEM => ring.bounced.push((slot, op)),
                     rc => ring.refused = Some(rc),
@@ -429,14 +582,34 @@ pub struct SpdkEngine {
     _ctx: Box<[SlotCtx]>,
     ring: Box<Ring>,
     bufs: DmaBuf,
+    /// The submission queue's ring, where the queues are memory: allocated here so that it sits
+    /// on the controller's NUMA node (SPDK puts the completion queue there itself, and the
+    /// submission queue on any node). Freed after the qpair, which SPDK never frees it with.
+    _sq: Option<DmaBuf>,
     ns_ref: NsRef,
+    queue_depth: u32,
     entries: u32,
-    max_completions: u32,
+    polling: Polling,
     delay_cmd_submit: bool,
-    poll_gap_ns: u32,
+    /// SPDK perf's `-E`: the next poll sleeps in the poll group's wait (see `wait`).
+    interrupt: bool,
+    /// Set by `wait` in interrupt mode: the next poll sleeps until an interrupt.
+    armed: bool,
+    /// What the device sees of the queue depth (see [`device_queue_depth`]), and the facts behind it.
+    device_qd: u32,
+    commands_per_io: u32,
+    holds: u32,
+    /// Buffers beside the slots' for writes queued from callbacks (see [`Spares`]).
+    spare_count: u32,
+    /// Where this lane's memory and core are (NUMA nodes), for the report.
+    facts: Vec<(String, String)>,
     /// The controller's reset count when this queue pair was last known connected.
     reset_generation: u64,
 }
+
+/// The longest a worker sleeps in interrupt mode before it looks at the clock again (the stop,
+/// the drain timeout, interval boundaries): a device that stops answering is noticed within it.
+const WAIT_TIMEOUT_MS: i32 = 10;
 
 impl SpdkEngine {
     fn new(
@@ -450,6 +623,8 @@ impl SpdkEngine {
         let ctrlr = ns_ref.ctrlr.as_ptr();
         let ns =
             ns_ref.ctrlr.ns(ns_ref.nsid).ok_or_else(|| setup("looking up the namespace", io::Error::other("gone")))?;
+        let memory_queues = queues_in_memory(&ns_ref.ctrlr.info.transport);
+        let numa = ns_ref.ctrlr.info.numa_node.unwrap_or(-1);
         let mut opts = spdk_sys::spdk_nvme_io_qpair_opts::default();
         let size = std::mem::size_of::<spdk_sys::spdk_nvme_io_qpair_opts>();
         // SAFETY: a live controller and an opts struct writable for `size` bytes.
@@ -458,9 +633,30 @@ impl SpdkEngine {
         if options.io_queue_size > 0 {
             opts.io_queue_size = options.io_queue_size;
         }
-        opts.io_queue_requests = opts.io_queue_requests.max(queue_depth * 2);
-        let delay_cmd_submit = options.delay_cmd_submit;
+        let entries = opts.io_queue_size;
+        let commands = ns_ref.commands_per_io(max_io_bytes, options.align_bytes);
+        // Each I/O SPDK splits takes a request of its own besides its children's (as perf sizes it).
+        let per_io = if commands > 1 { commands + 1 } else { 1 };
+        opts.io_queue_requests = opts.io_queue_requests.max(queue_depth * per_io * 2);
+        // SPDK refuses delayed doorbells with interrupts: a command's doorbell is rung as it is
+        // queued, since no poll follows to ring it (perf -E turns them off too).
+        let delay_cmd_submit = options.delay_cmd_submit && !options.interrupt;
         opts.__bindgen_anon_1.delay_cmd_submit = delay_cmd_submit;
+        let sq = if memory_queues {
+            let bytes = entries as usize * 64;
+            let align = bytes.next_power_of_two().max(4096);
+            Some(
+                DmaBuf::ring(bytes, align, numa)
+                    .map_err(|e| setup("allocating the submission queue", io::Error::other(e.to_string())))?,
+            )
+        } else {
+            None
+        };
+        if let Some(sq) = &sq {
+            opts.sq.vaddr = sq.slot_ptr(0).cast();
+            opts.sq.paddr = 0;
+            opts.sq.buffer_size = (entries as usize * 64) as u64;
+        }
         let group = if options.inject.is_none() {
             // Connected below, once it is in its poll group.
             opts.create_only = true;
@@ -468,7 +664,8 @@ impl SpdkEngine {
         } else {
             None
         };
-        // SAFETY: a live controller; opts valid for the call (SPDK copies it).
+        // SAFETY: a live controller; opts valid for the call (SPDK copies it; the submission queue's
+        // memory it points to lives in `sq`, which the engine keeps past the qpair).
         let qp = unsafe { spdk_sys::spdk_nvme_ctrlr_alloc_io_qpair(ctrlr, &opts, size) };
         let qpair = NonNull::new(qp).ok_or_else(|| {
             setup(
@@ -476,20 +673,21 @@ impl SpdkEngine {
                 io::Error::other(format!("the controller refused a queue of {} entries", opts.io_queue_size)),
             )
         })?;
-        if let Err(e) = group.as_ref().map_or(Ok(()), |g| g.connect(ctrlr, qpair)) {
+        // From here on, a failure frees the qpair (before `sq` drops).
+        let free_qpair = |e| {
             // SAFETY: the qpair was just allocated and has no commands.
             unsafe { spdk_sys::spdk_nvme_ctrlr_free_io_qpair(qpair.as_ptr()) };
-            return Err(setup("connecting an I/O queue pair", e));
-        }
-        let numa = ns_ref.ctrlr.info.numa_node.unwrap_or(-1);
-        let bufs = match DmaBuf::new(queue_depth as usize, max_io_bytes as usize, numa, seed) {
-            Ok(b) => b,
-            Err(e) => {
-                // SAFETY: the qpair was just allocated and has no commands.
-                unsafe { spdk_sys::spdk_nvme_ctrlr_free_io_qpair(qpair.as_ptr()) };
-                return Err(setup("allocating DMA buffers", io::Error::other(e.to_string())));
-            }
+            e
         };
+        if let Err(e) = group.as_ref().map_or(Ok(()), |g| g.connect(ctrlr, qpair)) {
+            return Err(free_qpair(setup("connecting an I/O queue pair", e)));
+        }
+        let polling = Polling::resolve(&options, &ns_ref.ctrlr.info.transport, queue_depth, entries);
+        // A poll refills at most as many slots as it reaps: that many spares cover every write
+        // queued from its callbacks.
+        let spare_count = if options.writes { queue_depth.min(polling.applied) } else { 0 };
+        let bufs = DmaBuf::new((queue_depth + spare_count) as usize, max_io_bytes as usize, numa, seed)
+            .map_err(|e| free_qpair(setup("allocating DMA buffers", io::Error::other(e.to_string()))))?;
         if let Some((write, count, sct, sc)) = options.inject {
             let opc = if write { 0x01 } else { 0x02 };
             // SAFETY: a live controller and the qpair just allocated from it; plain values otherwise.
@@ -497,9 +695,7 @@ impl SpdkEngine {
                 spdk_sys::spdk_nvme_qpair_add_cmd_error_injection(ctrlr, qpair.as_ptr(), opc, true, 0, count, sct, sc)
             };
             if rc != 0 {
-                // SAFETY: the qpair has no commands yet.
-                unsafe { spdk_sys::spdk_nvme_ctrlr_free_io_qpair(qpair.as_ptr()) };
-                return Err(setup("adding error injection", io::Error::from_raw_os_error(-rc)));
+                return Err(free_qpair(setup("adding error injection", io::Error::from_raw_os_error(-rc))));
             }
         }
         let mut ring = Box::new(Ring {
@@ -519,13 +715,27 @@ impl SpdkEngine {
                 sector_shift: ns_ref.sector_bytes.trailing_zeros(),
             },
             panic: None,
+            spares: Spares::new(queue_depth, spare_count),
         });
         let ring_ptr: *mut Ring = &mut *ring;
         let ctx: Box<[SlotCtx]> = (0..queue_depth).map(|slot| SlotCtx { ring: ring_ptr, slot }).collect();
         ring.submit.ctx = ctx.as_ptr();
         ns_ref.ctrlr.gate.join();
         let reset_generation = ns_ref.ctrlr.gate.generation();
-        let memory_queues = queues_in_memory(&ns_ref.ctrlr.info.transport);
+        let holds = queue_holds(memory_queues, entries);
+        let node = |n: Option<i32>| n.map_or("unknown".to_string(), |n| n.to_string());
+        // SAFETY: plain libc call; the worker is pinned already (engines are built on their core).
+        let cpu = unsafe { libc::sched_getcpu() };
+        let mut facts = vec![
+            ("controller".to_string(), ns_ref.ctrlr.info.trid.clone()),
+            ("controller_node".to_string(), node(ns_ref.ctrlr.info.numa_node)),
+            ("core".to_string(), cpu.to_string()),
+            ("core_node".to_string(), node(usize::try_from(cpu).ok().and_then(dma::node_of_cpu))),
+            ("buffer_node".to_string(), node(bufs.node())),
+        ];
+        if let Some(sq) = &sq {
+            facts.push(("sq_node".to_string(), node(sq.node())));
+        }
         Ok(SpdkEngine {
             reset_generation,
             qpair,
@@ -533,15 +743,19 @@ impl SpdkEngine {
             _ctx: ctx,
             ring,
             bufs,
+            _sq: sq,
             ns_ref,
-            entries: opts.io_queue_size,
-            max_completions: if options.max_completions == 0 {
-                default_max_completions(queue_depth, memory_queues)
-            } else {
-                options.max_completions
-            },
+            queue_depth,
+            entries,
+            polling,
             delay_cmd_submit,
-            poll_gap_ns: options.poll_gap_ns.unwrap_or_else(|| default_poll_gap_ns(memory_queues)),
+            interrupt: options.interrupt,
+            armed: false,
+            device_qd: device_queue_depth(queue_depth, commands, holds),
+            commands_per_io: commands,
+            holds,
+            spare_count,
+            facts,
         })
     }
 }
@@ -565,8 +779,10 @@ impl SpdkEngine {
         let mut kept = 0;
         for i in 0..self.ring.bounced.len() {
             let (slot, op) = self.ring.bounced[i];
+            // The buffer it was first queued with (a spare it took stays the slot's).
+            let buf = self.ring.spares.buffer_of(slot, op.dir);
             // SAFETY: this thread's engine, alive; the slot's previous command completed.
-            if unsafe { self.ring.submit.queue(slot, &op) } != 0 {
+            if unsafe { self.ring.submit.queue(slot, buf, &op) } != 0 {
                 self.ring.bounced[kept] = (slot, op);
                 kept += 1;
             }
@@ -575,19 +791,29 @@ impl SpdkEngine {
     }
 
     /// Lets SPDK process completions with the handler `poll` or `poll_refill` installed, then
-    /// removes it.
+    /// removes it. In interrupt mode, after `wait`, it sleeps until the queue pair's interrupt first.
     #[inline]
     fn process(&mut self, max: u32) -> Result<(), EngineError> {
-        let limit = max.min(self.max_completions);
+        // No limit of ours (perf's policy) only when the caller takes all there can be.
+        let limit = match self.polling.limit {
+            0 if max >= self.queue_depth => 0,
+            0 => max,
+            l => l.min(max),
+        };
         self.ring.reaped = 0;
         self.ring.refilled = 0;
-        // SAFETY: the group and its one qpair are live and used only by this thread; callbacks run
-        // before this returns and reach the ring only through the slot contexts (no Rust reference
-        // to it is held here).
-        let rc = unsafe {
-            match &self.group {
-                Some(g) => g.process(limit),
-                None => spdk_sys::spdk_nvme_qpair_process_completions(self.qpair.as_ptr(), limit),
+        let rc = if self.armed {
+            self.armed = false;
+            self.sleep()
+        } else {
+            // SAFETY: the group and its one qpair are live and used only by this thread; callbacks
+            // run before this returns and reach the ring only through the slot contexts (no Rust
+            // reference to it is held here).
+            unsafe {
+                match &self.group {
+                    Some(g) => g.process(limit),
+                    None => spdk_sys::spdk_nvme_qpair_process_completions(self.qpair.as_ptr(), limit),
+                }
             }
         };
         self.ring.handler = None;
@@ -599,6 +825,29 @@ impl SpdkEngine {
             self.reconnect_after_reset(rc)?;
         }
         Ok(())
+    }
+
+    /// Interrupt mode: sleeps in the poll group's wait until the queue pair's interrupt (or
+    /// [`WAIT_TIMEOUT_MS`]); SPDK's handler then processes its completions, which reach the
+    /// installed handler exactly as a poll's do. A wake that brought none (the timeout, a wake whose
+    /// completions an earlier poll took, the group's disconnect event) looks at the queue pair
+    /// the polled way, which also hears of a queue pair that failed. A completion count or 0, or a
+    /// negative errno as `PollGroup::process` returns.
+    #[cold]
+    #[inline(never)]
+    fn sleep(&mut self) -> i32 {
+        let g = self.group.as_ref().expect("interrupt mode refuses error injection, so the engine has its poll group");
+        // SAFETY: a live group whose one qpair is this thread's; callbacks reach the ring only
+        // through the slot contexts, as in `process`.
+        let rc = unsafe { spdk_sys::nvmebench_shim_poll_group_wait(g.ptr.as_ptr(), WAIT_TIMEOUT_MS) };
+        if rc < 0 && rc != -libc::EINTR {
+            return rc;
+        }
+        if self.ring.reaped > 0 {
+            return self.ring.reaped as i32;
+        }
+        // SAFETY: as above.
+        unsafe { g.process(0) }
     }
 
     /// A failed queue pair after a reset of its controller: fabrics queue pairs come back
@@ -632,8 +881,87 @@ pub fn queues_in_memory(transport: &str) -> bool {
     transport.eq_ignore_ascii_case("pcie") || transport.eq_ignore_ascii_case("vfiouser")
 }
 
-/// How many completions one poll reaps by default: half the queue depth, at least one, and over a
-/// fabric a sixteenth of the depth more. A poll hands each completed slot's successor over in its
+/// How a worker polls its queue pair: how many completions one poll may reap, and whether it waits
+/// after a poll that found nothing (`--poll-policy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PollPolicy {
+    /// SPDK perf's: polls back to back, each reaping as many completions as SPDK allows (perf's
+    /// `-C 0`: SPDK's own cap, a quarter of the queue's entries and at most 128 where the queues are
+    /// memory, every outstanding command over a fabric).
+    Perf,
+    /// Tuned on emulated controllers: half the queue depth per poll ([`tuned_max_completions`]) and,
+    /// where the queues are memory, 100 ns between a poll that found nothing and the next.
+    Tuned,
+}
+
+impl PollPolicy {
+    /// The default: perf's where the queues are memory (PCIe, vfio-user), tuned over a fabric.
+    ///
+    /// Where the queues are memory, the tuned policy's figures come from emulated controllers only
+    /// (SPDK's vfio-user null target, whose controller is a CPU core of the same machine, and QEMU):
+    /// its gap leaves alone completion-queue lines a core-emulated controller is writing, which a
+    /// real drive posts by DMA, and re-measured on a faster host it moved one depth by half and
+    /// none elsewhere (QD1 0.97x, QD32 1.49x, QD128 0.98x perf's IOPS; 5 rounds). So the default
+    /// is perf's. Over a fabric the tuned bound stays the default because what it avoids is
+    /// physical and was measured as such: a batch split at the bound sends its remainder's
+    /// successors as a TCP segment of their own, which the target pays for in NET_RX softirqs on its
+    /// core (see [`tuned_max_completions`]).
+    pub fn default_for(memory_queues: bool) -> PollPolicy {
+        if memory_queues { PollPolicy::Perf } else { PollPolicy::Tuned }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PollPolicy::Perf => "perf",
+            PollPolicy::Tuned => "tuned",
+        }
+    }
+}
+
+/// The per-poll cap SPDK 25.09 applies to a queue pair of `entries` entries when asked for `limit`
+/// completions (0: no limit of the caller's). Where the queues are memory (the PCIe transport, which
+/// vfio-user shares), SPDK caps every poll at a quarter of the entries, at least 1 and at most 128,
+/// so that the completion doorbell cannot wrap (`max_completions_cap` in nvme_pcie_common.c), and
+/// takes a caller's limit only below it. Over TCP and RDMA a queue pair holds `entries - 1`
+/// commands and a poll reaps at most that many.
+pub fn spdk_applied_max_completions(memory_queues: bool, entries: u32, limit: u32) -> u32 {
+    let cap = if memory_queues { (entries / 4).clamp(1, 128) } else { entries.saturating_sub(1).max(1) };
+    if limit == 0 { cap } else { limit.min(cap) }
+}
+
+/// How many commands a queue pair of `entries` entries keeps outstanding at the device; the rest
+/// wait in SPDK's software queue. Where the queues are memory, SPDK keeps back as many entries as a
+/// poll may reap (its cap, see [`spdk_applied_max_completions`]), so the completion queue can never
+/// overflow: `entries - cap` trackers (perf warns against the same). Over a fabric, `entries - 1`.
+pub fn queue_holds(memory_queues: bool, entries: u32) -> u32 {
+    if memory_queues {
+        entries.saturating_sub(spdk_applied_max_completions(true, entries, 0)).max(1)
+    } else {
+        entries.saturating_sub(1).max(1)
+    }
+}
+
+/// How many commands SPDK may make of one I/O of `io_bytes` at offsets aligned to `align_bytes`:
+/// one per `max_transfer_bytes` (the controller's MDTS, or the transport's limit) or part of it,
+/// and where the namespace has an I/O boundary (`boundary_bytes`, 0 for none) that such an I/O can
+/// cross, one more (SPDK splits there too; perf counts the same one more). An I/O at most a
+/// boundary long, dividing it and aligned to its own size never crosses one.
+pub fn commands_per_io(io_bytes: u32, max_transfer_bytes: u32, boundary_bytes: u32, align_bytes: u64) -> u32 {
+    let by_size = if max_transfer_bytes == 0 { 1 } else { io_bytes.div_ceil(max_transfer_bytes).max(1) };
+    let io = u64::from(io_bytes.max(1));
+    let b = u64::from(boundary_bytes);
+    let crosses = b > 0 && !(io <= b && b % io == 0 && align_bytes > 0 && align_bytes % io == 0);
+    by_size + u32::from(crosses)
+}
+
+/// The queue depth the device can see, in I/Os: `queue_depth`, or fewer when its commands
+/// (`commands` per I/O) do not all fit in what the queue pair holds.
+pub fn device_queue_depth(queue_depth: u32, commands: u32, holds: u32) -> u32 {
+    queue_depth.min(holds / commands.max(1)).max(1)
+}
+
+/// The tuned bound on completions per poll: half the queue depth, at least one, and over a fabric
+/// a sixteenth of the depth more. A poll hands each completed slot's successor over in its
 /// callback, and SPDK rings the doorbell for all of them when the poll returns; reaping a whole
 /// queue's completions in one poll holds the first successors back until the last completion has
 /// been handled, so the controller idles while the initiator works and the initiator idles while
@@ -642,10 +970,13 @@ pub fn queues_in_memory(transport: &str) -> bool {
 /// Measured over vfio-user (null target, 4 alternating 3 s rounds against spdk_nvme_perf -L at its
 /// default of no bound): a whole queue per poll gave 0.97-0.99x perf's IOPS at QD2 to QD64; half
 /// the depth gave QD2 1.24x, QD4 1.36x, QD8 1.21x, QD16 1.15x, QD32 1.10x (1.01-1.02x against perf
-/// given the same bound with `-C`), QD64 1.07x; QD128 is bound by the target either way. Over
-/// NVMe/TCP, where the successors are capsules sent at the next poll, the same holds below the
-/// target's saturation (loopback target, 4 alternating 3 s rounds against perf: half the depth
-/// 1.14x perf's IOPS at QD8 and 1.36x at QD16, a whole queue 1.01x at both).
+/// given the same bound with `-C`), QD64 1.07x; QD128 is bound by the target either way. Those are
+/// an emulated controller's figures (its controller runs on a core of the same machine), and on
+/// a faster host they no longer held (see [`PollPolicy::default_for`]), so where the queues are
+/// memory this is an option (`--poll-policy tuned`), not the default. Over NVMe/TCP, where the
+/// successors are capsules sent at the next poll, the same holds below the target's saturation
+/// (loopback target, 4 alternating 3 s rounds against perf: half the depth 1.14x perf's IOPS at QD8
+/// and 1.36x at QD16, a whole queue 1.01x at both).
 ///
 /// The fabric's sixteenth: the two batches a half bound makes are not exactly halves. Counted per
 /// poll over the loopback TCP target at QD32 with no bound, they settled at 15 and 17; a bound of
@@ -659,17 +990,63 @@ pub fn queues_in_memory(transport: &str) -> bool {
 /// IOPS as a ratio of perf's: QD16 1.344x (half 1.357x), QD32 1.035x (0.986x), QD64 1.008x
 /// (1.012x), QD128 1.019x (1.013x). Where the queues are memory a split batch costs one more
 /// doorbell write, not a segment, and the half stays (vfio-user, the same rounds: level at QD16
-/// and QD128). `--max-completions` overrides either.
-pub fn default_max_completions(queue_depth: u32, memory_queues: bool) -> u32 {
+/// and QD128).
+pub fn tuned_max_completions(queue_depth: u32, memory_queues: bool) -> u32 {
     let slack = if memory_queues { 0 } else { queue_depth / 16 };
     (queue_depth / 2 + slack).max(1)
 }
 
-/// The default wait between polls that found nothing (see `idle_poll_gap_ns`): 100 ns where the
+/// The tuned wait between polls that found nothing (see `idle_poll_gap_ns`): 100 ns where the
 /// completion queue is memory the controller writes, none over a fabric, where a poll reads a
 /// socket and there is no completion-queue line to leave alone.
-pub fn default_poll_gap_ns(memory_queues: bool) -> u32 {
+pub fn tuned_poll_gap_ns(memory_queues: bool) -> u32 {
     if memory_queues { 100 } else { 0 }
+}
+
+/// The polling one queue pair runs with, and the numbers SPDK applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Polling {
+    /// What the engine line calls it: `perf`, `tuned`, `custom` (a policy with `--max-completions`
+    /// or `--poll-gap` changing one of its numbers) or `interrupt`.
+    pub label: &'static str,
+    /// The limit passed to SPDK per poll (0: none of ours, SPDK's own cap, as perf passes).
+    pub limit: u32,
+    /// What SPDK actually reaps per poll at most.
+    pub applied: u32,
+    /// Spin between a poll that found nothing and the next.
+    pub gap_ns: u32,
+}
+
+impl Polling {
+    /// The polling of `options` on a queue pair of `entries` entries over `transport`, at
+    /// `queue_depth`.
+    pub fn resolve(options: &SpdkOptions, transport: &str, queue_depth: u32, entries: u32) -> Polling {
+        let memory = queues_in_memory(transport);
+        if options.interrupt {
+            // SPDK's interrupt handler processes each queue pair with no limit of the caller's.
+            return Polling {
+                label: "interrupt",
+                limit: 0,
+                applied: spdk_applied_max_completions(memory, entries, 0),
+                gap_ns: 0,
+            };
+        }
+        let policy = options.poll_policy.unwrap_or_else(|| PollPolicy::default_for(memory));
+        let (limit, gap_ns) = match policy {
+            PollPolicy::Perf => (0, 0),
+            PollPolicy::Tuned => (tuned_max_completions(queue_depth, memory), tuned_poll_gap_ns(memory)),
+        };
+        let custom =
+            options.max_completions.is_some_and(|m| m != limit) || options.poll_gap_ns.is_some_and(|g| g != gap_ns);
+        let limit = options.max_completions.unwrap_or(limit);
+        let gap_ns = options.poll_gap_ns.unwrap_or(gap_ns);
+        Polling {
+            label: if custom { "custom" } else { policy.name() },
+            limit,
+            applied: spdk_applied_max_completions(memory, entries, limit),
+            gap_ns,
+        }
+    }
 }
 
 #[cold]
@@ -685,8 +1062,9 @@ fn runtime(what: &'static str, rc: i32) -> EngineError {
 impl Engine for SpdkEngine {
     #[inline]
     fn queue(&mut self, slot: u32, op: &IoOp) -> Result<Queued, EngineError> {
+        let buf = self.ring.spares.buffer_of(slot, op.dir);
         // SAFETY: this thread's engine, alive; the caller guarantees the slot is free.
-        match unsafe { self.ring.submit.queue(slot, op) } {
+        match unsafe { self.ring.submit.queue(slot, buf, op) } {
             0 => Ok(Queued::Ok),
             rc if rc == -libc::ENOMEM => Ok(Queued::Busy),
             rc => Err(runtime("submitting a command", rc)),
@@ -696,6 +1074,15 @@ impl Engine for SpdkEngine {
     /// With delayed doorbells, commands are rung in at the next poll; otherwise each command rang
     /// its own. Either way there is nothing to do here.
     fn submit(&mut self) -> Result<(), EngineError> {
+        Ok(())
+    }
+
+    /// In interrupt mode, the next poll sleeps until the queue pair's interrupt and handles what it
+    /// brings in its completion callbacks, as perf's `-E` does in `spdk_nvme_poll_group_wait`; the
+    /// sleep is taken in the poll, where the worker's handler is installed, so every completion is
+    /// stamped and its slot refilled in its own callback, as when polling. Polled, nothing to do.
+    fn wait(&mut self) -> Result<(), EngineError> {
+        self.armed = self.interrupt;
         Ok(())
     }
 
@@ -732,18 +1119,25 @@ impl Engine for SpdkEngine {
         true
     }
 
-    /// With several commands outstanding, back-to-back polls (about 22 ns apart here) keep reading
-    /// the completion-queue lines the controller is writing; spacing them out measured faster.
-    /// Counted at QD32, it did not make batches larger (29 completions per busy poll back to back,
-    /// 26 with the gap), so the gain is the controller's, most likely from fewer of its cache lines
-    /// pulled away mid-write. Measured over vfio-user (null target, 5-6 alternating 3 s rounds,
-    /// paired with perf): QD32 0.976-0.990x perf's IOPS back to back, 0.994x with about 50 ns,
-    /// 1.000x with about 100 ns (mean latency 10.06 -> 9.99 us); QD128 1.002x -> 1.006x. At QD1 the
-    /// worker never waits (the one command's completion is all there is to notice). Over a fabric
-    /// there is no such line (a poll reads a socket), so the default there is no gap.
+    /// The tuned policy's gap (`--poll-policy tuned`, or `--poll-gap`). With several commands
+    /// outstanding, back-to-back polls (about 22 ns apart here) keep reading the completion-queue
+    /// lines the controller is writing; spacing them out measured faster on SPDK's vfio-user null
+    /// target, whose controller is a core of the same machine. Counted at QD32, it did not make
+    /// batches larger (29 completions per busy poll back to back, 26 with the gap), so the gain was
+    /// the emulated controller's, most likely from fewer of its cache lines pulled away mid-write
+    /// (5-6 alternating 3 s rounds, paired with perf: QD32 0.976-0.990x perf's IOPS back to back,
+    /// 0.994x with about 50 ns, 1.000x with about 100 ns; QD128 1.002x -> 1.006x). A real drive
+    /// posts its completions by DMA and has no such lines to lose; there the gap can only delay
+    /// noticing a completion, so it is not the default (perf polls back to back). Over a fabric there
+    /// is no such line either (a poll reads a socket), so the tuned policy has no gap there.
     #[inline]
     fn idle_poll_gap_ns(&self) -> u32 {
-        self.poll_gap_ns
+        self.polling.gap_ns
+    }
+
+    /// Polled, yes; in interrupt mode a poll may sleep, and busy time would count the sleep.
+    fn accounts_busy(&self) -> bool {
+        !self.interrupt
     }
 
     #[inline]
@@ -759,8 +1153,9 @@ impl Engine for SpdkEngine {
             for i in 0..late as usize {
                 let (slot, status) = self.ring.late[i];
                 if let Some(op) = done(slot, decode_status(status)) {
+                    let buf = self.ring.spares.refill_buffer(slot, op.dir);
                     // SAFETY: this thread's engine, alive; the slot's command has completed.
-                    match unsafe { self.ring.submit.queue(slot, &op) } {
+                    match unsafe { self.ring.submit.queue(slot, buf, &op) } {
                         0 => {}
                         rc if rc == -libc::ENOMEM => self.ring.bounced.push((slot, op)),
                         rc => return Err(runtime("submitting a command", rc)),
@@ -788,24 +1183,48 @@ impl Engine for SpdkEngine {
     }
 
     fn slot_buf(&mut self, slot: u32) -> &mut [u8] {
-        self.bufs.slot_mut(slot)
+        let b = if self.ring.spares.map.is_empty() { slot } else { self.ring.spares.map[slot as usize] };
+        self.bufs.slot_mut(b)
+    }
+
+    fn write_spares(&self) -> u32 {
+        self.spare_count
+    }
+
+    fn prepare_spares<F: FnMut(&mut [u8], bool)>(&mut self, mut prepare: F) {
+        let s = &mut self.ring.spares;
+        while let Some(b) = s.to_prepare.pop() {
+            prepare(self.bufs.slot_mut(b), s.dirty[b as usize]);
+            s.dirty[b as usize] = false;
+            s.prepared.push(b);
+        }
     }
 
     fn info(&self) -> EngineInfo {
         let c = &self.ns_ref.ctrlr.info;
-        EngineInfo {
-            name: NAME.into(),
-            options: vec![
-                ("transport".into(), c.transport.clone()),
-                ("model".into(), c.model.clone()),
-                ("nsid".into(), self.ns_ref.nsid.to_string()),
-                ("io_queue_size".into(), self.entries.to_string()),
-                ("delay_cmd_submit".into(), u8::from(self.delay_cmd_submit).to_string()),
-                ("refill".into(), "in_callback".into()),
-                ("poll_gap_ns".into(), self.poll_gap_ns.to_string()),
-                ("max_completions".into(), self.max_completions.to_string()),
-            ],
+        let mut options = vec![
+            ("transport".into(), c.transport.clone()),
+            ("model".into(), c.model.clone()),
+            ("nsid".into(), self.ns_ref.nsid.to_string()),
+            ("io_queue_size".into(), self.entries.to_string()),
+            ("queue_holds".into(), self.holds.to_string()),
+            ("device_qd".into(), self.device_qd.to_string()),
+        ];
+        if self.commands_per_io > 1 {
+            options.push(("commands_per_io".into(), self.commands_per_io.to_string()));
         }
+        options.extend([
+            ("delay_cmd_submit".into(), u8::from(self.delay_cmd_submit).to_string()),
+            ("refill".into(), "in_callback".into()),
+            ("poll_policy".into(), self.polling.label.into()),
+            ("max_completions".into(), self.polling.applied.to_string()),
+            ("poll_gap_ns".into(), self.polling.gap_ns.to_string()),
+        ]);
+        EngineInfo { name: NAME.into(), options }
+    }
+
+    fn lane_facts(&self) -> Vec<(String, String)> {
+        self.facts.clone()
     }
 }
 
@@ -919,21 +1338,92 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_poll_reaps_half_the_queue_a_sixteenth_more_over_a_fabric_and_the_gap_is_for_memory_queues_only() {
+    fn the_tuned_bound_is_half_the_queue_a_sixteenth_more_over_a_fabric_and_its_gap_is_for_memory_queues_only() {
         for memory in [true, false] {
-            assert_eq!(default_max_completions(1, memory), 1);
-            assert_eq!(default_max_completions(2, memory), 1);
-            assert_eq!(default_max_completions(3, memory), 1);
-            assert_eq!(default_max_completions(8, memory), 4, "a sixteenth of 8 is nothing");
+            assert_eq!(tuned_max_completions(1, memory), 1);
+            assert_eq!(tuned_max_completions(2, memory), 1);
+            assert_eq!(tuned_max_completions(3, memory), 1);
+            assert_eq!(tuned_max_completions(8, memory), 4, "a sixteenth of 8 is nothing");
         }
-        assert_eq!(default_max_completions(32, true), 16);
-        assert_eq!(default_max_completions(128, true), 64);
-        assert_eq!(default_max_completions(32, false), 18);
-        assert_eq!(default_max_completions(128, false), 72);
-        assert_eq!(default_max_completions(65536, false), 36864, "below the whole queue at any depth");
+        assert_eq!(tuned_max_completions(32, true), 16);
+        assert_eq!(tuned_max_completions(128, true), 64);
+        assert_eq!(tuned_max_completions(32, false), 18);
+        assert_eq!(tuned_max_completions(128, false), 72);
+        assert_eq!(tuned_max_completions(65536, false), 36864, "below the whole queue at any depth");
         assert!(queues_in_memory("PCIe") && queues_in_memory("VFIOUSER"));
         assert!(!queues_in_memory("TCP") && !queues_in_memory("RDMA") && !queues_in_memory("FC"));
-        assert_eq!((default_poll_gap_ns(true), default_poll_gap_ns(false)), (100, 0));
+        assert_eq!((tuned_poll_gap_ns(true), tuned_poll_gap_ns(false)), (100, 0));
+    }
+
+    /// SPDK 25.09's numbers: nvme_pcie_common.c caps a poll at entries / 4 within [1, 128] and keeps
+    /// that many entries back; nvme_tcp.c gives a queue pair entries - 1 requests and caps a poll
+    /// there.
+    #[test]
+    fn what_spdk_applies_per_poll_and_what_a_queue_holds() {
+        // PCIe and vfio-user: a quarter of the entries, at most 128, at least 1.
+        assert_eq!(spdk_applied_max_completions(true, 256, 0), 64);
+        assert_eq!(spdk_applied_max_completions(true, 1024, 0), 128);
+        assert_eq!(spdk_applied_max_completions(true, 65536, 0), 128);
+        assert_eq!(spdk_applied_max_completions(true, 2, 0), 1);
+        assert_eq!(spdk_applied_max_completions(true, 256, 16), 16, "a limit below the cap is taken");
+        assert_eq!(spdk_applied_max_completions(true, 256, 100), 64, "one above it is capped");
+        assert_eq!((queue_holds(true, 256), queue_holds(true, 1024), queue_holds(true, 4)), (192, 896, 3));
+        // TCP: entries - 1.
+        assert_eq!(spdk_applied_max_completions(false, 128, 0), 127);
+        assert_eq!(spdk_applied_max_completions(false, 128, 72), 72);
+        assert_eq!(spdk_applied_max_completions(false, 32, 72), 31);
+        assert_eq!(queue_holds(false, 128), 127);
+    }
+
+    #[test]
+    fn split_ios_and_what_the_device_sees() {
+        assert_eq!(commands_per_io(4096, 131072, 0, 4096), 1);
+        assert_eq!(commands_per_io(131072, 131072, 0, 4096), 1);
+        assert_eq!(commands_per_io(131073, 131072, 0, 512), 2);
+        assert_eq!(commands_per_io(1 << 20, 131072, 0, 1 << 20), 8);
+        assert_eq!(commands_per_io(4096, 0, 0, 4096), 1, "no limit known");
+        // A 128 KiB boundary: an aligned divisor never crosses it; anything else may, once more.
+        assert_eq!(commands_per_io(4096, 131072, 131072, 4096), 1);
+        assert_eq!(commands_per_io(4096, 131072, 131072, 512), 2, "unaligned");
+        assert_eq!(commands_per_io(12288, 131072, 131072, 12288), 2, "does not divide the boundary");
+        assert_eq!(commands_per_io(4096, 131072, 131072, 0), 2, "alignment unknown");
+        assert_eq!(device_queue_depth(32, 1, 192), 32);
+        assert_eq!(device_queue_depth(256, 1, 192), 192);
+        assert_eq!(device_queue_depth(128, 8, 192), 24);
+        assert_eq!(device_queue_depth(1, 300, 192), 1, "one I/O is always at the device, in part");
+    }
+
+    #[test]
+    fn the_policy_in_effect_names_what_spdk_applies() {
+        let defaults = SpdkOptions::default();
+        // Perf's by default where the queues are memory: no limit of ours, SPDK's cap, no gap.
+        let p = Polling::resolve(&defaults, "PCIe", 32, 1024);
+        assert_eq!(p, Polling { label: "perf", limit: 0, applied: 128, gap_ns: 0 });
+        assert_eq!(Polling::resolve(&defaults, "VFIOUSER", 128, 256).applied, 64);
+        // Tuned over a fabric by default.
+        let p = Polling::resolve(&defaults, "TCP", 32, 128);
+        assert_eq!(p, Polling { label: "tuned", limit: 18, applied: 18, gap_ns: 0 });
+        // Tuned asked for where the queues are memory: half the depth, 100 ns, and SPDK's cap wins
+        // over a half above it.
+        let tuned = SpdkOptions { poll_policy: Some(PollPolicy::Tuned), ..defaults };
+        assert_eq!(
+            Polling::resolve(&tuned, "PCIe", 32, 1024),
+            Polling { label: "tuned", limit: 16, applied: 16, gap_ns: 100 }
+        );
+        assert_eq!(Polling::resolve(&tuned, "VFIOUSER", 256, 256).applied, 64, "half of 256 is capped at 64");
+        // A knob that changes a policy's number makes it custom; one that repeats it does not.
+        let custom = SpdkOptions { max_completions: Some(8), ..defaults };
+        assert_eq!(
+            Polling::resolve(&custom, "PCIe", 32, 1024),
+            Polling { label: "custom", limit: 8, applied: 8, gap_ns: 0 }
+        );
+        let same = SpdkOptions { poll_gap_ns: Some(0), ..defaults };
+        assert_eq!(Polling::resolve(&same, "PCIe", 32, 1024).label, "perf");
+        let interrupt = SpdkOptions { interrupt: true, ..defaults };
+        assert_eq!(
+            Polling::resolve(&interrupt, "PCIe", 32, 1024),
+            Polling { label: "interrupt", limit: 0, applied: 128, gap_ns: 0 }
+        );
     }
 
     #[test]
