@@ -1,6 +1,10 @@
 /* Real symbols for what nvmebench needs from SPDK that bindgen cannot bind: static inline helpers,
  * macros, and fields of packed NVMe spec structures. Compiled against the installed SPDK's headers
  * at build time. */
+/* ppoll, for the wait's timeout finer than a millisecond. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <spdk/stdinc.h>
 #include <spdk/env.h>
 #include <spdk/nvme.h>
@@ -131,17 +135,44 @@ bool nvmebench_shim_ctrlr_interrupts(struct spdk_nvme_ctrlr *ctrlr)
 #endif
 }
 
-/* Sleeps until one of the poll group's queue pairs signals a completion, or timeout_ms pass, and
- * processes the completions of those that did (SPDK's handler, spdk_nvme_qpair_process_completions
- * with no limit of the caller's): spdk_nvme_poll_group_wait with a timeout, which that call lacks.
- * The number of events handled, 0 on a timeout, or a negative errno. */
-int nvmebench_shim_poll_group_wait(struct spdk_nvme_poll_group *group, int timeout_ms)
+/* Sleeps until one of the poll group's queue pairs signals a completion, or timeout_ns pass (-1:
+ * no timeout), and processes the completions of those that did (SPDK's handler,
+ * spdk_nvme_qpair_process_completions with no limit of the caller's): spdk_nvme_poll_group_wait
+ * with a timeout, which that call lacks. A timeout of whole milliseconds is the fd group's own
+ * (one epoll_wait, as perf -E sleeps); a finer one (a paced worker's next I/O due in 80 us) waits
+ * for the fd group's epoll descriptor in ppoll, which takes a timespec, and then lets the fd group
+ * handle what is ready without sleeping again. The number of events handled, 0 on a timeout, or a
+ * negative errno. */
+int nvmebench_shim_poll_group_wait(struct spdk_nvme_poll_group *group, int64_t timeout_ns)
 {
 #if SPDK_VERSION >= SPDK_VERSION_NUM(25, 5, 0)
-	return spdk_fd_group_wait(spdk_nvme_poll_group_get_fd_group(group), timeout_ms);
+	struct spdk_fd_group *fgrp = spdk_nvme_poll_group_get_fd_group(group);
+	struct pollfd pfd;
+	struct timespec ts;
+	int rc;
+
+	if (timeout_ns < 0) {
+		return spdk_fd_group_wait(fgrp, -1);
+	}
+	if (timeout_ns % 1000000 == 0 && timeout_ns / 1000000 <= INT_MAX) {
+		return spdk_fd_group_wait(fgrp, (int)(timeout_ns / 1000000));
+	}
+	pfd.fd = spdk_fd_group_get_fd(fgrp);
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	ts.tv_sec = timeout_ns / 1000000000;
+	ts.tv_nsec = timeout_ns % 1000000000;
+	rc = ppoll(&pfd, 1, &ts, NULL);
+	if (rc < 0) {
+		return -errno;
+	}
+	if (rc == 0) {
+		return 0;
+	}
+	return spdk_fd_group_wait(fgrp, 0);
 #else
 	(void)group;
-	(void)timeout_ms;
+	(void)timeout_ns;
 	return -ENOTSUP;
 #endif
 }

@@ -358,7 +358,7 @@ pub fn run<B: EngineBuilder + 'static>(
         extra.extend(cost::irq_cores(&after.device_counts_since(&before, &plan.irqs)));
     }
     let stamped = plan.workers.iter().all(|w| w.latency.stamps());
-    let mut result = collector.finish(&plan, info, facts, started_at, cpu_used, placement, &extra);
+    let mut result = collector.finish(&plan, (info, facts), started_at, cpu_used, placement, &extra);
     result.cost = result.cost.map(|c| c.with_timing(stamp_ns, stamped));
     Ok(result)
 }
@@ -828,8 +828,7 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
     fn finish(
         self,
         plan: &RunPlan,
-        engine: EngineInfo,
-        facts: LaneFacts,
+        (engine, facts): (EngineInfo, LaneFacts),
         started_at: SystemTime,
         cpu_used: CpuTimes,
         placement: Option<Placement>,

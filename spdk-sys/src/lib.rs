@@ -47,9 +47,10 @@ unsafe extern "C" {
     /// Whether the attached controller's interrupts are enabled.
     pub fn nvmebench_shim_ctrlr_interrupts(ctrlr: *mut spdk_nvme_ctrlr) -> bool;
     /// `spdk_fd_group_wait` on the poll group's fd group: sleeps until a queue pair's interrupt or
-    /// `timeout_ms`, processing the completions of those that signalled; events handled, 0 on a
-    /// timeout, or a negative errno (-ENOTSUP before SPDK 25.05).
-    pub fn nvmebench_shim_poll_group_wait(group: *mut spdk_nvme_poll_group, timeout_ms: i32) -> i32;
+    /// `timeout_ns` (-1: none; a timeout finer than whole milliseconds through `ppoll` on the fd
+    /// group's epoll descriptor), processing the completions of those that signalled; events
+    /// handled, 0 on a timeout, or a negative errno (-ENOTSUP before SPDK 25.05).
+    pub fn nvmebench_shim_poll_group_wait(group: *mut spdk_nvme_poll_group, timeout_ns: i64) -> i32;
     /// Dataset Management deallocating `lba_count` blocks from `lba` (one range, which SPDK copies);
     /// spdk_nvme_ns_cmd_dataset_management's result.
     pub fn nvmebench_shim_ns_cmd_deallocate(

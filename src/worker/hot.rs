@@ -132,8 +132,8 @@ pub(super) struct Loop<'c, E: Engine> {
     /// free for writes handed over from completion handling.
     spares: u32,
     spares_ready: u32,
-    /// Whether busy time is kept (`Engine::accounts_busy`), and the raw clock ticks and polls of
-    /// the busy polls measured so far (see `BusyTime`).
+    /// Whether busy time is kept (`Engine::accounts_busy`, and latencies stamped), and the raw
+    /// clock ticks and polls of the busy polls measured so far (see `BusyTime`).
     busy_on: bool,
     busy_ticks: u64,
     busy_polls: u64,
@@ -191,7 +191,8 @@ impl<'c, E: Engine> Loop<'c, E> {
             spares,
             spares_ready: 0,
             gap_spins,
-            busy_on: engine.accounts_busy(),
+            // `--latency off` reads no clock at a poll's start: no busy time either.
+            busy_on: engine.accounts_busy() && plan.latency.stamps(),
             busy_ticks: 0,
             busy_polls: 0,
             engine,

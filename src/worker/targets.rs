@@ -104,6 +104,14 @@ impl<E: Engine> Engine for Shared1<E> {
         self.0.accounts_busy()
     }
 
+    fn interrupt_driven(&self) -> bool {
+        self.0.interrupt_driven()
+    }
+
+    fn wait_for(&mut self, timeout_ns: u64) -> Result<(), EngineError> {
+        self.0.wait_for(timeout_ns)
+    }
+
     fn write_spares(&self) -> u32 {
         self.0.write_spares()
     }

@@ -593,8 +593,9 @@ pub struct SpdkEngine {
     delay_cmd_submit: bool,
     /// SPDK perf's `-E`: the next poll sleeps in the poll group's wait (see `wait`).
     interrupt: bool,
-    /// Set by `wait` in interrupt mode: the next poll sleeps until an interrupt.
-    armed: bool,
+    /// Set by `wait` and `wait_for` in interrupt mode: the next poll sleeps until an interrupt, or
+    /// this many ns pass.
+    armed: Option<u64>,
     /// What the device sees of the queue depth (see [`device_queue_depth`]), and the facts behind it.
     device_qd: u32,
     commands_per_io: u32,
@@ -609,7 +610,8 @@ pub struct SpdkEngine {
 
 /// The longest a worker sleeps in interrupt mode before it looks at the clock again (the stop,
 /// the drain timeout, interval boundaries): a device that stops answering is noticed within it.
-const WAIT_TIMEOUT_MS: i32 = 10;
+/// Whole milliseconds, so that the closed loop's sleep is one epoll_wait, as perf -E's.
+const WAIT_TIMEOUT_NS: u64 = 10_000_000;
 
 impl SpdkEngine {
     fn new(
@@ -750,7 +752,7 @@ impl SpdkEngine {
             polling,
             delay_cmd_submit,
             interrupt: options.interrupt,
-            armed: false,
+            armed: None,
             device_qd: device_queue_depth(queue_depth, commands, holds),
             commands_per_io: commands,
             holds,
@@ -802,9 +804,8 @@ impl SpdkEngine {
         };
         self.ring.reaped = 0;
         self.ring.refilled = 0;
-        let rc = if self.armed {
-            self.armed = false;
-            self.sleep()
+        let rc = if let Some(timeout_ns) = self.armed.take() {
+            self.sleep(timeout_ns)
         } else {
             // SAFETY: the group and its one qpair are live and used only by this thread; callbacks
             // run before this returns and reach the ring only through the slot contexts (no Rust
@@ -828,18 +829,18 @@ impl SpdkEngine {
     }
 
     /// Interrupt mode: sleeps in the poll group's wait until the queue pair's interrupt (or
-    /// [`WAIT_TIMEOUT_MS`]); SPDK's handler then processes its completions, which reach the
+    /// `timeout_ns`, at most [`WAIT_TIMEOUT_NS`]); SPDK's handler then processes its completions, which reach the
     /// installed handler exactly as a poll's do. A wake that brought none (the timeout, a wake whose
     /// completions an earlier poll took, the group's disconnect event) looks at the queue pair
     /// the polled way, which also hears of a queue pair that failed. A completion count or 0, or a
     /// negative errno as `PollGroup::process` returns.
     #[cold]
     #[inline(never)]
-    fn sleep(&mut self) -> i32 {
+    fn sleep(&mut self, timeout_ns: u64) -> i32 {
         let g = self.group.as_ref().expect("interrupt mode refuses error injection, so the engine has its poll group");
         // SAFETY: a live group whose one qpair is this thread's; callbacks reach the ring only
         // through the slot contexts, as in `process`.
-        let rc = unsafe { spdk_sys::nvmebench_shim_poll_group_wait(g.ptr.as_ptr(), WAIT_TIMEOUT_MS) };
+        let rc = unsafe { spdk_sys::nvmebench_shim_poll_group_wait(g.ptr.as_ptr(), timeout_ns as i64) };
         if rc < 0 && rc != -libc::EINTR {
             return rc;
         }
@@ -1082,7 +1083,22 @@ impl Engine for SpdkEngine {
     /// sleep is taken in the poll, where the worker's handler is installed, so every completion is
     /// stamped and its slot refilled in its own callback, as when polling. Polled, nothing to do.
     fn wait(&mut self) -> Result<(), EngineError> {
-        self.armed = self.interrupt;
+        self.armed = self.interrupt.then_some(WAIT_TIMEOUT_NS);
+        Ok(())
+    }
+
+    /// Completions arrive by interrupt in interrupt mode only.
+    fn interrupt_driven(&self) -> bool {
+        self.interrupt
+    }
+
+    /// A paced worker's wait until its next I/O is due: as `wait`, the next poll sleeps, here for at
+    /// most `timeout_ns` (to the nanosecond: the shim waits in `ppoll` for a timeout finer than a
+    /// millisecond). With nothing in flight the poll sleeps the whole time. Polled, nothing to do.
+    fn wait_for(&mut self, timeout_ns: u64) -> Result<(), EngineError> {
+        if self.interrupt && timeout_ns > 0 {
+            self.armed = Some(timeout_ns.min(WAIT_TIMEOUT_NS));
+        }
         Ok(())
     }
 
