@@ -1378,6 +1378,13 @@ mod tests {
         assert_eq!((b.busy_ns, b.idle_ns, b.ios), (14_950, s.measured_ns - 14_950, 100));
         assert_eq!(b.busy_ns_per_io, 149.5);
         assert_eq!(b.workers.len(), 1);
+        // perf -m's accounting, as perf keeps it: each productive poll books the span since the
+        // previous poll's start, here the empty poll and the wait for the completion (10 us); each
+        // empty poll books the productive poll before it (150 ns, or 100 for the last I/O's).
+        assert_eq!((busy.perf_busy_ns, busy.perf_idle_ns), (100 * 10_000, 99 * 150));
+        assert_eq!((b.perf_busy_ns, b.perf_idle_ns), (100 * 10_000, 99 * 150));
+        assert_eq!(b.perf_busy_pct, 100.0 * 1_000_000.0 / 1_014_850.0);
+        assert_eq!(b.workers[0].perf_busy_pct, b.perf_busy_pct);
 
         // Deeper: several completions per poll, each poll busy for all of them at once.
         let (b4, clock, _) = fake(Script { reap_cost_ns: 100, queue_cost_ns: 0, ..script.clone() });
@@ -1387,6 +1394,8 @@ mod tests {
         let busy = r.workers[0].summary.as_ref().unwrap().busy.unwrap();
         assert_eq!(r.total.read().ios, 400);
         assert_eq!(busy.busy_ns, 400 * 100, "every completion's handling, none of the waiting");
+        // perf's way, every span between poll starts is booked one way or the other.
+        assert!(busy.perf_busy_ns > busy.busy_ns && busy.perf_idle_ns > 0, "{busy:?}");
         assert!(busy.busy_polls < 400, "completions due together are reaped by one poll: {}", busy.busy_polls);
 
         // An engine that keeps no busy time has none.

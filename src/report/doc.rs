@@ -264,7 +264,8 @@ pub struct SpdkDoc {
 /// completion is busy for its whole span (SPDK's completion processing, the completion callbacks,
 /// the next I/Os queued from them, and the booking of their latencies right after); a poll that
 /// reaped nothing adds nothing; idle time is the rest of the measured window. Not SPDK perf's `-m`
-/// busy %, which books as busy the loop pass before a productive poll (at 5M IOPS it says 1.7%).
+/// busy %, which books as busy the loop pass before a productive poll (at 5M IOPS it says 1.7%);
+/// that one is kept beside it, as perf keeps it (`perf_busy_pct`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct BusyDoc {
     /// Summed over the workers.
@@ -276,6 +277,16 @@ pub struct BusyDoc {
     pub busy_ns_per_io: f64,
     /// Polls that reaped at least one completion.
     pub busy_polls: u64,
+    /// SPDK perf `-m`'s accounting, computed as perf computes it: the span from one poll's start to
+    /// the next's is busy when the later poll reaped a completion, idle when it did not, summed over
+    /// the measured windows (perf prints it per second). Absent in documents from before it existed.
+    #[serde(default)]
+    pub perf_busy_ns: u64,
+    #[serde(default)]
+    pub perf_idle_ns: u64,
+    /// `100 * perf_busy_ns / (perf_busy_ns + perf_idle_ns)`: perf -m's `Busy` %.
+    #[serde(default)]
+    pub perf_busy_pct: f64,
     pub workers: Vec<WorkerBusyDoc>,
 }
 
@@ -290,6 +301,13 @@ pub struct WorkerBusyDoc {
     pub ios: u64,
     pub busy_ns_per_io: f64,
     pub busy_polls: u64,
+    /// As in [`BusyDoc`]: perf -m's accounting for this worker.
+    #[serde(default)]
+    pub perf_busy_ns: u64,
+    #[serde(default)]
+    pub perf_idle_ns: u64,
+    #[serde(default)]
+    pub perf_busy_pct: f64,
 }
 
 /// Where one worker's controller, core and memory are: NUMA nodes, `null` where unknown (a

@@ -178,6 +178,8 @@ pub fn spdk_doc(r: &RunResult) -> Option<doc::SpdkDoc> {
         return None;
     }
     let per_io = |busy: u64, ios: u64| if ios == 0 { 0.0 } else { busy as f64 / ios as f64 };
+    // perf -m's Busy %: busy over busy and idle, as perf divides them.
+    let pct = |busy: u64, idle: u64| if busy + idle == 0 { 0.0 } else { 100.0 * busy as f64 / (busy + idle) as f64 };
     let busy = (!busy_of.is_empty()).then(|| {
         let workers: Vec<doc::WorkerBusyDoc> = busy_of
             .iter()
@@ -192,16 +194,24 @@ pub fn spdk_doc(r: &RunResult) -> Option<doc::SpdkDoc> {
                     ios,
                     busy_ns_per_io: per_io(b.busy_ns, ios),
                     busy_polls: b.busy_polls,
+                    perf_busy_ns: b.perf_busy_ns,
+                    perf_idle_ns: b.perf_idle_ns,
+                    perf_busy_pct: pct(b.perf_busy_ns, b.perf_idle_ns),
                 }
             })
             .collect();
         let (busy_ns, ios) = (workers.iter().map(|w| w.busy_ns).sum(), workers.iter().map(|w| w.ios).sum());
+        let perf_busy_ns = workers.iter().map(|w| w.perf_busy_ns).sum();
+        let perf_idle_ns = workers.iter().map(|w| w.perf_idle_ns).sum();
         doc::BusyDoc {
             busy_ns,
             idle_ns: workers.iter().map(|w| w.idle_ns).sum(),
             ios,
             busy_ns_per_io: per_io(busy_ns, ios),
             busy_polls: workers.iter().map(|w| w.busy_polls).sum(),
+            perf_busy_ns,
+            perf_idle_ns,
+            perf_busy_pct: pct(perf_busy_ns, perf_idle_ns),
             workers,
         }
     });

@@ -332,7 +332,8 @@ fn spdk_lines(out: &mut String, r: &RunResult) {
         }
         let _ = writeln!(
             out,
-            "{line}; a poll that reaped a completion is busy for its whole span, one that reaped none adds nothing (not perf -m's busy %, which books the loop pass before a productive poll as busy)"
+            "{line}; a poll that reaped a completion is busy for its whole span, one that reaped none adds nothing (not perf -m's busy %, which books the loop pass before a productive poll as busy: computed as perf does, {:.2}%)",
+            b.perf_busy_pct
         );
     }
     let node = |n: Option<i32>| n.map_or("unknown".to_string(), |n| n.to_string());

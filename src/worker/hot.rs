@@ -137,6 +137,11 @@ pub(super) struct Loop<'c, E: Engine> {
     busy_on: bool,
     busy_ticks: u64,
     busy_polls: u64,
+    /// perf -m's accounting (see `BusyTime`): the raw start of the last measured poll, and the raw
+    /// ticks booked busy and idle from one poll's start to the next.
+    perf_last: Option<u64>,
+    perf_busy_ticks: u64,
+    perf_idle_ticks: u64,
 }
 
 /// Idle passes between clock reads. An idle pass (the last one reaped nothing, every slot is in
@@ -195,6 +200,9 @@ impl<'c, E: Engine> Loop<'c, E> {
             busy_on: engine.accounts_busy() && plan.latency.stamps(),
             busy_ticks: 0,
             busy_polls: 0,
+            perf_last: None,
+            perf_busy_ticks: 0,
+            perf_idle_ticks: 0,
             engine,
             generator,
             verifier,
@@ -237,6 +245,21 @@ impl<'c, E: Engine> Loop<'c, E> {
         };
         state.prepare_spares();
         state
+    }
+
+    /// perf -m's accounting, as perf's work loop keeps it: the span since the previous poll's start
+    /// is busy when this poll reaped, idle when it did not (the first measured poll only starts it).
+    #[inline]
+    fn perf_tally(&mut self, poll_start: u64, reaped: bool) {
+        if let Some(last) = self.perf_last {
+            let span = poll_start.saturating_sub(last);
+            if reaped {
+                self.perf_busy_ticks += span;
+            } else {
+                self.perf_idle_ticks += span;
+            }
+        }
+        self.perf_last = Some(poll_start);
     }
 
     /// Prepares the spare write buffers that writes handed over from completion handling left
@@ -349,6 +372,9 @@ impl<'c, E: Engine> Loop<'c, E> {
         let poll_start = if self.busy_on { self.clock.raw() } else { 0 };
         let (reaped, error_seen) =
             if self.engine.refills_inline() && self.inline_ok() { self.reap_refill(shared)? } else { self.reap()? };
+        if self.busy_on && self.measuring {
+            self.perf_tally(poll_start, reaped > 0);
+        }
         if reaped > 0 {
             if self.busy_on && self.measuring {
                 // To the end of the poll's booking: its callbacks, the refills queued from them,
@@ -816,6 +842,8 @@ impl<'c, E: Engine> Loop<'c, E> {
             busy: self.busy_on.then(|| BusyTime {
                 busy_ns: if self.measuring { self.clock.delta_as_nanos(0, self.busy_ticks) } else { 0 },
                 busy_polls: if self.measuring { self.busy_polls } else { 0 },
+                perf_busy_ns: if self.measuring { self.clock.delta_as_nanos(0, self.perf_busy_ticks) } else { 0 },
+                perf_idle_ns: if self.measuring { self.clock.delta_as_nanos(0, self.perf_idle_ticks) } else { 0 },
             }),
         }
     }

@@ -169,12 +169,17 @@ pub struct WorkerSummary {
 /// A polled worker's busy time over its measured window: the whole span of every poll that reaped
 /// at least one completion (SPDK's completion processing, the completion callbacks, the refills
 /// queued from them, and the booking of their latencies right after); polls that reaped nothing
-/// add nothing. Its idle time is the rest of the measured window.
+/// add nothing. Its idle time is the rest of the measured window. Beside it, SPDK perf's `-m`
+/// accounting, kept as perf keeps it: each poll's start is a tick, and the span from the previous
+/// poll's start to this one's is busy when this poll reaped a completion, idle when it did not.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct BusyTime {
     pub busy_ns: u64,
     /// Polls that reaped at least one completion.
     pub busy_polls: u64,
+    /// perf -m's busy and idle time (`ns_ctx->stats.busy_tsc`, `idle_tsc`) over the measured window.
+    pub perf_busy_ns: u64,
+    pub perf_idle_ns: u64,
 }
 
 #[derive(Clone, Copy, Debug, Serialize)]
