@@ -159,7 +159,7 @@ impl EngineSpec {
                         "coop_taskrun" => o.ring.coop_taskrun = toggle(k, v)?,
                         "submit_batch" => o.ring.submit_batch = count(k, v)?,
                         "reap_batch" => o.ring.reap_batch = count(k, v)?,
-                        "reap_max" => o.ring.reap_max = count(k, v)?,
+                        "reap_max" => o.ring.reap_max = Some(count(k, v)?),
                         _ => {
                             return Err(opt_err(format!(
                                 "unknown option '{k}'; the {name} engine takes poll, sqpoll, sqpoll_cpu=N, sqpoll_idle=DURATION, \

@@ -252,7 +252,7 @@ impl Engine for AioEngine {
             self.ready = 0..n;
         }
         let mut reaped = 0;
-        while reaped < max.min(super::DEFAULT_REAP_MAX) {
+        while reaped < max.min(super::VIRTIO_REAP_MAX) {
             let Some(i) = self.ready.next() else { break };
             let ev = self.events[i];
             let slot = ev.data as u32;

@@ -27,14 +27,17 @@ use serde::Serialize;
 use std::fmt;
 use std::io;
 
-/// Completions the kernel engines hand back per reap before the worker submits their
-/// replacements (fio's `iodepth_batch_complete_max`). The kernel plugs a submission batch
-/// (`io_uring_enter`, `io_submit`) and passes it to the driver only at the end of the call, so
-/// reaping all 32 of a QD32 queue first delays every replacement by the preparation of the whole
-/// batch: the device runs below the queue depth asked for. On virtio-blk (randread 4k QD32, five
-/// alternating rounds) 2 gave 98.6k IOPS against 94.6k for 4, 92.6k for 8 and ~80k for 32; 1 costs a
-/// syscall per I/O. `uring:reap_max=N` changes it; CPU-bound runs may prefer larger batches.
-pub const DEFAULT_REAP_MAX: u32 = 2;
+/// A bound on the completions handed back per reap before their replacements are submitted
+/// (fio's `iodepth_batch_complete_max`), for devices that do better when refilled a few at a time:
+/// `uring:reap_max=2`. The kernel plugs a submission batch (`io_uring_enter`, `io_submit`) and passes
+/// it to the driver only at the end of the call, so on a device that completes I/Os one by one
+/// while others wait (virtio-blk here), reaping all 32 of a QD32 queue first delays every
+/// replacement by the preparation of the whole batch and the device runs below the depth asked for.
+/// On this machine's virtio-blk disk (randread 4k QD32, five alternating rounds) 2 gave 98.6k IOPS
+/// against 94.6k for 4, 92.6k for 8 and ~80k for 32. On a CPU-bound device the bound is a syscall
+/// per two I/Os instead of one per queue's worth, so the uring engines' default is fio's: the
+/// queue depth ([`ring::RingOptions::reap_max`]). The aio engine keeps this bound (it has no knob).
+pub const VIRTIO_REAP_MAX: u32 = 2;
 
 /// Opens a kernel engine's target for O_DIRECT I/O, writable only when the workload writes.
 pub fn open_direct(path: &std::path::Path, writes: bool) -> Result<std::fs::File, EngineError> {

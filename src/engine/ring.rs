@@ -54,8 +54,10 @@ pub struct RingOptions {
     /// Block until this many completions are ready (or all in flight, if fewer).
     pub reap_batch: u32,
     /// Hand back at most this many completions per reap, so their replacements go out before the
-    /// rest are handled (fio's `iodepth_batch_complete_max`); see [`super::DEFAULT_REAP_MAX`].
-    pub reap_max: u32,
+    /// rest are handled (fio's `iodepth_batch_complete_max`); `None`, the default, is the queue
+    /// depth, as in fio: every completion found is handled before the replacements go out together.
+    /// See [`super::VIRTIO_REAP_MAX`] for when a bound pays.
+    pub reap_max: Option<u32>,
 }
 
 /// Default SQPOLL idle time, as in fio's `sqthread_poll` (which leaves the kernel's 1 s default).
@@ -74,7 +76,7 @@ impl Default for RingOptions {
             registered_ring: Toggle::Auto,
             submit_batch: 1,
             reap_batch: 1,
-            reap_max: super::DEFAULT_REAP_MAX,
+            reap_max: None,
         }
     }
 }
@@ -182,6 +184,8 @@ pub struct Ring<S: squeue::EntryMarker, C: cqueue::EntryMarker> {
     /// Pushed and not yet reaped (submitted or still in the SQ).
     outstanding: u32,
     pub entries: u32,
+    /// Completions handed back per reap at most: `opts.reap_max`, or the queue depth.
+    reap_max: u32,
 }
 
 /// The kernel's `struct io_uring_getevents_arg` (IORING_ENTER_EXT_ARG).
@@ -211,9 +215,11 @@ struct RsrcUpdate {
 }
 
 impl<S: squeue::EntryMarker, C: cqueue::EntryMarker> Ring<S, C> {
-    /// A ring of `entries` (a power of two) set up as `opts` asks, with fallback for the optional
-    /// flags. `engine` names the engine in errors.
-    pub fn new(engine: &'static str, entries: u32, opts: &RingOptions) -> Result<Self, EngineError> {
+    /// A ring for `queue_depth` I/Os in flight (its submission queue rounded up to a power of two)
+    /// set up as `opts` asks, with fallback for the optional flags. `engine` names the engine in
+    /// errors.
+    pub fn new(engine: &'static str, queue_depth: u32, opts: &RingOptions) -> Result<Self, EngineError> {
+        let entries = queue_depth.next_power_of_two();
         let attempt = |flags: SetupFlags| {
             let mut b = IoUring::<S, C>::builder();
             if opts.iopoll {
@@ -240,8 +246,17 @@ impl<S: squeue::EntryMarker, C: cqueue::EntryMarker> Ring<S, C> {
         };
         let (ring, active) = setup_with_fallback(opts, attempt)
             .map_err(|(source, what)| EngineError::SetupRefused { engine, what, source })?;
-        let mut r =
-            Ring { ring, registered_index: None, active, registered_ring: false, opts: *opts, outstanding: 0, entries };
+        let reap_max = opts.reap_max.unwrap_or(queue_depth).max(1);
+        let mut r = Ring {
+            ring,
+            registered_index: None,
+            active,
+            registered_ring: false,
+            opts: *opts,
+            outstanding: 0,
+            entries,
+            reap_max,
+        };
         if opts.registered_ring.wanted() {
             match r.register_ring_fd() {
                 Ok(index) => {
@@ -376,7 +391,7 @@ impl<S: squeue::EntryMarker, C: cqueue::EntryMarker> Ring<S, C> {
     #[inline]
     pub fn reap(&mut self, max: u32, mut each: impl FnMut(&C)) -> io::Result<u32> {
         let mut n = 0;
-        for cqe in self.ring.completion().take(max.min(self.opts.reap_max) as usize) {
+        for cqe in self.ring.completion().take(max.min(self.reap_max) as usize) {
             each(&cqe);
             n += 1;
         }
@@ -453,7 +468,7 @@ impl<S: squeue::EntryMarker, C: cqueue::EntryMarker> Ring<S, C> {
         out.push(("regring".into(), onoff(self.registered_ring)));
         out.push(("submit_batch".into(), self.opts.submit_batch.to_string()));
         out.push(("reap_batch".into(), self.opts.reap_batch.to_string()));
-        out.push(("reap_max".into(), self.opts.reap_max.to_string()));
+        out.push(("reap_max".into(), self.reap_max.to_string()));
     }
 }
 

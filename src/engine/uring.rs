@@ -151,8 +151,7 @@ impl UringEngine {
         options: UringOptions,
         seed: u64,
     ) -> Result<UringEngine, EngineError> {
-        let entries = queue_depth.next_power_of_two();
-        let ring = Ring::new(NAME, entries, &options.ring)?;
+        let ring = Ring::new(NAME, queue_depth, &options.ring)?;
         let mut bufs = SlotBuffers::new(queue_depth as usize, max_io_bytes as usize, seed);
         let registered = Registered::new(&ring, &file, &mut bufs, &options, NAME, "registering the file")?;
         let ops = RangeOps::new(&file).map_err(|source| EngineError::Setup { engine: NAME, what: "fstat", source })?;

@@ -248,8 +248,7 @@ impl EngineBuilder for UringCmdBuilder {
             ))));
         }
         let file = OpenOptions::new().read(true).write(self.writes).open(&self.path).map_err(open)?;
-        let entries = queue_depth.next_power_of_two();
-        let ring = Ring::new(NAME, entries, &self.options.ring)?;
+        let ring = Ring::new(NAME, queue_depth, &self.options.ring)?;
         let mut bufs = SlotBuffers::new(queue_depth as usize, max_io_bytes as usize, self.buffer_seed ^ worker as u64);
         let registered = Registered::new(&ring, &file, &mut bufs, &self.options, NAME, "registering the device")?;
         Ok(UringCmdEngine { ring, bufs, file, ns, lba_shift: ns.format.lba_bytes.trailing_zeros(), registered })
