@@ -35,7 +35,8 @@ fn bin() -> &'static str {
 fn installed(tool: &str) -> bool {
     let found = Command::new("which").arg(tool).output().is_ok_and(|o| o.status.success());
     if !found {
-        eprintln!("skipped: {tool} is not installed (apt-get install -y openmpi-bin pdsh)");
+        let need = if tool == "pdsh" { crate::skip::Need::Pdsh } else { crate::skip::Need::Mpirun };
+        crate::skip::skip(need, &format!("{tool} is not installed (apt-get install -y openmpi-bin pdsh)"));
     }
     found
 }

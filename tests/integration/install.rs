@@ -33,7 +33,10 @@ fn checkout() -> bool {
         .output()
         .is_ok_and(|o| o.status.success() && Path::new(String::from_utf8_lossy(&o.stdout).trim()) == Path::new(TOP));
     if !ok {
-        eprintln!("skipped: the source tree is not a git checkout of its own (or git is not installed)");
+        crate::skip::skip(
+            crate::skip::Need::GitCheckout,
+            "the source tree is not a git checkout of its own (or git is not installed)",
+        );
     }
     ok
 }

@@ -43,6 +43,8 @@ pub enum Need {
     Mpirun,
     /// `pdsh`, for fleet launches.
     Pdsh,
+    /// The source tree as a git checkout of its own (CI runs on a clean clone).
+    GitCheckout,
     /// A real NVMe namespace on the host (/dev/ng*): not on CI's machine.
     NvmeDevice,
     /// A second core, to keep free of workers.
@@ -71,6 +73,7 @@ impl Need {
             Need::Fonts => "fonts",
             Need::Mpirun => "mpirun",
             Need::Pdsh => "pdsh",
+            Need::GitCheckout => "git-checkout",
             Need::NvmeDevice => "nvme-device",
             Need::SpareCore => "spare-core",
             Need::HolePunching => "hole-punching",
