@@ -4,9 +4,11 @@
 # medians compared.
 #
 # What each side measures, so the ratio is like for like:
-# - fio: --ioengine=null --norandommap (fio's best: no random map to maintain over the range), its
-#   default accounting (a clock read per I/O at submission and at completion for slat/clat/lat,
-#   latency percentiles from its histogram), one job pinned to the core.
+# - fio: --ioengine=null --norandommap (fio's best: no random map to maintain over the range), with
+#   only the latency we keep: --disable_slat=1 --disable_clat=1 leave fio's lat (issue to completion)
+#   and --lat_percentiles=1 its histogram, as ours is one latency per I/O; one job pinned to the core.
+# - CPU of the same scope on both sides: the thread that issues the I/Os (fio's job process, which is
+#   one thread, from its usr_cpu/sys_cpu over job_runtime; nvmebench's worker thread, worker_cpu).
 # - nvmebench: --engine null, every I/O stamped on its own (TSC read just before the engine takes it
 #   and again in its own completion handling), recorded in an HDR histogram, one worker pinned to
 #   the core; the coordinator and every other thread kept off that core.
@@ -47,7 +49,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 run_fio() {
   fio --name=null --ioengine=null --rw=randread --bs="$bs" --iodepth="$qd" --size=1T --norandommap \
-    --time_based --runtime="$time" --numjobs=1 --cpus_allowed="$core" \
+    --disable_slat=1 --disable_clat=1 --lat_percentiles=1 --time_based --runtime="$time" --numjobs=1 --cpus_allowed="$core" \
     --output-format=json --output="$tmp/fio.$1.json" >/dev/null
 }
 run_nb() {
@@ -68,7 +70,7 @@ for r in range(1, rounds + 1):
     f = json.load(open(f"{tmp}/fio.{r}.json"))["jobs"][0]
     fr = f["read"]
     # fio's usr_cpu/sys_cpu are percentages of the job's runtime.
-    f_cpu = (f["usr_cpu"] + f["sys_cpu"]) / 100 * fr["runtime"] * 1e6 / max(fr["total_ios"], 1)
+    f_cpu = (f["usr_cpu"] + f["sys_cpu"]) / 100 * f["job_runtime"] * 1e6 / max(fr["total_ios"], 1)
     n = json.load(open(f"{tmp}/nb.{r}.json"))["results"]
     nr = n["total"]["read"]
     n_cpu = (n.get("worker_cpu") or {}).get("ns_per_io") or float("nan")
@@ -76,6 +78,7 @@ for r in range(1, rounds + 1):
     print(f"{r:<6} {'nvmebench':10} {nr['iops']:>14,.0f} {nr['lat_ns']['mean']:>14,.0f} {n_cpu:>10.1f}")
     fi.append(fr["iops"]); ni.append(nr["iops"])
 fm, nm = statistics.median(fi), statistics.median(ni)
-print(f"median: fio {fm:,.0f} IOPS, nvmebench {nm:,.0f} IOPS")
-print(f"ratio nvmebench/fio: {nm / fm:.2f}x (target: at least 5x)")
+ratios = [n / f for f, n in zip(fi, ni)]
+print(f"median: fio {fm:,.0f} IOPS [{min(fi):,.0f}-{max(fi):,.0f}], nvmebench {nm:,.0f} IOPS [{min(ni):,.0f}-{max(ni):,.0f}]")
+print(f"ratio nvmebench/fio: {nm / fm:.2f}x, per round [{min(ratios):.2f}-{max(ratios):.2f}] (target: at least 5x)")
 PY

@@ -4,7 +4,9 @@
 # queues (uring:poll vs --hipri), and NVMe passthrough where a /dev/ngXnY exists (uring-cmd vs
 # --ioengine=io_uring_cmd). Both tools get one job on the same core, the same target, block size,
 # queue depth, O_DIRECT and run time; fio gets its fastest io_uring options (fixedbufs,
-# registerfiles, norandommap). Prints IOPS and CPU time per I/O for each, and the ratios.
+# registerfiles, norandommap) and only the latency we keep (--disable_slat=1 --disable_clat=1: its
+# lat, issue to completion). Prints each tool's median IOPS and CPU time per I/O over alternating
+# rounds, the spread between rounds and the ratios with their per-round range.
 set -eu
 
 usage() {
@@ -17,7 +19,7 @@ Usage: $0 [--filename PATH] [--ng /dev/ngXnY] [--bs SIZE] [--qd N] [--time SECON
   --ng DEV         NVMe generic device for the passthrough pair (default: the one of --filename
                    when that is /dev/nvmeXnY)
   --size SIZE      size of the scratch file (default 1g)
-  --rounds N       repeat every pair N times, alternating which tool goes first (default 1)
+  --rounds N       repeat every pair N times, alternating which tool goes first (default 3)
   --bin PATH       nvmebench binary to measure (default: build target/release/nvmebench with cargo;
                    give it where cargo is absent, as in the testbed guest)
 
@@ -28,7 +30,7 @@ Needs fio (apt-get install fio) and python3. Defaults: --bs 4k --qd 32 --time 5 
 USAGE
 }
 
-target="" ng="" bs=4k qd=32 time=5 core=0 size=1g rounds=1 bin=""
+target="" ng="" bs=4k qd=32 time=5 core=0 size=1g rounds=3 bin=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --filename) target=$2; shift 2 ;;
@@ -69,7 +71,7 @@ if [ -z "$ng" ]; then
 fi
 
 python3 - "$bin" "$target" "$ng" "$bs" "$qd" "$time" "$core" "$rounds" "$tmp" <<'PY'
-import json, os, resource, subprocess, sys
+import json, os, resource, statistics, subprocess, sys
 
 binary, target, ng, bs, qd, secs, core, rounds, tmp = sys.argv[1:]
 rounds = int(rounds)
@@ -105,6 +107,7 @@ def run_fio(engine_args, filename, tag):
     cmd = ["fio", "--name=bench", f"--filename={filename}", "--rw=randread", f"--bs={bs}",
            f"--iodepth={qd}", "--numjobs=1"] + direct + ["--time_based", f"--runtime={secs}",
            f"--cpus_allowed={core}", "--norandommap", "--group_reporting",
+           "--disable_slat=1", "--disable_clat=1", "--lat_percentiles=1",
            "--output-format=json"] + engine_args
     cpu, j = measured(cmd, f"{tmp}/fio-{tag}.json")
     job = j["jobs"][0]
@@ -144,16 +147,19 @@ for mode, filename, fio_args, engine in pairs:
                 fio_runs.append(run_fio(fio_args, filename, f"{mode}-{i}".replace(" ", "_")))
             else:
                 nb_runs.append(run_nb(engine, filename, f"{mode}-{i}".replace(" ", "_")))
-    mean = lambda runs, k: sum(r[k] for r in runs) / len(runs)
-    f = [mean(fio_runs, k) for k in range(3)]
-    n = [mean(nb_runs, k) for k in range(3)]
-    print(f"{mode:16} {'fio':10} {f[0]:>12,.0f} {f[1]:>8,.0f}ns {f[2]:>9,.0f}ns")
-    print(f"{'':16} {'nvmebench':10} {n[0]:>12,.0f} {n[1]:>8,.0f}ns {n[2]:>9,.0f}ns")
-    summary.append((mode, n[0] / f[0], n[1] / f[1]))
+    med = lambda runs, k: statistics.median(r[k] for r in runs)
+    f = [med(fio_runs, k) for k in range(3)]
+    n = [med(nb_runs, k) for k in range(3)]
+    spread = lambda runs: f"[{min(r[0] for r in runs):,.0f}-{max(r[0] for r in runs):,.0f}]"
+    print(f"{mode:16} {'fio':10} {f[0]:>12,.0f} {f[1]:>8,.0f}ns {f[2]:>9,.0f}ns  IOPS per round {spread(fio_runs)}")
+    print(f"{'':16} {'nvmebench':10} {n[0]:>12,.0f} {n[1]:>8,.0f}ns {n[2]:>9,.0f}ns  IOPS per round {spread(nb_runs)}")
+    per_round = [b[0] / a[0] for a, b in zip(fio_runs, nb_runs)]
+    summary.append((mode, n[0] / f[0], n[1] / f[1], min(per_round), max(per_round)))
 print()
-for mode, iops_ratio, cpu_ratio in summary:
+print(f"medians of {rounds} alternating rounds; a ratio whose per-round range spans 1.0 is within noise")
+for mode, iops_ratio, cpu_ratio, lo, hi in summary:
     verdict = "ok" if iops_ratio >= 1.0 and cpu_ratio < 1.0 else "MISSED"
-    print(f"{mode:16} nvmebench/fio: IOPS {iops_ratio:.2f}x, CPU per I/O {cpu_ratio:.2f}x "
+    print(f"{mode:16} nvmebench/fio: IOPS {iops_ratio:.2f}x [per round {lo:.2f}-{hi:.2f}], CPU per I/O {cpu_ratio:.2f}x "
           f"(target: IOPS >= 1x, CPU < 1x: {verdict})")
 for s in skipped:
     print(f"skipped {s}")
