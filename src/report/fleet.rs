@@ -75,11 +75,6 @@ fn signed(ns: i64) -> String {
     if ns < 0 { format!("-{}", format_latency(ns.unsigned_abs() as f64)) } else { format_latency(ns as f64) }
 }
 
-/// The median and the tail from p99, five at most, as the compact run table shows them.
-fn shown_percentiles(all: &[f64]) -> Vec<f64> {
-    all.iter().copied().filter(|p| *p == 50.0 || *p >= 99.0).take(5).collect()
-}
-
 fn table(fleet: &RunDoc, ranks: &[RunDoc]) -> Vec<Column> {
     let labels = super::charts::DIRECTION_LABELS;
     let dirs: Vec<usize> = (0..fleet.dirs.len()).filter(|&i| fleet.dirs[i].ios > 0).collect();
@@ -112,7 +107,7 @@ fn table(fleet: &RunDoc, ranks: &[RunDoc]) -> Vec<Column> {
         col("I/Os", Kind::Whole, &|s, _| Cell::Number(s.ios as f64)),
         col("mean", Kind::Latency, &lat(DirStats::mean_ns)),
     ];
-    for p in shown_percentiles(&fleet.percentiles()) {
+    for p in super::text::compact_percentiles(&fleet.percentiles()) {
         let title = format!("p{}", percentile_key(p).trim_end_matches(".0"));
         cols.push(col(&title, Kind::Latency, &move |s, _| {
             if s.ios == 0 { Cell::Empty } else { Cell::Number(s.percentile_ns(p) as f64) }

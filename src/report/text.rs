@@ -144,7 +144,7 @@ fn pacing_words(cfg: &RunConfig) -> String {
 }
 
 /// The percentiles a compact table shows: the median and the tail from p99, five at most.
-fn compact_percentiles(all: &[f64]) -> Vec<f64> {
+pub(super) fn compact_percentiles(all: &[f64]) -> Vec<f64> {
     all.iter().copied().filter(|p| *p == 50.0 || *p >= 99.0).take(5).collect()
 }
 
