@@ -165,13 +165,18 @@ MODES = {  # mode: (device, t/io_uring flags, nvmebench engine)
     "cmd-poll": (ng, ["-u1", "-O0", "-p1"], "uring-cmd:poll"),
 }
 
+class Failed(Exception):
+    """A run that did not give a figure: its configuration's row says why, the others go on."""
+
 def measured(cmd, log):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(log, "w") as f:
         p = subprocess.run(cmd, stdout=f, stderr=subprocess.PIPE, text=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()}")
+        why = (p.stderr.strip() or open(log).read().strip()).splitlines()
+        raise Failed(f"{os.path.basename(cmd[3] if cmd[0] == 'taskset' else cmd[0])} exited {p.returncode}: "
+                     + (why[-1] if why else "no output"))
     return after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime, open(log).read()
 
 def sample(text):
@@ -185,7 +190,8 @@ def run_tio(mode, qd, batch, tag):
     usr, sys_, text = measured(cmd, f"{out}/tio-{tag}.txt")
     samples = [sample(l) for l in text.splitlines() if l.startswith("IOPS=")]
     if len(samples) < 2:
-        sys.exit(f"t/io_uring printed {len(samples)} samples in {secs} s; its output:\n{text.strip()}")
+        last = [l for l in text.strip().splitlines() if l][-1:] or ["no output"]
+        raise Failed(f"t/io_uring printed {len(samples)} samples in {secs} s, ending: {last[0]}")
     iops = statistics.mean(samples[1:])
     # Every second is printed but the last (the run ends on it): count it at the mean.
     ios = sum(samples) + iops
@@ -219,9 +225,13 @@ for mode in modes:
             jobs += [("nb", name, lambda o=o, i=i: run_nb(mode, qd, o, f"{mode}-{qd}-{i}-{r}"))
                      for i, (name, o, _) in enumerate(nb_cfgs)]
             for who, key, job in (jobs if r % 2 == 0 else jobs[::-1]):
-                got[(who, key)].append(job())
-                print(f"  round {r + 1}: {mode} qd{qd} {who} {key}: {got[(who, key)][-1]['iops']:,.0f} IOPS",
-                      file=sys.stderr, flush=True)
+                try:
+                    got[(who, key)].append(job())
+                    said = f"{got[(who, key)][-1]['iops']:,.0f} IOPS"
+                except Failed as e:
+                    got[(who, key)].append({"failed": str(e)})
+                    said = f"failed: {e}"
+                print(f"  round {r + 1}: {mode} qd{qd} {who} {key}: {said}", file=sys.stderr, flush=True)
         for name, opts, b in nb_cfgs:
             rows.append((mode, qd, name, b, got[("tio", b)], got[("nb", name)]))
 
@@ -246,6 +256,11 @@ print(hdr)
 print("-" * len(hdr))
 verdicts = []
 for mode, qd, name, b, t, n in rows:
+    failed = [x["failed"] for x in t + n if "failed" in x]
+    if failed:
+        print(f"{mode:8} {qd:>4} {name:24} failed in {len(failed)} of {len(t) + len(n)} runs: {failed[0]}")
+        verdicts.append((mode, qd, name, None))
+        continue
     ratio = med(n, "iops") / med(t, "iops")
     per_round = [x["iops"] / y["iops"] for x, y in zip(n, t)]
     tcpu = f"{med(t, 'usr'):,.0f}+{med(t, 'sys'):,.0f}"
@@ -258,13 +273,18 @@ for mode, qd, name, b, t, n in rows:
               f"{1e9 / med(n, 'iops'):,.0f} ns (its own mean latency {med(n, 'lat'):,.0f} ns)")
     elif name == "defaults" or name.startswith("matched"):
         verdicts.append((mode, qd, name, ratio))
-missed = [v for v in verdicts if v[3] < 0.9]
+missed = [v for v in verdicts if v[3] is not None and v[3] < 0.9]
+failed_rows = [v for v in verdicts if v[3] is None]
 print()
-print(f"nvmebench >= 0.9x t/io_uring at QD > 1 (defaults and matched): {len(verdicts) - len(missed)} of {len(verdicts)} rows"
-      + "".join(f"\n  missed: {m} qd{q} {n}: {r:.2f}x" for m, q, n, r in missed))
-engines = {r[0]: r[5][0]["engine"] for r in rows if r[2] == "defaults"}
+print(f"nvmebench >= 0.9x t/io_uring at QD > 1 (defaults and matched): "
+      f"{len(verdicts) - len(missed) - len(failed_rows)} of {len(verdicts)} rows"
+      + "".join(f"\n  missed: {m} qd{q} {n}: {r:.2f}x" for m, q, n, r in missed)
+      + "".join(f"\n  no verdict (a run failed): {m} qd{q} {n}" for m, q, n, _ in failed_rows))
+engines = {r[0]: next(x["engine"] for x in r[5] if "engine" in x) for r in rows
+           if r[2] == "defaults" and any("engine" in x for x in r[5])}
 for mode, e in engines.items():
     print(f"nvmebench {mode} defaults: {e['name']} " + ", ".join(f"{k}={v}" for k, v in e["options"].items() if k != "note"))
+sys.exit(1 if failed_rows else 0)
 PY
 
 args=("$bin" "$tio" "" "" "$qds" "$modes" "$batches" "$also" "$time" "$rounds" "$core" "$work/out")
