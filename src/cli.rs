@@ -3,7 +3,7 @@
 //! Each value is parsed into its unit here (so a typo is reported against the option that holds it);
 //! whether the values make sense together and for the target is decided in `config`.
 
-use crate::options::{LatencyMode, Loads, OnError, OutputFormat, SmallBlocks};
+use crate::options::{FioLatencies, LatencyMode, Loads, OnError, OutputFormat, SmallBlocks};
 use crate::units::{self, SizeOrPercent};
 use crate::workload::dist::RandomDist;
 use crate::workload::rate::{self, ByteRate, IopsRate, RateProcess};
@@ -365,15 +365,17 @@ pub struct RunArgs {
     #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = crate::telemetry::TelemetryInterval::parse)]
     pub telemetry_interval: crate::telemetry::TelemetryInterval,
 
+    /// Latency accounting: total (each I/O stamped at issue and completion, one histogram per
+    /// direction, fio's lat), split (also fio's slat, to the return of the submit call that sent
+    /// it, one clock read per batch, and clat, from there to completion) or off (no stamps: I/Os
+    /// counted, latency not measured; SPDK perf without -L still stamps each I/O for its mean)
+    /// [default: split with a job file or fio-shaped output (fio's default), else total]
+    #[arg(long, value_name = "MODE", value_parser = PossibleValuesParser::new(LatencyMode::NAMES).map(|s| LatencyMode::parse(&s).expect("a listed name")))]
+    pub latency: Option<LatencyMode>,
+
     /// Latency percentiles to report.
     #[arg(long, default_value = "50,90,99,99.9,99.99,99.999", value_name = "LIST", value_parser = parse_percentiles)]
     pub percentiles: Percentiles,
-
-    /// Latency accounting: total (each I/O stamped at issue and completion, one histogram per
-    /// direction, fio's lat) or off (no stamps: I/Os counted, latency not measured; SPDK perf
-    /// without -L still stamps each I/O for its mean).
-    #[arg(long, default_value = "total", value_name = "MODE", value_parser = PossibleValuesParser::new(LatencyMode::NAMES).map(|s| LatencyMode::parse(&s).expect("a listed name")))]
-    pub latency: LatencyMode,
 
     /// Output on stdout.
     #[arg(long, default_value = "text", value_parser = PossibleValuesParser::new(OutputFormat::NAMES).map(|s| OutputFormat::parse(&s).expect("a listed name")))]
@@ -561,6 +563,11 @@ pub struct FioArgs {
     #[arg(long = "lat_percentiles", value_name = "0|1", num_args = 0..=1, default_missing_value = "1",
         value_parser = clap::builder::BoolishValueParser::new())]
     pub lat_percentiles: Option<bool>,
+
+    /// fio's `disable_slat`/`disable_clat`/`disable_lat`/`gtod_reduce` of a job: the latencies it
+    /// keeps (set by the job-file plan, not a flag).
+    #[arg(skip)]
+    pub latencies: FioLatencies,
 }
 
 impl FioArgs {
@@ -585,6 +592,11 @@ impl FioArgs {
         ]
         .into_iter()
         .find_map(|(given, what)| given.then_some(what))
+    }
+
+    /// The fio latencies the job keeps (all three unless its job file disables some).
+    pub fn fio_latencies(&self) -> FioLatencies {
+        self.latencies
     }
 
     /// Whether fio-shaped JSON is asked for (`json` or `json+`).

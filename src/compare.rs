@@ -181,7 +181,7 @@ fn plan_schedule(args: &CompareArgs) -> Result<Schedule, SetupError> {
         (None, true) => Schedule::Curve,
         (None, false) => Schedule::Plain,
     };
-    if schedule != Schedule::Plain && !args.run.latency.stamps() {
+    if schedule != Schedule::Plain && !crate::config::resolve_latency(&args.run).stamps() {
         let flag = if args.curve { "--curve" } else { "--rates" };
         return Err(SetupError::from(ConfigError::Invalid {
             option: "latency",

@@ -479,7 +479,7 @@ pub struct RunConfig {
     #[serde(skip)]
     pub telemetry_interval: Option<Duration>,
     pub percentiles: Vec<f64>,
-    /// `--latency`: whether each I/O is stamped (`off`: counted only, no latency measured).
+    /// Which latencies each I/O is measured for (`--latency`; `off`: counted only, none measured).
     pub latency: LatencyMode,
     pub on_error: OnError,
     #[serde(skip)]
@@ -539,6 +539,7 @@ impl RunConfig {
         let (verify, state_seed) =
             resolve_verify(args, &engine, (&bs_read, &bs_write, writes), align, geometry.lbs, offset, size, &targets)?;
         let random_map = random_map(args, align, [&bs_read, &bs_write, &bs_trim], &mix);
+        let latency = resolve_latency(args);
         let workload = WorkloadSpec {
             rw: args.rw,
             mix,
@@ -578,8 +579,8 @@ impl RunConfig {
             interval: args.interval,
             telemetry_interval: args.telemetry_interval.0,
             // Nothing to take percentiles of without stamps.
-            percentiles: if args.latency.stamps() { args.percentiles.0.clone() } else { Vec::new() },
-            latency: args.latency,
+            percentiles: if latency.stamps() { args.percentiles.0.clone() } else { Vec::new() },
+            latency,
             on_error: args.on_error,
             output: args.output,
             json_path: args.json.clone(),
@@ -589,6 +590,11 @@ impl RunConfig {
             verify,
             start_at: resolve_start(args, SystemTime::now())?,
         })
+    }
+
+    /// Whether fio's submission and completion latencies are measured apart (`--latency split`).
+    pub fn split_latency(&self) -> bool {
+        self.latency == LatencyMode::Split
     }
 
     /// How many workers share each core (1 when every worker has its own).
@@ -679,7 +685,7 @@ fn resolve_buffers(args: &RunArgs, writes: bool) -> Result<BufferContents, Confi
 /// # Errors
 /// One sentence naming the option that needs latencies.
 pub fn check_latency_off(args: &RunArgs, percentiles_given: bool) -> Result<(), ConfigError> {
-    if args.latency.stamps() {
+    if resolve_latency(args).stamps() {
         return Ok(());
     }
     let needs = if percentiles_given { Some("--percentiles") } else { args.fio.first_given() };
@@ -1056,6 +1062,22 @@ fn check_sqpoll_cpu(engine: &EngineSpec, engine_text: &str) -> Result<(), Config
         }
     }
     Ok(())
+}
+
+/// `--latency`, or the default: fio's (slat, clat and lat each measured) for a job file or
+/// fio-shaped output, where the figures are read as fio's; nvmebench's one latency per I/O
+/// otherwise. A job file's `disable_slat`/`disable_clat` leave the latency the job keeps
+/// (`FioArgs::fio_latencies`): `total` when only fio's `lat` is left.
+pub fn resolve_latency(args: &RunArgs) -> LatencyMode {
+    if let Some(mode) = args.latency {
+        return mode;
+    }
+    let f = &args.fio;
+    if !(f.fio_json() || f.job_file.is_some()) {
+        return LatencyMode::Total;
+    }
+    let kept = f.fio_latencies();
+    if kept.slat || kept.clat { LatencyMode::Split } else { LatencyMode::Total }
 }
 
 /// `--time`, or none when `--ios` bounds the run, else the default (shorter on a scratch file).

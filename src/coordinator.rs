@@ -115,12 +115,28 @@ pub struct ThreadDir {
     pub bytes: u64,
     /// The I/Os' latencies added up, in ns.
     pub sum_ns: u128,
+    /// With `--latency split`, fio's submission and completion latencies: how many I/Os have each
+    /// (a synchronous engine has no submission latency), and their sums in ns.
+    pub slat_ios: u64,
+    pub slat_sum_ns: u128,
+    pub clat_ios: u64,
+    pub clat_sum_ns: u128,
 }
 
 impl ThreadDir {
     /// Exact mean latency, or 0 without I/O.
     pub fn mean_ns(&self) -> f64 {
         if self.ios == 0 { 0.0 } else { self.sum_ns as f64 / self.ios as f64 }
+    }
+
+    /// Exact mean submission latency, or 0 without one.
+    pub fn slat_mean_ns(&self) -> f64 {
+        if self.slat_ios == 0 { 0.0 } else { self.slat_sum_ns as f64 / self.slat_ios as f64 }
+    }
+
+    /// Exact mean completion latency, or 0 without one.
+    pub fn clat_mean_ns(&self) -> f64 {
+        if self.clat_ios == 0 { 0.0 } else { self.clat_sum_ns as f64 / self.clat_ios as f64 }
     }
 }
 
@@ -546,10 +562,16 @@ impl ThreadPart {
         self.to_ns = self.to_ns.max(to_ns);
         // Rates are the reader's to take over the thread's span (`ThreadPoint::span_ns`), as fio
         // takes them over the time between two of a thread's samples.
-        for (d, s) in self.dir.iter_mut().zip(&stats.dir) {
+        for (i, (d, s)) in self.dir.iter_mut().zip(&stats.dir).enumerate() {
             d.ios += s.ios;
             d.bytes += s.bytes;
             d.sum_ns += s.sum_ns;
+            if let Some(split) = &stats.split {
+                d.slat_ios += split.slat[i].ios;
+                d.slat_sum_ns += split.slat[i].sum_ns;
+                d.clat_ios += split.clat[i].ios;
+                d.clat_sum_ns += split.clat[i].sum_ns;
+            }
         }
         self.reported = true;
         self.last |= last;
@@ -1522,6 +1544,88 @@ mod tests {
         assert_eq!(d.ios, 4);
         assert_eq!((d.min_ns, d.max_ns), (1_050, 1_200));
         assert_eq!(d.sum_ns, 1_050 + 1_100 + 1_150 + 1_200);
+    }
+
+    /// `--latency split` on a batch of four: each I/O's issue stamp is its own (read before each
+    /// 100 ns queue call), the submit call takes 300 ns, and its return is one stamp shared by the
+    /// batch (fio's), from which the device's 1 µs is the completion latency.
+    #[test]
+    fn split_latency_stamps_a_batch_once_on_the_return_of_its_submit() {
+        use crate::engine::Sends;
+        use crate::options::LatencyMode;
+        for (sends, inline) in [(None, false), (Some(Sends::OnPoll), false), (Some(Sends::OnPoll), true)] {
+            let script = Script {
+                default_latency_ns: 1_000,
+                queue_cost_ns: 100,
+                submit_cost_ns: 300,
+                sends,
+                inline_refill: inline,
+                ..Script::default()
+            };
+            let (b, clock, _) = fake(script);
+            let mut p = plan(1, 4, spec(RwMode::RandRead, 100));
+            p.workers[0].io_limit = Some(4);
+            p.workers[0].latency = LatencyMode::Split;
+            let r = run(b, p, clock, |_| {}).unwrap();
+            let (lat, slat, clat) =
+                (r.total.read(), r.total.slat(Direction::Read).unwrap(), r.total.clat(Direction::Read).unwrap());
+            let case = format!("{sends:?}, inline {inline}");
+            assert_eq!((lat.ios, slat.ios, clat.ios), (4, 4, 4), "{case}");
+            // Stamps at 0, 100, 200, 300; the batch sent at 700 (400 + the submit's 300).
+            assert_eq!((slat.min_ns, slat.max_ns, slat.sum_ns), (400, 700, 400 + 500 + 600 + 700), "{case}");
+            assert_eq!((clat.min_ns, clat.max_ns, clat.sum_ns), (1_000, 1_000, 4_000), "{case}");
+            assert_eq!((lat.min_ns, lat.max_ns), (1_400, 1_700), "{case}");
+            assert_eq!(lat.sum_ns, slat.sum_ns + clat.sum_ns, "{case}: lat is slat and clat together");
+        }
+    }
+
+    /// Split, the batches of a longer run each share their stamp, every I/O's latency is its
+    /// submission and completion latencies together, and the device time is all completion
+    /// latency, whichever way the engine sends; a synchronous engine has no submission latency.
+    #[test]
+    fn split_latency_adds_up_over_a_run_on_every_kind_of_engine() {
+        use crate::engine::Sends;
+        use crate::options::LatencyMode;
+        let kinds = [None, Some(Sends::OnPoll), Some(Sends::OnQueue), Some(Sends::Synchronous)];
+        for (sends, inline) in kinds.iter().flat_map(|&s| [(s, false), (s, true)]) {
+            let steps = (0..2000).map(|i| Step { latency_ns: 1_000 + (i % 7) * 150, result: Ok(()) }).collect();
+            let script = Script {
+                steps,
+                queue_cost_ns: 20,
+                submit_cost_ns: 300,
+                reap_cost_ns: 10,
+                sends,
+                inline_refill: inline,
+                ..Script::default()
+            };
+            let (b, clock, _) = fake(script);
+            let mut p = plan(1, 8, spec(RwMode::RandRead, 100));
+            p.workers[0].io_limit = Some(2000);
+            p.workers[0].latency = LatencyMode::Split;
+            let r = run(b, p, clock, |_| {}).unwrap();
+            let (lat, slat, clat) =
+                (r.total.read(), r.total.slat(Direction::Read).unwrap(), r.total.clat(Direction::Read).unwrap());
+            let case = format!("{sends:?}, inline {inline}");
+            assert_eq!((lat.ios, clat.ios), (2000, 2000), "{case}");
+            if sends == Some(Sends::Synchronous) {
+                assert_eq!(slat.ios, 0, "{case}: fio records no slat for a synchronous engine");
+                assert_eq!((clat.sum_ns, clat.min_ns, clat.max_ns), (lat.sum_ns, lat.min_ns, lat.max_ns), "{case}");
+                continue;
+            }
+            assert_eq!(slat.ios, 2000, "{case}");
+            assert_eq!(lat.sum_ns, slat.sum_ns + clat.sum_ns, "{case}");
+            // The send takes 300 ns after the I/O is stamped; a doorbell per command at most
+            // queue cost plus send after it; a batch shares one stamp, so slat is never below it.
+            assert!(slat.min_ns >= 300, "{case}: {}", slat.min_ns);
+            // The device time is completion latency: at least the smallest scripted latency.
+            assert!(clat.min_ns >= 1_000, "{case}: {}", clat.min_ns);
+        }
+        // Total accounting keeps no split figures.
+        let (b, clock, _) = fake(Script { default_latency_ns: 1_000, ..Script::default() });
+        let mut p = plan(1, 4, spec(RwMode::RandRead, 100));
+        p.workers[0].io_limit = Some(100);
+        let r = run(b, p, clock, |_| {}).unwrap();
+        assert!(r.total.split.is_none() && r.total.slat(Direction::Read).is_none());
     }
 
     #[test]

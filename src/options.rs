@@ -56,6 +56,68 @@ impl OnError {
     }
 }
 
+/// `--latency`: which latencies each I/O is measured for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LatencyMode {
+    /// One latency per I/O, from just before it is handed to the engine to its completion (fio's
+    /// `lat`): one histogram per direction.
+    #[default]
+    Total,
+    /// fio's three: `slat` from that stamp to the return of the submit call (or doorbell) that sent
+    /// the I/O, one clock read per submitted batch as fio shares it, `clat` from there to the
+    /// completion, and `lat` the two together. Synchronous engines have no submission apart from
+    /// the I/O (fio's psync, and its null engine at iodepth=1): no `slat`, and `clat` is `lat`.
+    Split,
+    /// No stamps at all: I/Os and bytes are counted, no latency is measured. For the highest rate a
+    /// core can drive: SPDK perf without `-L` still reads the clock twice per I/O (for its mean,
+    /// min and max), this reads it not at all.
+    Off,
+}
+
+impl LatencyMode {
+    pub const NAMES: [&'static str; 3] = ["total", "split", "off"];
+
+    pub fn parse(text: &str) -> Result<LatencyMode, String> {
+        match text {
+            "total" => Ok(LatencyMode::Total),
+            "split" => Ok(LatencyMode::Split),
+            "off" => Ok(LatencyMode::Off),
+            _ => Err(format!("'{text}' is not a latency accounting; use total, split or off")),
+        }
+    }
+
+    /// The mode's name, as `--latency` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            LatencyMode::Total => "total",
+            LatencyMode::Split => "split",
+            LatencyMode::Off => "off",
+        }
+    }
+
+    /// Whether each I/O is stamped (at issue and completion).
+    pub fn stamps(self) -> bool {
+        self != LatencyMode::Off
+    }
+}
+
+/// Which of fio's latencies a job reports in fio-shaped output: all three unless its job file says
+/// `disable_slat`, `disable_clat`, `disable_lat` (or `gtod_reduce`, all three), as fio writes zeros
+/// (`N` 0) for the ones it did not measure. Set by the job-file plan; a command line keeps all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct FioLatencies {
+    pub slat: bool,
+    pub clat: bool,
+    pub lat: bool,
+}
+
+impl Default for FioLatencies {
+    fn default() -> Self {
+        FioLatencies { slat: true, clat: true, lat: true }
+    }
+}
+
 /// `--small-bs`: what to do with block sizes below (or not a multiple of) the device's logical
 /// block size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -95,36 +157,6 @@ mod tests {
         assert_eq!(OnError::parse("continue"), Ok(OnError::Continue));
         assert!(OnError::parse("retry:0").unwrap_err().contains("N from 1 to 1000"));
         assert!(OutputFormat::parse("xml").unwrap_err().contains("use text or json"));
-    }
-}
-
-/// `--latency`: what each I/O's latency accounting keeps.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LatencyMode {
-    /// One histogram per direction, from each I/O's issue to its completion (fio's `lat`).
-    #[default]
-    Total,
-    /// No stamps at all: I/Os and bytes are counted, no latency is measured. For the highest rate a
-    /// core can drive: SPDK perf without `-L` still reads the clock twice per I/O (for its mean,
-    /// min and max), this reads it not at all.
-    Off,
-}
-
-impl LatencyMode {
-    pub const NAMES: [&'static str; 2] = ["total", "off"];
-
-    pub fn parse(text: &str) -> Result<LatencyMode, String> {
-        match text {
-            "total" => Ok(LatencyMode::Total),
-            "off" => Ok(LatencyMode::Off),
-            _ => Err(format!("'{text}' is not a latency accounting; use total or off")),
-        }
-    }
-
-    /// Whether each I/O is stamped (at issue and completion).
-    pub fn stamps(self) -> bool {
-        self != LatencyMode::Off
     }
 }
 

@@ -260,15 +260,58 @@ impl AddAssign<&ErrorCounts> for ErrorCounts {
     }
 }
 
+/// fio's submission and completion latencies per direction (`--latency split`), beside the total
+/// in [`Stats::dir`]. `slat` holds no I/O of a synchronous engine (fio records none for those).
+#[derive(Clone, Debug, Default)]
+pub struct SplitStats {
+    pub slat: [DirStats; Direction::COUNT],
+    pub clat: [DirStats; Direction::COUNT],
+}
+
+impl SplitStats {
+    pub fn reset(&mut self) {
+        for d in self.slat.iter_mut().chain(&mut self.clat) {
+            d.reset();
+        }
+    }
+}
+
+impl AddAssign<&SplitStats> for SplitStats {
+    fn add_assign(&mut self, o: &SplitStats) {
+        for (a, b) in self.slat.iter_mut().zip(&o.slat).chain(self.clat.iter_mut().zip(&o.clat)) {
+            *a += b;
+        }
+    }
+}
+
 /// Every direction's results and the errors over some period: what a worker hands the coordinator
 /// each interval. Indexed by [`Direction`]; a direction the workload never issues stays empty.
 #[derive(Clone, Debug, Default)]
 pub struct Stats {
+    /// Per direction, the latency from just before the I/O was handed to the engine to its
+    /// completion (fio's `lat`).
     pub dir: [DirStats; Direction::COUNT],
     pub errors: ErrorCounts,
+    /// With `--latency split`: fio's `slat` and `clat` too (boxed: most runs keep none).
+    pub split: Option<Box<SplitStats>>,
 }
 
 impl Stats {
+    /// An empty set, with room for the split latencies when `split`.
+    pub fn new(split: bool) -> Stats {
+        Stats { split: split.then(Box::default), ..Stats::default() }
+    }
+
+    /// fio's `slat` of `dir`, when measured.
+    pub fn slat(&self, dir: Direction) -> Option<&DirStats> {
+        self.split.as_ref().map(|s| &s.slat[dir as usize])
+    }
+
+    /// fio's `clat` of `dir`, when measured.
+    pub fn clat(&self, dir: Direction) -> Option<&DirStats> {
+        self.split.as_ref().map(|s| &s.clat[dir as usize])
+    }
+
     pub fn read(&self) -> &DirStats {
         &self.dir[Direction::Read as usize]
     }
@@ -299,6 +342,9 @@ impl Stats {
             d.reset();
         }
         self.errors.reset();
+        if let Some(s) = &mut self.split {
+            s.reset();
+        }
     }
 }
 
@@ -308,6 +354,9 @@ impl AddAssign<&Stats> for Stats {
             *a += b;
         }
         self.errors += &o.errors;
+        if let Some(b) = &o.split {
+            **self.split.get_or_insert_with(Box::default) += &**b;
+        }
     }
 }
 

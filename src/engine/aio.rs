@@ -263,6 +263,10 @@ impl Engine for AioEngine {
         Ok(reaped)
     }
 
+    fn unsent(&mut self) -> u32 {
+        self.staged.len() as u32
+    }
+
     fn wait(&mut self) -> Result<(), EngineError> {
         if !self.staged.is_empty() {
             self.submit()?;

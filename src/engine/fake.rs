@@ -5,7 +5,7 @@
 //! I/O takes 300 µs, that one fails with EIO, the queue is Busy on the 5th call" and gets exactly that
 //! in the histograms, whatever the machine is doing.
 
-use super::{Engine, EngineBuilder, EngineError, EngineInfo, Queued};
+use super::{Engine, EngineBuilder, EngineError, EngineInfo, Queued, Sends};
 use crate::io::IoError;
 use crate::io::IoOp;
 use std::sync::{Arc, Mutex};
@@ -48,6 +48,13 @@ pub struct Script {
     /// Where to record the bytes each write went out with (its buffer's first `len` bytes), and
     /// whether it was handed over from completion handling.
     pub written: Option<Written>,
+    /// Time the call that sends a batch takes (the clock moves on by this much before the batch's
+    /// device time starts), so that fio's submission latency has something to measure.
+    pub submit_cost_ns: u64,
+    /// When queued I/Os leave (`None`: with `submit`, as the kernel engines send): `OnPoll` sends
+    /// them at the end of the next poll, `OnQueue` in `queue`, and `Synchronous` with `submit`
+    /// while saying the engine has no submission apart from the I/O.
+    pub sends: Option<Sends>,
 }
 
 /// Each write's bytes as it went out, and whether it was handed over from completion handling.
@@ -85,6 +92,7 @@ impl EngineBuilder for FakeBuilder {
             calls: 0,
             staged: Vec::with_capacity(queue_depth as usize),
             in_flight: Vec::with_capacity(queue_depth as usize),
+            refilling: false,
         })
     }
 }
@@ -107,6 +115,22 @@ pub struct FakeEngine {
     staged: Vec<(u32, Step)>,
     /// `(slot, ready_at_ns, result)`.
     in_flight: Vec<(u32, u64, Result<(), IoError>)>,
+    /// Inside `poll_refill`: with `Sends::OnPoll`, its polls hold the refills back until it ends.
+    refilling: bool,
+}
+
+impl FakeEngine {
+    /// Sends what is staged: the call takes `submit_cost_ns`, and the device time starts after it.
+    fn send(&mut self) {
+        if self.staged.is_empty() {
+            return;
+        }
+        self.mock.increment(self.script.submit_cost_ns);
+        let now = self.mock.value();
+        for (slot, step) in self.staged.drain(..) {
+            self.in_flight.push((slot, now + step.latency_ns, step.result));
+        }
+    }
 }
 
 impl FakeEngine {
@@ -163,16 +187,27 @@ impl Engine for FakeEngine {
             seen.resize(self.worker + 1, Vec::new());
         }
         seen[self.worker].push(*op);
+        drop(seen);
         self.staged.push((slot, step));
+        if self.script.sends == Some(Sends::OnQueue) {
+            self.send();
+        }
         Ok(Queued::Ok)
     }
 
     fn submit(&mut self) -> Result<(), EngineError> {
-        let now = self.mock.value();
-        for (slot, step) in self.staged.drain(..) {
-            self.in_flight.push((slot, now + step.latency_ns, step.result));
+        if self.script.sends != Some(Sends::OnPoll) {
+            self.send();
         }
         Ok(())
+    }
+
+    fn sends(&self) -> Sends {
+        self.script.sends.unwrap_or(Sends::OnSubmit)
+    }
+
+    fn unsent(&mut self) -> u32 {
+        self.staged.len() as u32
     }
 
     fn poll<F: FnMut(u32, Result<(), IoError>)>(&mut self, max: u32, mut done: F) -> Result<u32, EngineError> {
@@ -196,7 +231,57 @@ impl Engine for FakeEngine {
             let next = self.in_flight.iter().map(|e| e.1).min().unwrap_or(u64::MAX);
             self.mock.increment(1_000.min(next.saturating_sub(now)));
         }
+        if self.script.sends == Some(Sends::OnPoll) && !self.refilling {
+            // The doorbell rings at the end of the completion processing (SPDK's delayed doorbells).
+            self.send();
+        }
         Ok(n)
+    }
+
+    /// The default's one completion at a time, but as one completion processing, with writes
+    /// taking spares: with `Sends::OnPoll` the refills queued inside it leave at its end, as
+    /// SPDK's delayed doorbells ring once `process_completions` returns (not with each completion).
+    fn poll_refill<F: FnMut(u32, Result<(), IoError>) -> Option<IoOp>>(
+        &mut self,
+        max: u32,
+        mut done: F,
+    ) -> Result<(u32, u32), EngineError> {
+        let (mut reaped, mut refilled) = (0, 0);
+        self.refilling = true;
+        let mut outcome = Ok(());
+        while reaped < max {
+            let mut next = None;
+            match self.poll(1, |slot, result| next = done(slot, result).map(|op| (slot, op))) {
+                Ok(0) => break,
+                Ok(_) => reaped += 1,
+                Err(e) => {
+                    outcome = Err(e);
+                    break;
+                }
+            }
+            if let Some((slot, op)) = next {
+                match self.queue_refill(slot, &op) {
+                    Ok(Queued::Ok) => refilled += 1,
+                    Ok(Queued::Busy) => {
+                        outcome = Err(EngineError::Runtime {
+                            engine: "fake",
+                            what: "queuing an I/O in a completed slot",
+                            source: std::io::Error::other("the script made the queue busy"),
+                        });
+                        break;
+                    }
+                    Err(e) => {
+                        outcome = Err(e);
+                        break;
+                    }
+                }
+            }
+        }
+        self.refilling = false;
+        if self.script.sends == Some(Sends::OnPoll) {
+            self.send();
+        }
+        outcome.map(|()| (reaped, refilled))
     }
 
     /// Submits, then jumps the clock to the next completion.
@@ -227,27 +312,6 @@ impl Engine for FakeEngine {
 
     fn refills_inline(&self) -> bool {
         self.script.inline_refill
-    }
-
-    /// The trait's default, but with writes taking spares.
-    fn poll_refill<F: FnMut(u32, Result<(), IoError>) -> Option<IoOp>>(
-        &mut self,
-        max: u32,
-        mut done: F,
-    ) -> Result<(u32, u32), EngineError> {
-        let (mut reaped, mut refilled) = (0, 0);
-        while reaped < max {
-            let mut next = None;
-            if self.poll(1, |slot, result| next = done(slot, result).map(|op| (slot, op)))? == 0 {
-                break;
-            }
-            reaped += 1;
-            if let Some((slot, op)) = next {
-                assert_eq!(self.queue_refill(slot, &op)?, Queued::Ok, "the fake refuses no refill");
-                refilled += 1;
-            }
-        }
-        Ok((reaped, refilled))
     }
 
     fn write_spares(&self) -> u32 {

@@ -59,6 +59,24 @@ pub enum Queued {
     Busy,
 }
 
+/// When the I/Os an engine has taken leave for the device: where fio's submission latency ends and
+/// its completion latency starts (`--latency split`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sends {
+    /// With the next `submit` (or `wait`, `progress`): one syscall sends the batch, and the return
+    /// of that call is each I/O's stamp, shared by the batch as fio shares it.
+    OnSubmit,
+    /// With the next poll: the doorbell (or the socket flush) comes at the end of the completion
+    /// processing (SPDK's delayed doorbells), so the return of that poll is the stamp.
+    OnPoll,
+    /// In `queue` itself (a doorbell per command).
+    OnQueue,
+    /// Nothing is sent apart from the I/O itself: the engine does the I/O in one synchronous call
+    /// (fio's psync, and its null engine at iodepth=1). fio records no submission latency for
+    /// those, and their completion latency is the whole I/O.
+    Synchronous,
+}
+
 /// A failure of the engine itself (not of one I/O): set-up, or a queue that stopped working.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -218,6 +236,18 @@ pub trait Engine {
     fn wait_for(&mut self, timeout_ns: u64) -> Result<(), EngineError> {
         let _ = timeout_ns;
         self.progress()
+    }
+
+    /// When the I/Os it takes leave for the device (see [`Sends`]).
+    fn sends(&self) -> Sends {
+        Sends::OnSubmit
+    }
+
+    /// How many of the I/Os queued so far have not left yet, after a call that sends: a batch the
+    /// engine holds back (the ring's `submit_batch`, a full kernel queue). They are the most
+    /// recently queued ones. Read only with `--latency split`.
+    fn unsent(&mut self) -> u32 {
+        0
     }
 
     /// The engine's name and the knobs in effect, for the report.

@@ -5,7 +5,7 @@
 //! submission, which makes a device model with a known answer for worker and coordinator tests.
 
 use super::buf::SlotBuffers;
-use super::{Engine, EngineBuilder, EngineError, EngineInfo, Queued};
+use super::{Engine, EngineBuilder, EngineError, EngineInfo, Queued, Sends};
 use crate::io::IoError;
 use crate::io::IoOp;
 use std::collections::VecDeque;
@@ -71,6 +71,12 @@ fn ticks_for(clock: &quanta::Clock, d: Duration) -> u64 {
 }
 
 impl Engine for NullEngine {
+    /// fio's null engine is synchronous at iodepth=1 and commits batches above it; so is this one's
+    /// latency accounting.
+    fn sends(&self) -> Sends {
+        if self.bufs.slots() == 1 { Sends::Synchronous } else { Sends::OnSubmit }
+    }
+
     #[inline]
     fn queue(&mut self, slot: u32, _op: &IoOp) -> Result<Queued, EngineError> {
         self.staged.push(slot);

@@ -9,7 +9,7 @@
 use super::buf::SlotBuffers;
 use super::rangeops::RangeOps;
 use super::uring::judge;
-use super::{Engine, EngineBuilder, EngineError, EngineInfo, Queued};
+use super::{Engine, EngineBuilder, EngineError, EngineInfo, Queued, Sends};
 use crate::io::IoError;
 use crate::io::{Direction, IoOp};
 use std::fs::File;
@@ -122,6 +122,10 @@ impl Engine for PsyncEngine {
         // One I/O at a time: every slot is slot 0.
         let _ = slot;
         self.bufs.slot_mut(0)
+    }
+
+    fn sends(&self) -> Sends {
+        Sends::Synchronous
     }
 
     fn info(&self) -> EngineInfo {

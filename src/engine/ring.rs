@@ -385,6 +385,12 @@ impl<S: squeue::EntryMarker, C: cqueue::EntryMarker> Ring<S, C> {
         }
     }
 
+    /// SQEs not yet consumed by the kernel: a batch `submit` held back, or one a busy kernel
+    /// refused for now.
+    pub fn unsent(&mut self) -> u32 {
+        self.pending()
+    }
+
     /// Reaps up to `max` completions straight from the CQ ring, without a syscall: completions that
     /// need the kernel first (IOPOLL, deferred task work) are brought in by `submit` and `wait`,
     /// which enter with GETEVENTS anyway.

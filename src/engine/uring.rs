@@ -265,6 +265,10 @@ impl Engine for UringEngine {
             .map_err(|e| runtime("io_uring_enter (wait with a timeout)", e))
     }
 
+    fn unsent(&mut self) -> u32 {
+        self.ring.unsent()
+    }
+
     fn slot_buf(&mut self, slot: u32) -> &mut [u8] {
         self.bufs.slot_mut(slot)
     }

@@ -335,6 +335,10 @@ impl Engine for UringCmdEngine {
             .map_err(|e| runtime("io_uring_enter (wait with a timeout)", e))
     }
 
+    fn unsent(&mut self) -> u32 {
+        self.ring.unsent()
+    }
+
     fn slot_buf(&mut self, slot: u32) -> &mut [u8] {
         self.bufs.slot_mut(slot)
     }

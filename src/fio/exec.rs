@@ -385,6 +385,7 @@ fn write_results(path: &Path, cli: &RunArgs, plan: &Plan, runs: &[GroupRun], dis
                     series: clone_series(&r.result, &r.workers[i]),
                     group_agg,
                     lat_percentiles: job.args.fio.lat_percentiles.unwrap_or(false),
+                    latencies: job.args.fio.fio_latencies(),
                 });
             }
         }

@@ -48,7 +48,9 @@ use std::collections::BTreeMap;
 /// 9: `config.workload.random_dist` is fio's (zipf and pareto scattered by fio's hash, normal
 /// fio's Irwin-Hall sum as `dev_percent`, where it was `sigma_percent`), with an optional `center`;
 /// `config.queue_depth_shared` (a job file's `iodepth` shared over a job's files).
-pub const SCHEMA_VERSION: u32 = 9;
+/// 10: `config.latency` `split`: fio's submission and completion latencies of each direction
+/// (`slat`, `clat`: counts, summaries and whole histograms) beside `lat_ns`, the total.
+pub const SCHEMA_VERSION: u32 = 10;
 pub const HIST_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
 /// Default number of rounds in a steady-state measurement window (SNIA PTS).
 pub const DEFAULT_STEADY_WINDOW: usize = 5;
@@ -359,7 +361,8 @@ pub struct ConfigDoc {
     pub interval: f64,
     pub percentiles: Vec<f64>,
     /// `--latency` (schema 8 on; absent: `total`): `off` stamps no I/O, so the document holds counts
-    /// and rates but no latency (every `lat_ns` is zeroes, `percentiles` empty).
+    /// and rates but no latency (every `lat_ns` is zeroes, `percentiles` empty); `split` (schema 10
+    /// on) also has fio's `slat` and `clat` in each direction's `slat` and `clat`.
     #[serde(default)]
     pub latency: LatencyAccounting,
     pub on_error: OnError,
@@ -459,6 +462,8 @@ pub enum LatencyAccounting {
     /// Each I/O stamped at issue and completion, one histogram per direction.
     #[default]
     Total,
+    /// As `total`, and fio's submission (`slat`) and completion (`clat`) latencies apart.
+    Split,
     /// No stamps: I/Os and bytes counted, no latency measured.
     Off,
 }
@@ -904,6 +909,10 @@ pub struct TimestampsDoc {
     pub issue: String,
     /// When the completion stamp is read.
     pub completion: String,
+    /// With `--latency split` (schema 10 on): when the sent stamp, where fio's `slat` ends and its
+    /// `clat` starts, is read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent: Option<String>,
 }
 
 /// Where the run's threads could run: workers on their cores, every other thread on the rest.
@@ -1003,6 +1012,26 @@ pub struct DirDoc {
     pub iops: f64,
     #[serde(default)]
     pub bw_bytes: f64,
+    /// Each I/O's latency from just before it was handed to the engine to its completion (fio's
+    /// `lat`).
+    pub lat_ns: LatencyDoc,
+    /// HdrHistogram V2 deflate, base64, with the bounds of `histogram`.
+    pub hist: String,
+    /// With `config.latency` `split` (schema 10 on): fio's submission latency, from that stamp to
+    /// the return of the call that sent the I/O (no I/O has one on a synchronous engine).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slat: Option<LatencyPartDoc>,
+    /// With `config.latency` `split`: fio's completion latency, from the return of the call that
+    /// sent the I/O to its completion.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clat: Option<LatencyPartDoc>,
+}
+
+/// One of fio's partial latencies of a direction: how many I/Os have it, its summary and whole
+/// histogram.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct LatencyPartDoc {
+    pub ios: u64,
     pub lat_ns: LatencyDoc,
     /// HdrHistogram V2 deflate, base64, with the bounds of `histogram`.
     pub hist: String,

@@ -65,6 +65,9 @@ pub struct FioJob<'a> {
     pub group_agg: [u64; Direction::COUNT],
     /// fio's `lat_percentiles=1`: `lat_ns` carries the percentiles (and json+ bins) too.
     pub lat_percentiles: bool,
+    /// The fio latencies the job reports (its job file's `disable_*`); those it keeps and did not
+    /// measure (`--latency total` has no `slat` or `clat`) are written as fio's zeros too.
+    pub latencies: crate::options::FioLatencies,
 }
 
 /// A kernel block device's counters over one group, as fio's `disk_util` entry.
@@ -138,15 +141,22 @@ fn job(j: &FioJob<'_>, plus: bool) -> Value {
         let dir = Direction::WriteZeroes;
         o.insert(dir.name().into(), direction(dir, j, pcts, plus));
     }
-    // fio's `sync` block counts fsyncs: our flushes.
-    let flush = j.stats.of(Direction::Flush);
-    let mut sync_lat = summary(flush);
-    if flush.ios > 0 {
-        let table: Map<String, Value> =
-            pcts.iter().map(|p| (format!("{p:.6}"), json!(flush.percentile_ns(*p)))).collect();
-        sync_lat.insert("percentile".into(), Value::Object(table));
-    }
-    o.insert("sync".into(), json!({ "total_ios": flush.ios, "lat_ns": Value::Object(sync_lat) }));
+    // fio's `sync` block counts fsyncs (our flushes), with their completion latency (stat.c's
+    // add_sync_clat_sample), which fio measures unless disable_clat.
+    let flushes = j.stats.of(Direction::Flush).ios;
+    let sync_lat = match j.stats.clat(Direction::Flush).filter(|_| j.latencies.clat) {
+        Some(flush) => {
+            let mut m = summary(flush);
+            if flush.ios > 0 {
+                let table: Map<String, Value> =
+                    pcts.iter().map(|p| (format!("{p:.6}"), json!(flush.percentile_ns(*p)))).collect();
+                m.insert("percentile".into(), Value::Object(table));
+            }
+            Value::Object(m)
+        }
+        None => not_measured(),
+    };
+    o.insert("sync".into(), json!({ "total_ios": flushes, "lat_ns": sync_lat }));
     o.insert("job_runtime".into(), json!(j.runtime_ns / 1_000_000));
     if let Some(cpu) = j.cpu {
         // fio divides its threads' CPU time by their run times added up: a share of one thread's
@@ -163,7 +173,15 @@ fn job(j: &FioJob<'_>, plus: bool) -> Value {
     o.insert("latency_target".into(), json!(0));
     o.insert("latency_percentile".into(), json!(100.0));
     o.insert("latency_window".into(), json!(0));
-    let (ns, us, ms) = latency_buckets(&j.stats.all());
+    // fio's io_u_mark_latency marks each I/O's completion latency, unless disable_clat.
+    let clat_all = j.stats.split.as_ref().filter(|_| j.latencies.clat).map(|s| {
+        let mut all = DirStats::default();
+        for d in &s.clat {
+            all += d;
+        }
+        all
+    });
+    let (ns, us, ms) = latency_buckets(clat_all.as_ref().unwrap_or(&DirStats::default()));
     o.insert("latency_ns".into(), ns);
     o.insert("latency_us".into(), us);
     o.insert("latency_ms".into(), ms);
@@ -186,8 +204,8 @@ fn direction(dir: Direction, j: &FioJob<'_>, pcts: &[f64], plus: bool) -> Value 
     o.insert("total_ios".into(), json!(d.ios));
     o.insert("short_ios".into(), json!(0));
     o.insert("drop_ios".into(), json!(0));
-    o.insert("slat_ns".into(), not_measured());
-    let with_percentiles = |percentiles: bool| {
+    // fio's three latencies, each as fio writes it: zeros (N 0) for one it did not measure.
+    let with_percentiles = |d: &DirStats, percentiles: bool| {
         let mut m = summary(d);
         if percentiles && d.ios > 0 {
             let table: Map<String, Value> =
@@ -199,8 +217,13 @@ fn direction(dir: Direction, j: &FioJob<'_>, pcts: &[f64], plus: bool) -> Value 
         }
         Value::Object(m)
     };
-    o.insert("clat_ns".into(), with_percentiles(true));
-    o.insert("lat_ns".into(), with_percentiles(j.lat_percentiles));
+    let kept = j.latencies;
+    let (slat, clat) = (j.stats.slat(dir).filter(|_| kept.slat), j.stats.clat(dir).filter(|_| kept.clat));
+    // fio's slat_percentiles is off by default, and not taken here.
+    o.insert("slat_ns".into(), slat.map_or_else(not_measured, |s| with_percentiles(s, false)));
+    o.insert("clat_ns".into(), clat.map_or_else(not_measured, |c| with_percentiles(c, true)));
+    let lat = if kept.lat { with_percentiles(d, j.lat_percentiles) } else { not_measured() };
+    o.insert("lat_ns".into(), lat);
     let interval_ms = j.cfg.interval.as_millis() as u64;
     // A span without I/O in the direction has no delta, so no sample (fio's `if (!delta) continue`).
     let bw = SampleStat::of_job(&j.series, interval_ms, |p| {
@@ -434,6 +457,7 @@ pub enum LogKind {
     Iops,
     Lat,
     Clat,
+    Slat,
 }
 
 impl LogKind {
@@ -443,6 +467,7 @@ impl LogKind {
             LogKind::Iops => "iops",
             LogKind::Lat => "lat",
             LogKind::Clat => "clat",
+            LogKind::Slat => "slat",
         }
     }
 }
@@ -492,13 +517,19 @@ pub fn log_lines(kind: LogKind, series: &[ThreadPoint], block_sizes: [u64; 3]) -
     for p in series {
         let t_ms = (p.t_s * 1000.0).round() as u64;
         for ((dir, d), bs) in LOGGED.map(|(dir, n)| (n, p.of(dir))).into_iter().zip(block_sizes) {
-            if d.ios == 0 {
+            // fio's slat log has a line for a window with submission latencies only (none on a
+            // synchronous engine); clat, measured apart (`--latency split`), is its own mean, and
+            // is the whole latency otherwise.
+            if d.ios == 0 || (kind == LogKind::Slat && d.slat_ios == 0) {
                 continue;
             }
             let value = match kind {
                 LogKind::Bw => bw_sample_kib(d.bytes, p.span_ns),
                 LogKind::Iops => iops_sample(d.ios, p.span_ns),
-                LogKind::Lat | LogKind::Clat => d.mean_ns().round() as u64,
+                LogKind::Lat => d.mean_ns().round() as u64,
+                LogKind::Clat if d.clat_ios > 0 => d.clat_mean_ns().round() as u64,
+                LogKind::Clat => d.mean_ns().round() as u64,
+                LogKind::Slat => d.slat_mean_ns().round() as u64,
             };
             let _ = writeln!(out, "{t_ms}, {value}, {dir}, {bs}, 0");
         }
@@ -522,9 +553,14 @@ mod tests {
     #[test]
     fn a_job_in_fios_shape() {
         let cfg = null_config(&["--percentiles", "50,99.9"]);
-        let mut stats = Stats::default();
-        stats.dir[0].record(1_000, 1_000, 4096 * 1_000);
-        stats.dir[0].record(2_000_000, 24, 4096 * 24);
+        // fio's three latencies, measured apart (`--latency split`): slat 100 ns, clat as given.
+        let mut stats = Stats::new(true);
+        stats.dir[0].record(1_100, 1_000, 4096 * 1_000);
+        stats.dir[0].record(2_000_100, 24, 4096 * 24);
+        let split = stats.split.as_mut().unwrap();
+        split.slat[0].record(100, 1_024, 4096 * 1_024);
+        split.clat[0].record(1_000, 1_000, 4096 * 1_000);
+        split.clat[0].record(2_000_000, 24, 4096 * 24);
         let cpu = CpuUsage { user_ns: 250_000_000, sys_ns: 500_000_000, ios: 1_024 };
         let job = |cpu, plus| {
             let j = FioJob {
@@ -540,6 +576,7 @@ mod tests {
                 series: Vec::new(),
                 group_agg: [4096 * 1024, 0, 0, 0, 0],
                 lat_percentiles: plus,
+                latencies: crate::options::FioLatencies::default(),
             };
             render(&[], &[j], &[], plus, SystemTime::UNIX_EPOCH)
         };
@@ -554,8 +591,16 @@ mod tests {
         assert_eq!(r["clat_ns"]["percentile"]["50.000000"], 1000);
         assert!(r["clat_ns"]["percentile"]["99.900000"].as_u64().unwrap().abs_diff(2_000_000) < 2_000);
         assert!(r["clat_ns"].get("bins").is_none(), "bins are json+ only");
-        assert_eq!(r["slat_ns"]["N"], 0);
-        assert_eq!(r["lat_ns"]["N"], 1024);
+        assert_eq!(
+            (&r["slat_ns"]["N"], &r["slat_ns"]["min"], &r["slat_ns"]["max"]),
+            (&json!(1024), &json!(100), &json!(100))
+        );
+        assert!(r["slat_ns"].get("percentile").is_none(), "fio's slat_percentiles=0");
+        assert_eq!((&r["clat_ns"]["min"], &r["clat_ns"]["max"]), (&json!(1_000), &json!(2_000_000)));
+        assert_eq!(
+            (&r["lat_ns"]["N"], &r["lat_ns"]["min"], &r["lat_ns"]["max"]),
+            (&json!(1024), &json!(1_100), &json!(2_000_100))
+        );
         assert_eq!((&r["bw_samples"], &r["bw_agg"]), (&json!(0), &json!(0.0)), "no series: fio's zeros");
         assert_eq!(d["jobs"][0]["write"]["bw_samples"], 0, "fio's zeros for a direction without I/O");
         assert_eq!(d["jobs"][0]["usr_cpu"], 25.0);
@@ -567,11 +612,10 @@ mod tests {
         assert!(d["jobs"][0].get("usr_cpu").is_none(), "jobs that ran together share no CPU figure");
         assert_eq!(d["jobs"][0]["read"]["clat_ns"]["bins"]["1000"], 1000);
         assert!(r.get("lat_ns").and_then(|l| l.get("percentile")).is_none(), "fio's lat_percentiles=0");
+        // lat_percentiles=1: lat_ns has percentiles and bins of its own (the total, not clat).
         let l = &d["jobs"][0]["read"]["lat_ns"];
-        assert_eq!(
-            (&l["percentile"], &l["bins"]),
-            (&r["clat_ns"]["percentile"], &d["jobs"][0]["read"]["clat_ns"]["bins"])
-        );
+        assert!(l["percentile"]["50.000000"].as_u64().unwrap().abs_diff(1_100) <= 1, "{l}");
+        assert_eq!(l["bins"]["1100"], 1000, "{l}");
     }
 
     #[test]
@@ -618,11 +662,22 @@ mod tests {
     fn logs_have_fios_columns() {
         let p = |t_s: f64| {
             let mut p = ThreadPoint { t_s, span_ns: 1_000_000_000, ..ThreadPoint::default() };
-            p.dir[Direction::Read as usize] = ThreadDir { ios: 10, bytes: 40_960, sum_ns: 15_004 };
+            p.dir[Direction::Read as usize] =
+                ThreadDir { ios: 10, bytes: 40_960, sum_ns: 15_004, ..Default::default() };
             p
         };
         assert_eq!(log_lines(LogKind::Bw, &[p(0.5), p(1.0)], [0; 3]), "500, 40, 0, 0, 0\n1000, 40, 0, 0, 0\n");
         assert_eq!(log_lines(LogKind::Lat, &[p(0.25)], [0; 3]), "250, 1500, 0, 0, 0\n");
+        // Measured apart, clat and slat are their own means; without, clat is the whole latency
+        // and the slat log has no line.
+        assert_eq!(log_lines(LogKind::Clat, &[p(0.25)], [0; 3]), "250, 1500, 0, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Slat, &[p(0.25)], [0; 3]), "");
+        let mut split = p(0.25);
+        split.dir[0] =
+            ThreadDir { slat_ios: 10, slat_sum_ns: 4_004, clat_ios: 10, clat_sum_ns: 11_000, ..split.dir[0] };
+        assert_eq!(log_lines(LogKind::Lat, &[split], [0; 3]), "250, 1500, 0, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Clat, &[split], [0; 3]), "250, 1100, 0, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Slat, &[split], [0; 3]), "250, 400, 0, 0, 0\n");
         let mut w = p(0.1);
         w.dir.swap(Direction::Read as usize, Direction::Write as usize);
         assert_eq!(log_lines(LogKind::Iops, &[w], [0; 3]), "100, 10, 1, 0, 0\n", "writes are direction 1");
@@ -632,7 +687,7 @@ mod tests {
     fn trims_are_logged_as_direction_2_and_flushes_not_at_all() {
         // One window with reads, writes, trims, write-zeroes and flushes: fio logs its three
         // ddir_rw directions in their order, nothing for the others.
-        let d = ThreadDir { ios: 10, bytes: 40_960, sum_ns: 15_004 };
+        let d = ThreadDir { ios: 10, bytes: 40_960, sum_ns: 15_004, ..Default::default() };
         let p = ThreadPoint { t_s: 0.5, span_ns: 1_000_000_000, dir: [d; Direction::COUNT] };
         assert_eq!(log_lines(LogKind::Bw, &[p], [0; 3]), "500, 40, 0, 0, 0\n500, 40, 1, 0, 0\n500, 40, 2, 0, 0\n");
         let mut t = ThreadPoint { t_s: 0.5, span_ns: 1_000_000_000, ..ThreadPoint::default() };
@@ -650,7 +705,7 @@ mod tests {
         assert_eq!(log_block_sizes(&cfg, true), [0, 0, 0]);
         let cfg = null_config(&["--rw", "randread", "--bs", "8k"]);
         assert_eq!(log_block_sizes(&cfg, false)[0], 8192);
-        let d = ThreadDir { ios: 10, bytes: 40_960, sum_ns: 15_004 };
+        let d = ThreadDir { ios: 10, bytes: 40_960, sum_ns: 15_004, ..Default::default() };
         let p = ThreadPoint { t_s: 0.5, span_ns: 1_000_000_000, dir: [d; Direction::COUNT] };
         assert_eq!(
             log_lines(LogKind::Iops, &[p], [4096, 0, 65_536]),
@@ -671,7 +726,7 @@ mod tests {
         assert_eq!((bw_sample_kib(4096, 999_999), iops_sample(1, 999_999)), (0, 0), "spent 0: fio's rate 0");
         // The log writes those: 1 KiB/s where the rounded rate was 2.
         let mut p = ThreadPoint { t_s: 1.0, span_ns: 1_000_000_000, ..ThreadPoint::default() };
-        p.dir[0] = ThreadDir { ios: 1, bytes: 2047, sum_ns: 10 };
+        p.dir[0] = ThreadDir { ios: 1, bytes: 2047, sum_ns: 10, ..Default::default() };
         assert_eq!(log_lines(LogKind::Bw, &[p], [0; 3]), "1000, 1, 0, 0, 0\n");
         p.span_ns = 3_000_000;
         p.dir[0].ios = 2;

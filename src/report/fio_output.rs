@@ -49,6 +49,10 @@ pub fn write_logs(
     if let Some(p) = &f.write_lat_log {
         kinds.push((prefix(p), LogKind::Lat));
         kinds.push((prefix(p), LogKind::Clat));
+        // fio's third latency log, when submission latencies are measured apart.
+        if cfg.split_latency() {
+            kinds.push((prefix(p), LogKind::Slat));
+        }
     }
     let cannot = |path: &str, e: std::io::Error| anyhow::anyhow!("cannot write {path}: {e}");
     for (prefix, kind) in kinds {
@@ -132,6 +136,7 @@ pub fn single_run_output(
         series: threads,
         group_agg,
         lat_percentiles: args.fio.lat_percentiles.unwrap_or(false),
+        latencies: args.fio.fio_latencies(),
     };
     let plus = args.fio.output_format.as_deref() == Some("json+");
     let doc = fio_report::render(&[], &[job], &disk.into_iter().collect::<Vec<_>>(), plus, r.started_at);

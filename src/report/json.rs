@@ -9,8 +9,8 @@
 
 use super::doc::{
     self, ConfigDoc, CpuDoc, DirDoc, DirInterval, DirPair, EngineDoc, ErrorKindCount, ErrorsDoc, HistogramInfo, Host,
-    Interval, LatencyDoc, NsSqSum, NsSum, Results, RunDocument, TimestampsDoc, Tool, VerifyDoc, WorkerCpuDoc,
-    WorkerDoc,
+    Interval, LatencyDoc, LatencyPartDoc, NsSqSum, NsSum, Results, RunDocument, TimestampsDoc, Tool, VerifyDoc,
+    WorkerCpuDoc, WorkerDoc,
 };
 use super::{percentile_key, rates};
 use crate::config::RunConfig;
@@ -238,6 +238,7 @@ pub fn timestamps(latency: crate::options::LatencyMode) -> TimestampsDoc {
             mode: "off".into(),
             issue: "not stamped (--latency off)".into(),
             completion: "not stamped (--latency off): I/Os are counted, no latency is measured".into(),
+            sent: None,
         };
     }
     TimestampsDoc {
@@ -245,6 +246,12 @@ pub fn timestamps(latency: crate::options::LatencyMode) -> TimestampsDoc {
         issue: "each I/O, just before it is handed to the engine (queued; a paced I/O counts from when it was due)"
             .into(),
         completion: "each I/O, in its own completion callback".into(),
+        sent: (latency == crate::options::LatencyMode::Split).then(|| {
+            "once per submitted batch, on the return of the call that sent it (the submit syscall, or the poll \
+             that rang the doorbell or flushed the socket), shared by the batch as fio shares it; none on a \
+             synchronous engine"
+                .into()
+        }),
     }
 }
 
@@ -296,10 +303,14 @@ pub(crate) fn shown_dirs(cfg: &RunConfig, total: &Stats) -> [bool; Direction::CO
 
 /// Every shown direction of `stats`, with rates over `elapsed_ns`.
 pub(crate) fn dir_pair(stats: &Stats, shown: [bool; Direction::COUNT], elapsed_ns: u64, pcts: &[f64]) -> DirPair {
-    let doc = |d: Direction| shown[d as usize].then(|| dir(stats.of(d), elapsed_ns, pcts));
+    let one = |d: Direction| {
+        let split = stats.slat(d).zip(stats.clat(d));
+        dir_split(stats.of(d), split, elapsed_ns, pcts)
+    };
+    let doc = |d: Direction| shown[d as usize].then(|| one(d));
     DirPair {
-        read: dir(stats.of(Direction::Read), elapsed_ns, pcts),
-        write: dir(stats.of(Direction::Write), elapsed_ns, pcts),
+        read: one(Direction::Read),
+        write: one(Direction::Write),
         trim: doc(Direction::Trim),
         write_zeroes: doc(Direction::WriteZeroes),
         flush: doc(Direction::Flush),
@@ -330,18 +341,31 @@ pub(crate) fn dir(d: &DirStats, elapsed_ns: u64, pcts: &[f64]) -> DirDoc {
         io_bytes: d.bytes,
         iops,
         bw_bytes: bw,
-        lat_ns: LatencyDoc {
-            // Nothing recorded (no I/O, or `--latency off`): 0, not the empty minimum's sentinel.
-            min: if d.ios == 0 || d.min_ns == u64::MAX { 0 } else { d.min_ns },
-            mean: d.mean_ns(),
-            max: d.max_ns,
-            stddev: d.stddev_ns(),
-            sum: NsSum(d.sum_ns),
-            sum_sq: d.stddev_is_exact().then_some(NsSqSum(d.sum_sq_ns2)),
-            clamped: d.clamped,
-            percentiles: pcts.iter().map(|p| (percentile_key(*p), d.percentile_ns(*p))).collect(),
-        },
+        lat_ns: latency_doc(d, pcts),
         hist: encode_histogram(&d.hist),
+        slat: None,
+        clat: None,
+    }
+}
+
+/// [`dir`], with fio's submission and completion latencies when they were measured (`split`).
+pub(crate) fn dir_split(d: &DirStats, split: Option<(&DirStats, &DirStats)>, elapsed_ns: u64, pcts: &[f64]) -> DirDoc {
+    let part =
+        |p: &DirStats| LatencyPartDoc { ios: p.ios, lat_ns: latency_doc(p, pcts), hist: encode_histogram(&p.hist) };
+    DirDoc { slat: split.map(|(s, _)| part(s)), clat: split.map(|(_, c)| part(c)), ..dir(d, elapsed_ns, pcts) }
+}
+
+fn latency_doc(d: &DirStats, pcts: &[f64]) -> LatencyDoc {
+    LatencyDoc {
+        // Nothing recorded (no I/O, or `--latency off`): 0, not the empty minimum's sentinel.
+        min: if d.ios == 0 || d.min_ns == u64::MAX { 0 } else { d.min_ns },
+        mean: d.mean_ns(),
+        max: d.max_ns,
+        stddev: d.stddev_ns(),
+        sum: NsSum(d.sum_ns),
+        sum_sq: d.stddev_is_exact().then_some(NsSqSum(d.sum_sq_ns2)),
+        clamped: d.clamped,
+        percentiles: pcts.iter().map(|p| (percentile_key(*p), d.percentile_ns(*p))).collect(),
     }
 }
 

@@ -16,9 +16,9 @@
 
 use super::{BusyTime, FailedIo, IntervalReport, Links, Phase, Report, Shared, StopReason, WorkerPlan, WorkerSummary};
 use crate::cpu::CpuProbe;
-use crate::engine::{Engine, EngineError, EngineInfo, Queued};
+use crate::engine::{Engine, EngineError, EngineInfo, Queued, Sends};
 use crate::io::{Direction, IoError, IoOp};
-use crate::options::OnError;
+use crate::options::{LatencyMode, OnError};
 use crate::stats::Stats;
 use crate::verify::{GenTable, Verifier};
 use crate::workload::contents::{self, Filler};
@@ -119,8 +119,8 @@ pub(super) struct Loop<'c, E: Engine> {
     /// Successful completions handled inside `poll_refill` (operation, raw issue and completion
     /// stamps), booked into the histograms once it returns: between a completion's stamp and its
     /// successor's hand-over there is then only the successor's own stamp, and the scaling and
-    /// booking run while the device works.
-    done: Vec<(IoOp, u64, u64)>,
+    /// booking run while the device works. The third stamp is the I/O's sent stamp (split only).
+    done: Vec<(IoOp, u64, u64, u64)>,
     /// Spin-loop hints between a poll that found nothing and the next, with more than one I/O in
     /// flight (the engine's `idle_poll_gap_ns`, in this CPU's hints).
     gap_spins: u32,
@@ -142,6 +142,12 @@ pub(super) struct Loop<'c, E: Engine> {
     perf_last: Option<u64>,
     perf_busy_ticks: u64,
     perf_idle_ticks: u64,
+    /// With `--latency split`: when the engine sends what it takes (`None`: one latency per I/O).
+    split: Option<Sends>,
+    /// Each slot's sent stamp (raw): the return of the call that sent its I/O (split only).
+    sent: Vec<u64>,
+    /// Slots queued and not yet stamped as sent, in queue order (split only).
+    unsent: Vec<u32>,
 }
 
 /// Idle passes between clock reads. An idle pass (the last one reaped nothing, every slot is in
@@ -192,9 +198,13 @@ impl<'c, E: Engine> Loop<'c, E> {
             let _ = nix::sys::prctl::set_timerslack(1);
         }
         let spares = if filler.is_some() { engine.write_spares() } else { 0 };
+        let split = (plan.latency == LatencyMode::Split).then(|| engine.sends());
         let mut state = Loop {
             spares,
             spares_ready: 0,
+            split,
+            sent: vec![0; if split.is_some() { qd } else { 0 }],
+            unsent: Vec::with_capacity(if split.is_some() { qd } else { 0 }),
             gap_spins,
             // `--latency off` reads no clock at a poll's start: no busy time either.
             busy_on: engine.accounts_busy() && plan.latency.stamps(),
@@ -212,8 +222,8 @@ impl<'c, E: Engine> Loop<'c, E> {
             limits,
             slots: vec![(0, idle); qd],
             free: (0..plan.queue_depth).rev().collect(),
-            stats: Box::default(),
-            spare: Some(Box::default()),
+            stats: Box::new(Stats::new(split.is_some())),
+            spare: Some(Box::new(Stats::new(split.is_some()))),
             pacer,
             sleeps,
             tries: vec![0; qd],
@@ -282,6 +292,56 @@ impl<'c, E: Engine> Loop<'c, E> {
     /// worker's queue depth.
     pub(super) fn set_cap(&mut self, cap: u32) {
         self.cap = cap.min(self.limits.qd);
+    }
+
+    /// Notes that `slot`'s I/O was handed to the engine, for its sent stamp (split only): taken
+    /// now if the engine sends in `queue`, else by [`stamp_sent`](Self::stamp_sent) after the call
+    /// that sends.
+    #[inline(always)]
+    fn note_queued(&mut self, slot: u32) {
+        match self.split {
+            None | Some(Sends::Synchronous) => {}
+            Some(Sends::OnQueue) => self.sent[slot as usize] = self.clock.raw(),
+            Some(Sends::OnSubmit | Sends::OnPoll) => self.unsent.push(slot),
+        }
+    }
+
+    /// After a call that sends: one clock read stamps every I/O it sent (fio's
+    /// `fio_ioring_queued`, one `issue_time` for the batch); what the engine still holds back
+    /// (the most recently queued) waits for the next.
+    #[inline]
+    fn stamp_sent(&mut self) {
+        if self.unsent.is_empty() {
+            return;
+        }
+        let held = self.engine.unsent() as usize;
+        let n = self.unsent.len().saturating_sub(held);
+        if n == 0 {
+            return;
+        }
+        let now = self.clock.raw();
+        for &slot in &self.unsent[..n] {
+            self.sent[slot as usize] = now;
+        }
+        self.unsent.drain(..n);
+    }
+
+    /// What a completed slot's I/O took, from its raw stamps: its total and, split, fio's slat
+    /// (none for a synchronous engine) and clat.
+    #[inline(always)]
+    fn latencies(clock: &quanta::Clock, split: Option<Sends>, start: u64, sent: u64, end: u64) -> Latency {
+        let total = clock.delta_as_nanos(start, end);
+        let parts = match split {
+            None => None,
+            Some(Sends::Synchronous) => Some((None, total)),
+            Some(_) => {
+                // clat is the rest of the total, so that each I/O's lat is exactly its slat and
+                // clat added up (two scaled deltas could differ from the whole by a nanosecond).
+                let slat = clock.delta_as_nanos(start, sent.clamp(start, end)).min(total);
+                Some((Some(slat), total - slat))
+            }
+        };
+        Latency { total, parts }
     }
 
     pub(super) fn engine_info(&self) -> EngineInfo {
@@ -374,6 +434,11 @@ impl<'c, E: Engine> Loop<'c, E> {
             if self.engine.refills_inline() && self.inline_ok() { self.reap_refill(shared)? } else { self.reap()? };
         if self.busy_on && self.measuring {
             self.perf_tally(poll_start, reaped > 0);
+        }
+        if self.split == Some(Sends::OnPoll) {
+            // The poll rang the doorbells (or flushed the socket) for everything queued before it
+            // and inside it.
+            self.stamp_sent();
         }
         if reaped > 0 {
             if self.busy_on && self.measuring {
@@ -563,6 +628,9 @@ impl<'c, E: Engine> Loop<'c, E> {
                 Queued::Ok => {
                     self.free.pop();
                     self.slots[slot as usize] = (issued, op);
+                    if self.split.is_some() {
+                        self.note_queued(slot);
+                    }
                     staged += 1;
                     self.issued_measured += u64::from(self.measuring);
                     if let Some(p) = &mut self.pacer {
@@ -589,23 +657,24 @@ impl<'c, E: Engine> Loop<'c, E> {
     /// reaped and whether an I/O failed for good.
     #[inline]
     fn reap(&mut self) -> Result<(u32, bool), EngineError> {
-        let (clock, max_retries, stamp) = (self.clock, self.limits.max_retries, self.stamp);
-        let Loop { slots, free, stats, verifier, tries, retry, first_error, last_raw, .. } = self;
+        let (clock, max_retries, stamp, split) = (self.clock, self.limits.max_retries, self.stamp, self.split);
+        let Loop { slots, free, stats, verifier, tries, retry, first_error, last_raw, sent, .. } = self;
         let mut error_seen = false;
         let reaped = self.engine.poll(self.limits.qd, |slot, result| {
             let (start, op) = slots[slot as usize];
-            let latency_ns = if stamp {
+            let latency = if stamp {
                 let end = clock.raw();
                 *last_raw = end;
-                clock.delta_as_nanos(start, end)
+                let sent = if split.is_some() { sent[slot as usize] } else { 0 };
+                Self::latencies(clock, split, start, sent, end)
             } else {
-                0
+                Latency::UNMEASURED
             };
             if let Some(v) = verifier.as_mut() {
                 v.complete(slot, &op, result.is_ok());
             }
             let mut books = Books { stats, tries, retry, first_error, max_retries, stamp };
-            match books.settle(slot, &op, latency_ns, result) {
+            match books.settle(slot, &op, latency, result) {
                 Settled::Retry => return,
                 Settled::Failed => error_seen = true,
                 Settled::Done => {}
@@ -633,6 +702,9 @@ impl<'c, E: Engine> Loop<'c, E> {
             && (self.filler.is_none() || self.spares > 0)
             && self.pending.is_none()
             && self.stop.is_none()
+            // A doorbell per command rings inside the engine's own queuing of the refill, where no
+            // stamp can follow it: split, those go the ordinary way.
+            && self.split != Some(Sends::OnQueue)
     }
 
     /// [`reap`](Self::reap) for engines that queue from inside their completion handling: each
@@ -663,20 +735,26 @@ impl<'c, E: Engine> Loop<'c, E> {
             filler,
             pending,
             spares_ready,
+            sent,
+            unsent,
             ..
         } = self;
+        let split = self.split;
+        // Refills sent by a later call wait for its stamp (the inline path never sends in `queue`).
+        let track_sends = matches!(split, Some(Sends::OnSubmit | Sends::OnPoll));
         let mut error_seen = false;
         let (reaped, refilled) = self.engine.poll_refill(self.limits.qd, |slot, result| {
             let end = if stamp { clock.raw() } else { before };
             *last_raw = end;
             let (start, op) = slots[slot as usize];
+            let sent_at = if split.is_some() { sent[slot as usize] } else { 0 };
             if result.is_ok() {
                 // Scaled and booked once the poll is over (see `done`).
-                done.push((op, start, end));
+                done.push((op, start, sent_at, end));
                 tries[slot as usize] = 0;
             } else {
                 let mut books = Books { stats, tries, retry, first_error, max_retries, stamp };
-                match books.settle(slot, &op, clock.delta_as_nanos(start, end), result) {
+                match books.settle(slot, &op, Self::latencies(clock, split, start, sent_at, end), result) {
                     Settled::Retry => return None,
                     Settled::Failed => error_seen = true,
                     Settled::Done => {}
@@ -710,15 +788,18 @@ impl<'c, E: Engine> Loop<'c, E> {
                 }
             }
             slots[slot as usize] = (if stamp { clock.raw() } else { 0 }, next);
+            if track_sends {
+                unsent.push(slot);
+            }
             *issued_measured += u64::from(measuring);
             Some(next)
         })?;
         if stamp {
-            for &(op, start, end) in &self.done {
-                book(&mut self.stats, &op, self.clock.delta_as_nanos(start, end));
+            for &(op, start, sent, end) in &self.done {
+                book(&mut self.stats, &op, Self::latencies(self.clock, split, start, sent, end));
             }
         } else {
-            for (op, _, _) in &self.done {
+            for (op, _, _, _) in &self.done {
                 count(&mut self.stats, op);
             }
             if reaped > 0 {
@@ -752,6 +833,9 @@ impl<'c, E: Engine> Loop<'c, E> {
                 break;
             }
             self.retry.pop();
+            if self.split.is_some() {
+                self.note_queued(slot);
+            }
             self.in_flight += 1;
             self.to_submit = true;
         }
@@ -762,6 +846,16 @@ impl<'c, E: Engine> Loop<'c, E> {
     /// kernel post completions without blocking (a paced worker must issue its next I/O on time).
     #[inline]
     fn kick(&mut self, reaped: u32) -> Result<(), EngineError> {
+        if self.split == Some(Sends::OnSubmit) {
+            return self.kick_split(reaped);
+        }
+        self.kick_unsplit(reaped)
+    }
+
+    /// [`kick`](Self::kick) without a submission stamp (or after it was taken): one call submits and,
+    /// when nothing completed, waits.
+    #[inline(always)]
+    fn kick_unsplit(&mut self, reaped: u32) -> Result<(), EngineError> {
         if reaped == 0 && self.in_flight > 0 {
             if self.pacer.as_ref().is_some_and(Pacer::is_open_loop) {
                 match self.idle_for() {
@@ -803,6 +897,23 @@ impl<'c, E: Engine> Loop<'c, E> {
         let until = due.min(self.next_cut).min(self.deadline.unwrap_or(u64::MAX));
         let now = self.now_ns();
         (until > now).then(|| until - now)
+    }
+
+    /// [`kick`](Self::kick) with fio's submission stamp: what was queued goes out with a `submit`
+    /// of its own, and its return stamps the batch, before any wait for a completion (one call
+    /// that submitted and waited would put the wait into the submission latency, where fio's
+    /// io_uring and libaio engines submit with one call and reap with another).
+    #[inline(never)]
+    fn kick_split(&mut self, reaped: u32) -> Result<(), EngineError> {
+        if self.to_submit {
+            self.engine.submit()?;
+            self.stamp_sent();
+            self.to_submit = false;
+        }
+        self.kick_unsplit(reaped)?;
+        // A batch the engine held back left with the wait.
+        self.stamp_sent();
+        Ok(())
     }
 
     /// Sends the last interval (the rest of the run, up to the last completion) and sums up.
@@ -942,10 +1053,10 @@ struct Books<'a> {
 impl Books<'_> {
     /// Books slot `slot`'s completed `op`: its latency, or its error (or a retry while any are left).
     #[inline(always)]
-    fn settle(&mut self, slot: u32, op: &IoOp, latency_ns: u64, result: Result<(), IoError>) -> Settled {
+    fn settle(&mut self, slot: u32, op: &IoOp, latency: Latency, result: Result<(), IoError>) -> Settled {
         let settled = match result {
             Ok(()) if self.stamp => {
-                book(self.stats, op, latency_ns);
+                book(self.stats, op, latency);
                 Settled::Done
             }
             Ok(()) => {
@@ -972,10 +1083,36 @@ impl Books<'_> {
     }
 }
 
-/// Counts a successful `op` that took `latency_ns`.
+/// One I/O's latency in nanoseconds: its total (fio's `lat`) and, with `--latency split`, fio's
+/// `slat` (none on a synchronous engine) and `clat`.
+#[derive(Clone, Copy)]
+struct Latency {
+    total: u64,
+    parts: Option<(Option<u64>, u64)>,
+}
+
+impl Latency {
+    /// An I/O that was not stamped (`--latency off`): counted, never booked.
+    const UNMEASURED: Latency = Latency { total: 0, parts: None };
+}
+
+/// Counts a successful `op` that took `latency`.
 #[inline(always)]
-fn book(stats: &mut Stats, op: &IoOp, latency_ns: u64) {
-    stats.dir[op.dir as usize].record(latency_ns, 1, u64::from(op.len));
+fn book(stats: &mut Stats, op: &IoOp, latency: Latency) {
+    let (d, bytes) = (op.dir as usize, u64::from(op.len));
+    stats.dir[d].record(latency.total, 1, bytes);
+    if let Some((slat, clat)) = latency.parts {
+        book_split(stats, d, bytes, slat, clat);
+    }
+}
+
+#[inline(never)]
+fn book_split(stats: &mut Stats, d: usize, bytes: u64, slat: Option<u64>, clat: u64) {
+    let split = stats.split.as_mut().expect("a split worker's statistics keep the split latencies");
+    if let Some(s) = slat {
+        split.slat[d].record(s, 1, bytes);
+    }
+    split.clat[d].record(clat, 1, bytes);
 }
 
 /// Counts a successful `op` whose latency was not measured (`--latency off`).

@@ -57,7 +57,7 @@ pub struct WorkerPlan {
     /// together hold the rate rather than each of them holding all of it.
     pub rate_share: f64,
     pub interval: Duration,
-    /// `--latency`: whether each I/O is stamped.
+    /// `--latency`: whether each I/O is stamped, and whether its submission is stamped apart.
     pub latency: LatencyMode,
     pub on_error: OnError,
     /// How long to wait for I/Os still in flight after the stop.

@@ -120,6 +120,14 @@ impl<E: Engine> Engine for Shared1<E> {
         self.0.prepare_spares(prepare)
     }
 
+    fn sends(&self) -> crate::engine::Sends {
+        self.0.sends()
+    }
+
+    fn unsent(&mut self) -> u32 {
+        self.0.unsent()
+    }
+
     fn info(&self) -> EngineInfo {
         self.0.info()
     }

@@ -18,7 +18,7 @@ pub mod ctrlr;
 pub mod dma;
 pub mod env;
 
-use super::{Engine, EngineBuilder, EngineError, EngineInfo, Queued};
+use super::{Engine, EngineBuilder, EngineError, EngineInfo, Queued, Sends};
 use crate::io::IoError;
 use crate::io::{Direction, IoOp};
 use ctrlr::{Controller, ControllerInfo, TridSpec};
@@ -1213,6 +1213,17 @@ impl Engine for SpdkEngine {
             prepare(self.bufs.slot_mut(b), s.dirty[b as usize]);
             s.dirty[b as usize] = false;
             s.prepared.push(b);
+        }
+    }
+
+    /// Delayed doorbells ring at the end of the next completion processing, and a fabric's commands
+    /// leave with the socket flush there too; a memory queue without delayed doorbells rings one
+    /// per command.
+    fn sends(&self) -> Sends {
+        if !self.delay_cmd_submit && queues_in_memory(&self.ns_ref.ctrlr.info.transport) {
+            Sends::OnQueue
+        } else {
+            Sends::OnPoll
         }
     }
 
