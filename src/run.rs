@@ -347,6 +347,11 @@ pub fn execute_gated(
 
 /// Runs with a resetter that resets every controller `after` into the run, or does nothing when
 /// the run ends first; the outcome becomes one event line per controller.
+///
+/// "Into the run" counts from the moment the start gate opens, which [`ResetClock`] hands to the
+/// resetter: counted from before the workers' set-up, a loaded machine (or a slow emulated
+/// controller) could spend the whole delay connecting queue pairs, and the reset then landed on a
+/// queue pair being connected, which SPDK refuses (EINVAL), instead of on a running workload.
 #[cfg(feature = "spdk")]
 fn execute_with_reset(
     cfg: &RunConfig,
@@ -357,12 +362,21 @@ fn execute_with_reset(
     gate: Option<Box<dyn coordinator::StartGate>>,
 ) -> Result<RunResult, SetupError> {
     let (done_tx, done_rx) = crossbeam_channel::bounded::<()>(0);
+    let (start_tx, start_rx) = crossbeam_channel::bounded::<std::time::SystemTime>(1);
     let controllers = s.session.controllers.clone();
-    let resetter = std::thread::spawn(move || match done_rx.recv_timeout(after) {
-        Err(crossbeam_channel::RecvTimeoutError::Timeout) => controllers.iter().map(|c| c.reset()).collect::<Vec<_>>(),
-        _ => Vec::new(),
+    let resetter = std::thread::spawn(move || {
+        // No moment: the run ended before its gate opened (its gate, and the sender, are gone).
+        let Ok(start) = start_rx.recv() else { return Vec::new() };
+        let wait = (start + after).duration_since(std::time::SystemTime::now()).unwrap_or_default();
+        match done_rx.recv_timeout(wait) {
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                controllers.iter().map(|c| c.reset()).collect::<Vec<_>>()
+            }
+            _ => Vec::new(),
+        }
     });
-    let result = execute_with(cfg, Some(s), signal, live, gate);
+    let clock = ResetClock { inner: gate, start_at: cfg.start_at, start: start_tx };
+    let result = execute_with(cfg, Some(s), signal, live, Some(Box::new(clock)));
     drop(done_tx);
     let outcomes = resetter.join().unwrap_or_default();
     result.map(|mut r| {
@@ -380,6 +394,28 @@ fn execute_with_reset(
         }
         r
     })
+}
+
+/// The start gate of a run with `--spdk-reset-after`: it opens when the run's own gate would (a
+/// fleet's moment, `--start-at`, or at once) and tells the resetter that moment.
+#[cfg(feature = "spdk")]
+struct ResetClock {
+    inner: Option<Box<dyn coordinator::StartGate>>,
+    start_at: Option<std::time::SystemTime>,
+    start: crossbeam_channel::Sender<std::time::SystemTime>,
+}
+
+#[cfg(feature = "spdk")]
+impl coordinator::StartGate for ResetClock {
+    fn moment(&mut self, signal: &AtomicUsize) -> Result<std::time::SystemTime, coordinator::GateRefusal> {
+        let at = match self.inner.as_mut() {
+            Some(gate) => gate.moment(signal)?,
+            None => self.start_at.unwrap_or_else(std::time::SystemTime::now),
+        };
+        // The resetter waits for this one moment in a channel of one; it cannot be full.
+        let _ = self.start.try_send(at);
+        Ok(at)
+    }
 }
 
 fn execute_with(
