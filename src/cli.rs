@@ -564,6 +564,12 @@ pub struct FioArgs {
         value_parser = clap::builder::BoolishValueParser::new())]
     pub lat_percentiles: Option<bool>,
 
+    /// fio's group_reporting: fio-shaped JSON sums the job's clones (numjobs) into one entry, as
+    /// fio does; without it each clone has its own entry.
+    #[arg(long = "group_reporting", value_name = "0|1", num_args = 0..=1, default_missing_value = "1",
+        value_parser = clap::builder::BoolishValueParser::new())]
+    pub group_reporting: Option<bool>,
+
     /// fio's `disable_slat`/`disable_clat`/`disable_lat`/`gtod_reduce` of a job: the latencies it
     /// keeps (set by the job-file plan, not a flag).
     #[arg(skip)]

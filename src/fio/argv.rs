@@ -153,6 +153,10 @@ pub fn normalize_noted(argv: Vec<OsString>) -> Result<(Vec<OsString>, Vec<String
                     out.push("--random-map".into());
                 }
             }
+            // fio starts a new group at new_group only after a job: a lone job is group 0 anyway.
+            Some(Mapped::Plan(PlanOption::NewGroup)) => {
+                note(format!("--{key} accepted; a command line runs one job, which is fio's group 0 either way"))
+            }
             Some(Mapped::Plan(PlanOption::Stonewall)) => {
                 return Err(format!("--{key} orders the jobs of a job file; a command line runs one job"));
             }
@@ -286,13 +290,13 @@ mod tests {
     #[test]
     fn accepted_and_ignored_options_are_noted() {
         let (out, notes) =
-            noted(&["--thread", "--group_reporting", "--thread", "--time_based", "--direct=1", "--runtime=1"]).unwrap();
+            noted(&["--thread", "--new_group", "--thread", "--time_based", "--direct=1", "--runtime=1"]).unwrap();
         assert_eq!(out, ["--runtime=1"], "ours");
         assert_eq!(
             notes,
             [
                 "--thread accepted; it changes no measurement here",
-                "--group_reporting accepted; it changes no measurement here",
+                "--new_group accepted; a command line runs one job, which is fio's group 0 either way",
                 "--time_based accepted: a command-line run always lasts its --runtime (--time, 10s by default), as time_based asks",
             ]
         );
@@ -315,6 +319,14 @@ mod tests {
         let e = noted(&["--verify=md6"]).unwrap_err();
         assert!(e.starts_with("--verify=md6 is not one of fio's verify methods; write one of md5, crc64"), "{e}");
         assert!(noted(&["--verify=null"]).unwrap_err().contains("fio's null only pretends to verify"));
+    }
+
+    /// fio's group_reporting reaches the run (it was taken without effect).
+    #[test]
+    fn group_reporting_reaches_the_run() {
+        assert_eq!(parsed(&["--group_reporting"]).fio.group_reporting, Some(true));
+        assert_eq!(parsed(&["--group_reporting=0"]).fio.group_reporting, Some(false));
+        assert_eq!(parsed(&[]).fio.group_reporting, None);
     }
 
     fn parsed(args: &[&str]) -> RunArgs {

@@ -33,16 +33,17 @@ pub enum PlanOption {
     NoRuntime,
     /// `norandommap` (or `norandommap=0`, fio's default: keep the map).
     NoRandomMap(bool),
+    /// `new_group`: the job starts a new reporting group (fio's `groupid`), without waiting for
+    /// the jobs before it as `stonewall` does.
+    NewGroup,
 }
 
 /// The options accepted because they cannot change a measurement here, with the reason
 /// (docs/fio.md lists them the same way).
-pub const NO_OPS: [(&str, &str); 13] = [
+pub const NO_OPS: [(&str, &str); 11] = [
     ("name", "the job's name (used as jobname in fio-shaped JSON)"),
     ("description", "free text"),
     ("thread", "workers are always threads"),
-    ("group_reporting", "results are always summed over a section's jobs"),
-    ("new_group", "each section is reported on its own"),
     ("random_generator", "random offsets come from nvmebench's own generator; the random map covers what fio's does"),
     ("invalidate", "I/O is O_DIRECT, so there is no page cache to drop"),
     ("clat_percentiles", "percentiles are always reported"),
@@ -266,6 +267,8 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         "cmd_type" => only("nvme", "io_uring_cmd sends NVMe commands only"),
         "clat_percentiles" => only("1", "percentiles are always reported"),
         "lat_percentiles" => arg("lat_percentiles", if flag_on()? { "1" } else { "0" }),
+        "group_reporting" => arg("group_reporting", if flag_on()? { "1" } else { "0" }),
+        "new_group" => Ok(Some(if flag_on()? { Mapped::Plan(PlanOption::NewGroup) } else { Mapped::NoOp })),
         // fio's default 0 asks for submission latency, which is not measured apart here (slat_ns
         // stays zero, as docs/fio.md says), so either value leaves the job as it is.
         "disable_slat" if v == "0" => Ok(Some(Mapped::NoOp)),
@@ -547,7 +550,10 @@ mod tests {
         assert_eq!(map("time_based", None).unwrap(), Some(Mapped::Plan(PlanOption::TimeBased(true))));
         assert_eq!(map("io_size", Some("1m")).unwrap(), Some(Mapped::Plan(PlanOption::IoSize(1 << 20))));
         assert_eq!(map("stonewall", None).unwrap(), Some(Mapped::Plan(PlanOption::Stonewall)));
-        assert_eq!(map("group_reporting", None).unwrap(), Some(Mapped::NoOp));
+        assert_eq!(args("group_reporting", None), ["--group_reporting=1"]);
+        assert_eq!(args("group_reporting", Some("0")), ["--group_reporting=0"]);
+        assert_eq!(map("new_group", None).unwrap(), Some(Mapped::Plan(PlanOption::NewGroup)));
+        assert_eq!(map("new_group", Some("0")).unwrap(), Some(Mapped::NoOp));
         assert_eq!(args("lat_percentiles", None), ["--lat_percentiles=1"]);
         assert_eq!(args("lat_percentiles", Some("0")), ["--lat_percentiles=0"], "fio's default");
         assert_eq!(args("per_job_logs", Some("0")), ["--per_job_logs=0"]);

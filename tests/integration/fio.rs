@@ -109,10 +109,12 @@ fn job_file_sections_run_together_and_after_stonewall() {
     let jobs = d["jobs"].as_array().unwrap();
     let shape: Vec<(&str, u64)> =
         jobs.iter().map(|j| (j["jobname"].as_str().unwrap(), j["groupid"].as_u64().unwrap())).collect();
-    assert_eq!(shape, [("a", 0), ("b", 0), ("c", 1)]);
+    // [a]'s two clones each have an entry, as fio writes them without group_reporting.
+    assert_eq!(shape, [("a", 0), ("a", 0), ("b", 0), ("c", 1)]);
     assert!(jobs[0]["read"]["total_ios"].as_u64().unwrap() > 0);
-    assert!(jobs[1]["write"]["total_ios"].as_u64().unwrap() > 0);
-    assert_eq!(jobs[2]["read"]["total_ios"], 256, "not time_based: size/bs = 16m/64k I/Os, as fio");
+    assert!(jobs[1]["read"]["total_ios"].as_u64().unwrap() > 0);
+    assert!(jobs[2]["write"]["total_ios"].as_u64().unwrap() > 0);
+    assert_eq!(jobs[3]["read"]["total_ios"], 256, "not time_based: size/bs = 16m/64k I/Os, as fio");
     assert_eq!(d["global options"]["ioengine"], "null");
     assert!(stderr(&o).contains("thread accepted; it changes no measurement here"), "{}", stderr(&o));
 
@@ -415,13 +417,20 @@ fn a_job_without_a_size_in_bytes_makes_one_pass_over_its_file() {
     let file = dir.path().join("pass.bin");
     std::fs::File::create(&file).unwrap().set_len(4 << 20).unwrap();
     let engine = if uring_available() { "io_uring" } else { "psync" };
-    for (opts, bytes) in [("", 4 << 20), ("size=50%\noffset=25%\n", 2 << 20), ("runtime=30\nnumjobs=2\n", 8 << 20)] {
+    // Each clone (an entry of its own without group_reporting) makes a pass, as each fio job does.
+    for (opts, clones, bytes) in
+        [("", 1, 4 << 20), ("size=50%\noffset=25%\n", 1, 2 << 20), ("runtime=30\nnumjobs=2\n", 2, 4 << 20)]
+    {
         let text = format!("[pass]\nioengine={engine}\ndirect=1\nrw=read\nbs=64k\nfilename={}\n{opts}", file.display());
         let job = write(dir.path(), "pass.fio", &text);
         let d = fio_json(&["run", job.to_str().unwrap(), "--output-format=json"]);
-        let r = &d["jobs"][0]["read"];
-        assert_eq!(r["io_bytes"].as_u64(), Some(bytes), "{opts}: {r}");
-        assert!(r["runtime"].as_u64().unwrap() < 10_000, "{opts}: ended by the pass, not the runtime");
+        let jobs = d["jobs"].as_array().unwrap();
+        assert_eq!(jobs.len(), clones, "{opts}");
+        for j in jobs {
+            let r = &j["read"];
+            assert_eq!(r["io_bytes"].as_u64(), Some(bytes), "{opts}: {r}");
+            assert!(r["runtime"].as_u64().unwrap() < 10_000, "{opts}: ended by the pass, not the runtime");
+        }
     }
 }
 
@@ -444,14 +453,14 @@ fn bw_agg_is_a_share_of_the_groups_bandwidth_in_that_direction() {
 }
 
 /// Jobs that run together get fio's `bw_*`/`iops_*` statistics too (they were left out, for the
-/// run had one interval series): each job's from its own clones' per-thread samples, summed over
+/// run had one interval series): each entry's from its own clones' per-thread samples, summed over
 /// its clones as fio's group_reporting sums them (so [a]'s two clones at 200 IOPS each give a mean
-/// of about 400 and twice the samples), and `bw_agg` each job's share of the group's bandwidth.
+/// of about 400 and twice the samples), and `bw_agg` each entry's share of the group's bandwidth.
 #[test]
 fn jobs_run_together_get_fios_bandwidth_statistics_from_their_own_threads() {
     let dir = scratch_dir();
     let text = "[global]\nioengine=null\ntime_based\nruntime=600ms\nlog_avg_msec=100\nrw=randread\n\
-                [a]\nnumjobs=2\nrate_iops=200\n[b]\nrate_iops=100\n";
+                [a]\nnumjobs=2\nrate_iops=200\ngroup_reporting\n[b]\nrate_iops=100\n";
     let job = write(dir.path(), "together.fio", text);
     let d = fio_json(&["run", job.to_str().unwrap(), "--output-format=json"]);
     let jobs = d["jobs"].as_array().unwrap();
@@ -660,6 +669,140 @@ fn job_runtime_and_cpu_are_per_thread_as_in_fio() {
     assert!((580..=700).contains(&runtime_ms), "job_runtime {runtime_ms} ms for two 300 ms threads");
     let cpu = j["usr_cpu"].as_f64().unwrap() + j["sys_cpu"].as_f64().unwrap();
     assert!(cpu > 0.0 && cpu <= 101.0, "usr_cpu + sys_cpu {cpu}% of each thread's time");
+}
+
+/// Each clone's `job_runtime` is its own measured span in whole ms and its `usr_cpu`/`sys_cpu` its
+/// own thread's CPU time over that span, ramp left out, as fio's per-thread stats keep them (they
+/// were the job's workers' spans added up and the whole process's CPU, ramp included, over the
+/// job's wall time): each entry of fio's JSON against the worker nvmebench's own document gives
+/// for that run. group_reporting adds the clones' figures up, as fio does.
+#[test]
+fn each_clones_job_runtime_and_cpu_are_its_own_threads() {
+    let dir = scratch_dir();
+    let text = "[global]\nioengine=null\ntime_based\nruntime=400ms\nramp_time=200ms\nnumjobs=2\n\
+                [a]\n[b]\nstonewall\ngroup_reporting\nrw=randwrite\n";
+    let job = write(dir.path(), "clones.fio", text);
+    let own = dir.path().join("own.json");
+    let d = fio_json(&["run", job.to_str().unwrap(), "--output-format=json", &format!("--json={}", own.display())]);
+    let own: Value = serde_json::from_str(&std::fs::read_to_string(&own).unwrap()).unwrap();
+    let jobs = d["jobs"].as_array().unwrap();
+    let names: Vec<(&str, u64)> =
+        jobs.iter().map(|j| (j["jobname"].as_str().unwrap(), j["groupid"].as_u64().unwrap())).collect();
+    assert_eq!(names, [("a", 0), ("a", 0), ("b", 1)]);
+    // Each worker of a run: its measured span in whole ms and its thread's CPU time in ns.
+    let workers = |run: usize| -> Vec<(u64, f64)> {
+        own["runs"][run]["results"]["workers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| {
+                (
+                    w["summary"]["measured_ns"].as_u64().unwrap() / 1_000_000,
+                    w["summary"]["thread_cpu_ns"].as_f64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let cpu_ns = |j: &Value| {
+        let runtime_ns = j["job_runtime"].as_f64().unwrap() * 1e6;
+        (j["usr_cpu"].as_f64().unwrap() + j["sys_cpu"].as_f64().unwrap()) / 100.0 * runtime_ns
+    };
+    let (a, b) = (workers(0), workers(1));
+    assert_eq!((a.len(), b.len()), (2, 2));
+    for (j, (ms, thread_cpu)) in jobs[..2].iter().zip(&a) {
+        assert_eq!(j["job_runtime"].as_u64(), Some(*ms), "a clone's own span: {j}");
+        assert!((300..500).contains(ms), "about 400 ms measured, the 200 ms ramp left out: {ms}");
+        assert!(
+            *thread_cpu > 0.0 && (cpu_ns(j) - thread_cpu).abs() <= thread_cpu * 1e-9,
+            "its thread's CPU: {} ns, not {thread_cpu}",
+            cpu_ns(j)
+        );
+    }
+    let summed = &jobs[2];
+    assert_eq!(summed["job_runtime"].as_u64(), Some(b[0].0 + b[1].0), "group_reporting adds the spans");
+    let both = b[0].1 + b[1].1;
+    assert!((cpu_ns(summed) - both).abs() <= both * 1e-9, "and the CPU times: {} ns, not {both}", cpu_ns(summed));
+    // The command line: --numjobs=2 without --group_reporting is two entries, each its own.
+    let d = fio_json(&["run", "--ioengine=null", "--numjobs=2", "--runtime=0.3", "--output-format=json"]);
+    let jobs = d["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2, "one entry per clone, as fio");
+    for j in jobs {
+        let ms = j["job_runtime"].as_u64().unwrap();
+        assert!((300..400).contains(&ms), "one clone's 300 ms: {ms}");
+        assert_eq!(j["jobname"], "nvmebench");
+    }
+}
+
+/// fio's JSON document for the job file `text`, run by `fio` in `dir` (as `g.fio`).
+fn fio_in(fio: &Path, dir: &Path, text: &str) -> Value {
+    write(dir, "g.fio", text);
+    let theirs = Command::new(fio).current_dir(dir).args(["g.fio", "--output-format=json"]).output().unwrap();
+    assert!(theirs.status.success(), "fio: {}", String::from_utf8_lossy(&theirs.stderr));
+    serde_json::from_slice(&theirs.stdout).unwrap()
+}
+
+/// nvmebench's fio-shaped JSON for the job file `text`, run in `dir` (as `g.fio`).
+fn ours_in(dir: &Path, text: &str) -> Value {
+    write(dir, "g.fio", text);
+    let ours = nvmebench_in(dir, &["run", "g.fio", "--output-format=json"]);
+    assert!(ours.status.success(), "nvmebench: {}", stderr(&ours));
+    json(&ours)
+}
+
+/// fio's `jobs[]` and groups, one to one against fio 3.33 on the same job files (the null engine,
+/// each job ending after its size, so every count is exact): an entry per clone without
+/// group_reporting (nvmebench summed a section's clones into one), one per group with it, a clone
+/// with group_reporting joining the entry before it in its group, and groupid counting up at
+/// stonewall and at new_group (which nvmebench took without effect), not at a clone.
+#[test]
+fn jobs_and_groups_match_fios_one_to_one() {
+    let Some(fio) = tool("fio") else { return };
+    let dir = scratch_dir();
+    let base = "[global]\nioengine=null\nsize=4m\nbs=4k\n";
+    let sections = "[a]\nrw=read\nnumjobs=2\n[b]\nrw=write\nnumjobs=2\n[c]\nstonewall\nrw=randread\n\
+                    [d]\nnew_group\nrw=randwrite\n[e]\nrw=read\n";
+    let cases = [
+        ("without group_reporting", format!("{base}{sections}"), 7),
+        ("with group_reporting", format!("{base}group_reporting\n{sections}"), 3),
+        (
+            "group_reporting in [b] only",
+            format!("{base}[a]\nrw=read\nnumjobs=2\n[b]\ngroup_reporting\nrw=write\nnumjobs=2\n"),
+            2,
+        ),
+        ("new_group in [global]", format!("{base}new_group\n[a]\nrw=read\n[b]\nrw=write\nnumjobs=2\n"), 3),
+    ];
+    // Each entry: its name, group, I/Os per direction and job options. Where clones with and
+    // without group_reporting share a group, fio 3.33 counts more entries than it fills and writes
+    // the rest without a jobname (groupid 4294967295): those are left out.
+    let shape = |d: &Value| -> Vec<(String, u64, [u64; 3], Value)> {
+        d["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|j| j.get("jobname").is_some())
+            .map(|j| {
+                let ios = ["read", "write", "trim"].map(|dir| j[dir]["total_ios"].as_u64().unwrap());
+                (
+                    j["jobname"].as_str().unwrap().to_string(),
+                    j["groupid"].as_u64().unwrap(),
+                    ios,
+                    j["job options"].clone(),
+                )
+            })
+            .collect()
+    };
+    for (what, text, entries) in cases {
+        let (theirs, ours) = (fio_in(&fio, dir.path(), &text), ours_in(dir.path(), &text));
+        let (f, n) = (shape(&theirs), shape(&ours));
+        assert_eq!(f.len(), entries, "{what}: fio 3.33 writes {entries} entries: {f:?}");
+        assert_eq!(n, f, "{what}");
+        assert_eq!(ours["global options"], theirs["global options"], "{what}");
+        assert_eq!(
+            ours.get("disk_util").is_some(),
+            theirs.get("disk_util").is_some(),
+            "{what}: the null engine has no disk"
+        );
+    }
 }
 
 fn fio_json(args: &[&str]) -> Value {
