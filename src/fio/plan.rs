@@ -711,6 +711,31 @@ mod tests {
         assert_eq!(ids(text, &[]), [vec![pair("a", 0), pair("b", 1), pair("c", 2)]]);
     }
 
+    /// fio's latency switches, read in order as fio reads them: gtod_reduce=1 is the three
+    /// disable_* options, and a later disable_lat=0 (here a job's, after [global]) takes lat back.
+    #[test]
+    fn latency_switches_are_read_in_order() {
+        let kept = |text: &str| {
+            let p = plan_of(text, &[]).unwrap();
+            p.groups
+                .iter()
+                .flatten()
+                .map(|j| j.args.fio.fio_latencies())
+                .map(|l| (l.slat, l.clat, l.lat))
+                .collect::<Vec<_>>()
+        };
+        let base = "[global]\nioengine=null\nsize=1m\n";
+        assert_eq!(kept(&format!("{base}[a]\n")), [(true, true, true)]);
+        assert_eq!(
+            kept(&format!("{base}gtod_reduce=1\n[a]\n[b]\ndisable_lat=0\n")),
+            [(false, false, false), (false, false, true)]
+        );
+        assert_eq!(kept(&format!("{base}disable_lat=0\n[a]\ngtod_reduce=1\n")), [(false, false, false)]);
+        assert_eq!(kept(&format!("{base}[a]\ndisable_clat=1\ndisable_slat=1\n")), [(false, false, true)]);
+        let e = plan_of(&format!("{base}[a]\ndisable_slat\n"), &[]).unwrap_err().to_string();
+        assert!(e.ends_with("job.fio:5: option 'disable_slat': disable_slat needs a value, as in fio (which refuses it bare); write disable_slat=1 or disable_slat=0"), "{e}");
+    }
+
     /// name= in a section names its job (fio's jobname, its logs and its file), as in fio; a
     /// [global] name= does not, as fio names each job after its section.
     #[test]

@@ -49,12 +49,12 @@ pub fn write_logs(
         kinds.push((prefix(p), LogKind::Iops));
     }
     if let Some(p) = &f.write_lat_log {
-        kinds.push((prefix(p), LogKind::Lat));
-        kinds.push((prefix(p), LogKind::Clat));
-        // fio's third latency log, when submission latencies are measured apart.
-        if cfg.split_latency() {
-            kinds.push((prefix(p), LogKind::Slat));
-        }
+        // fio logs only the latencies it measures (none of those its disable_* options turn off);
+        // the third, when submission latencies are measured apart.
+        let kept = f.fio_latencies();
+        let logs =
+            [(kept.lat, LogKind::Lat), (kept.clat, LogKind::Clat), (kept.slat && cfg.split_latency(), LogKind::Slat)];
+        kinds.extend(logs.into_iter().filter(|(on, _)| *on).map(|(_, kind)| (prefix(p), kind)));
     }
     let cannot = |path: &str, e: std::io::Error| anyhow::anyhow!("cannot write {path}: {e}");
     for (prefix, kind) in kinds {
