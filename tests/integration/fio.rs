@@ -738,18 +738,19 @@ fn each_clones_job_runtime_and_cpu_are_its_own_threads() {
     }
 }
 
-/// fio's JSON document for the job file `text`, run by `fio` in `dir` (as `g.fio`).
-fn fio_in(fio: &Path, dir: &Path, text: &str) -> Value {
+/// fio's JSON document for the job file `text`, run by `fio` in `dir` (as `g.fio`) with `args`.
+fn fio_in(fio: &Path, dir: &Path, text: &str, args: &[&str]) -> Value {
     write(dir, "g.fio", text);
-    let theirs = Command::new(fio).current_dir(dir).args(["g.fio", "--output-format=json"]).output().unwrap();
+    let theirs =
+        Command::new(fio).current_dir(dir).args(["g.fio", "--output-format=json"]).args(args).output().unwrap();
     assert!(theirs.status.success(), "fio: {}", String::from_utf8_lossy(&theirs.stderr));
     serde_json::from_slice(&theirs.stdout).unwrap()
 }
 
-/// nvmebench's fio-shaped JSON for the job file `text`, run in `dir` (as `g.fio`).
-fn ours_in(dir: &Path, text: &str) -> Value {
+/// nvmebench's fio-shaped JSON for the job file `text`, run in `dir` (as `g.fio`) with `args`.
+fn ours_in(dir: &Path, text: &str, args: &[&str]) -> Value {
     write(dir, "g.fio", text);
-    let ours = nvmebench_in(dir, &["run", "g.fio", "--output-format=json"]);
+    let ours = nvmebench_in(dir, &[&["run", "g.fio", "--output-format=json"], args].concat());
     assert!(ours.status.success(), "nvmebench: {}", stderr(&ours));
     json(&ours)
 }
@@ -758,7 +759,8 @@ fn ours_in(dir: &Path, text: &str) -> Value {
 /// each job ending after its size, so every count is exact): an entry per clone without
 /// group_reporting (nvmebench summed a section's clones into one), one per group with it, a clone
 /// with group_reporting joining the entry before it in its group, and groupid counting up at
-/// stonewall and at new_group (which nvmebench took without effect), not at a clone.
+/// stonewall and at new_group (which nvmebench took without effect), not at a clone, nor at a
+/// section `--section` leaves out.
 #[test]
 fn jobs_and_groups_match_fios_one_to_one() {
     let Some(fio) = tool("fio") else { return };
@@ -767,14 +769,17 @@ fn jobs_and_groups_match_fios_one_to_one() {
     let sections = "[a]\nrw=read\nnumjobs=2\n[b]\nrw=write\nnumjobs=2\n[c]\nstonewall\nrw=randread\n\
                     [d]\nnew_group\nrw=randwrite\n[e]\nrw=read\n";
     let cases = [
-        ("without group_reporting", format!("{base}{sections}"), 7),
-        ("with group_reporting", format!("{base}group_reporting\n{sections}"), 3),
+        ("without group_reporting", format!("{base}{sections}"), &[][..], 7),
+        ("with group_reporting", format!("{base}group_reporting\n{sections}"), &[], 3),
+        ("--section d e", format!("{base}{sections}"), &["--section=d", "--section=e"], 2),
+        ("--section c d", format!("{base}{sections}"), &["--section=c", "--section=d"], 2),
         (
             "group_reporting in [b] only",
             format!("{base}[a]\nrw=read\nnumjobs=2\n[b]\ngroup_reporting\nrw=write\nnumjobs=2\n"),
+            &[],
             2,
         ),
-        ("new_group in [global]", format!("{base}new_group\n[a]\nrw=read\n[b]\nrw=write\nnumjobs=2\n"), 3),
+        ("new_group in [global]", format!("{base}new_group\n[a]\nrw=read\n[b]\nrw=write\nnumjobs=2\n"), &[], 3),
     ];
     // Each entry: its name, group, I/Os per direction and job options. Where clones with and
     // without group_reporting share a group, fio 3.33 counts more entries than it fills and writes
@@ -796,8 +801,8 @@ fn jobs_and_groups_match_fios_one_to_one() {
             })
             .collect()
     };
-    for (what, text, entries) in cases {
-        let (theirs, ours) = (fio_in(&fio, dir.path(), &text), ours_in(dir.path(), &text));
+    for (what, text, args, entries) in cases {
+        let (theirs, ours) = (fio_in(&fio, dir.path(), &text, args), ours_in(dir.path(), &text, args));
         let (f, n) = (shape(&theirs), shape(&ours));
         assert_eq!(f.len(), entries, "{what}: fio 3.33 writes {entries} entries: {f:?}");
         assert_eq!(n, f, "{what}");
@@ -833,7 +838,7 @@ fn latency_switches_write_what_fio_writes() {
         );
         // Each tool in a directory of its own, for the logs it writes.
         let (fio_dir, ours_dir) = (scratch_dir(), scratch_dir());
-        let (theirs, ours) = (fio_in(&fio, fio_dir.path(), &text), ours_in(ours_dir.path(), &text));
+        let (theirs, ours) = (fio_in(&fio, fio_dir.path(), &text, &[]), ours_in(ours_dir.path(), &text, &[]));
         let kept = |d: &Value| -> Vec<(&str, bool, Vec<String>)> {
             ["slat_ns", "clat_ns", "lat_ns"]
                 .map(|k| {
