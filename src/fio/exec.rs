@@ -316,9 +316,13 @@ fn job_stats(r: &RunResult, workers: &[usize]) -> (Stats, u64) {
 fn write_results(path: &Path, cli: &RunArgs, plan: &Plan, runs: &[GroupRun], disks: &[DiskUtil]) -> anyhow::Result<()> {
     let clock = crate::run::clock_source();
     // Every job's clones (worker threads), in fio's thread order: the file's jobs, each job's
-    // clones in turn.
-    let clones: Vec<Vec<FioClone<'_>>> =
-        runs.iter().flat_map(|r| r.workers.iter().map(|lanes| fio_output::clones_of(&r.result, lanes, 0))).collect();
+    // clones in turn; a job is its index over the file's jobs that ran.
+    let clones: Vec<Vec<FioClone<'_>>> = runs
+        .iter()
+        .flat_map(|r| r.workers.iter().map(move |lanes| (&r.result, lanes)))
+        .enumerate()
+        .map(|(job, (result, lanes))| fio_output::clones_of(result, lanes, job))
+        .collect();
     // fio's logs: one per job clone, each its own worker thread's series.
     for ((job, cfg), clones) in runs.iter().flat_map(|r| &r.jobs).zip(&clones) {
         let series: Vec<&[ThreadPoint]> = clones.iter().map(|c| c.series).collect();
@@ -368,11 +372,7 @@ fn write_results(path: &Path, cli: &RunArgs, plan: &Plan, runs: &[GroupRun], dis
                 latencies: job.args.fio.fio_latencies(),
             })
             .collect();
-        let threads: Vec<FioClone<'_>> = clones
-            .into_iter()
-            .enumerate()
-            .flat_map(|(job, clones)| clones.into_iter().map(move |c| FioClone { job, ..c }))
-            .collect();
+        let threads: Vec<FioClone<'_>> = clones.into_iter().flatten().collect();
         let jobs = fio_report::entries(&specs, &threads);
         let plus = cli.fio.output_format.as_deref() == Some("json+");
         let doc = fio_report::render(&plan.globals, &jobs, disks, plus, started);
