@@ -833,7 +833,7 @@ fn latency_switches_write_what_fio_writes() {
         "gtod_reduce=0",
     ] {
         let text = format!(
-            "[global]\nioengine=null\niodepth=8\nbs=4k\ntime_based\nruntime=300ms\nsize=1g\nlog_avg_msec=100\n\
+            "[global]\nioengine=null\niodepth=8\nbs=4k\nsize=16m\nlog_avg_msec=100\n\
              write_lat_log=x\n[w]\nrw=randwrite\n{switches}\n"
         );
         // Each tool in a directory of its own, for the logs it writes.
@@ -848,6 +848,8 @@ fn latency_switches_write_what_fio_writes() {
                 .to_vec()
         };
         assert_eq!(kept(&ours), kept(&theirs), "{switches}");
+        let ios = |d: &Value| d["jobs"][0]["write"]["total_ios"].as_u64();
+        assert_eq!((ios(&ours), ios(&theirs)), (Some(4096), Some(4096)), "{switches}: 16m at 4k");
         let shares = |d: &Value| {
             d["jobs"][0]["latency_us"].as_object().unwrap().values().any(|v| v.as_f64().unwrap() > 0.0)
                 || d["jobs"][0]["latency_ns"].as_object().unwrap().values().any(|v| v.as_f64().unwrap() > 0.0)
