@@ -142,6 +142,7 @@ pub fn build(sections: &[Section], only: &[String], cli: &RunArgs, given: &[Stri
         }
         job.group_id = group_id;
         in_group += 1;
+        check_group_percentiles(&job, groups.iter().flatten())?;
         match groups.last_mut() {
             Some(g) if !starts.stonewall => g.push(job),
             _ => groups.push(vec![job]),
@@ -153,6 +154,30 @@ pub fn build(sections: &[Section], only: &[String], cli: &RunArgs, given: &[Stri
         ));
     }
     Ok(Plan { groups, globals: first_globals.unwrap_or_default(), notes })
+}
+
+/// fio sums a group's jobs with `group_reporting` into one entry, and refuses a job that says it
+/// when `lat_percentiles` differs from another job of its group (init.c's
+/// `verify_per_group_options`): one entry cannot both have lat_ns's percentiles and not.
+fn check_group_percentiles<'a>(job: &Job, earlier: impl Iterator<Item = &'a Job>) -> Result<(), FioError> {
+    let lat = |j: &Job| j.args.fio.lat_percentiles.unwrap_or(false);
+    if !job.args.fio.group_reporting.unwrap_or(false) {
+        return Ok(());
+    }
+    match earlier.filter(|o| o.group_id == job.group_id).find(|o| lat(o) != lat(job)) {
+        Some(other) => Err(FioError::Section {
+            at: job.at.clone(),
+            name: job.name.clone(),
+            message: format!(
+                "has lat_percentiles={} and [{}] in its reporting group {}, which group_reporting would sum into one entry (fio refuses it: \"lat_percentiles in job: {} differs from group\"); give them the same lat_percentiles, or add new_group to report it apart",
+                u8::from(lat(job)),
+                other.name,
+                u8::from(lat(other)),
+                job.name
+            ),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// An entry as written: `key=value`, or `key` for a bare flag.
@@ -709,6 +734,27 @@ mod tests {
         // new_group in [global]: each job its own group, all running together.
         let text = "[global]\nioengine=null\nsize=1m\nnew_group\n[a]\n[b]\n[c]\n";
         assert_eq!(ids(text, &[]), [vec![pair("a", 0), pair("b", 1), pair("c", 2)]]);
+    }
+
+    /// fio refuses a job with group_reporting whose lat_percentiles differs from another job of
+    /// its group (fio 3.33: "lat_percentiles in job: b differs from group"), whichever of them says
+    /// group_reporting; a new group, or the same setting, runs.
+    #[test]
+    fn lat_percentiles_must_agree_within_a_summed_group() {
+        let base = "[global]\nioengine=null\nsize=1m\n";
+        for text in [
+            format!("{base}group_reporting\n[a]\n[b]\nlat_percentiles=1\n"),
+            format!("{base}[a]\n[b]\nlat_percentiles=1\ngroup_reporting\n"),
+        ] {
+            let e = plan_of(&text, &[]).unwrap_err().to_string();
+            assert!(
+                e.ends_with("section [b]: has lat_percentiles=1 and [a] in its reporting group 0, which group_reporting would sum into one entry (fio refuses it: \"lat_percentiles in job: b differs from group\"); give them the same lat_percentiles, or add new_group to report it apart"),
+                "{text}: {e}"
+            );
+        }
+        assert!(plan_of(&format!("{base}group_reporting\n[a]\n[b]\nnew_group\nlat_percentiles=1\n"), &[]).is_ok());
+        assert!(plan_of(&format!("{base}group_reporting\nlat_percentiles=1\n[a]\n[b]\n"), &[]).is_ok());
+        assert!(plan_of(&format!("{base}[a]\n[b]\nlat_percentiles=1\n"), &[]).is_ok(), "not summed");
     }
 
     /// fio's latency switches, read in order as fio reads them: gtod_reduce=1 is the three

@@ -813,6 +813,17 @@ fn jobs_and_groups_match_fios_one_to_one() {
             "{what}: the null engine has no disk"
         );
     }
+    // A group group_reporting sums cannot both have lat_ns's percentiles and not: fio refuses it.
+    let text = format!("{base}group_reporting\n[a]\n[b]\nlat_percentiles=1\n");
+    write(dir.path(), "g.fio", &text);
+    let theirs = Command::new(&fio).current_dir(dir.path()).args(["g.fio", "--output-format=json"]).output().unwrap();
+    assert!(!theirs.status.success(), "fio 3.33 refuses it");
+    assert!(String::from_utf8_lossy(&theirs.stderr).contains("lat_percentiles in job: b differs from group"));
+    let ours = nvmebench_in(dir.path(), &["run", "g.fio", "--output-format=json"]);
+    assert_eq!(ours.status.code(), Some(2), "{}", stderr(&ours));
+    assert_eq!(stderr(&ours).lines().count(), 1, "{}", stderr(&ours));
+    assert!(stderr(&ours).contains("g.fio:7: section [b]: has lat_percentiles=1 and [a] in its reporting group 0"));
+    assert!(ours.stdout.is_empty(), "nothing written");
 }
 
 /// fio's disable_slat, disable_clat, disable_lat and gtod_reduce (the three; which nvmebench took
