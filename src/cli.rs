@@ -542,8 +542,8 @@ pub struct FioArgs {
     #[arg(long, visible_alias = "write_iops_log", value_name = "PREFIX")]
     pub write_iops_log: Option<String>,
 
-    /// fio's latency logs: PREFIX_lat.N.log and PREFIX_clat.N.log (mean per window, ns; no slat log:
-    /// submission latency is not measured apart).
+    /// fio's latency logs: PREFIX_lat.N.log, PREFIX_clat.N.log and, with --latency split,
+    /// PREFIX_slat.N.log (mean per window, ns); none for a latency fio's disable_* turns off.
     #[arg(long, visible_alias = "write_lat_log", value_name = "PREFIX")]
     pub write_lat_log: Option<String>,
 
@@ -559,15 +559,29 @@ pub struct FioArgs {
     pub log_avg_msec: Option<u64>,
 
     /// fio's lat_percentiles: fio-shaped JSON gives the percentiles (and json+ bins) under lat_ns
-    /// too, as fio does; they equal clat_ns's, latency being one measurement per I/O here.
+    /// too, as fio does.
     #[arg(long = "lat_percentiles", value_name = "0|1", num_args = 0..=1, default_missing_value = "1",
         value_parser = clap::builder::BoolishValueParser::new())]
     pub lat_percentiles: Option<bool>,
 
-    /// fio's `disable_slat`/`disable_clat`/`disable_lat`/`gtod_reduce` of a job: the latencies it
-    /// keeps (set by the job-file plan, not a flag).
-    #[arg(skip)]
-    pub latencies: FioLatencies,
+    /// fio's group_reporting: fio-shaped JSON sums the job's clones (numjobs) into one entry, as
+    /// fio does; without it each clone has its own entry.
+    #[arg(long = "group_reporting", value_name = "0|1", num_args = 0..=1, default_missing_value = "1",
+        value_parser = clap::builder::BoolishValueParser::new())]
+    pub group_reporting: Option<bool>,
+
+    /// fio's disable_slat=1: fio-shaped JSON writes slat_ns as fio's zeros, and no slat log.
+    #[arg(long = "disable_slat", value_name = "0|1", value_parser = clap::builder::BoolishValueParser::new())]
+    pub disable_slat: Option<bool>,
+
+    /// fio's disable_clat=1: no clat_ns (fio's zeros), no sync latency, no latency_ns/us/ms
+    /// shares, no clat log. fio's gtod_reduce=1 is the three disable_* options together.
+    #[arg(long = "disable_clat", value_name = "0|1", value_parser = clap::builder::BoolishValueParser::new())]
+    pub disable_clat: Option<bool>,
+
+    /// fio's disable_lat=1: fio-shaped JSON writes lat_ns as fio's zeros, and no lat log.
+    #[arg(long = "disable_lat", value_name = "0|1", value_parser = clap::builder::BoolishValueParser::new())]
+    pub disable_lat: Option<bool>,
 }
 
 impl FioArgs {
@@ -594,9 +608,11 @@ impl FioArgs {
         .find_map(|(given, what)| given.then_some(what))
     }
 
-    /// The fio latencies the job keeps (all three unless its job file disables some).
+    /// The fio latencies the job keeps: all three unless `disable_slat`, `disable_clat` or
+    /// `disable_lat` (or `gtod_reduce`, which is the three) turns one off.
     pub fn fio_latencies(&self) -> FioLatencies {
-        self.latencies
+        let kept = |disabled: Option<bool>| !disabled.unwrap_or(false);
+        FioLatencies { slat: kept(self.disable_slat), clat: kept(self.disable_clat), lat: kept(self.disable_lat) }
     }
 
     /// Whether fio-shaped JSON is asked for (`json` or `json+`).

@@ -679,13 +679,14 @@ fn resolve_buffers(args: &RunArgs, writes: bool) -> Result<BufferContents, Confi
 }
 
 /// `--latency off` stamps nothing, so nothing that reports or acts on latency can go with it:
-/// `--percentiles` given (`percentiles_given`), and fio's logs, percentiles and output (fio has no
-/// run without latency, so its shapes would carry invented zeroes).
+/// `--percentiles` given (`percentiles_given`), and fio's logs, percentiles and output (its shapes
+/// would carry invented zeroes). An `off` that fio's `disable_*` options chose is taken: fio writes
+/// its zeros for each latency it was told not to measure, and no log of it.
 ///
 /// # Errors
 /// One sentence naming the option that needs latencies.
 pub fn check_latency_off(args: &RunArgs, percentiles_given: bool) -> Result<(), ConfigError> {
-    if resolve_latency(args).stamps() {
+    if resolve_latency(args).stamps() || args.latency.is_none() {
         return Ok(());
     }
     let needs = if percentiles_given { Some("--percentiles") } else { args.fio.first_given() };
@@ -1066,8 +1067,9 @@ fn check_sqpoll_cpu(engine: &EngineSpec, engine_text: &str) -> Result<(), Config
 
 /// `--latency`, or the default: fio's (slat, clat and lat each measured) for a job file or
 /// fio-shaped output, where the figures are read as fio's; nvmebench's one latency per I/O
-/// otherwise. A job file's `disable_slat`/`disable_clat` leave the latency the job keeps
-/// (`FioArgs::fio_latencies`): `total` when only fio's `lat` is left.
+/// otherwise. fio's `disable_slat`/`disable_clat`/`disable_lat` leave the latencies the job keeps
+/// (`FioArgs::fio_latencies`): `total` when only fio's `lat` is left, and `off` when none is (fio's
+/// `gtod_reduce`, which exists to save those clock reads).
 pub fn resolve_latency(args: &RunArgs) -> LatencyMode {
     if let Some(mode) = args.latency {
         return mode;
@@ -1077,7 +1079,11 @@ pub fn resolve_latency(args: &RunArgs) -> LatencyMode {
         return LatencyMode::Total;
     }
     let kept = f.fio_latencies();
-    if kept.slat || kept.clat { LatencyMode::Split } else { LatencyMode::Total }
+    match (kept.slat || kept.clat, kept.lat) {
+        (true, _) => LatencyMode::Split,
+        (false, true) => LatencyMode::Total,
+        (false, false) => LatencyMode::Off,
+    }
 }
 
 /// `--time`, or none when `--ios` bounds the run, else the default (shorter on a scratch file).

@@ -102,9 +102,9 @@ impl LatencyMode {
     }
 }
 
-/// Which of fio's latencies a job reports in fio-shaped output: all three unless its job file says
+/// Which of fio's latencies a job reports in fio-shaped output: all three unless it says
 /// `disable_slat`, `disable_clat`, `disable_lat` (or `gtod_reduce`, all three), as fio writes zeros
-/// (`N` 0) for the ones it did not measure. Set by the job-file plan; a command line keeps all.
+/// (`N` 0) for the ones it did not measure, and no log of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct FioLatencies {
     pub slat: bool,

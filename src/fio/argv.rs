@@ -103,7 +103,10 @@ pub fn normalize_noted(argv: Vec<OsString>) -> Result<(Vec<OsString>, Vec<String
             }
             continue;
         }
-        if own.contains(&key) && key != "name" {
+        // fio's word, and run's flag of the same name: read through fio's table, which gives its
+        // meaning (--name) or its order (a later disable_lat replaces gtod_reduce's part).
+        let fio_first = matches!(key.as_str(), "name" | "disable_slat" | "disable_clat" | "disable_lat");
+        if own.contains(&key) && !fio_first {
             if key == "engine" {
                 // The value is in this word or, without '=', in the next.
                 engine_at = Some(out.len() + usize::from(value.is_none()));
@@ -123,7 +126,15 @@ pub fn normalize_noted(argv: Vec<OsString>) -> Result<(Vec<OsString>, Vec<String
                 if fio_key == "ioengine" {
                     engine_at = Some(out.len());
                 }
-                out.extend(args.into_iter().map(OsString::from));
+                for a in args {
+                    // fio reads its options in order, the later one replacing: gtod_reduce=1 sets
+                    // the three disable_* options, and a disable_lat=0 after it takes lat back.
+                    if let Some(flag) = a.split_once('=').map(|(f, _)| f).filter(|f| f.starts_with("--disable_")) {
+                        let same = format!("{flag}=");
+                        out.retain(|o| !o.to_string_lossy().starts_with(&same));
+                    }
+                    out.push(a.into());
+                }
             }
             Some(Mapped::EngineOption(o)) => engine_options.push(o),
             Some(Mapped::NoOp) if fio_key == "name" => {
@@ -152,6 +163,10 @@ pub fn normalize_noted(argv: Vec<OsString>) -> Result<(Vec<OsString>, Vec<String
                 if !off {
                     out.push("--random-map".into());
                 }
+            }
+            // fio starts a new group at new_group only after a job: a lone job is group 0 anyway.
+            Some(Mapped::Plan(PlanOption::NewGroup)) => {
+                note(format!("--{key} accepted; a command line runs one job, which is fio's group 0 either way"))
             }
             Some(Mapped::Plan(PlanOption::Stonewall)) => {
                 return Err(format!("--{key} orders the jobs of a job file; a command line runs one job"));
@@ -286,13 +301,13 @@ mod tests {
     #[test]
     fn accepted_and_ignored_options_are_noted() {
         let (out, notes) =
-            noted(&["--thread", "--group_reporting", "--thread", "--time_based", "--direct=1", "--runtime=1"]).unwrap();
+            noted(&["--thread", "--new_group", "--thread", "--time_based", "--direct=1", "--runtime=1"]).unwrap();
         assert_eq!(out, ["--runtime=1"], "ours");
         assert_eq!(
             notes,
             [
                 "--thread accepted; it changes no measurement here",
-                "--group_reporting accepted; it changes no measurement here",
+                "--new_group accepted; a command line runs one job, which is fio's group 0 either way",
                 "--time_based accepted: a command-line run always lasts its --runtime (--time, 10s by default), as time_based asks",
             ]
         );
@@ -315,6 +330,31 @@ mod tests {
         let e = noted(&["--verify=md6"]).unwrap_err();
         assert!(e.starts_with("--verify=md6 is not one of fio's verify methods; write one of md5, crc64"), "{e}");
         assert!(noted(&["--verify=null"]).unwrap_err().contains("fio's null only pretends to verify"));
+    }
+
+    /// fio's group_reporting and disable_* options reach the run (they were taken without
+    /// effect); gtod_reduce=1 is the three disable_* options, and a later one replaces its part, as
+    /// fio reads them in order.
+    #[test]
+    fn group_reporting_and_the_latency_switches_reach_the_run() {
+        assert_eq!(parsed(&["--group_reporting"]).fio.group_reporting, Some(true));
+        assert_eq!(parsed(&["--group_reporting=0"]).fio.group_reporting, Some(false));
+        assert_eq!(parsed(&[]).fio.group_reporting, None);
+        let kept = |args: &[&str]| {
+            let l = parsed(args).fio.fio_latencies();
+            (l.slat, l.clat, l.lat)
+        };
+        assert_eq!(kept(&[]), (true, true, true));
+        assert_eq!(kept(&["--disable_slat=1", "--disable_lat", "1"]), (false, true, false));
+        assert_eq!(kept(&["--gtod_reduce=1"]), (false, false, false));
+        assert_eq!(kept(&["--gtod_reduce=1", "--disable_lat=0"]), (false, false, true), "the later one");
+        assert_eq!(kept(&["--disable_lat=0", "--gtod_reduce=1"]), (false, false, false), "the later one");
+        assert_eq!(kept(&["--gtod_reduce=0", "--disable_clat=1"]), (true, false, true));
+        assert_eq!(
+            norm(&["--disable_clat"]).unwrap_err(),
+            "--disable_clat needs a value, as in fio (which refuses it bare); write disable_clat=1 or disable_clat=0"
+        );
+        assert!(norm(&["--gtod_reduce"]).unwrap_err().starts_with("--gtod_reduce needs a value"));
     }
 
     fn parsed(args: &[&str]) -> RunArgs {

@@ -13,8 +13,8 @@ use crate::coordinator::{RunResult, ThreadPoint};
 use crate::launch::SpdkRun;
 use crate::options::OutputFormat;
 use crate::report::diskstats as disk;
-use crate::report::fio::{self as fio_report, DiskUtil, FioJob};
-use crate::report::fio_output::{disk_of, write_logs, write_report};
+use crate::report::fio::{self as fio_report, DiskUtil, FioClone, FioJobSpec};
+use crate::report::fio_output::{self, disk_of, write_logs, write_report};
 use crate::report::{self, format_count, format_latency, live::LiveLine};
 use crate::run::{Outcome, SetupError};
 use crate::stats::Stats;
@@ -302,37 +302,31 @@ fn run_together(
     })
 }
 
-/// A job's workers' figures summed, its longest worker's measured time, and all their measured
-/// times added up (fio's `job_runtime`).
-fn job_stats(r: &RunResult, workers: &[usize]) -> (Stats, u64, u64) {
+/// A job's workers' figures summed, and its longest worker's measured time (for the text report).
+fn job_stats(r: &RunResult, workers: &[usize]) -> (Stats, u64) {
     let mut s = Stats::default();
-    let (mut elapsed, mut summed) = (0, 0);
+    let mut elapsed = 0;
     for &w in workers {
         s += &r.workers[w].stats;
-        let measured = r.workers[w].summary.as_ref().map_or(0, |x| x.measured_ns);
-        elapsed = elapsed.max(measured);
-        summed += measured;
+        elapsed = elapsed.max(r.workers[w].summary.as_ref().map_or(0, |x| x.measured_ns));
     }
-    if elapsed == 0 { (s, r.elapsed_ns, r.elapsed_ns * workers.len() as u64) } else { (s, elapsed, summed) }
-}
-
-/// The series of a job's clones (its worker threads, in order) from the lanes it ran.
-fn clone_series<'r>(r: &'r RunResult, lanes: &[usize]) -> Vec<&'r [ThreadPoint]> {
-    let mut threads: Vec<usize> = lanes.iter().map(|&l| r.workers[l].thread).collect();
-    threads.sort_unstable();
-    threads.dedup();
-    threads.iter().map(|&t| r.threads.get(t).map_or(&[][..], Vec::as_slice)).collect()
+    (s, if elapsed == 0 { r.elapsed_ns } else { elapsed })
 }
 
 fn write_results(path: &Path, cli: &RunArgs, plan: &Plan, runs: &[GroupRun], disks: &[DiskUtil]) -> anyhow::Result<()> {
     let clock = crate::run::clock_source();
-    let stats: Vec<Vec<(Stats, u64, u64)>> =
-        runs.iter().map(|r| r.workers.iter().map(|w| job_stats(&r.result, w)).collect()).collect();
+    // Every job's clones (worker threads), in fio's thread order: the file's jobs, each job's
+    // clones in turn; a job is its index over the file's jobs that ran.
+    let clones: Vec<Vec<FioClone<'_>>> = runs
+        .iter()
+        .flat_map(|r| r.workers.iter().map(move |lanes| (&r.result, lanes)))
+        .enumerate()
+        .map(|(job, (result, lanes))| fio_output::clones_of(result, lanes, job))
+        .collect();
     // fio's logs: one per job clone, each its own worker thread's series.
-    for r in runs {
-        for ((job, cfg), lanes) in r.jobs.iter().zip(&r.workers) {
-            write_logs(&job.args, cfg, job.number, &job.name, &clone_series(&r.result, lanes))?;
-        }
+    for ((job, cfg), clones) in runs.iter().flat_map(|r| &r.jobs).zip(&clones) {
+        let series: Vec<&[ThreadPoint]> = clones.iter().map(|c| c.series).collect();
+        write_logs(&job.args, cfg, job.number, &job.name, &series)?;
     }
     let own = || -> Value {
         let docs: Vec<crate::report::doc::RunDocument> = runs
@@ -365,30 +359,21 @@ fn write_results(path: &Path, cli: &RunArgs, plan: &Plan, runs: &[GroupRun], dis
     }
     let out = if cli.fio.fio_json() {
         let started = runs.first().map_or(std::time::SystemTime::now(), |r| r.result.started_at);
-        let mut jobs = Vec::new();
-        for (g, r) in runs.iter().enumerate() {
-            let alone = r.jobs.len() == 1;
-            let group_agg = crate::io::Direction::ALL
-                .map(|dir| fio_report::group_agg(stats[g].iter().map(|(s, ns, _)| (s.of(dir).bytes, *ns))));
-            for (i, (job, cfg)) in r.jobs.iter().enumerate() {
-                let (s, ns, summed) = &stats[g][i];
-                jobs.push(FioJob {
-                    name: &job.name,
-                    group_id: g,
-                    options: job.options.clone(),
-                    cfg,
-                    stats: s,
-                    elapsed_ns: *ns,
-                    threads: r.workers[i].len(),
-                    runtime_ns: *summed,
-                    cpu: alone.then_some(&r.result.cpu),
-                    series: clone_series(&r.result, &r.workers[i]),
-                    group_agg,
-                    lat_percentiles: job.args.fio.lat_percentiles.unwrap_or(false),
-                    latencies: job.args.fio.fio_latencies(),
-                });
-            }
-        }
+        let specs: Vec<FioJobSpec<'_>> = runs
+            .iter()
+            .flat_map(|r| &r.jobs)
+            .map(|(job, cfg)| FioJobSpec {
+                name: &job.name,
+                group_id: job.group_id,
+                group_reporting: job.args.fio.group_reporting.unwrap_or(false),
+                options: &job.options,
+                cfg,
+                lat_percentiles: job.args.fio.lat_percentiles.unwrap_or(false),
+                latencies: job.args.fio.fio_latencies(),
+            })
+            .collect();
+        let threads: Vec<FioClone<'_>> = clones.into_iter().flatten().collect();
+        let jobs = fio_report::entries(&specs, &threads);
         let plus = cli.fio.output_format.as_deref() == Some("json+");
         let doc = fio_report::render(&plan.globals, &jobs, disks, plus, started);
         serde_json::to_string_pretty(&doc).expect("a JSON value always serialises") + "\n"
@@ -402,8 +387,8 @@ fn write_results(path: &Path, cli: &RunArgs, plan: &Plan, runs: &[GroupRun], dis
             if r.jobs.len() == 1 {
                 out.push_str(&report::text::render(&r.jobs[0].1, &r.result, clock, report::text::Width::Compact));
             } else {
-                for (i, (job, _)) in r.jobs.iter().enumerate() {
-                    let (s, ns, _) = &stats[g][i];
+                for ((job, _), lanes) in r.jobs.iter().zip(&r.workers) {
+                    let (s, ns) = &job_stats(&r.result, lanes);
                     for (dir, d) in crate::io::Direction::ALL.map(|d| (d.label(), s.of(d))) {
                         if d.ios == 0 {
                             continue;

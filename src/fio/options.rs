@@ -33,20 +33,24 @@ pub enum PlanOption {
     NoRuntime,
     /// `norandommap` (or `norandommap=0`, fio's default: keep the map).
     NoRandomMap(bool),
+    /// `new_group`: the job starts a new reporting group (fio's `groupid`), without waiting for
+    /// the jobs before it as `stonewall` does.
+    NewGroup,
 }
 
 /// The options accepted because they cannot change a measurement here, with the reason
 /// (docs/fio.md lists them the same way).
-pub const NO_OPS: [(&str, &str); 13] = [
+pub const NO_OPS: [(&str, &str); 11] = [
     ("name", "the job's name (used as jobname in fio-shaped JSON)"),
     ("description", "free text"),
     ("thread", "workers are always threads"),
-    ("group_reporting", "results are always summed over a section's jobs"),
-    ("new_group", "each section is reported on its own"),
     ("random_generator", "random offsets come from nvmebench's own generator; the random map covers what fio's does"),
     ("invalidate", "I/O is O_DIRECT, so there is no page cache to drop"),
     ("clat_percentiles", "percentiles are always reported"),
-    ("disable_slat", "submission latency is not measured apart"),
+    (
+        "disable_bw_measurement",
+        "fio 3.33 still samples bandwidth for its JSON and its averaged logs, and nvmebench's logs are always averaged",
+    ),
     ("cpus_allowed_policy", "each worker is pinned to one core of the list, in turn"),
     ("kb_base", "only kb_base=1024 (fio's default) is taken"),
     ("unified_rw_reporting", "only unified_rw_reporting=0 (fio's default) is taken"),
@@ -111,6 +115,11 @@ pub fn is_flag(key: &str) -> bool {
             | "lat_percentiles"
             | "per_job_logs"
             | "disable_slat"
+            | "disable_clat"
+            | "disable_lat"
+            | "gtod_reduce"
+            | "disable_bw_measurement"
+            | "disable_bw"
             | "unified_rw_reporting"
     )
 }
@@ -132,6 +141,13 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
             "0" | "false" | "off" => Ok(false),
             _ => Err(format!("{key}={v} is not 0 or 1")),
         }
+    };
+    // fio's FIO_OPT_BOOL options take a value: fio refuses them bare ("requires an argument").
+    let fio_bool = || -> Result<bool, String> {
+        if v.is_empty() {
+            return Err(format!("{key} needs a value, as in fio (which refuses it bare); write {key}=1 or {key}=0"));
+        }
+        flag_on()
     };
     let only = |want: &str, why: &str| -> Result<Option<Mapped>, String> {
         if v.is_empty() || v == want {
@@ -266,10 +282,16 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         "cmd_type" => only("nvme", "io_uring_cmd sends NVMe commands only"),
         "clat_percentiles" => only("1", "percentiles are always reported"),
         "lat_percentiles" => arg("lat_percentiles", if flag_on()? { "1" } else { "0" }),
-        // fio's default 0 asks for submission latency, which is not measured apart here (slat_ns
-        // stays zero, as docs/fio.md says), so either value leaves the job as it is.
-        "disable_slat" if v == "0" => Ok(Some(Mapped::NoOp)),
-        "disable_slat" => only("1", "submission latency is not measured apart"),
+        "group_reporting" => arg("group_reporting", if flag_on()? { "1" } else { "0" }),
+        "new_group" => Ok(Some(if flag_on()? { Mapped::Plan(PlanOption::NewGroup) } else { Mapped::NoOp })),
+        "disable_slat" | "disable_clat" | "disable_lat" => arg(key, if fio_bool()? { "1" } else { "0" }),
+        // fio's callback sets the three (and disable_bw_measurement) when gtod_reduce=1 is read,
+        // so a later disable_lat=0 replaces its part; gtod_reduce=0 leaves them as they are.
+        "gtod_reduce" if fio_bool()? => Ok(Some(Mapped::Args(
+            ["--disable_slat=1", "--disable_clat=1", "--disable_lat=1"].map(String::from).to_vec(),
+        ))),
+        "gtod_reduce" => Ok(Some(Mapped::NoOp)),
+        "disable_bw_measurement" | "disable_bw" => fio_bool().map(|_| Some(Mapped::NoOp)),
         "cpus_allowed_policy" if v == "shared" || v == "split" => Ok(Some(Mapped::NoOp)),
         _ if NO_OPS.iter().any(|(k, _)| *k == key) => Ok(Some(Mapped::NoOp)),
         _ => Ok(None),
@@ -547,7 +569,10 @@ mod tests {
         assert_eq!(map("time_based", None).unwrap(), Some(Mapped::Plan(PlanOption::TimeBased(true))));
         assert_eq!(map("io_size", Some("1m")).unwrap(), Some(Mapped::Plan(PlanOption::IoSize(1 << 20))));
         assert_eq!(map("stonewall", None).unwrap(), Some(Mapped::Plan(PlanOption::Stonewall)));
-        assert_eq!(map("group_reporting", None).unwrap(), Some(Mapped::NoOp));
+        assert_eq!(args("group_reporting", None), ["--group_reporting=1"]);
+        assert_eq!(args("group_reporting", Some("0")), ["--group_reporting=0"]);
+        assert_eq!(map("new_group", None).unwrap(), Some(Mapped::Plan(PlanOption::NewGroup)));
+        assert_eq!(map("new_group", Some("0")).unwrap(), Some(Mapped::NoOp));
         assert_eq!(args("lat_percentiles", None), ["--lat_percentiles=1"]);
         assert_eq!(args("lat_percentiles", Some("0")), ["--lat_percentiles=0"], "fio's default");
         assert_eq!(args("per_job_logs", Some("0")), ["--per_job_logs=0"]);
@@ -664,7 +689,6 @@ mod tests {
         assert!(e("bsrange", "4k-8k,4k-8k,4k-8k,4k-8k").contains("more than three ranges"));
         assert!(e("kb_base", "1000").contains("only fio's default 1024"));
         assert!(e("unified_rw_reporting", "mixed").ends_with("write unified_rw_reporting=none"));
-        assert_eq!(map("disable_slat", Some("0")).unwrap(), Some(Mapped::NoOp), "fio's default");
         assert_eq!(map("unified_rw_reporting", Some("0")).unwrap(), Some(Mapped::NoOp), "fio's default");
         // Every refused value of these says what to write instead.
         assert!(e("clat_percentiles", "0").ends_with("remove it, or write clat_percentiles=1"));
@@ -674,6 +698,26 @@ mod tests {
         assert_eq!(map("verify", Some("0")).unwrap(), Some(Mapped::NoOp), "fio's default");
         assert!(e("verify", "pattern").contains("pattern needs verify_pattern"));
         assert!(map("verify", None).unwrap_err().starts_with("verify needs a method"));
+    }
+
+    /// fio's disable_slat, disable_clat and disable_lat turn a latency off (fio writes its zeros
+    /// for it); gtod_reduce=1 is the three (fio's callback sets them), gtod_reduce=0 leaves them.
+    /// fio refuses each bare ("requires an argument"), and so does this.
+    #[test]
+    fn latency_switches_are_fios() {
+        assert_eq!(args("disable_slat", Some("1")), ["--disable_slat=1"]);
+        assert_eq!(args("disable_clat", Some("0")), ["--disable_clat=0"], "fio's default");
+        assert_eq!(args("disable_lat", Some("true")), ["--disable_lat=1"]);
+        assert_eq!(args("gtod_reduce", Some("1")), ["--disable_slat=1", "--disable_clat=1", "--disable_lat=1"]);
+        assert_eq!(map("gtod_reduce", Some("0")).unwrap(), Some(Mapped::NoOp));
+        assert_eq!(map("disable_bw_measurement", Some("1")).unwrap(), Some(Mapped::NoOp));
+        assert_eq!(
+            map("disable_lat", None).unwrap_err(),
+            "disable_lat needs a value, as in fio (which refuses it bare); write disable_lat=1 or disable_lat=0"
+        );
+        assert!(map("gtod_reduce", None).unwrap_err().starts_with("gtod_reduce needs a value"));
+        assert!(map("disable_bw", None).unwrap_err().starts_with("disable_bw needs a value"));
+        assert_eq!(map("disable_slat", Some("2")).unwrap_err(), "disable_slat=2 is not 0 or 1");
     }
 
     #[test]

@@ -63,6 +63,9 @@ pub struct Job {
     /// from it, and the next job's first clone after them (fio's log file numbers). Sections
     /// `--section` leaves out take none, as fio never makes their jobs.
     pub number: usize,
+    /// fio's reporting group (`groupid`): it counts up at a job with `stonewall` or `new_group`
+    /// that follows a job, over the jobs that run (`--section`'s), as fio counts when it adds them.
+    pub group_id: usize,
     /// Whether `percentile_list` applies to the job (in its section or a `[global]` before it).
     pub percentile_list: bool,
     /// Which line set each of `args`' flags, for refusals that name two options.
@@ -117,6 +120,8 @@ pub fn build(sections: &[Section], only: &[String], cli: &RunArgs, given: &[Stri
     let mut groups: Vec<Vec<Job>> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
     let mut number = 1;
+    // fio's groupid and the jobs added to it so far (init.c's prev_group_jobs).
+    let (mut group_id, mut in_group) = (0, 0);
     for s in sections {
         if s.is_global() {
             globals.extend(&s.entries);
@@ -126,13 +131,20 @@ pub fn build(sections: &[Section], only: &[String], cli: &RunArgs, given: &[Stri
             continue;
         }
         let entries: Vec<&Entry> = globals.iter().copied().chain(&s.entries).collect();
-        let (job, stonewall) = translate(s, &entries, cli, given, number, &mut notes)?;
+        let (mut job, starts) = translate(s, &entries, cli, given, number, &mut notes)?;
         if !only.is_empty() && !only.contains(&s.name) {
             continue;
         }
         number += job.clones();
+        if (starts.stonewall || starts.new_group) && in_group > 0 {
+            group_id += 1;
+            in_group = 0;
+        }
+        job.group_id = group_id;
+        in_group += 1;
+        check_group_percentiles(&job, groups.iter().flatten())?;
         match groups.last_mut() {
-            Some(g) if !stonewall => g.push(job),
+            Some(g) if !starts.stonewall => g.push(job),
             _ => groups.push(vec![job]),
         }
     }
@@ -142,6 +154,30 @@ pub fn build(sections: &[Section], only: &[String], cli: &RunArgs, given: &[Stri
         ));
     }
     Ok(Plan { groups, globals: first_globals.unwrap_or_default(), notes })
+}
+
+/// fio sums a group's jobs with `group_reporting` into one entry, and refuses a job that says it
+/// when `lat_percentiles` differs from another job of its group (init.c's
+/// `verify_per_group_options`): one entry cannot both have lat_ns's percentiles and not.
+fn check_group_percentiles<'a>(job: &Job, earlier: impl Iterator<Item = &'a Job>) -> Result<(), FioError> {
+    let lat = |j: &Job| j.args.fio.lat_percentiles.unwrap_or(false);
+    if !job.args.fio.group_reporting.unwrap_or(false) {
+        return Ok(());
+    }
+    match earlier.filter(|o| o.group_id == job.group_id).find(|o| lat(o) != lat(job)) {
+        Some(other) => Err(FioError::Section {
+            at: job.at.clone(),
+            name: job.name.clone(),
+            message: format!(
+                "has lat_percentiles={} and [{}] in its reporting group {}, which group_reporting would sum into one entry (fio refuses it: \"lat_percentiles in job: {} differs from group\"); give them the same lat_percentiles, or add new_group to report it apart",
+                u8::from(lat(job)),
+                other.name,
+                u8::from(lat(other)),
+                job.name
+            ),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// An entry as written: `key=value`, or `key` for a bare flag.
@@ -154,6 +190,14 @@ fn written(entries: &[Entry]) -> Vec<(String, String)> {
     entries.iter().filter_map(|e| e.value.clone().map(|v| (e.key.clone(), v))).collect()
 }
 
+/// Whether a section starts a new group: one that runs after the earlier ones (`stonewall`), or
+/// only one reported apart (`new_group`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Starts {
+    stonewall: bool,
+    new_group: bool,
+}
+
 /// The flags of one section (after the globals before it); whether it starts a new group.
 fn translate(
     s: &Section,
@@ -162,13 +206,13 @@ fn translate(
     given: &[String],
     number: usize,
     notes: &mut Vec<String>,
-) -> Result<(Job, bool), FioError> {
+) -> Result<(Job, Starts), FioError> {
     let section_err = |message: String| FioError::Section { at: s.at.clone(), name: s.name.clone(), message };
     // Later settings replace earlier ones (a job overrides [global]), keyed by the flag they set.
     let mut flags: Vec<(String, String)> = Vec::new();
     let mut sources = Sources::default();
     let mut engine_options: Vec<(String, &Entry)> = Vec::new();
-    let mut stonewall = false;
+    let mut starts = Starts::default();
     let mut time_based: Option<&Entry> = None;
     // The runtime=0 that left the job without a runtime, if one did.
     let mut no_runtime: Option<&Entry> = None;
@@ -238,7 +282,8 @@ fn translate(
                     no_ops.push(options::NO_OPS.iter().find(|(k, _)| *k == key).map_or(key, |(k, _)| k));
                 }
             }
-            Some(Mapped::Plan(PlanOption::Stonewall)) => stonewall = true,
+            Some(Mapped::Plan(PlanOption::Stonewall)) => starts.stonewall = true,
+            Some(Mapped::Plan(PlanOption::NewGroup)) => starts.new_group = true,
             Some(Mapped::Plan(PlanOption::NoRandomMap(off))) => random_map = !off,
             Some(Mapped::Plan(PlanOption::TimeBased(on))) => time_based = on.then_some(e),
             Some(Mapped::Plan(PlanOption::IoSize(b))) => io_size = Some(b),
@@ -416,9 +461,18 @@ fn translate(
     argv::fold(&mut args).map_err(|c| sources.refusal(&s.name, &s.at, &c))?;
     let options = written(&s.entries);
     let percentile_list = entries.iter().any(|e| e.key == "percentile_list");
-    let job =
-        Job { name: job_name(s), at: s.at.clone(), args: *args, options, number, percentile_list, sources, one_pass };
-    Ok((job, stonewall))
+    let job = Job {
+        name: job_name(s),
+        at: s.at.clone(),
+        args: *args,
+        options,
+        number,
+        group_id: 0,
+        percentile_list,
+        sources,
+        one_pass,
+    };
+    Ok((job, starts))
 }
 
 /// fio's name of the job of section `s`: its own `name=` (the last), else the section's name (a
@@ -657,6 +711,75 @@ mod tests {
         }
         let p = plan_of("[a]\nioengine=libaio\nfilename=/f\ntime_based\nruntime=1\n", &[]).unwrap();
         assert_eq!(p.groups[0][0].one_pass, None);
+    }
+
+    /// fio's groupid (init.c): it counts up at a job with stonewall or new_group that follows a
+    /// job, over the jobs that run; new_group does not wait, so [d] and [e] run with [c]. fio 3.33
+    /// on this file writes groupids 0 0 0 0 1 2 2 for a a b b c d e.
+    #[test]
+    fn reporting_groups_count_as_fios_groupid() {
+        let ids = |text: &str, only: &[&str]| {
+            let p = plan_of_sections(text, &[], only).unwrap();
+            p.groups
+                .iter()
+                .map(|g| g.iter().map(|j| (j.name.clone(), j.group_id)).collect::<Vec<_>>())
+                .collect::<Vec<_>>()
+        };
+        let pair = |n: &str, g: usize| (n.to_string(), g);
+        let text = "[global]\nioengine=null\nsize=1m\n[a]\nnumjobs=2\n[b]\n[c]\nstonewall\n[d]\nnew_group\n[e]\n";
+        assert_eq!(ids(text, &[]), [vec![pair("a", 0), pair("b", 0)], vec![pair("c", 1), pair("d", 2), pair("e", 2)]]);
+        // A job that runs first starts no group, whatever it says: fio counts only after a job.
+        assert_eq!(ids(text, &["d", "e"]), [vec![pair("d", 0), pair("e", 0)]]);
+        assert_eq!(ids(text, &["c"]), [vec![pair("c", 0)]]);
+        // new_group in [global]: each job its own group, all running together.
+        let text = "[global]\nioengine=null\nsize=1m\nnew_group\n[a]\n[b]\n[c]\n";
+        assert_eq!(ids(text, &[]), [vec![pair("a", 0), pair("b", 1), pair("c", 2)]]);
+    }
+
+    /// fio refuses a job with group_reporting whose lat_percentiles differs from another job of
+    /// its group (fio 3.33: "lat_percentiles in job: b differs from group"), whichever of them says
+    /// group_reporting; a new group, or the same setting, runs.
+    #[test]
+    fn lat_percentiles_must_agree_within_a_summed_group() {
+        let base = "[global]\nioengine=null\nsize=1m\n";
+        for text in [
+            format!("{base}group_reporting\n[a]\n[b]\nlat_percentiles=1\n"),
+            format!("{base}[a]\n[b]\nlat_percentiles=1\ngroup_reporting\n"),
+        ] {
+            let e = plan_of(&text, &[]).unwrap_err().to_string();
+            assert!(
+                e.ends_with("section [b]: has lat_percentiles=1 and [a] in its reporting group 0, which group_reporting would sum into one entry (fio refuses it: \"lat_percentiles in job: b differs from group\"); give them the same lat_percentiles, or add new_group to report it apart"),
+                "{text}: {e}"
+            );
+        }
+        assert!(plan_of(&format!("{base}group_reporting\n[a]\n[b]\nnew_group\nlat_percentiles=1\n"), &[]).is_ok());
+        assert!(plan_of(&format!("{base}group_reporting\nlat_percentiles=1\n[a]\n[b]\n"), &[]).is_ok());
+        assert!(plan_of(&format!("{base}[a]\n[b]\nlat_percentiles=1\n"), &[]).is_ok(), "not summed");
+    }
+
+    /// fio's latency switches, read in order as fio reads them: gtod_reduce=1 is the three
+    /// disable_* options, and a later disable_lat=0 (here a job's, after [global]) takes lat back.
+    #[test]
+    fn latency_switches_are_read_in_order() {
+        let kept = |text: &str| {
+            let p = plan_of(text, &[]).unwrap();
+            p.groups
+                .iter()
+                .flatten()
+                .map(|j| j.args.fio.fio_latencies())
+                .map(|l| (l.slat, l.clat, l.lat))
+                .collect::<Vec<_>>()
+        };
+        let base = "[global]\nioengine=null\nsize=1m\n";
+        assert_eq!(kept(&format!("{base}[a]\n")), [(true, true, true)]);
+        assert_eq!(
+            kept(&format!("{base}gtod_reduce=1\n[a]\n[b]\ndisable_lat=0\n")),
+            [(false, false, false), (false, false, true)]
+        );
+        assert_eq!(kept(&format!("{base}disable_lat=0\n[a]\ngtod_reduce=1\n")), [(false, false, false)]);
+        assert_eq!(kept(&format!("{base}[a]\ndisable_clat=1\ndisable_slat=1\n")), [(false, false, true)]);
+        let e = plan_of(&format!("{base}[a]\ndisable_slat\n"), &[]).unwrap_err().to_string();
+        assert!(e.ends_with("job.fio:5: option 'disable_slat': disable_slat needs a value, as in fio (which refuses it bare); write disable_slat=1 or disable_slat=0"), "{e}");
     }
 
     /// name= in a section names its job (fio's jobname, its logs and its file), as in fio; a

@@ -3,10 +3,10 @@
 //! fio-plot) and dashboards read nvmebench's runs.
 //!
 //! It reads a job's resolved config and its results, as `json.rs` does; it never runs anything.
-//! Our latency is one measurement per I/O, from just before it is queued to its completion: it is
-//! written as both `clat_ns` and `lat_ns` (what fio writes when submission latency is not measured
-//! apart), and `slat_ns` carries fio's zeros for "not measured". Fields with no honest value here are
-//! left out; docs/fio.md lists them with the reason.
+//! `jobs[]` has an entry per job clone (worker thread), or per run of clones fio's
+//! `group_reporting` sums ([`entries`]). Each of fio's three latencies is written as measured, or
+//! as fio's zeros for one not measured. Fields with no honest value here are left out; docs/fio.md
+//! lists them with the reason.
 
 use crate::config::RunConfig;
 use crate::coordinator::ThreadPoint;
@@ -39,35 +39,127 @@ pub const FIO_VERSION: &str = concat!("fio-3.33 (nvmebench ", env!("CARGO_PKG_VE
 pub const FIO_PERCENTILES: [f64; 17] =
     [1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99];
 
-/// One job of the document.
+/// One job as fio-shaped JSON sees it: what its clones share.
+pub struct FioJobSpec<'a> {
+    pub name: &'a str,
+    /// fio's reporting group (`groupid`): stonewall or new_group to the next.
+    pub group_id: usize,
+    /// fio's `group_reporting`: its clones are summed with the clones before them in its group
+    /// (see [`entries`]).
+    pub group_reporting: bool,
+    /// The job's options as written (fio's "job options").
+    pub options: &'a [(String, String)],
+    pub cfg: &'a RunConfig,
+    /// fio's `lat_percentiles=1`: `lat_ns` carries the percentiles (and json+ bins) too.
+    pub lat_percentiles: bool,
+    /// The fio latencies the job reports (its `disable_*`); those it keeps and did not measure
+    /// (`--latency total` has no `slat` or `clat`) are written as fio's zeros too.
+    pub latencies: crate::options::FioLatencies,
+}
+
+/// One job clone: a worker thread, fio's `thread_data`, with what fio keeps per thread.
+pub struct FioClone<'a> {
+    /// Its job: an index into the specs given to [`entries`].
+    pub job: usize,
+    /// Its figures, summed over the files (lanes) it drove.
+    pub stats: Stats,
+    /// Its measured span, from the end of the ramp to its end (fio's runtime of the thread).
+    pub span_ns: u64,
+    /// Its own thread's CPU time over that span (zero when it was not measured).
+    pub cpu: CpuUsage,
+    /// Its own series: fio's bandwidth and IOPS samples are per thread.
+    pub series: &'a [ThreadPoint],
+}
+
+/// One entry of the document's `jobs[]`: one clone, or the clones fio's `group_reporting` sums.
 pub struct FioJob<'a> {
     pub name: &'a str,
-    /// fio's reporting group: the job-file group (stonewall to stonewall) it ran in.
+    /// fio's reporting group.
     pub group_id: usize,
     /// The job's options as written (fio's "job options").
     pub options: Vec<(String, String)>,
     pub cfg: &'a RunConfig,
-    /// Summed over the job's workers.
-    pub stats: &'a Stats,
-    /// The job's measured time: its longest worker's.
+    /// Summed over the entry's clones.
+    pub stats: Stats,
+    /// The entry's measured time: its longest clone's.
     pub elapsed_ns: u64,
-    /// Its workers (fio's threads: `numjobs`, summed as with `group_reporting`).
-    pub threads: usize,
-    /// Its workers' measured times added up, as fio adds its threads' run times in `job_runtime`.
-    pub runtime_ns: u64,
-    /// The process's CPU time, when this job ran alone (jobs run together share one figure).
-    pub cpu: Option<&'a CpuUsage>,
-    /// Each of its clones' (worker threads') own series, whether it ran alone or with others:
-    /// fio's bandwidth and IOPS samples are per thread.
+    /// fio's `job_runtime`: its clones' spans in whole milliseconds, added up as fio adds its
+    /// threads' `total_run_time`.
+    pub runtime_ms: u64,
+    /// Its clones' own threads' CPU time, added up.
+    pub cpu: CpuUsage,
+    /// Each of its clones' own series.
     pub series: Vec<&'a [ThreadPoint]>,
-    /// fio's `agg` of the job's whole group in each direction, bytes per second (see
-    /// [`group_agg`]), for `bw_agg`: the job's share of its group's bandwidth in that direction.
+    /// fio's `agg` of the entry's whole group in each direction, bytes per second (see
+    /// [`group_agg`]), for `bw_agg`: the entry's share of its group's bandwidth in that direction.
     pub group_agg: [u64; Direction::COUNT],
     /// fio's `lat_percentiles=1`: `lat_ns` carries the percentiles (and json+ bins) too.
     pub lat_percentiles: bool,
-    /// The fio latencies the job reports (its job file's `disable_*`); those it keeps and did not
-    /// measure (`--latency total` has no `slat` or `clat`) are written as fio's zeros too.
+    /// The fio latencies the entry reports (see [`FioJobSpec::latencies`]).
     pub latencies: crate::options::FioLatencies,
+}
+
+/// Where fio's `jobs[]` entries start, over clones given in fio's thread order as (reporting
+/// group, group_reporting) (stat.c's `__show_run_stats`): a clone starts an entry of its own
+/// unless it says group_reporting and is in the same group as the clone before it, whose entry it
+/// joins (even when that clone did not say group_reporting, as fio's loop has it).
+pub fn entry_ranges(clones: &[(usize, bool)]) -> Vec<std::ops::Range<usize>> {
+    let mut ranges: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut last_group = None;
+    for (i, &(group, summed)) in clones.iter().enumerate() {
+        match ranges.last_mut() {
+            Some(r) if summed && last_group == Some(group) => r.end = i + 1,
+            _ => ranges.push(i..i + 1),
+        }
+        last_group = Some(group);
+    }
+    ranges
+}
+
+/// fio's `jobs[]`: the clones (in fio's thread order) as entries (see [`entry_ranges`]), each
+/// summed as fio's `sum_thread_stats` sums threads: counts and histograms added, each direction's
+/// runtime the longest, `job_runtime` and CPU times added (bandwidth and IOPS samples are summed
+/// when rendered). An entry is named after its first clone's job and takes the options,
+/// percentiles and depth of its last clone's, as fio does.
+pub fn entries<'a>(specs: &[FioJobSpec<'a>], clones: &[FioClone<'a>]) -> Vec<FioJob<'a>> {
+    let keys: Vec<(usize, bool)> =
+        clones.iter().map(|c| (specs[c.job].group_id, specs[c.job].group_reporting)).collect();
+    let agg_of = |group: usize| {
+        Direction::ALL.map(|dir| {
+            group_agg(
+                clones.iter().filter(|c| specs[c.job].group_id == group).map(|c| (c.stats.of(dir).bytes, c.span_ns)),
+            )
+        })
+    };
+    entry_ranges(&keys)
+        .into_iter()
+        .map(|r| {
+            let members = &clones[r];
+            let (first, last) = (&specs[members[0].job], &specs[members[members.len() - 1].job]);
+            let mut stats = Stats::default();
+            let mut cpu = CpuUsage::default();
+            for c in members {
+                stats += &c.stats;
+                cpu.user_ns += c.cpu.user_ns;
+                cpu.sys_ns += c.cpu.sys_ns;
+                cpu.ios += c.cpu.ios;
+            }
+            FioJob {
+                name: first.name,
+                group_id: first.group_id,
+                options: last.options.to_vec(),
+                cfg: last.cfg,
+                stats,
+                elapsed_ns: members.iter().map(|c| c.span_ns).max().unwrap_or(0),
+                runtime_ms: members.iter().map(|c| c.span_ns / 1_000_000).sum(),
+                cpu,
+                series: members.iter().map(|c| c.series).collect(),
+                group_agg: agg_of(first.group_id),
+                lat_percentiles: last.lat_percentiles,
+                latencies: last.latencies,
+            }
+        })
+        .collect()
 }
 
 /// A kernel block device's counters over one group, as fio's `disk_util` entry.
@@ -157,14 +249,12 @@ fn job(j: &FioJob<'_>, plus: bool) -> Value {
         None => not_measured(),
     };
     o.insert("sync".into(), json!({ "total_ios": flushes, "lat_ns": sync_lat }));
-    o.insert("job_runtime".into(), json!(j.runtime_ns / 1_000_000));
-    if let Some(cpu) = j.cpu {
-        // fio divides its threads' CPU time by their run times added up: a share of one thread's
-        // time, not of the whole machine's.
-        let wall = ((j.cfg.ramp.as_nanos() as u64 + j.elapsed_ns) * j.threads.max(1) as u64).max(1) as f64;
-        o.insert("usr_cpu".into(), json!(cpu.user_ns as f64 / wall * 100.0));
-        o.insert("sys_cpu".into(), json!(cpu.sys_ns as f64 / wall * 100.0));
-    }
+    o.insert("job_runtime".into(), json!(j.runtime_ms));
+    // fio divides its threads' CPU time by their run times added up: a share of one thread's time,
+    // not of the whole machine's; 0 without a run time, as fio writes it.
+    let share = |ns: u64| if j.runtime_ms > 0 { ns as f64 / (j.runtime_ms * 1_000_000) as f64 * 100.0 } else { 0.0 };
+    o.insert("usr_cpu".into(), json!(share(j.cpu.user_ns)));
+    o.insert("sys_cpu".into(), json!(share(j.cpu.sys_ns)));
     if j.cfg.rate_iops.is_none() && !j.cfg.workload.pacing.is_set() {
         o.insert("iodepth_level".into(), iodepth_level(j.cfg.queue_depth));
     }
@@ -200,7 +290,10 @@ fn direction(dir: Direction, j: &FioJob<'_>, pcts: &[f64], plus: bool) -> Value 
     o.insert("bw_bytes".into(), json!(bw_bytes));
     o.insert("bw".into(), json!(bw_bytes / 1024));
     o.insert("iops".into(), json!(iops));
-    o.insert("runtime".into(), json!(if d.ios > 0 { j.elapsed_ns / 1_000_000 } else { 0 }));
+    // fio's thread runtime is whole microseconds rounded up to ms (backend.c's `(elapsed_us + 999)
+    // / 1000`), so a job shorter than a millisecond ran for 1.
+    let runtime_ms = (j.elapsed_ns / 1_000).div_ceil(1_000);
+    o.insert("runtime".into(), json!(if d.ios > 0 { runtime_ms } else { 0 }));
     o.insert("total_ios".into(), json!(d.ios));
     o.insert("short_ios".into(), json!(0));
     o.insert("drop_ios".into(), json!(0));
@@ -252,9 +345,9 @@ fn direction(dir: Direction, j: &FioJob<'_>, pcts: &[f64], plus: bool) -> Value 
 const LOG_MSEC_SLACK_MS: u64 = 1;
 
 /// fio's `io_stat` of bandwidth or IOPS samples (stat.c's `add_stat_sample`, read by
-/// `calc_lat`), summed over a job's threads as `sum_stat` sums them with `pure_sum` (fio's
-/// `group_reporting`, which nvmebench's jobs always are): min, max, mean, the sum of squared
-/// deviations and the sample count each added up.
+/// `calc_lat`), summed over an entry's threads as `sum_stat` sums them with `pure_sum` (fio's
+/// `group_reporting`): min, max, mean, the sum of squared deviations and the sample count each
+/// added up.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct SampleStat {
     min: u64,
@@ -562,16 +655,15 @@ mod tests {
         split.clat[0].record(1_000, 1_000, 4096 * 1_000);
         split.clat[0].record(2_000_000, 24, 4096 * 24);
         let cpu = CpuUsage { user_ns: 250_000_000, sys_ns: 500_000_000, ios: 1_024 };
-        let job = |cpu, plus| {
+        let job = |cpu: CpuUsage, plus| {
             let j = FioJob {
                 name: "j",
                 group_id: 0,
                 options: vec![("rw".into(), "randread".into())],
                 cfg: &cfg,
-                stats: &stats,
+                stats: stats.clone(),
                 elapsed_ns: 1_000_000_000,
-                threads: 1,
-                runtime_ns: 1_000_000_000,
+                runtime_ms: 1_000,
                 cpu,
                 series: Vec::new(),
                 group_agg: [4096 * 1024, 0, 0, 0, 0],
@@ -580,7 +672,7 @@ mod tests {
             };
             render(&[], &[j], &[], plus, SystemTime::UNIX_EPOCH)
         };
-        let d = job(Some(&cpu), false);
+        let d = job(cpu, false);
         let r = &d["jobs"][0]["read"];
         assert_eq!(
             (r["io_bytes"].as_u64(), r["io_kbytes"].as_u64(), r["bw"].as_u64()),
@@ -603,19 +695,87 @@ mod tests {
         );
         assert_eq!((&r["bw_samples"], &r["bw_agg"]), (&json!(0), &json!(0.0)), "no series: fio's zeros");
         assert_eq!(d["jobs"][0]["write"]["bw_samples"], 0, "fio's zeros for a direction without I/O");
-        assert_eq!(d["jobs"][0]["usr_cpu"], 25.0);
+        assert_eq!((&d["jobs"][0]["usr_cpu"], &d["jobs"][0]["sys_cpu"]), (&json!(25.0), &json!(50.0)));
         assert_eq!(d["jobs"][0]["eta"], 2_147_483_647, "fio's value for a finished job");
         assert_eq!(d["jobs"][0]["iodepth_level"]["32"], 100.0);
         assert_eq!(d["jobs"][0]["latency_ms"]["4"], 2.34375);
         assert!(d.get("global options").is_none() && d.get("disk_util").is_none());
-        let d = job(None, true);
-        assert!(d["jobs"][0].get("usr_cpu").is_none(), "jobs that ran together share no CPU figure");
+        let d = job(CpuUsage::default(), true);
+        assert_eq!((&d["jobs"][0]["usr_cpu"], &d["jobs"][0]["job_runtime"]), (&json!(0.0), &json!(1000)));
         assert_eq!(d["jobs"][0]["read"]["clat_ns"]["bins"]["1000"], 1000);
         assert!(r.get("lat_ns").and_then(|l| l.get("percentile")).is_none(), "fio's lat_percentiles=0");
         // lat_percentiles=1: lat_ns has percentiles and bins of its own (the total, not clat).
         let l = &d["jobs"][0]["read"]["lat_ns"];
         assert!(l["percentile"]["50.000000"].as_u64().unwrap().abs_diff(1_100) <= 1, "{l}");
         assert_eq!(l["bins"]["1100"], 1000, "{l}");
+    }
+
+    /// fio's `jobs[]` entries, as fio 3.33 writes them on the null engine (stat.c's
+    /// `__show_run_stats`), for clones given as (reporting group, group_reporting).
+    #[test]
+    fn entries_start_where_fios_loop_starts_them() {
+        // [a] and [b] with numjobs=2, [c] after a stonewall, [d] new_group and [e]: without
+        // group_reporting, one entry per clone (fio: a a b b c d e, groups 0 0 0 0 1 2 2).
+        let groups = [0, 0, 0, 0, 1, 2, 2];
+        let each: Vec<(usize, bool)> = groups.iter().map(|&g| (g, false)).collect();
+        assert_eq!(entry_ranges(&each), (0..7).map(|i| i..i + 1).collect::<Vec<_>>());
+        // With group_reporting in [global]: one per group (fio: a 0, c 1, d 2).
+        let all: Vec<(usize, bool)> = groups.iter().map(|&g| (g, true)).collect();
+        assert_eq!(entry_ranges(&all), [0..4, 4..5, 5..7]);
+        // group_reporting in [b] only: b's first clone joins the entry of a's second, as fio's loop
+        // has it (fio: a with 1024 reads, then a with 1024 reads and 2048 writes).
+        assert_eq!(entry_ranges(&[(0, false), (0, false), (0, true), (0, true)]), [0..1, 1..4]);
+        // [a] group_reporting x2, [b] x2 without, [c] group_reporting: a+a, b, b+c.
+        assert_eq!(entry_ranges(&[(0, true), (0, true), (0, false), (0, false), (0, true)]), [0..2, 2..3, 3..5]);
+        assert_eq!(entry_ranges(&[(0, true), (1, true)]), [0..1, 1..2], "a new group, a new entry");
+        assert!(entry_ranges(&[]).is_empty());
+    }
+
+    /// An entry sums its clones as fio's `sum_thread_stats` sums threads: counts added, the
+    /// longest runtime, job_runtime and CPU times added; its name is its first clone's job's and
+    /// its options its last's; bw_agg's `agg` is its whole group's.
+    #[test]
+    fn an_entry_sums_its_clones_as_fio_sums_threads() {
+        let cfg = null_config(&[]);
+        let (read, write) = ([("rw".to_string(), "read".to_string())], [("rw".to_string(), "write".to_string())]);
+        let spec = |name, group_id, group_reporting, options| FioJobSpec {
+            name,
+            group_id,
+            group_reporting,
+            options,
+            cfg: &cfg,
+            lat_percentiles: false,
+            latencies: crate::options::FioLatencies::default(),
+        };
+        let specs = [spec("a", 0, true, &read[..]), spec("b", 0, true, &write[..]), spec("c", 1, false, &read[..])];
+        // ms of span and of user CPU; each span 0.999999 ms longer, which fio's whole ms drop.
+        let clone = |job, ios: u64, span_ms: u64, user_ms: u64| {
+            let mut stats = Stats::new(false);
+            stats.dir[0].record(1_000, ios, 4096 * ios);
+            let cpu = CpuUsage { user_ns: user_ms * 1_000_000, sys_ns: user_ms * 100_000, ios };
+            FioClone { job, stats, span_ns: span_ms * 1_000_000 + 999_999, cpu, series: &[] }
+        };
+        let clones = [clone(0, 100, 300, 150), clone(0, 200, 400, 100), clone(1, 50, 200, 50), clone(2, 10, 100, 10)];
+        let e = entries(&specs, &clones);
+        assert_eq!(e.len(), 2);
+        let (ab, c) = (&e[0], &e[1]);
+        assert_eq!((ab.name, ab.group_id, &ab.options[..]), ("a", 0, &write[..]));
+        assert_eq!((c.name, c.group_id), ("c", 1));
+        assert_eq!(ab.stats.of(Direction::Read).ios, 350);
+        assert_eq!((ab.elapsed_ns, ab.runtime_ms, ab.series.len()), (400_999_999, 900, 3));
+        assert_eq!((ab.cpu.user_ns, ab.cpu.sys_ns), (300_000_000, 30_000_000));
+        // bytes over the group's longest runtime in whole ms: 350 x 4 KiB in 400 ms.
+        assert_eq!(ab.group_agg[Direction::Read as usize], 350 * 4096 * 1000 / 400);
+        assert_eq!(c.group_agg[Direction::Read as usize], 10 * 4096 * 1000 / 100);
+        let d = render(&[], &e, &[], false, SystemTime::UNIX_EPOCH);
+        let j = &d["jobs"][0];
+        // job_runtime adds whole ms (fio's mtime); a direction's runtime rounds µs up (fio's).
+        assert_eq!(
+            (&j["job_runtime"], &j["read"]["runtime"], &j["read"]["total_ios"]),
+            (&json!(900), &json!(401), &json!(350))
+        );
+        assert_eq!(j["usr_cpu"].as_f64().unwrap(), 300.0 / 900.0 * 100.0, "a share of the threads' run times");
+        assert_eq!(d["jobs"][1]["usr_cpu"].as_f64().unwrap(), 10.0, "c's own thread: 10 ms of 100");
     }
 
     #[test]

@@ -6,8 +6,10 @@ use super::diskstats as disk;
 use crate::cli::RunArgs;
 use crate::config::RunConfig;
 use crate::coordinator::{RunResult, ThreadPoint};
-use crate::report::fio::{self as fio_report, DiskUtil, FioJob, LogKind};
+use crate::cpu::CpuUsage;
+use crate::report::fio::{self as fio_report, DiskUtil, FioClone, FioJobSpec, LogKind};
 use crate::report::{self};
+use crate::stats::Stats;
 use crate::target::TargetKind;
 use std::io::Write as _;
 
@@ -47,12 +49,12 @@ pub fn write_logs(
         kinds.push((prefix(p), LogKind::Iops));
     }
     if let Some(p) = &f.write_lat_log {
-        kinds.push((prefix(p), LogKind::Lat));
-        kinds.push((prefix(p), LogKind::Clat));
-        // fio's third latency log, when submission latencies are measured apart.
-        if cfg.split_latency() {
-            kinds.push((prefix(p), LogKind::Slat));
-        }
+        // fio logs only the latencies it measures (none of those its disable_* options turn off);
+        // the third, when submission latencies are measured apart.
+        let kept = f.fio_latencies();
+        let logs =
+            [(kept.lat, LogKind::Lat), (kept.clat, LogKind::Clat), (kept.slat && cfg.split_latency(), LogKind::Slat)];
+        kinds.extend(logs.into_iter().filter(|(on, _)| *on).map(|(_, kind)| (prefix(p), kind)));
     }
     let cannot = |path: &str, e: std::io::Error| anyhow::anyhow!("cannot write {path}: {e}");
     for (prefix, kind) in kinds {
@@ -73,6 +75,42 @@ pub fn write_logs(
         }
     }
     Ok(())
+}
+
+/// A job's clones (its worker threads, in order) from the lanes it ran (`lanes`: indices into
+/// `r.workers`; a clone drives a lane per file): each clone's figures summed over its lanes, its
+/// span the longest of its lanes' measured times (the run's when none finished measuring), its
+/// thread's CPU time over its measured window (kept on one of its lanes) and its own series.
+/// `job` is the clones' job, an index into the specs they are reported with.
+pub fn clones_of<'r>(r: &'r RunResult, lanes: &[usize], job: usize) -> Vec<FioClone<'r>> {
+    let mut threads: Vec<usize> = lanes.iter().map(|&l| r.workers[l].thread).collect();
+    threads.sort_unstable();
+    threads.dedup();
+    threads
+        .into_iter()
+        .map(|t| {
+            let mut stats = Stats::default();
+            let mut cpu = CpuUsage::default();
+            let mut span_ns = 0;
+            for w in lanes.iter().map(|&l| &r.workers[l]).filter(|w| w.thread == t) {
+                stats += &w.stats;
+                let Some(s) = &w.summary else { continue };
+                span_ns = span_ns.max(s.measured_ns);
+                if let Some(window) = &s.cpu {
+                    cpu.user_ns += window.user_ns;
+                    cpu.sys_ns += window.sys_ns;
+                }
+            }
+            cpu.ios = stats.ios();
+            FioClone {
+                job,
+                stats,
+                span_ns: if span_ns == 0 { r.elapsed_ns } else { span_ns },
+                cpu,
+                series: r.threads.get(t).map_or(&[][..], Vec::as_slice),
+            }
+        })
+        .collect()
 }
 
 /// The fio-shaped output of one command-line run, when asked for: fio's JSON document (returned,
@@ -120,26 +158,19 @@ pub fn single_run_output(
     } else if w.rw.is_mixed() {
         options.push(("rwmixread".into(), w.read_percent().to_string()));
     }
-    let stats = &r.total;
-    let group_agg = crate::io::Direction::ALL
-        .map(|dir| fio_report::group_agg(std::iter::once((stats.of(dir).bytes, r.elapsed_ns))));
-    let job = FioJob {
+    let spec = FioJobSpec {
         name: &name,
         group_id: 0,
-        options,
+        group_reporting: args.fio.group_reporting.unwrap_or(false),
+        options: &options,
         cfg,
-        stats,
-        elapsed_ns: r.elapsed_ns,
-        threads: r.workers.len(),
-        runtime_ns: r.workers.iter().map(|w| w.summary.as_ref().map_or(r.elapsed_ns, |s| s.measured_ns)).sum(),
-        cpu: Some(&r.cpu),
-        series: threads,
-        group_agg,
         lat_percentiles: args.fio.lat_percentiles.unwrap_or(false),
         latencies: args.fio.fio_latencies(),
     };
+    let lanes: Vec<usize> = (0..r.workers.len()).collect();
+    let jobs = fio_report::entries(&[spec], &clones_of(r, &lanes, 0));
     let plus = args.fio.output_format.as_deref() == Some("json+");
-    let doc = fio_report::render(&[], &[job], &disk.into_iter().collect::<Vec<_>>(), plus, r.started_at);
+    let doc = fio_report::render(&[], &jobs, &disk.into_iter().collect::<Vec<_>>(), plus, r.started_at);
     Ok(Some(serde_json::to_string_pretty(&doc).expect("a JSON value always serialises") + "\n"))
 }
 

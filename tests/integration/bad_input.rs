@@ -182,6 +182,9 @@ fn each_bad_input_exits_2_with_one_sentence() {
         (&["--filename", &empty_in_list, "--size", "1m"], "has an empty name in its list"),
         (&["--filename", "/nonexistent/dir/f", "--size", "1m"], "its directory /nonexistent/dir does not exist"),
         (&["--filename", f, "--each-worker-all-targets"], "places several targets, and this run has one"),
+        // fio's boolean options take a value, as fio requires.
+        (&["--filename", f, "--disable_clat"], "--disable_clat needs a value, as in fio (which refuses it bare)"),
+        (&["--filename", f, "--gtod_reduce", "--runtime=1"], "--gtod_reduce needs a value"),
         (
             &[
                 "--filename",

@@ -109,10 +109,12 @@ fn job_file_sections_run_together_and_after_stonewall() {
     let jobs = d["jobs"].as_array().unwrap();
     let shape: Vec<(&str, u64)> =
         jobs.iter().map(|j| (j["jobname"].as_str().unwrap(), j["groupid"].as_u64().unwrap())).collect();
-    assert_eq!(shape, [("a", 0), ("b", 0), ("c", 1)]);
+    // [a]'s two clones each have an entry, as fio writes them without group_reporting.
+    assert_eq!(shape, [("a", 0), ("a", 0), ("b", 0), ("c", 1)]);
     assert!(jobs[0]["read"]["total_ios"].as_u64().unwrap() > 0);
-    assert!(jobs[1]["write"]["total_ios"].as_u64().unwrap() > 0);
-    assert_eq!(jobs[2]["read"]["total_ios"], 256, "not time_based: size/bs = 16m/64k I/Os, as fio");
+    assert!(jobs[1]["read"]["total_ios"].as_u64().unwrap() > 0);
+    assert!(jobs[2]["write"]["total_ios"].as_u64().unwrap() > 0);
+    assert_eq!(jobs[3]["read"]["total_ios"], 256, "not time_based: size/bs = 16m/64k I/Os, as fio");
     assert_eq!(d["global options"]["ioengine"], "null");
     assert!(stderr(&o).contains("thread accepted; it changes no measurement here"), "{}", stderr(&o));
 
@@ -415,13 +417,20 @@ fn a_job_without_a_size_in_bytes_makes_one_pass_over_its_file() {
     let file = dir.path().join("pass.bin");
     std::fs::File::create(&file).unwrap().set_len(4 << 20).unwrap();
     let engine = if uring_available() { "io_uring" } else { "psync" };
-    for (opts, bytes) in [("", 4 << 20), ("size=50%\noffset=25%\n", 2 << 20), ("runtime=30\nnumjobs=2\n", 8 << 20)] {
+    // Each clone (an entry of its own without group_reporting) makes a pass, as each fio job does.
+    for (opts, clones, bytes) in
+        [("", 1, 4 << 20), ("size=50%\noffset=25%\n", 1, 2 << 20), ("runtime=30\nnumjobs=2\n", 2, 4 << 20)]
+    {
         let text = format!("[pass]\nioengine={engine}\ndirect=1\nrw=read\nbs=64k\nfilename={}\n{opts}", file.display());
         let job = write(dir.path(), "pass.fio", &text);
         let d = fio_json(&["run", job.to_str().unwrap(), "--output-format=json"]);
-        let r = &d["jobs"][0]["read"];
-        assert_eq!(r["io_bytes"].as_u64(), Some(bytes), "{opts}: {r}");
-        assert!(r["runtime"].as_u64().unwrap() < 10_000, "{opts}: ended by the pass, not the runtime");
+        let jobs = d["jobs"].as_array().unwrap();
+        assert_eq!(jobs.len(), clones, "{opts}");
+        for j in jobs {
+            let r = &j["read"];
+            assert_eq!(r["io_bytes"].as_u64(), Some(bytes), "{opts}: {r}");
+            assert!(r["runtime"].as_u64().unwrap() < 10_000, "{opts}: ended by the pass, not the runtime");
+        }
     }
 }
 
@@ -444,14 +453,14 @@ fn bw_agg_is_a_share_of_the_groups_bandwidth_in_that_direction() {
 }
 
 /// Jobs that run together get fio's `bw_*`/`iops_*` statistics too (they were left out, for the
-/// run had one interval series): each job's from its own clones' per-thread samples, summed over
+/// run had one interval series): each entry's from its own clones' per-thread samples, summed over
 /// its clones as fio's group_reporting sums them (so [a]'s two clones at 200 IOPS each give a mean
-/// of about 400 and twice the samples), and `bw_agg` each job's share of the group's bandwidth.
+/// of about 400 and twice the samples), and `bw_agg` each entry's share of the group's bandwidth.
 #[test]
 fn jobs_run_together_get_fios_bandwidth_statistics_from_their_own_threads() {
     let dir = scratch_dir();
     let text = "[global]\nioengine=null\ntime_based\nruntime=600ms\nlog_avg_msec=100\nrw=randread\n\
-                [a]\nnumjobs=2\nrate_iops=200\n[b]\nrate_iops=100\n";
+                [a]\nnumjobs=2\nrate_iops=200\ngroup_reporting\n[b]\nrate_iops=100\n";
     let job = write(dir.path(), "together.fio", text);
     let d = fio_json(&["run", job.to_str().unwrap(), "--output-format=json"]);
     let jobs = d["jobs"].as_array().unwrap();
@@ -552,6 +561,11 @@ fn bad_job_files_get_one_line_naming_file_line_and_option() {
         (
             "[a]\nioengine=null\nsize=1m\nper_job_logs=2\n",
             "bad.fio:4: option 'per_job_logs': per_job_logs=2 is not 0 or 1",
+        ),
+        // fio refuses its boolean options bare ("requires an argument").
+        (
+            "[a]\nioengine=null\nsize=1m\ngtod_reduce\n",
+            "bad.fio:4: option 'gtod_reduce': gtod_reduce needs a value, as in fio (which refuses it bare); write gtod_reduce=1 or gtod_reduce=0",
         ),
     ];
     for (text, want) in cases {
@@ -660,6 +674,201 @@ fn job_runtime_and_cpu_are_per_thread_as_in_fio() {
     assert!((580..=700).contains(&runtime_ms), "job_runtime {runtime_ms} ms for two 300 ms threads");
     let cpu = j["usr_cpu"].as_f64().unwrap() + j["sys_cpu"].as_f64().unwrap();
     assert!(cpu > 0.0 && cpu <= 101.0, "usr_cpu + sys_cpu {cpu}% of each thread's time");
+}
+
+/// Each clone's `job_runtime` is its own measured span in whole ms and its `usr_cpu`/`sys_cpu` its
+/// own thread's CPU time over that span, ramp left out, as fio's per-thread stats keep them (they
+/// were the job's workers' spans added up and the whole process's CPU, ramp included, over the
+/// job's wall time): each entry of fio's JSON against the worker nvmebench's own document gives
+/// for that run. group_reporting adds the clones' figures up, as fio does.
+#[test]
+fn each_clones_job_runtime_and_cpu_are_its_own_threads() {
+    let dir = scratch_dir();
+    let text = "[global]\nioengine=null\ntime_based\nruntime=300ms\nramp_time=300ms\nnumjobs=2\n\
+                [a]\n[b]\nstonewall\ngroup_reporting\nrw=randwrite\n";
+    let job = write(dir.path(), "clones.fio", text);
+    let own = dir.path().join("own.json");
+    let d = fio_json(&["run", job.to_str().unwrap(), "--output-format=json", &format!("--json={}", own.display())]);
+    let own: Value = serde_json::from_str(&std::fs::read_to_string(&own).unwrap()).unwrap();
+    let jobs = d["jobs"].as_array().unwrap();
+    let names: Vec<(&str, u64)> =
+        jobs.iter().map(|j| (j["jobname"].as_str().unwrap(), j["groupid"].as_u64().unwrap())).collect();
+    assert_eq!(names, [("a", 0), ("a", 0), ("b", 1)]);
+    // Each worker of a run: its measured span in whole ms and its thread's CPU time in ns.
+    let workers = |run: usize| -> Vec<(u64, f64)> {
+        own["runs"][run]["results"]["workers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| {
+                (
+                    w["summary"]["measured_ns"].as_u64().unwrap() / 1_000_000,
+                    w["summary"]["thread_cpu_ns"].as_f64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let cpu_ns = |j: &Value| {
+        let runtime_ns = j["job_runtime"].as_f64().unwrap() * 1e6;
+        (j["usr_cpu"].as_f64().unwrap() + j["sys_cpu"].as_f64().unwrap()) / 100.0 * runtime_ns
+    };
+    let (a, b) = (workers(0), workers(1));
+    assert_eq!((a.len(), b.len()), (2, 2));
+    for (j, (ms, thread_cpu)) in jobs[..2].iter().zip(&a) {
+        assert_eq!(j["job_runtime"].as_u64(), Some(*ms), "a clone's own span: {j}");
+        // About 300 ms; with the ramp counted in it would be 600 or more. A thread starved of its
+        // core on a loaded machine measures less, never more.
+        assert!(*ms < 580, "the 300 ms ramp left out: {ms}");
+        // fio writes 0% without a run time in whole ms.
+        let want = if *ms > 0 { *thread_cpu } else { 0.0 };
+        assert!((cpu_ns(j) - want).abs() <= want * 1e-9, "its thread's CPU: {} ns, not {want}", cpu_ns(j));
+    }
+    let summed = &jobs[2];
+    assert_eq!(summed["job_runtime"].as_u64(), Some(b[0].0 + b[1].0), "group_reporting adds the spans");
+    let both = if b[0].0 + b[1].0 > 0 { b[0].1 + b[1].1 } else { 0.0 };
+    assert!((cpu_ns(summed) - both).abs() <= both * 1e-9, "and the CPU times: {} ns, not {both}", cpu_ns(summed));
+    // The command line: --numjobs=2 without --group_reporting is two entries, each its own.
+    let d = fio_json(&["run", "--ioengine=null", "--numjobs=2", "--runtime=0.3", "--output-format=json"]);
+    let jobs = d["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2, "one entry per clone, as fio");
+    for j in jobs {
+        let ms = j["job_runtime"].as_u64().unwrap();
+        assert!(ms < 580, "one clone's 300 ms, not two added up: {ms}");
+        assert_eq!(j["jobname"], "nvmebench");
+    }
+}
+
+/// fio's JSON document for the job file `text`, run by `fio` in `dir` (as `g.fio`) with `args`.
+fn fio_in(fio: &Path, dir: &Path, text: &str, args: &[&str]) -> Value {
+    write(dir, "g.fio", text);
+    let theirs =
+        Command::new(fio).current_dir(dir).args(["g.fio", "--output-format=json"]).args(args).output().unwrap();
+    assert!(theirs.status.success(), "fio: {}", String::from_utf8_lossy(&theirs.stderr));
+    serde_json::from_slice(&theirs.stdout).unwrap()
+}
+
+/// nvmebench's fio-shaped JSON for the job file `text`, run in `dir` (as `g.fio`) with `args`.
+fn ours_in(dir: &Path, text: &str, args: &[&str]) -> Value {
+    write(dir, "g.fio", text);
+    let ours = nvmebench_in(dir, &[&["run", "g.fio", "--output-format=json"], args].concat());
+    assert!(ours.status.success(), "nvmebench: {}", stderr(&ours));
+    json(&ours)
+}
+
+/// fio's `jobs[]` and groups, one to one against fio 3.33 on the same job files (the null engine,
+/// each job ending after its size, so every count is exact): an entry per clone without
+/// group_reporting (nvmebench summed a section's clones into one), one per group with it, a clone
+/// with group_reporting joining the entry before it in its group, and groupid counting up at
+/// stonewall and at new_group (which nvmebench took without effect), not at a clone, nor at a
+/// section `--section` leaves out.
+#[test]
+fn jobs_and_groups_match_fios_one_to_one() {
+    let Some(fio) = tool("fio") else { return };
+    let dir = scratch_dir();
+    let base = "[global]\nioengine=null\nsize=4m\nbs=4k\n";
+    let sections = "[a]\nrw=read\nnumjobs=2\n[b]\nrw=write\nnumjobs=2\n[c]\nstonewall\nrw=randread\n\
+                    [d]\nnew_group\nrw=randwrite\n[e]\nrw=read\n";
+    let cases = [
+        ("without group_reporting", format!("{base}{sections}"), &[][..], 7),
+        ("with group_reporting", format!("{base}group_reporting\n{sections}"), &[], 3),
+        ("--section d e", format!("{base}{sections}"), &["--section=d", "--section=e"], 2),
+        ("--section c d", format!("{base}{sections}"), &["--section=c", "--section=d"], 2),
+        (
+            "group_reporting in [b] only",
+            format!("{base}[a]\nrw=read\nnumjobs=2\n[b]\ngroup_reporting\nrw=write\nnumjobs=2\n"),
+            &[],
+            2,
+        ),
+        ("new_group in [global]", format!("{base}new_group\n[a]\nrw=read\n[b]\nrw=write\nnumjobs=2\n"), &[], 3),
+    ];
+    // Each entry: its name, group, I/Os per direction and job options. Where clones with and
+    // without group_reporting share a group, fio 3.33 counts more entries than it fills and writes
+    // the rest without a jobname (groupid 4294967295): those are left out.
+    let shape = |d: &Value| -> Vec<(String, u64, [u64; 3], Value)> {
+        d["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|j| j.get("jobname").is_some())
+            .map(|j| {
+                let ios = ["read", "write", "trim"].map(|dir| j[dir]["total_ios"].as_u64().unwrap());
+                (
+                    j["jobname"].as_str().unwrap().to_string(),
+                    j["groupid"].as_u64().unwrap(),
+                    ios,
+                    j["job options"].clone(),
+                )
+            })
+            .collect()
+    };
+    for (what, text, args, entries) in cases {
+        let (theirs, ours) = (fio_in(&fio, dir.path(), &text, args), ours_in(dir.path(), &text, args));
+        let (f, n) = (shape(&theirs), shape(&ours));
+        assert_eq!(f.len(), entries, "{what}: fio 3.33 writes {entries} entries: {f:?}");
+        assert_eq!(n, f, "{what}");
+        assert_eq!(ours["global options"], theirs["global options"], "{what}");
+        assert_eq!(
+            ours.get("disk_util").is_some(),
+            theirs.get("disk_util").is_some(),
+            "{what}: the null engine has no disk"
+        );
+    }
+    // A group group_reporting sums cannot both have lat_ns's percentiles and not: fio refuses it.
+    let text = format!("{base}group_reporting\n[a]\n[b]\nlat_percentiles=1\n");
+    write(dir.path(), "g.fio", &text);
+    let theirs = Command::new(&fio).current_dir(dir.path()).args(["g.fio", "--output-format=json"]).output().unwrap();
+    assert!(!theirs.status.success(), "fio 3.33 refuses it");
+    assert!(String::from_utf8_lossy(&theirs.stderr).contains("lat_percentiles in job: b differs from group"));
+    let ours = nvmebench_in(dir.path(), &["run", "g.fio", "--output-format=json"]);
+    assert_eq!(ours.status.code(), Some(2), "{}", stderr(&ours));
+    assert_eq!(stderr(&ours).lines().count(), 1, "{}", stderr(&ours));
+    assert!(stderr(&ours).contains("g.fio:7: section [b]: has lat_percentiles=1 and [a] in its reporting group 0"));
+    assert!(ours.stdout.is_empty(), "nothing written");
+}
+
+/// fio's disable_slat, disable_clat, disable_lat and gtod_reduce (the three; which nvmebench took
+/// without effect, or refused) against fio 3.33 at iodepth 8 on the null engine, where fio
+/// measures all three latencies: each one turned off is fio's zeros (N 0, no percentiles) and has
+/// no log, each one kept is measured, and fio's options are read in order (a disable_lat=0 after
+/// gtod_reduce=1 takes lat back).
+#[test]
+fn latency_switches_write_what_fio_writes() {
+    let Some(fio) = tool("fio") else { return };
+    for switches in [
+        "disable_slat=1",
+        "disable_clat=1",
+        "disable_lat=1",
+        "disable_slat=1\ndisable_clat=1",
+        "gtod_reduce=1",
+        "gtod_reduce=1\ndisable_lat=0",
+        "gtod_reduce=0",
+    ] {
+        let text = format!(
+            "[global]\nioengine=null\niodepth=8\nbs=4k\nsize=16m\nlog_avg_msec=100\n\
+             write_lat_log=x\n[w]\nrw=randwrite\n{switches}\n"
+        );
+        // Each tool in a directory of its own, for the logs it writes.
+        let (fio_dir, ours_dir) = (scratch_dir(), scratch_dir());
+        let (theirs, ours) = (fio_in(&fio, fio_dir.path(), &text, &[]), ours_in(ours_dir.path(), &text, &[]));
+        let kept = |d: &Value| -> Vec<(&str, bool, Vec<String>)> {
+            ["slat_ns", "clat_ns", "lat_ns"]
+                .map(|k| {
+                    let l = &d["jobs"][0]["write"][k];
+                    (k, l["N"].as_u64().unwrap() > 0, l.as_object().unwrap().keys().cloned().collect())
+                })
+                .to_vec()
+        };
+        assert_eq!(kept(&ours), kept(&theirs), "{switches}");
+        let ios = |d: &Value| d["jobs"][0]["write"]["total_ios"].as_u64();
+        assert_eq!((ios(&ours), ios(&theirs)), (Some(4096), Some(4096)), "{switches}: 16m at 4k");
+        let shares = |d: &Value| {
+            d["jobs"][0]["latency_us"].as_object().unwrap().values().any(|v| v.as_f64().unwrap() > 0.0)
+                || d["jobs"][0]["latency_ns"].as_object().unwrap().values().any(|v| v.as_f64().unwrap() > 0.0)
+        };
+        assert_eq!(shares(&ours), shares(&theirs), "{switches}: latency_ns/us, from clat");
+        let fio_logs = logs_in(fio_dir.path());
+        assert_eq!(logs_in(ours_dir.path()), fio_logs, "{switches}: the logs of the latencies kept");
+    }
 }
 
 fn fio_json(args: &[&str]) -> Value {
