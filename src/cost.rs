@@ -417,7 +417,8 @@ impl RunCost {
 }
 
 /// What stamping one I/O costs the worker loop on this CPU: two clock reads, the difference scaled
-/// to ns, and a histogram record (with min, max and sum), as `worker::hot` books a completion.
+/// to ns, and a histogram record (with min, max and sum, the bucket counted in a tally), as
+/// `worker::hot` books a completion.
 /// Measured once per process, the least of five rounds (a preemption only makes a round slower);
 /// the recorded values spread over 64 µs so that the record walks histogram buckets as a run's do.
 pub fn stamp_cost_ns(clock: &quanta::Clock) -> f64 {
@@ -425,6 +426,7 @@ pub fn stamp_cost_ns(clock: &quanta::Clock) -> f64 {
     *COST.get_or_init(|| {
         const N: u64 = 20_000;
         let mut stats = crate::stats::DirStats::default();
+        let mut tally = crate::stats::HistTally::new();
         let least = (0..5)
             .map(|_| {
                 let t = std::time::Instant::now();
@@ -432,7 +434,7 @@ pub fn stamp_cost_ns(clock: &quanta::Clock) -> f64 {
                     let a = clock.raw();
                     let b = std::hint::black_box(clock.raw());
                     let ns = clock.delta_as_nanos(a, b) + (i * 7919) % 65_536;
-                    stats.record(ns, 1, 4096);
+                    stats.record_tallied(ns, 4096, &mut tally);
                 }
                 t.elapsed().as_nanos() as f64 / N as f64
             })

@@ -36,6 +36,85 @@ pub fn new_histogram() -> Histogram<u64> {
     h
 }
 
+/// Histogram counts kept in a plain array indexed as the histogram indexes its buckets, so that
+/// recording one latency is an index computation and an increment (hdrhistogram's own record also
+/// tracks its min, max and total and checks for resizing, which `DirStats` does not need per I/O:
+/// it keeps the exact min and max itself). [`DirStats::settle`] moves the counts into the
+/// histogram, bucket by bucket, which gives the histogram a record would have given.
+pub struct HistTally {
+    counts: Box<[u64]>,
+}
+
+/// Sub-buckets per power of two at [`HIST_SIGFIGS`] (2048: 2 x 10^3 rounded up to a power of two),
+/// as a shift; the histogram's buckets use the upper half of each power of two but the first.
+const TALLY_HALF_BITS: u32 = 10;
+/// hdrhistogram's `leading_zero_count_base` for a lowest value of 1 ns (unit magnitude 0).
+const TALLY_LZ_BASE: u32 = 64 - TALLY_HALF_BITS - 1;
+const TALLY_SUB_MASK: u64 = (1 << (TALLY_HALF_BITS + 1)) - 1;
+
+impl HistTally {
+    /// A tally for the program-wide histogram bounds.
+    pub fn new() -> HistTally {
+        let len = new_histogram().distinct_values();
+        debug_assert!(Self::index(HIST_HIGHEST_NS) < len, "the tally indexes as hdrhistogram does");
+        HistTally { counts: vec![0; len].into_boxed_slice() }
+    }
+
+    /// A tally that counts nothing: [`DirStats::record_tallied`] records straight into the
+    /// histogram (for directions a worker never issues, which need no array).
+    pub fn none() -> HistTally {
+        HistTally { counts: Box::new([]) }
+    }
+
+    /// hdrhistogram's bucket index of `v` for the program-wide bounds (`index_for`).
+    #[inline(always)]
+    fn index(v: u64) -> usize {
+        let bucket = TALLY_LZ_BASE - (v | TALLY_SUB_MASK).leading_zeros();
+        let sub = v >> bucket;
+        (((bucket + 1) as usize) << TALLY_HALF_BITS) + sub as usize - (1 << TALLY_HALF_BITS)
+    }
+
+    /// The lowest value of bucket `index` (hdrhistogram's `value_for`).
+    fn value(index: usize) -> u64 {
+        let half = 1usize << TALLY_HALF_BITS;
+        let bucket = (index >> TALLY_HALF_BITS) as i64 - 1;
+        let sub = (index & (half - 1)) + half;
+        if bucket < 0 { (sub - half) as u64 } else { (sub as u64) << bucket }
+    }
+
+    /// Counts `v` (at most [`HIST_HIGHEST_NS`]); false when this tally counts nothing.
+    #[inline(always)]
+    fn count(&mut self, v: u64) -> bool {
+        match self.counts.get_mut(Self::index(v)) {
+            Some(c) => {
+                *c += 1;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Records every count between the buckets of `lo` and `hi` (the values counted lie there)
+    /// into `hist`, and zeroes them.
+    fn drain_into(&mut self, hist: &mut Histogram<u64>, lo: u64, hi: u64) {
+        if self.counts.is_empty() || lo > hi {
+            return;
+        }
+        for i in Self::index(lo)..=Self::index(hi) {
+            let c = std::mem::take(&mut self.counts[i]);
+            if c > 0 {
+                hist.record_n(Self::value(i), c).expect("a bucket's own value is within the bounds");
+            }
+        }
+    }
+}
+
+impl Default for HistTally {
+    fn default() -> Self {
+        HistTally::new()
+    }
+}
+
 /// One direction's results over some period.
 #[derive(Clone, Debug)]
 pub struct DirStats {
@@ -119,6 +198,35 @@ impl DirStats {
             latency_ns
         };
         self.hist.record_n(v, count).expect("value is within the histogram's fixed bounds");
+    }
+
+    /// [`record`](Self::record) of one I/O, its histogram count kept in `tally` until
+    /// [`settle`](Self::settle) moves it into the histogram: the worker's booking of a completion.
+    #[inline(always)]
+    pub fn record_tallied(&mut self, latency_ns: u64, bytes: u64, tally: &mut HistTally) {
+        self.ios += 1;
+        self.bytes += bytes;
+        self.min_ns = self.min_ns.min(latency_ns);
+        self.max_ns = self.max_ns.max(latency_ns);
+        let l = u128::from(latency_ns);
+        self.sum_ns += l;
+        self.sum_sq_ns2 = self.sum_sq_ns2.saturating_add(l * l);
+        let v = if latency_ns > HIST_HIGHEST_NS {
+            self.clamped += 1;
+            HIST_HIGHEST_NS
+        } else {
+            latency_ns
+        };
+        if !tally.count(v) {
+            self.hist.record(v).expect("value is within the histogram's fixed bounds");
+        }
+    }
+
+    /// Moves what `tally` counted since the last settle into the histogram, and empties it.
+    pub fn settle(&mut self, tally: &mut HistTally) {
+        if self.ios > 0 {
+            tally.drain_into(&mut self.hist, self.min_ns, self.max_ns.min(HIST_HIGHEST_NS));
+        }
     }
 
     /// Counts `count` I/Os of `bytes_total` bytes whose latency was not measured (`--latency
@@ -363,6 +471,38 @@ impl AddAssign<&Stats> for Stats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Booking through a tally and settling it gives what recording each value gives: the same
+    /// histogram, bucket for bucket, and the same sums; a tally that counts nothing records directly.
+    #[test]
+    fn a_tallied_record_is_a_record() {
+        let (mut direct, mut tallied, mut untallied) = (DirStats::default(), DirStats::default(), DirStats::default());
+        let (mut tally, mut none) = (HistTally::new(), HistTally::none());
+        let mut values = vec![0, 1, 2, 1023, 1024, 2047, 2048, 2049, 4095, 4096, 1 << 20, HIST_HIGHEST_NS];
+        values.extend([HIST_HIGHEST_NS + 1, u64::MAX]);
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push(x >> (x % 64));
+        }
+        for &v in &values {
+            direct.record(v, 1, 4096);
+            tallied.record_tallied(v, 4096, &mut tally);
+            untallied.record_tallied(v, 4096, &mut none);
+        }
+        tallied.settle(&mut tally);
+        untallied.settle(&mut none);
+        let sums = |d: &DirStats| (d.ios, d.bytes, d.min_ns, d.max_ns, d.sum_ns, d.sum_sq_ns2, d.clamped);
+        for t in [&tallied, &untallied] {
+            assert!(t.hist == direct.hist, "the same buckets, count, min and max");
+            assert_eq!(sums(t), sums(&direct));
+        }
+        assert!(tally.counts.iter().all(|&c| c == 0), "settling empties the tally");
+        tallied.settle(&mut tally);
+        assert!(tallied.hist == direct.hist, "a second settle adds nothing");
+    }
     use proptest::prelude::*;
 
     #[test]

@@ -136,8 +136,16 @@ pub struct UringEngine {
     ring: Ring<squeue::Entry, cqueue::Entry>,
     bufs: SlotBuffers,
     file: File,
-    /// Expected length per slot, to detect short transfers.
-    lens: Vec<u32>,
+    /// The read and write SQEs as the crate's builders make them for this ring's registrations,
+    /// with no buffer, length or offset: each I/O copies its direction's and fills in its own.
+    templates: [RawSqe; 2],
+    /// 0xffff with registered buffers (the slot is the buffer index), 0 without.
+    buf_index_mask: u16,
+    /// Slot 0's buffer address and the distance between slots (`bufs` never moves), and the
+    /// number of slots.
+    buf_base: u64,
+    slot_bytes: u64,
+    slots: u32,
     registered: Registered,
     ops: RangeOps,
     finished: Finished,
@@ -155,17 +163,43 @@ impl UringEngine {
         let mut bufs = SlotBuffers::new(queue_depth as usize, max_io_bytes as usize, seed);
         let registered = Registered::new(&ring, &file, &mut bufs, &options, NAME, "registering the file")?;
         let ops = RangeOps::new(&file).map_err(|source| EngineError::Setup { engine: NAME, what: "fstat", source })?;
-        Ok(UringEngine {
+        let mut e = UringEngine {
+            buf_base: bufs.slot_ptr(0) as u64,
+            slot_bytes: bufs.slot_bytes() as u64,
+            slots: queue_depth,
             ring,
             bufs,
             file,
-            lens: vec![0; queue_depth as usize],
+            templates: [RawSqe::ZERO; 2],
+            buf_index_mask: if registered.fixed_buffers { u16::MAX } else { 0 },
             registered,
             ops,
             finished: Finished::new(queue_depth),
-        })
+        };
+        let blank = IoOp { dir: Direction::Read, offset: 0, len: 0 };
+        for dir in [Direction::Read, Direction::Write] {
+            e.templates[dir as usize] = RawSqe::from_entry(e.entry(0, &IoOp { dir, ..blank }));
+        }
+        Ok(e)
     }
 
+    /// A read or write's SQE: its direction's template with the I/O's own fields. The slot's
+    /// expected length rides in the upper half of `user_data`, for `judge`.
+    #[inline(always)]
+    fn rw_sqe(&self, slot: u32, op: &IoOp) -> RawSqe {
+        // A slot past the buffers would send the kernel another slot's memory, or none of ours.
+        assert!(slot < self.slots, "a slot past the queue depth");
+        let mut sqe = self.templates[op.dir as usize & 1];
+        sqe.addr = self.buf_base + u64::from(slot) * self.slot_bytes;
+        sqe.len = op.len;
+        sqe.off = op.offset;
+        // The buffer index is the slot: slots are < queue depth <= 65536 entries (io_uring's limit).
+        sqe.buf_index = slot as u16 & self.buf_index_mask;
+        sqe.user_data = u64::from(slot) | u64::from(op.len) << 32;
+        sqe
+    }
+
+    /// Any SQE from the crate's builders (the templates, and fsync).
     fn entry(&mut self, slot: u32, op: &IoOp) -> squeue::Entry {
         let ptr = self.bufs.slot_ptr(slot);
         let fd = self.file.as_raw_fd();
@@ -198,7 +232,71 @@ impl UringEngine {
                 unreachable!("queue carries out trims and write-zeroes itself")
             }
         };
-        e.user_data(u64::from(slot))
+        e.user_data(u64::from(slot) | u64::from(op.len) << 32)
+    }
+}
+
+/// The kernel's `struct io_uring_sqe` (64 bytes) with the fields of a read or write named, so that
+/// an I/O fills in its own fields on a copy of a template instead of building its SQE anew.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct RawSqe {
+    opcode: u8,
+    flags: u8,
+    ioprio: u16,
+    fd: i32,
+    off: u64,
+    addr: u64,
+    len: u32,
+    rw_flags: u32,
+    user_data: u64,
+    buf_index: u16,
+    personality: u16,
+    splice_fd_in: u32,
+    addr3: u64,
+    pad: u64,
+}
+
+const _: () = assert!(size_of::<RawSqe>() == size_of::<squeue::Entry>() && size_of::<RawSqe>() == 64);
+const _: () = assert!(align_of::<RawSqe>() == align_of::<squeue::Entry>());
+
+impl RawSqe {
+    const ZERO: RawSqe = RawSqe {
+        opcode: 0,
+        flags: 0,
+        ioprio: 0,
+        fd: 0,
+        off: 0,
+        addr: 0,
+        len: 0,
+        rw_flags: 0,
+        user_data: 0,
+        buf_index: 0,
+        personality: 0,
+        splice_fd_in: 0,
+        addr3: 0,
+        pad: 0,
+    };
+
+    fn from_entry(e: squeue::Entry) -> RawSqe {
+        // SAFETY: `squeue::Entry` is `#[repr(C)]` around the kernel's 64-byte `io_uring_sqe`, whose
+        // layout RawSqe repeats field for field (sizes checked above, offsets by the test
+        // `raw_sqe_is_the_kernels_layout`); both are plain integers, valid for any bits.
+        unsafe { std::mem::transmute::<squeue::Entry, RawSqe>(e) }
+    }
+
+    #[cfg(test)]
+    fn into_entry(self) -> squeue::Entry {
+        // SAFETY: as in `from_entry`, the other way: every bit pattern is a valid `io_uring_sqe`.
+        unsafe { std::mem::transmute::<RawSqe, squeue::Entry>(self) }
+    }
+
+    /// The same 64 bytes seen as the crate's entry, without a copy.
+    #[inline(always)]
+    fn as_entry(&self) -> &squeue::Entry {
+        // SAFETY: as in `from_entry`; both types are 8-byte aligned (checked above), so the
+        // reference is aligned, and it borrows `self` for its lifetime.
+        unsafe { &*(self as *const RawSqe).cast::<squeue::Entry>() }
     }
 }
 
@@ -208,7 +306,7 @@ fn runtime(what: &'static str, source: io::Error) -> EngineError {
 }
 
 impl Engine for UringEngine {
-    #[inline]
+    #[inline(always)]
     fn queue(&mut self, slot: u32, op: &IoOp) -> Result<Queued, EngineError> {
         debug_assert!(op.len as usize <= self.bufs.slot_bytes());
         if matches!(op.dir, Direction::Trim | Direction::WriteZeroes) {
@@ -216,16 +314,18 @@ impl Engine for UringEngine {
             self.finished.push(slot, r);
             return Ok(Queued::Ok);
         }
-        let entry = self.entry(slot, op);
-        // SAFETY: the entry points at `slot`'s buffer, which the engine owns and which stays untouched
-        // until this slot's completion is reaped (the caller never reuses a slot in flight); the fd or
-        // fixed-file index stays valid for the ring's lifetime.
-        if unsafe { self.ring.push(&entry) } {
-            self.lens[slot as usize] = op.len;
-            Ok(Queued::Ok)
+        let pushed = if matches!(op.dir, Direction::Read | Direction::Write) {
+            let sqe = self.rw_sqe(slot, op);
+            // SAFETY: the entry points at `slot`'s buffer, which the engine owns and which stays
+            // untouched until this slot's completion is reaped (the caller never reuses a slot in
+            // flight); the fd or fixed-file index stays valid for the ring's lifetime.
+            unsafe { self.ring.push(sqe.as_entry()) }
         } else {
-            Ok(Queued::Busy)
-        }
+            let entry = self.entry(slot, op);
+            // SAFETY: as above (an fsync points at no buffer).
+            unsafe { self.ring.push(&entry) }
+        };
+        if pushed { Ok(Queued::Ok) } else { Ok(Queued::Busy) }
     }
 
     #[inline]
@@ -236,12 +336,11 @@ impl Engine for UringEngine {
     #[inline]
     fn poll<F: FnMut(u32, Result<(), IoError>)>(&mut self, max: u32, mut done: F) -> Result<u32, EngineError> {
         let early = if self.finished.is_empty() { 0 } else { self.finished.drain(max, &mut done) };
-        let lens = &self.lens;
         let reaped = self
             .ring
             .reap(max - early, |cqe| {
-                let slot = cqe.user_data() as u32;
-                done(slot, judge(cqe.result(), lens[slot as usize]));
+                let (slot, expected) = (cqe.user_data() as u32, (cqe.user_data() >> 32) as u32);
+                done(slot, judge(cqe.result(), expected));
             })
             .map_err(|e| runtime("io_uring_enter (reap)", e))?;
         Ok(early + reaped)
@@ -361,6 +460,48 @@ mod tests {
         let mut e = b.build(0, 1, 8192).unwrap();
         let r = run_one(&mut e, IoOp { dir: Direction::Read, offset: 4096, len: 8192 });
         assert_eq!(r, Err(IoError::ShortTransfer { expected: 8192, done: 4096 }));
+    }
+
+    /// RawSqe names the kernel's fields where the crate's builders put them.
+    #[test]
+    fn raw_sqe_is_the_kernels_layout() {
+        let e = opcode::WriteFixed::new(types::Fd(7), 0x1000 as *const u8, 4096, 9)
+            .offset(1 << 40)
+            .ioprio(3)
+            .rw_flags(5)
+            .build()
+            .user_data(0xabcd);
+        let raw = RawSqe::from_entry(e);
+        assert_eq!(raw.opcode, opcode::WriteFixed::CODE);
+        assert_eq!((raw.fd, raw.ioprio, raw.flags), (7, 3, 0));
+        assert_eq!((raw.addr, raw.len, raw.off, raw.rw_flags), (0x1000, 4096, 1 << 40, 5));
+        assert_eq!((raw.buf_index, raw.user_data), (9, 0xabcd));
+        assert_eq!(RawSqe::from_entry(raw.into_entry()), raw);
+        let fixed = RawSqe::from_entry(opcode::Read::new(types::Fixed(2), std::ptr::null_mut(), 0).build());
+        assert_eq!((fixed.fd, fixed.flags), (2, squeue::Flags::FIXED_FILE.bits()));
+    }
+
+    /// A template with an I/O's fields filled in is the SQE the builders make for that I/O, with
+    /// and without registrations.
+    #[test]
+    fn templates_make_what_the_builders_make() {
+        if !uring_available() {
+            return;
+        }
+        let (_dir, path) = temp_file(1 << 16);
+        for (fixed_buffers, registered_file) in [(true, true), (true, false), (false, true), (false, false)] {
+            let options = UringOptions { fixed_buffers, registered_file, ..UringOptions::default() };
+            let b = UringBuilder { path: path.clone(), writes: true, options, buffer_seed: 5 };
+            let mut e = b.build(0, 4, 8192).unwrap();
+            for dir in [Direction::Read, Direction::Write] {
+                for (slot, offset, len) in [(0, 0, 4096), (3, 1 << 33, 8192), (2, 512, 512)] {
+                    let op = IoOp { dir, offset, len };
+                    let built = RawSqe::from_entry(e.entry(slot, &op));
+                    assert_eq!(e.rw_sqe(slot, &op), built, "{op:?} slot {slot}");
+                    assert_eq!(RawSqe::from_entry(e.rw_sqe(slot, &op).as_entry().clone()), built);
+                }
+            }
+        }
     }
 
     #[test]

@@ -19,7 +19,7 @@ use crate::cpu::CpuProbe;
 use crate::engine::{Engine, EngineError, EngineInfo, Queued, Sends};
 use crate::io::{Direction, IoError, IoOp};
 use crate::options::{LatencyMode, OnError};
-use crate::stats::Stats;
+use crate::stats::{HistTally, Stats};
 use crate::verify::{GenTable, Verifier};
 use crate::workload::contents::{self, Filler};
 use crate::workload::rate::{Gate, Pacer};
@@ -63,6 +63,9 @@ pub(super) struct Loop<'c, E: Engine> {
     slots: Vec<(u64, IoOp)>,
     free: Vec<u32>,
     stats: Box<Stats>,
+    /// The histogram counts of each direction's total latencies since the last hand-over, moved
+    /// into `stats` before it is sent (see `HistTally`).
+    tallies: [HistTally; Direction::COUNT],
     spare: Option<Box<Stats>>,
     pacer: Option<Pacer>,
     verifier: Option<Verifier>,
@@ -146,6 +149,10 @@ pub(super) struct Loop<'c, E: Engine> {
     split: Option<Sends>,
     /// Each slot's sent stamp (raw): the return of the call that sent its I/O (split only).
     sent: Vec<u64>,
+    /// The plain closed loop: stamped (one latency per I/O), no pacing, verification, buffer
+    /// filling or retries. Its refills and completions take the short paths (`refill_plain`,
+    /// `reap_plain`), which do what the general ones do in that case without their checks.
+    plain: bool,
     /// Slots queued and not yet stamped as sent, in queue order (split only).
     unsent: Vec<u32>,
 }
@@ -199,7 +206,15 @@ impl<'c, E: Engine> Loop<'c, E> {
         }
         let spares = if filler.is_some() { engine.write_spares() } else { 0 };
         let split = (plan.latency == LatencyMode::Split).then(|| engine.sends());
+        let plain = pacer.is_none()
+            && verifier.is_none()
+            && filler.is_none()
+            && split.is_none()
+            && plan.latency.stamps()
+            && limits.max_retries == 0;
         let mut state = Loop {
+            plain,
+            tallies: Direction::ALL.map(|d| if plan.spec.mix.issues(d) { HistTally::new() } else { HistTally::none() }),
             spares,
             spares_ready: 0,
             split,
@@ -556,6 +571,7 @@ impl<'c, E: Engine> Loop<'c, E> {
     /// normally waiting; blocking for it happens only when the coordinator is a whole interval
     /// behind, and is preferred to a series whose intervals silently change length.
     fn send(&mut self, links: &Links, worker: usize, phase: Phase, index: u64, now: u64, last: bool) {
+        self.settle_tallies();
         let spare = match self.spare.take() {
             Some(s) => Some(s),
             None => links.spares.recv().ok(),
@@ -575,6 +591,9 @@ impl<'c, E: Engine> Loop<'c, E> {
     /// Fills every free slot: one generator call, one clock read and one queue call per I/O.
     #[inline]
     fn refill(&mut self, now: u64) -> Result<(), EngineError> {
+        if self.plain && self.pending.is_none() {
+            return self.refill_plain();
+        }
         let mut staged = 0u32;
         while let Some(&slot) = self.free.last() {
             if self.in_flight + staged >= self.cap
@@ -653,12 +672,79 @@ impl<'c, E: Engine> Loop<'c, E> {
         Ok(())
     }
 
+    /// [`refill`](Self::refill) in the plain closed loop with nothing held back: as many I/Os as
+    /// the lane's cap, its free slots and the I/O limit allow, each drawn (or taken from `ahead`),
+    /// stamped just before the engine takes it and queued.
+    #[inline]
+    fn refill_plain(&mut self) -> Result<(), EngineError> {
+        let mut room = self.cap.saturating_sub(self.in_flight).min(self.free.len() as u32);
+        if let (true, Some(limit)) = (self.measuring, self.limits.io_limit) {
+            room = room.min(limit.saturating_sub(self.issued_measured).min(u64::from(u32::MAX)) as u32);
+        }
+        let mut staged = 0u32;
+        while staged < room {
+            let slot = self.free[self.free.len() - 1];
+            let op = match self.ahead.take() {
+                Some(op) => op,
+                None => self.generator.next_op(),
+            };
+            // This I/O's own issue stamp, just before the engine takes it.
+            let issued = self.clock.raw();
+            match self.engine.queue(slot, &op)? {
+                Queued::Ok => {
+                    self.free.pop();
+                    self.slots[slot as usize] = (issued, op);
+                    staged += 1;
+                }
+                Queued::Busy => {
+                    self.pending = Some(op);
+                    break;
+                }
+            }
+        }
+        self.issued_measured += if self.measuring { u64::from(staged) } else { 0 };
+        self.in_flight += staged;
+        self.to_submit |= staged > 0;
+        Ok(())
+    }
+
+    /// [`reap`](Self::reap) in the plain closed loop: each completion stamped as it is handled
+    /// and its latency booked, or its error counted (no retries in this loop).
+    #[inline]
+    fn reap_plain(&mut self) -> Result<(u32, bool), EngineError> {
+        let clock = self.clock;
+        let Loop { slots, free, stats, tallies, tries, retry, first_error, last_raw, .. } = self;
+        let mut error_seen = false;
+        let reaped = self.engine.poll(self.limits.qd, |slot, result| {
+            let (start, op) = slots[slot as usize];
+            let end = clock.raw();
+            *last_raw = end;
+            let total = clock.delta_as_nanos(start, end);
+            match result {
+                Ok(()) => {
+                    stats.dir[op.dir as usize].record_tallied(total, u64::from(op.len), &mut tallies[op.dir as usize])
+                }
+                Err(_) => {
+                    let mut books = Books { stats, tallies, tries, retry, first_error, max_retries: 0, stamp: true };
+                    books.settle_failure(slot, &op, result);
+                    error_seen = true;
+                }
+            }
+            free.push(slot);
+        })?;
+        self.in_flight -= reaped;
+        Ok((reaped, error_seen))
+    }
+
     /// Reaps what has completed, stamping each completion as it is handled. Returns how many were
     /// reaped and whether an I/O failed for good.
     #[inline]
     fn reap(&mut self) -> Result<(u32, bool), EngineError> {
+        if self.plain {
+            return self.reap_plain();
+        }
         let (clock, max_retries, stamp, split) = (self.clock, self.limits.max_retries, self.stamp, self.split);
-        let Loop { slots, free, stats, verifier, tries, retry, first_error, last_raw, sent, .. } = self;
+        let Loop { slots, free, stats, tallies, verifier, tries, retry, first_error, last_raw, sent, .. } = self;
         let mut error_seen = false;
         let reaped = self.engine.poll(self.limits.qd, |slot, result| {
             let (start, op) = slots[slot as usize];
@@ -673,7 +759,7 @@ impl<'c, E: Engine> Loop<'c, E> {
             if let Some(v) = verifier.as_mut() {
                 v.complete(slot, &op, result.is_ok());
             }
-            let mut books = Books { stats, tries, retry, first_error, max_retries, stamp };
+            let mut books = Books { stats, tallies, tries, retry, first_error, max_retries, stamp };
             match books.settle(slot, &op, latency, result) {
                 Settled::Retry => return,
                 Settled::Failed => error_seen = true,
@@ -724,6 +810,7 @@ impl<'c, E: Engine> Loop<'c, E> {
             slots,
             free,
             stats,
+            tallies,
             tries,
             retry,
             first_error,
@@ -753,7 +840,7 @@ impl<'c, E: Engine> Loop<'c, E> {
                 done.push((op, start, sent_at, end));
                 tries[slot as usize] = 0;
             } else {
-                let mut books = Books { stats, tries, retry, first_error, max_retries, stamp };
+                let mut books = Books { stats, tallies, tries, retry, first_error, max_retries, stamp };
                 match books.settle(slot, &op, Self::latencies(clock, split, start, sent_at, end), result) {
                     Settled::Retry => return None,
                     Settled::Failed => error_seen = true,
@@ -796,7 +883,7 @@ impl<'c, E: Engine> Loop<'c, E> {
         })?;
         if stamp {
             for &(op, start, sent, end) in &self.done {
-                book(&mut self.stats, &op, Self::latencies(self.clock, split, start, sent, end));
+                book(&mut self.stats, &mut self.tallies, &op, Self::latencies(self.clock, split, start, sent, end));
             }
         } else {
             for (op, _, _, _) in &self.done {
@@ -959,8 +1046,17 @@ impl<'c, E: Engine> Loop<'c, E> {
         }
     }
 
+    /// Moves the tallied histogram counts into the statistics, before they leave the worker.
+    #[inline(never)]
+    fn settle_tallies(&mut self) {
+        for (dir, tally) in self.stats.dir.iter_mut().zip(&mut self.tallies) {
+            dir.settle(tally);
+        }
+    }
+
     /// What was measured until an engine failure: the statistics not yet sent, and a summary.
     pub(super) fn partial(&mut self) -> (Box<Stats>, WorkerSummary) {
+        self.settle_tallies();
         let summary = self.summary(StopReason::Error, self.last_completion, 0);
         (std::mem::take(&mut self.stats), WorkerSummary { first_error: None, ..summary })
     }
@@ -1042,6 +1138,7 @@ enum Settled {
 /// reaping paths book completions the same way).
 struct Books<'a> {
     stats: &'a mut Stats,
+    tallies: &'a mut [HistTally; Direction::COUNT],
     tries: &'a mut [u32],
     retry: &'a mut Vec<u32>,
     first_error: &'a mut Option<FailedIo>,
@@ -1056,7 +1153,7 @@ impl Books<'_> {
     fn settle(&mut self, slot: u32, op: &IoOp, latency: Latency, result: Result<(), IoError>) -> Settled {
         let settled = match result {
             Ok(()) if self.stamp => {
-                book(self.stats, op, latency);
+                book(self.stats, self.tallies, op, latency);
                 Settled::Done
             }
             Ok(()) => {
@@ -1081,6 +1178,13 @@ impl Books<'_> {
         self.tries[slot as usize] = 0;
         settled
     }
+
+    /// [`settle`](Self::settle) of a failed I/O, off the path of successful ones.
+    #[cold]
+    #[inline(never)]
+    fn settle_failure(&mut self, slot: u32, op: &IoOp, result: Result<(), IoError>) {
+        self.settle(slot, op, Latency::UNMEASURED, result);
+    }
 }
 
 /// One I/O's latency in nanoseconds: its total (fio's `lat`) and, with `--latency split`, fio's
@@ -1098,9 +1202,9 @@ impl Latency {
 
 /// Counts a successful `op` that took `latency`.
 #[inline(always)]
-fn book(stats: &mut Stats, op: &IoOp, latency: Latency) {
+fn book(stats: &mut Stats, tallies: &mut [HistTally; Direction::COUNT], op: &IoOp, latency: Latency) {
     let (d, bytes) = (op.dir as usize, u64::from(op.len));
-    stats.dir[d].record(latency.total, 1, bytes);
+    stats.dir[d].record_tallied(latency.total, bytes, &mut tallies[d]);
     if let Some((slat, clat)) = latency.parts {
         book_split(stats, d, bytes, slat, clat);
     }

@@ -170,6 +170,14 @@ impl IndexSampler {
         }
     }
 
+    /// The block count of a uniform sampler (whose draw is `bounded(rng.next_u64(), n)`).
+    pub fn uniform_blocks(&self) -> Option<u64> {
+        match *self {
+            IndexSampler::Uniform { n } => Some(n),
+            _ => None,
+        }
+    }
+
     /// The next block index in `0..n`.
     #[inline]
     pub fn sample(&self, rng: &mut Xoshiro256PlusPlus) -> u64 {

@@ -352,6 +352,19 @@ pub struct Generator {
     start: u64,
     end: u64,
     cursor: [u64; Direction::COUNT],
+    /// The common case drawn without its branches: one direction, one size, uniform offsets drawn
+    /// with replacement. The same draws as the general path, so the same sequence.
+    uniform: Option<UniformDraw>,
+}
+
+/// One direction and size at uniform offsets without a map: `start + bounded(draw, n) * align`.
+#[derive(Clone, Copy, Debug)]
+struct UniformDraw {
+    dir: Direction,
+    len: u32,
+    n: u64,
+    start: u64,
+    align: u64,
 }
 
 impl Generator {
@@ -387,7 +400,7 @@ impl Generator {
             *c = ((acc << 64) / 100).min(u128::from(u64::MAX)) as u64;
         }
         let issued = Direction::ALL.iter().filter(|&&d| spec.mix.issues(d)).count();
-        Generator {
+        let mut g = Generator {
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             cut,
             mixed: issued > 1 && !trimwrite,
@@ -404,7 +417,25 @@ impl Generator {
             start,
             end,
             cursor: [start; Direction::COUNT],
-        }
+            uniform: None,
+        };
+        g.uniform = g.uniform_draw();
+        g
+    }
+
+    /// The fast path's parameters, when the workload is the common case it covers.
+    fn uniform_draw(&self) -> Option<UniformDraw> {
+        let dir = self.always;
+        let n = self.sampler.uniform_blocks()?;
+        let plain = !self.mixed && !self.trimwrite && self.random && self.map.is_none() && dir != Direction::Flush;
+        let split = &self.bs[dir as usize];
+        (plain && split.is_single()).then(|| UniformDraw {
+            dir,
+            len: split.pick(0),
+            n,
+            start: self.start,
+            align: self.align,
+        })
     }
 
     /// The byte range this generator issues into: `[start, end)`.
@@ -415,6 +446,10 @@ impl Generator {
     /// The next operation.
     #[inline]
     pub fn next_op(&mut self) -> IoOp {
+        if let Some(u) = self.uniform {
+            let block = dist::bounded(self.rng.next_u64(), u.n);
+            return IoOp { dir: u.dir, offset: u.start + block * u.align, len: u.len };
+        }
         let dir = if self.mixed {
             let r = self.rng.next_u64();
             if r < self.cut[0] {
@@ -541,6 +576,31 @@ mod tests {
         m.range_bytes = 16 << 20;
         m.random_map = true;
         assert!(touched(&m).iter().all(|&c| c == 1));
+    }
+
+    /// The uniform fast path draws what the general path draws: the same sequence, seed for seed.
+    #[test]
+    fn the_uniform_fast_path_is_the_general_path() {
+        for (rw, bs) in [(RwMode::RandRead, "4k"), (RwMode::RandWrite, "8k"), (RwMode::RandTrim, "4k")] {
+            let s = spec(rw, 100, bs);
+            let mut fast = Generator::new(&s, 1, 3);
+            assert!(fast.uniform.is_some(), "{rw:?} {bs} takes the fast path");
+            let mut general = Generator::new(&s, 1, 3);
+            general.uniform = None;
+            for _ in 0..10_000 {
+                assert_eq!(fast.next_op(), general.next_op());
+            }
+        }
+        let mut mapped = spec(RwMode::RandRead, 100, "4k");
+        mapped.random_map = true;
+        for s in [
+            spec(RwMode::RandRw, 50, "4k"),
+            spec(RwMode::RandRead, 100, "4k/50:64k/50"),
+            spec(RwMode::Read, 100, "4k"),
+            mapped,
+        ] {
+            assert!(Generator::new(&s, 0, 1).uniform.is_none(), "{:?} {:?}", s.rw, s.random_map);
+        }
     }
 
     #[test]
