@@ -221,6 +221,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "ENGINE")]
     pub engine: Option<String>,
 
+    /// Buffered I/O through the page cache, as fio's direct=0 (its default in job files): psync,
+    /// aio and uring open the target without O_DIRECT, and drop its cached pages first (fio's
+    /// invalidate=1). Other engines have no page cache to go through and ignore it.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true",
+          action = clap::ArgAction::Set)]
+    pub buffered: bool,
+
     /// File or block device to run on; repeat it, or list several as fio does (`A:B`, `\:` for a
     /// colon in a name), to run on all at once. Without it: a scratch file, removed afterwards (the
     /// null engine needs no target at all).

@@ -230,6 +230,12 @@ impl EngineSpec {
     pub fn needs_target(&self) -> bool {
         !matches!(self, EngineSpec::Null(_))
     }
+
+    /// Whether the engine's I/O can go through the page cache (`--buffered`): the kernel engines
+    /// that read and write a file; passthrough commands and SPDK bypass it, null has none.
+    pub fn has_page_cache(&self) -> bool {
+        matches!(self, EngineSpec::Psync | EngineSpec::Aio | EngineSpec::Uring(_))
+    }
 }
 
 /// How the SPDK engine learns of completions.
@@ -497,6 +503,9 @@ pub struct RunConfig {
     /// Wall-clock moment the workers start (`--start-at`, or now plus `--start-delay`).
     #[serde(rename = "start_at_unix_s", serialize_with = "opt_unix_s")]
     pub start_at: Option<SystemTime>,
+    /// I/O goes through the page cache (`--buffered`, fio's direct=0), on an engine that has one.
+    #[serde(skip)]
+    pub buffered: bool,
 }
 
 impl RunConfig {
@@ -532,7 +541,8 @@ impl RunConfig {
         for t in &targets {
             check_operations(t, &mix)?;
         }
-        let geometry = Geometry::of(&targets);
+        let buffered = args.buffered && engine.has_page_cache();
+        let geometry = Geometry::of(&targets, !buffered);
         let (align, max_bs) = resolve_align(args, &geometry, &mix, [&bs_read, &bs_write, &bs_trim])?;
         let (offset, size) = resolve_range(args, &geometry, max_bs)?;
         let writes = mix.destroys();
@@ -589,6 +599,7 @@ impl RunConfig {
             quiet: args.quiet,
             verify,
             start_at: resolve_start(args, SystemTime::now())?,
+            buffered,
         })
     }
 
@@ -921,7 +932,7 @@ pub fn split_filenames(given: &[PathBuf]) -> Result<Vec<PathBuf>, ConfigError> {
 }
 
 /// What the range and size checks need to know of the target (the null device has no blocks to
-/// align to: `direct` is false).
+/// align to, and buffered I/O needs no alignment: `direct` is false).
 struct Geometry {
     total: u64,
     lbs: u64,
@@ -931,7 +942,7 @@ struct Geometry {
 
 impl Geometry {
     /// With several targets, the working set must fit each: the smallest size, the largest block.
-    fn of(targets: &[Target]) -> Geometry {
+    fn of(targets: &[Target], direct: bool) -> Geometry {
         let Some(small) = targets.iter().min_by_key(|t| t.size_bytes) else {
             return Geometry { total: NULL_DEVICE_BYTES, lbs: 512, path: "the null device".to_string(), direct: false };
         };
@@ -944,7 +955,7 @@ impl Geometry {
             } else {
                 small.path.display().to_string()
             },
-            direct: true,
+            direct,
         }
     }
 }

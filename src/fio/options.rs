@@ -44,7 +44,7 @@ pub const NO_OPS: [(&str, &str); 13] = [
     ("group_reporting", "results are always summed over a section's jobs"),
     ("new_group", "each section is reported on its own"),
     ("random_generator", "random offsets come from nvmebench's own generator; the random map covers what fio's does"),
-    ("invalidate", "I/O is O_DIRECT, so there is no page cache to drop"),
+    ("invalidate", "a buffered job's cached pages are always dropped at open (fio's default)"),
     ("clat_percentiles", "percentiles are always reported"),
     ("disable_slat", "submission latency is not measured apart"),
     ("cpus_allowed_policy", "each worker is pinned to one core of the list, in turn"),
@@ -214,20 +214,13 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         "sqthread_poll_cpu" => Ok(Some(Mapped::EngineOption(format!("sqpoll_cpu={v}")))),
         "fixedbufs" => Ok(Some(Mapped::EngineOption(format!("fixedbufs={}", u8::from(flag_on()?))))),
         "registerfiles" => Ok(Some(Mapped::EngineOption(format!("regfile={}", u8::from(flag_on()?))))),
-        "direct" => {
-            if flag_on()? {
-                Ok(Some(Mapped::NoOp))
-            } else {
-                Err("direct=0 asks for buffered I/O, and nvmebench always uses O_DIRECT (it measures the device, not the page cache); use direct=1".into())
-            }
-        }
-        "buffered" => {
-            if flag_on()? {
-                Err("buffered=1 asks for buffered I/O, and nvmebench always uses O_DIRECT (it measures the device, not the page cache); use buffered=0".into())
-            } else {
-                Ok(Some(Mapped::NoOp))
-            }
-        }
+        // fio's default is direct=0 (a job file's default here too, see `plan`).
+        "direct" => arg("buffered", if flag_on()? { "false" } else { "true" }),
+        "buffered" => arg("buffered", if flag_on()? { "true" } else { "false" }),
+        "invalidate" => only(
+            "1",
+            "a buffered job's cached pages are always dropped when its file is opened, as fio's default drops them",
+        ),
         "write_bw_log" | "write_iops_log" | "write_lat_log" => arg(&key.replace('_', "-"), v),
         "log_avg_msec" => arg("log-avg-msec", v),
         "per_job_logs" => arg("per_job_logs", if flag_on()? { "1" } else { "0" }),
@@ -552,7 +545,11 @@ mod tests {
         assert_eq!(args("lat_percentiles", Some("0")), ["--lat_percentiles=0"], "fio's default");
         assert_eq!(args("per_job_logs", Some("0")), ["--per_job_logs=0"]);
         assert_eq!(args("per_job_logs", None), ["--per_job_logs=1"], "fio's default");
-        assert_eq!(map("direct", Some("1")).unwrap(), Some(Mapped::NoOp));
+        assert_eq!(args("direct", Some("1")), ["--buffered=false"]);
+        assert_eq!(args("direct", Some("0")), ["--buffered=true"], "fio's page cache");
+        assert_eq!(args("buffered", None), ["--buffered=true"]);
+        assert_eq!(args("buffered", Some("0")), ["--buffered=false"]);
+        assert_eq!(map("invalidate", None).unwrap(), Some(Mapped::NoOp), "fio's default, what is done");
         assert_eq!(map("unified_rw_reporting", Some("none")).unwrap(), Some(Mapped::NoOp), "fio's default");
         assert_eq!(map("iodepth_batch", Some("4")).unwrap(), None);
     }
@@ -657,7 +654,11 @@ mod tests {
     #[test]
     fn values_that_cannot_be_honoured_are_refused() {
         let e = |k: &str, v: &str| map(k, Some(v)).unwrap_err();
-        assert!(e("direct", "0").starts_with("direct=0 asks for buffered I/O"));
+        assert_eq!(e("direct", "2"), "direct=2 is not 0 or 1");
+        assert_eq!(
+            e("invalidate", "0"),
+            "invalidate=0: a buffered job's cached pages are always dropped when its file is opened, as fio's default drops them; remove it, or write invalidate=1"
+        );
         assert!(e("ioengine", "sync").contains("is not one of nvmebench's engines"));
         assert!(e("rwmixwrite", "101").contains("is not a percentage"));
         assert!(e("bsrange", "16k-4k").contains("is not a size range"));

@@ -173,7 +173,6 @@ fn translate(
     // The runtime=0 that left the job without a runtime, if one did.
     let mut no_runtime: Option<&Entry> = None;
     let mut io_size: Option<u64> = None;
-    let mut direct = false;
     // fio keeps its random map unless told not to.
     let mut random_map = true;
     let mut no_ops: Vec<&str> = Vec::new();
@@ -232,9 +231,7 @@ fn translate(
                 engine_options.push((o, e));
             }
             Some(Mapped::NoOp) => {
-                if key == "direct" || key == "buffered" {
-                    direct = true;
-                } else if key != "name" {
+                if key != "name" {
                     no_ops.push(options::NO_OPS.iter().find(|(k, _)| *k == key).map_or(key, |(k, _)| k));
                 }
             }
@@ -269,10 +266,7 @@ fn translate(
     // jobname.jobnumber.filenumber; so does this (one file for all of a section's jobs). Without a
     // size in bytes either, fio refuses the job ("you need to specify size="), where a run of
     // nvmebench's own would take a scratch file. The engine is the command line's, if it gives one.
-    let engine = match cli.engine.as_deref().filter(|_| given.iter().any(|g| g == "engine")) {
-        Some(e) => e,
-        None => flags.iter().find(|(f, _)| f == "--engine").map_or(FIO_DEFAULT_ENGINE, |(_, v)| v.as_str()),
-    };
+    let engine = engine_of(&flags, cli, given);
     let uses_target = !(engine.starts_with("null") || engine.starts_with("spdk"));
     if uses_target && !flags.iter().any(|(f, _)| f == "--filename" || f == "--trid") {
         let file = format!("{}.0.0", job_name(s));
@@ -335,11 +329,17 @@ fn translate(
         let opts: Vec<&str> = engine_options.iter().map(|(o, _)| o.as_str()).collect();
         *spec = format!("{spec}{sep}{}", opts.join(","));
     }
-    if !direct && !spec_is_null(&flags) {
-        notes.push(format!(
-            "[{}]: no direct=1, so fio would go through the page cache; nvmebench always uses O_DIRECT",
-            s.name
-        ));
+    // fio's default is direct=0: buffered I/O through the page cache, on the engines that have one
+    // (the run ignores it on the others, as fio's null, SPDK and passthrough engines do).
+    if !flags.iter().any(|(f, _)| f == "--buffered") {
+        sources.defaulted("--buffered", "true");
+        set(&mut flags, "--buffered".into(), "true".into());
+        if crate::config::EngineSpec::parse(&engine_of(&flags, cli, given)).is_ok_and(|e| e.has_page_cache()) {
+            notes.push(format!(
+                "[{}]: no direct=1, so buffered I/O through the page cache, as fio's default direct=0",
+                s.name
+            ));
+        }
     }
     for n in no_ops {
         let note = format!("{n} accepted; it changes no measurement here");
@@ -445,8 +445,12 @@ fn conflict_of(e: &clap::Error) -> Option<(String, String)> {
     Some((long(e.get(ContextKind::InvalidArg)?)?, long(e.get(ContextKind::PriorArg)?)?))
 }
 
-fn spec_is_null(flags: &[(String, String)]) -> bool {
-    flags.iter().any(|(f, v)| f == "--engine" && v.starts_with("null"))
+/// The job's engine: the command line's, if it gives one, else the job's, else fio's default.
+fn engine_of(flags: &[(String, String)], cli: &RunArgs, given: &[String]) -> String {
+    match cli.engine.as_deref().filter(|_| given.iter().any(|g| g == "engine")) {
+        Some(e) => e.to_string(),
+        None => flags.iter().find(|(f, _)| f == "--engine").map_or(FIO_DEFAULT_ENGINE, |(_, v)| v.as_str()).to_string(),
+    }
 }
 
 /// What fio lets one option decide over another, where the command line would refuse the pair:
@@ -793,8 +797,8 @@ mod tests {
             e.ends_with("/job.fio:2: option 'rate_process': 'x' is not a rate process; use linear or poisson"),
             "{e}"
         );
-        let e = plan_of("[a]\ndirect=0\n", &[]).unwrap_err().to_string();
-        assert!(e.contains("job.fio:2: option 'direct': direct=0 asks for buffered I/O"), "{e}");
+        let e = plan_of("[a]\nsize=1m\ndirect=2\n", &[]).unwrap_err().to_string();
+        assert!(e.ends_with("job.fio:3: option 'direct': direct=2 is not 0 or 1"), "{e}");
         let p = plan_of("[a]\nfilename=/a:/b\\:c\nnumjobs=2\ntime_based\nruntime=1\n", &[]).unwrap();
         assert_eq!(p.groups[0][0].args.filename, [std::path::PathBuf::from("/a:/b\\:c")]);
         assert!(p.groups[0][0].args.each_worker_all_targets, "each of fio's jobs opens every file of its list");

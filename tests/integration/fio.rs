@@ -518,7 +518,7 @@ fn bad_job_files_get_one_line_naming_file_line_and_option() {
             "[global]\niodepth=0\n[a]\nioengine=null\n",
             "bad.fio:2: option 'iodepth': '0' is not a queue depth; use a whole number from 1 to 65536",
         ),
-        ("[a]\nioengine=null\ndirect=0\n", "bad.fio:3: option 'direct': direct=0 asks for buffered I/O"),
+        ("[a]\nioengine=null\nsize=1m\ndirect=2\n", "bad.fio:4: option 'direct': direct=2 is not 0 or 1"),
         ("[a]\nioengine=sync\n", "bad.fio:2: option 'ioengine': ioengine=sync is not one of nvmebench's engines"),
         ("[a]\nioengine=null\nfilename=${NVMEBENCH_UNSET_VAR}\n", "bad.fio:3: $NVMEBENCH_UNSET_VAR is not set"),
         ("[a]\nioengine=null\nrw=randread\n", "section [a]: has no end nvmebench can follow"),
@@ -588,18 +588,19 @@ fn one_option_refused_at_setup_is_named_as_the_job_file_writes_it() {
     let dir = scratch_dir();
     let data = make_file(dir.path(), "data.bin", 1 << 20);
     let before = std::fs::read(&data).unwrap();
-    let file = format!("[global]\nioengine=libaio\nfilename={}\ntime_based\nruntime=1\n", data.display());
+    // O_DIRECT (fio's direct=1) is what asks for whole logical blocks.
+    let file = format!("[global]\nioengine=libaio\ndirect=1\nfilename={}\ntime_based\nruntime=1\n", data.display());
     let missing = dir.path().join("never-created.bin");
     let cases = [
-        (format!("{file}[a]\nbs=1000\n"), "bad.fio:7: [a]: bs=1000 is not a multiple of"),
+        (format!("{file}[a]\nbs=1000\n"), "bad.fio:8: [a]: bs=1000 is not a multiple of"),
         (
             format!("{file}blockalign=0\n[a]\n"),
-            "bad.fio:6: [a]: blockalign=0: 0 is not an alignment; use a size such as 4k",
+            "bad.fio:7: [a]: blockalign=0: 0 is not an alignment; use a size such as 4k",
         ),
-        (format!("{file}[a]\nba=1000\n"), "bad.fio:7: [a]: ba=1000 is not a multiple of"),
+        (format!("{file}[a]\nba=1000\n"), "bad.fio:8: [a]: ba=1000 is not a multiple of"),
         (
             format!("{file}[a]\nioengine=io_uring\nsqthread_poll_cpu=99999\n"),
-            "bad.fio:8: [a]: sqthread_poll_cpu=99999: core 99999 does not exist",
+            "bad.fio:9: [a]: sqthread_poll_cpu=99999: core 99999 does not exist",
         ),
         (
             format!("[a]\nioengine=libaio\nfilename={}\ntime_based\nruntime=1\n", missing.display()),
@@ -941,4 +942,66 @@ fn trims_take_the_third_block_size() {
     ]);
     assert_eq!(d["jobs"][0]["job options"]["bs"], "4k,4k,1m");
     assert_eq!(d["jobs"][0]["trim"]["io_bytes"], 100u64 << 20);
+}
+
+/// Each job's read, write and trim total_ios, by job name.
+type JobIos = Vec<(String, [u64; 3])>;
+
+/// Each job's read, write and trim total_ios in a fio-shaped document, by job name, clones added
+/// up.
+fn ios_per_job(doc: &Value) -> JobIos {
+    let mut out: JobIos = Vec::new();
+    for j in doc["jobs"].as_array().expect("fio's JSON has jobs") {
+        let name = j["jobname"].as_str().unwrap().to_string();
+        let ios = ["read", "write", "trim"].map(|d| j[d]["total_ios"].as_u64().unwrap_or(0));
+        match out.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, sum)) => (0..3).for_each(|i| sum[i] += ios[i]),
+            None => out.push((name, ios)),
+        }
+    }
+    out
+}
+
+/// Runs the job file `text` through fio and through nvmebench in a scratch directory of its own and
+/// gives each one's I/Os per job (`ios_per_job`) and nvmebench's stderr; `None` (with a skip) when
+/// fio is not installed.
+fn fio_and_ours(text: &str) -> Option<(JobIos, JobIos, String)> {
+    let fio = tool("fio")?;
+    let dir = scratch_dir();
+    write(dir.path(), "both.fio", text);
+    let theirs =
+        Command::new(&fio).current_dir(dir.path()).args(["both.fio", "--output-format=json"]).output().unwrap();
+    assert!(theirs.status.success(), "fio: {}", String::from_utf8_lossy(&theirs.stderr));
+    for f in std::fs::read_dir(dir.path()).unwrap() {
+        let f = f.unwrap().path();
+        if f.file_name() != Some("both.fio".as_ref()) {
+            std::fs::remove_file(f).unwrap();
+        }
+    }
+    let ours = Command::new(env!("CARGO_BIN_EXE_nvmebench"))
+        .current_dir(dir.path())
+        .args(["run", "both.fio", "--output-format=json"])
+        .output()
+        .unwrap();
+    assert!(ours.status.success(), "nvmebench: {}", String::from_utf8_lossy(&ours.stderr));
+    let doc = |o: &std::process::Output| serde_json::from_slice::<Value>(&o.stdout).unwrap();
+    Some((ios_per_job(&doc(&theirs)), ios_per_job(&doc(&ours)), stderr(&ours)))
+}
+
+/// fio's direct=0 (its default) goes through the page cache, where a block need not be whole
+/// logical blocks: bs=1000, which O_DIRECT refuses, runs on psync and libaio, with fio's I/O counts.
+#[test]
+fn direct_0_is_buffered_io_as_in_fio() {
+    let text = "[global]\nsize=1000k\nbs=1000\nfilename=buffered.dat\n\
+                [w]\nrw=write\ndirect=0\n[r]\nstonewall\nrw=randread\n[aio]\nstonewall\nioengine=libaio\niodepth=4\nbuffered=1\nrw=randread\n";
+    let Some((fio, ours, notes)) = fio_and_ours(text) else { return };
+    assert_eq!(ours, fio, "per job: read, write, trim");
+    let names: Vec<&str> = ours.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["w", "r", "aio"]);
+    assert_eq!(ours[0].1, [0, 1024, 0], "1000k at 1000 bytes");
+    assert!(
+        notes.contains("[r]: no direct=1, so buffered I/O through the page cache, as fio's default direct=0"),
+        "{notes}"
+    );
+    assert!(!notes.contains("[w]: no direct=1"), "{notes}");
 }
