@@ -5,7 +5,8 @@
 # direction.
 #
 # Each example is rewritten only for where it runs and how long: every filename= becomes a scratch
-# file (a list keeps its length), directory= the scratch directory, sizes (size, filesize, io_size)
+# file (a list keeps its length; a bare name where the file has a directory=, which fio puts before
+# it), directory= the scratch directory, sizes (size, filesize, io_size)
 # above --size become --size, and the times that make a job long (runtime, timeout, ramp_time,
 # startdelay) are capped at 1 s; time_based stays as written. Every file without filesize= gets
 # size=--size in a [global] at its top, since a scratch file has no size of its own (a section's
@@ -23,8 +24,8 @@ fio --output-format=json and through nvmebench run --output-format=json, each re
 scratch file, a runtime of at most 1 s and a small size, and prints one row per example:
   example | fio: ran or failed | nvmebench: ran, or refused with its sentence | I/O counts
 The I/O counts column compares read, write and trim total_ios, summed per job name, of every job
-that is not time_based (so bounded by its size or an I/O count): "equal", or the counts that
-differ. Examples fio itself fails on here (engines or hardware this machine lacks) are left out of
+that is not time_based and ended before its runtime (so bounded by its size or an I/O count):
+"equal", or the counts that differ. Examples fio itself fails on here (engines or hardware this machine lacks) are left out of
 the tally, which ends the output:
   N of M examples fio runs here, nvmebench runs K (P%)
 Options:
@@ -96,7 +97,10 @@ def time_us(v):
 limit = size_bytes(small)
 out, sized = [], False
 n = 0
-for line in open(src):
+# fio puts a filename after the directory, even an absolute one: with a directory, names stay bare.
+lines = open(src).read().splitlines()
+has_dir = any(re.match(r"\s*directory\s*=", l) for l in lines)
+for line in lines:
     m = re.match(r"(\s*)([A-Za-z_]\w*)(\s*=\s*)([^;#\n]*)(.*)", line.rstrip("\n"))
     if not m or line.lstrip().startswith(("[", ";", "#")):
         out.append(line.rstrip("\n"))
@@ -106,7 +110,7 @@ for line in open(src):
     k = key.lower()
     if k == "filename":
         parts = re.split(r"(?<!\\):", value)
-        value = ":".join(f"{scratch}/file{n + i}" for i in range(len(parts)))
+        value = ":".join(f"{'' if has_dir else scratch + '/'}file{n + i}" for i in range(len(parts)))
         n += len(parts)
     elif k == "directory":
         value = scratch
@@ -130,17 +134,22 @@ PY
   # before it (time_based=0 turns it off).
   python3 - "$d/job.fio" >"$d/bounded" <<'PY'
 import re, sys
-tb_global, section, tb, name, jobs = False, None, False, None, {}
+TIME_MS = {"d": 86400e3, "h": 3600e3, "m": 60e3, "s": 1e3, "ms": 1, "msec": 1, "us": 1e-3, "usec": 1e-3, "": 1e3}
+def ms(v):
+    m = re.fullmatch(r"(\d+)\s*([a-z]*)", v, re.I)
+    return int(m.group(1)) * TIME_MS.get(m.group(2).lower(), 1e3) if m else 0
+tb_global, rt_global, section, tb, rt, name, jobs = False, 0, None, False, 0, None, {}
 def close():
     if section and section != "global":
-        jobs[name or section] = jobs.get(name or section, True) and not tb
+        b, r = jobs.get(name or section, (True, 0))
+        jobs[name or section] = (b and not tb, max(r, rt))
 for line in open(sys.argv[1]):
     s = re.sub(r"[;#].*", "", line).strip()
     h = re.fullmatch(r"\[(.+)\]", s)
     if h:
         close()
         section, name = h.group(1), None
-        tb = tb_global
+        tb, rt = tb_global, rt_global
         continue
     m = re.fullmatch(r"(\w+)\s*(?:=\s*(.*))?", s)
     if not m or section is None:
@@ -151,11 +160,15 @@ for line in open(sys.argv[1]):
         if section == "global":
             tb_global = on
         tb = on
+    elif key in ("runtime", "timeout"):
+        if section == "global":
+            rt_global = ms(value)
+        rt = ms(value)
     elif key == "name" and section != "global":
         name = value
 close()
-for job, bounded in jobs.items():
-    print(f"{job}\t{int(bounded)}")
+for job, (bounded, runtime) in jobs.items():
+    print(f"{job}\t{int(bounded)}\t{runtime:.0f}")
 PY
   rc=0
   (cd "$d/run" && timeout "$limit" fio --output-format=json --output="$d/fio.json" "$d/job.fio" \
@@ -185,6 +198,13 @@ def totals(doc):
         for i, d in enumerate(("read", "write", "trim")):
             s[i] += j.get(d, {}).get("total_ios", 0)
     return t
+def runtimes(doc):
+    """Each job's longest direction's runtime (ms), over its clones."""
+    t = {}
+    for j in doc.get("jobs", []):
+        r = max(j.get(d, {}).get("runtime", 0) for d in ("read", "write", "trim"))
+        t[j["jobname"]] = max(t.get(j["jobname"], 0), r)
+    return t
 def last_line(path):
     lines = [l for l in open(path).read().splitlines() if l.strip() and "note:" not in l]
     return lines[-1] if lines else ""
@@ -207,13 +227,18 @@ for ex in examples:
         rows.append((name, "ran", what + last_line(f"{d}/nvb.err"), "-"))
         continue
     ran_nvb += 1
-    bounded = dict(l.rstrip("\n").split("\t") for l in open(f"{d}/bounded"))
+    bounded = {l.split("\t")[0]: l.rstrip("\n").split("\t")[1:] for l in open(f"{d}/bounded")}
     f, n = totals(fio_doc), totals(nvb_doc)
+    f_ms, n_ms = runtimes(fio_doc), runtimes(nvb_doc)
     checks = []
-    for job, b in bounded.items():
+    for job, (b, runtime_ms) in bounded.items():
         if b != "1" or job not in f:
             continue
-        if f[job] == n.get(job):
+        # A job cut by its runtime (capped at 1 s here) did not end by its size or count.
+        cut = int(runtime_ms) and max(f_ms.get(job, 0), n_ms.get(job, 0)) >= int(runtime_ms) * 0.95
+        if cut:
+            checks.append(f"{job} ended at its runtime")
+        elif f[job] == n.get(job):
             checks.append(f"{job} equal")
         else:
             checks.append(f"{job} fio r/w/t {'/'.join(map(str, f[job]))} nvmebench {'/'.join(map(str, n.get(job, ['-'])))}")

@@ -176,9 +176,15 @@ fn translate(
     // fio keeps its random map unless told not to.
     let mut random_map = true;
     let mut no_ops: Vec<&str> = Vec::new();
+    // fio's directory: where the job's files are (their names are put after it, even absolute ones).
+    let mut directory: Option<String> = None;
     for (order, &e) in entries.iter().enumerate() {
         let opt_err = |message: String| FioError::Option { at: e.at.clone(), key: e.key.clone(), message };
         let key = e.key.as_str();
+        if key == "directory" {
+            directory = Some(fio_directory(e.value.as_deref().unwrap_or_default()).map_err(opt_err)?);
+            continue;
+        }
         if key == "filename" {
             let v = e.value.as_deref().unwrap_or_default();
             for (flag, val) in options::filename_flags(v).map_err(opt_err)? {
@@ -268,11 +274,18 @@ fn translate(
     // nvmebench's own would take a scratch file. The engine is the command line's, if it gives one.
     let engine = engine_of(&flags, cli, given);
     let uses_target = !(engine.starts_with("null") || engine.starts_with("spdk"));
+    if let (Some(dir), Some((_, names))) = (&directory, flags.iter_mut().find(|(f, _)| f == "--filename")) {
+        *names = in_directory(dir, names);
+    }
     if uses_target && !flags.iter().any(|(f, _)| f == "--filename" || f == "--trid") {
         let file = format!("{}.0.0", job_name(s));
+        let (file, place) = match &directory {
+            Some(dir) => (in_directory(dir, &file), format!("in {dir}")),
+            None => (file, "in the current directory".to_string()),
+        };
         match flags.iter().find(|(f, _)| f == "--size").map(|(_, v)| v.as_str()) {
             Some(size) if !size.ends_with('%') => {
-                notes.push(format!("[{}]: no filename, so fio's: {file} in the current directory", s.name));
+                notes.push(format!("[{}]: no filename, so fio's: {file} {place}", s.name));
                 sources.defaulted("--filename", &file);
                 set(&mut flags, "--filename".into(), file);
             }
@@ -443,6 +456,47 @@ fn conflict_of(e: &clap::Error) -> Option<(String, String)> {
         shown.split_whitespace().next()?.strip_prefix("--").map(str::to_string)
     };
     Some((long(e.get(ContextKind::InvalidArg)?)?, long(e.get(ContextKind::PriorArg)?)?))
+}
+
+/// fio's `directory=DIR`: one directory, with `\\:` for a colon in its name.
+///
+/// # Errors
+/// An empty value, or a list (fio deals a job's files over the directories of a list, which is not
+/// taken).
+fn fio_directory(v: &str) -> Result<String, String> {
+    if v.is_empty() {
+        return Err("directory needs a directory, as in fio; write directory=/mnt/ssd, or remove it".into());
+    }
+    let unescaped = v.replace("\\:", "");
+    if unescaped.contains(':') {
+        return Err(format!(
+            "directory={v} is a list: fio spreads a job's files over its directories, and nvmebench takes one directory; give one, or name each file in filename=a:b"
+        ));
+    }
+    Ok(v.replace("\\:", ":"))
+}
+
+/// Each name of a `filename` list (`a:b`, `\\:` for a colon) in `dir`, as fio puts it: the directory,
+/// a `/`, then the name as written (an absolute name too, as fio 3.33 does).
+fn in_directory(dir: &str, names: &str) -> String {
+    let escaped = dir.replace(':', "\\:");
+    let mut out = String::new();
+    let mut rest = names;
+    loop {
+        let cut = rest.char_indices().find(|&(i, c)| c == ':' && !rest[..i].ends_with('\\')).map(|(i, _)| i);
+        let (name, tail) = match cut {
+            Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+            None => (rest, None),
+        };
+        out.push_str(&format!("{escaped}/{name}"));
+        match tail {
+            Some(t) => {
+                out.push(':');
+                rest = t;
+            }
+            None => return out,
+        }
+    }
 }
 
 /// The job's engine: the command line's, if it gives one, else the job's, else fio's default.
@@ -880,6 +934,32 @@ mod tests {
         assert!(e.ends_with("job.fio:4: option 'bs': '4k,8k,16k,32k' gives more than three sizes; write READ[,WRITE[,TRIM]], like 4k,64k,1m"), "{e}");
         let e = plan_of("[a]\nioengine=null\nsize=1m\nbssplit=4k/50:8k/40\n", &[]).unwrap_err().to_string();
         assert!(e.contains("job.fio:4: option 'bssplit': "), "{e}");
+    }
+
+    /// fio's directory holds the job's files: its own (JOBNAME.0.0) or each of filename's, whose
+    /// names fio puts after the directory as written, an absolute one too (fio 3.33 made
+    /// d/var/tmp/g of directory=d and filename=/var/tmp/g).
+    #[test]
+    fn directory_holds_the_jobs_files_as_in_fio() {
+        let files = |text: &str| plan_of(text, &[]).unwrap().groups[0][0].args.filename.clone();
+        let p = |s: &str| std::path::PathBuf::from(s);
+        assert_eq!(files("[global]\ndirectory=/mnt/d\nsize=1m\n[a]\n"), [p("/mnt/d/a.0.0")]);
+        assert_eq!(files("[a]\ndirectory=/mnt/d\nfilename=x:y\\:z\nsize=1m\n"), [p("/mnt/d/x:/mnt/d/y\\:z")]);
+        assert_eq!(
+            files("[a]\nfilename=/v/g\nsize=1m\ndirectory=d\\:e\n"),
+            [p("d\\:e//v/g")],
+            "after it, either order"
+        );
+        assert!(files("[a]\ndirectory=/mnt/d\nioengine=null\nsize=1m\n").is_empty(), "null has no files");
+        let p = plan_of("[a]\ndirectory=/mnt/d\nsize=1m\n", &[]).unwrap();
+        assert!(p.notes.iter().any(|n| n == "[a]: no filename, so fio's: /mnt/d/a.0.0 in /mnt/d"), "{:?}", p.notes);
+        let e = plan_of("[a]\ndirectory=/a:/b\nsize=1m\n", &[]).unwrap_err().to_string();
+        assert!(
+            e.ends_with("job.fio:2: option 'directory': directory=/a:/b is a list: fio spreads a job's files over its directories, and nvmebench takes one directory; give one, or name each file in filename=a:b"),
+            "{e}"
+        );
+        let e = plan_of("[a]\ndirectory=\nsize=1m\n", &[]).unwrap_err().to_string();
+        assert!(e.ends_with("job.fio:2: option 'directory': directory needs a directory, as in fio; write directory=/mnt/ssd, or remove it"), "{e}");
     }
 
     #[test]

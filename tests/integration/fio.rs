@@ -962,22 +962,40 @@ fn ios_per_job(doc: &Value) -> JobIos {
     out
 }
 
-/// Runs the job file `text` through fio and through nvmebench in a scratch directory of its own and
-/// gives each one's I/Os per job (`ios_per_job`) and nvmebench's stderr; `None` (with a skip) when
+/// One job file run by fio and by nvmebench: each one's I/Os per job, nvmebench's stderr, and the
+/// directory both ran in, as nvmebench left it.
+struct Both {
+    fio: JobIos,
+    ours: JobIos,
+    notes: String,
+    dir: tempfile::TempDir,
+}
+
+/// Runs the job file `text` through fio and then through nvmebench, in a scratch directory of its
+/// own holding the directories `dirs` (emptied between the two runs); `None` (with a skip) when
 /// fio is not installed.
-fn fio_and_ours(text: &str) -> Option<(JobIos, JobIos, String)> {
+fn fio_and_ours(text: &str, dirs: &[&str]) -> Option<Both> {
     let fio = tool("fio")?;
     let dir = scratch_dir();
-    write(dir.path(), "both.fio", text);
+    let fresh = || {
+        for f in std::fs::read_dir(dir.path()).unwrap() {
+            let f = f.unwrap().path();
+            if f.is_dir() {
+                std::fs::remove_dir_all(f).unwrap();
+            } else {
+                std::fs::remove_file(f).unwrap();
+            }
+        }
+        write(dir.path(), "both.fio", text);
+        for d in dirs {
+            std::fs::create_dir_all(dir.path().join(d)).unwrap();
+        }
+    };
+    fresh();
     let theirs =
         Command::new(&fio).current_dir(dir.path()).args(["both.fio", "--output-format=json"]).output().unwrap();
     assert!(theirs.status.success(), "fio: {}", String::from_utf8_lossy(&theirs.stderr));
-    for f in std::fs::read_dir(dir.path()).unwrap() {
-        let f = f.unwrap().path();
-        if f.file_name() != Some("both.fio".as_ref()) {
-            std::fs::remove_file(f).unwrap();
-        }
-    }
+    fresh();
     let ours = Command::new(env!("CARGO_BIN_EXE_nvmebench"))
         .current_dir(dir.path())
         .args(["run", "both.fio", "--output-format=json"])
@@ -985,7 +1003,7 @@ fn fio_and_ours(text: &str) -> Option<(JobIos, JobIos, String)> {
         .unwrap();
     assert!(ours.status.success(), "nvmebench: {}", String::from_utf8_lossy(&ours.stderr));
     let doc = |o: &std::process::Output| serde_json::from_slice::<Value>(&o.stdout).unwrap();
-    Some((ios_per_job(&doc(&theirs)), ios_per_job(&doc(&ours)), stderr(&ours)))
+    Some(Both { fio: ios_per_job(&doc(&theirs)), ours: ios_per_job(&doc(&ours)), notes: stderr(&ours), dir })
 }
 
 /// fio's direct=0 (its default) goes through the page cache, where a block need not be whole
@@ -994,7 +1012,7 @@ fn fio_and_ours(text: &str) -> Option<(JobIos, JobIos, String)> {
 fn direct_0_is_buffered_io_as_in_fio() {
     let text = "[global]\nsize=1000k\nbs=1000\nfilename=buffered.dat\n\
                 [w]\nrw=write\ndirect=0\n[r]\nstonewall\nrw=randread\n[aio]\nstonewall\nioengine=libaio\niodepth=4\nbuffered=1\nrw=randread\n";
-    let Some((fio, ours, notes)) = fio_and_ours(text) else { return };
+    let Some(Both { fio, ours, notes, .. }) = fio_and_ours(text, &[]) else { return };
     assert_eq!(ours, fio, "per job: read, write, trim");
     let names: Vec<&str> = ours.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, ["w", "r", "aio"]);
@@ -1004,4 +1022,20 @@ fn direct_0_is_buffered_io_as_in_fio() {
         "{notes}"
     );
     assert!(!notes.contains("[w]: no direct=1"), "{notes}");
+}
+
+/// fio's directory holds a job's files: its own JOBNAME.0.0 without a filename, and each name of
+/// filename after it; the I/O counts are fio's.
+#[test]
+fn directory_holds_the_jobs_files_as_in_fio() {
+    let text = "[global]\ndirectory=sub\nsize=256k\nbs=4k\ndirect=1\n\
+                [own]\nrw=write\n[named]\nstonewall\nfilename=f1:f2\nrw=randwrite\n";
+    let Some(both) = fio_and_ours(text, &["sub"]) else { return };
+    assert_eq!(both.ours, both.fio, "per job: read, write, trim");
+    assert_eq!(both.ours[1].1, [0, 64, 0], "256k at 4k over f1 and f2");
+    let made: BTreeSet<String> = std::fs::read_dir(both.dir.path().join("sub"))
+        .unwrap()
+        .map(|f| f.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(made, BTreeSet::from(["own.0.0".to_string(), "f1".into(), "f2".into()]), "{}", both.notes);
 }
