@@ -305,7 +305,8 @@ pub struct RunArgs {
     pub align: Option<u64>,
 
     /// Random offset distribution, as fio computes it: uniform, zipf:THETA, pareto:H or normal:DEV,
-    /// each with an optional :CENTER (a share of the range from 0 to 1).
+    /// each with an optional :CENTER (a share of the range from 0 to 1), or zoned:ACCESS/RANGE:...
+    /// (each zone's percent of the I/Os over its percent of the range, from the start).
     #[arg(long, default_value = "uniform", value_parser = RandomDist::parse)]
     pub random_dist: RandomDist,
 

@@ -1039,3 +1039,15 @@ fn directory_holds_the_jobs_files_as_in_fio() {
         .collect();
     assert_eq!(made, BTreeSet::from(["own.0.0".to_string(), "f1".into(), "f2".into()]), "{}", both.notes);
 }
+
+/// fio's zoned random_distribution runs (fio's rand-zones.fio leaves the last range share out),
+/// with fio's I/O counts; where each zone's I/Os land is checked beside the sampler.
+#[test]
+fn zoned_random_distribution_runs_as_in_fio() {
+    let text = "[global]\nioengine=psync\ndirect=1\nfilename=zoned.dat\nsize=1m\nbs=4k\n\
+                [zones]\nrw=randread\nnorandommap\nrandom_distribution=zoned:50/5:30/15:20/\n\
+                [map]\nstonewall\nrw=randwrite\nrandom_distribution=zoned:60/10:40/90\n";
+    let Some(both) = fio_and_ours(text, &[]) else { return };
+    assert_eq!(both.ours, both.fio, "per job: read, write, trim");
+    assert_eq!(both.ours, [("zones".to_string(), [256, 0, 0]), ("map".to_string(), [0, 256, 0])]);
+}
