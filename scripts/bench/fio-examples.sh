@@ -6,9 +6,9 @@
 #
 # Each example is rewritten only for where it runs and how long: every filename= becomes a scratch
 # file (a list keeps its length; a bare name where the file has a directory=, which fio puts before
-# it), directory= the scratch directory, sizes (size, filesize, io_size)
-# above --size become --size, and the times that make a job long (runtime, timeout, ramp_time,
-# startdelay) are capped at 1 s; time_based stays as written. Every file without filesize= gets
+# it), directory= the scratch directory, sizes (size, filesize, io_size) above --size become --size
+# (and fill_device=0: the disk is shared), and the times that make a job long (runtime, timeout,
+# ramp_time, startdelay) are capped at 1 s; time_based stays as written. Every file without filesize= gets
 # size=--size in a [global] at its top, since a scratch file has no size of its own (a section's
 # own size still replaces it).
 # Both tools run in the same fresh directory per example, so files fio makes in the current
@@ -121,6 +121,9 @@ for line in lines:
             b = [size_bytes(p) for p in parts]
             if any(x is None or x > limit for x in b):
                 value = small
+    elif k in ("fill_device", "fill_fs"):
+        # Writing until the filesystem is full is a size too, and the disk is shared.
+        value = "0"
     elif k in ("runtime", "timeout", "ramp_time", "startdelay"):
         t = time_us(value)
         if t is None or t > 1e6:
@@ -171,12 +174,12 @@ for job, (bounded, runtime) in jobs.items():
     print(f"{job}\t{int(bounded)}\t{runtime:.0f}")
 PY
   rc=0
-  (cd "$d/run" && timeout "$limit" fio --output-format=json --output="$d/fio.json" "$d/job.fio" \
+  (cd "$d/run" && timeout -k 10 "$limit" fio --output-format=json --output="$d/fio.json" "$d/job.fio" \
     >"$d/fio.out" 2>"$d/fio.err") 2>/dev/null || rc=$?
   echo "$rc" >"$d/fio.rc"
   rm -rf "$d/run" && mkdir "$d/run"
   rc=0
-  (cd "$d/run" && timeout "$limit" "$bin" run "$d/job.fio" --output-format=json \
+  (cd "$d/run" && timeout -k 10 "$limit" "$bin" run "$d/job.fio" --output-format=json \
     --output-file="$d/nvb.json" >"$d/nvb.out" 2>"$d/nvb.err") 2>/dev/null || rc=$?
   echo "$rc" >"$d/nvb.rc"
   rm -rf "$d/run"
