@@ -318,6 +318,11 @@ pub struct RunArgs {
           action = clap::ArgAction::Set)]
     pub random_map: bool,
 
+    /// Sequential patterns skip this many bytes after each I/O (fio's rw=write:4k), or step back
+    /// (a negative size, fio's rw=read:-8k: backwards), wrapping as fio wraps [default: 0]
+    #[arg(long, value_name = "SIZE", value_parser = parse_signed_size, allow_hyphen_values = true)]
+    pub seq_add: Option<i64>,
+
     /// Seed of the offset sequence: the same seed gives the same I/Os.
     #[arg(long, value_name = "N", value_parser = parse_seed)]
     pub seed: Option<u64>,
@@ -1046,6 +1051,16 @@ fn parse_percentiles(text: &str) -> Result<Percentiles, String> {
                 None => Ok(Percentiles(v)),
             }
         })
+}
+
+/// A size with an optional sign: `8k`, `-8k`.
+fn parse_signed_size(text: &str) -> Result<i64, String> {
+    let (sign, abs) = match text.strip_prefix('-') {
+        Some(rest) => (-1, rest),
+        None => (1, text),
+    };
+    let bytes = units::parse_size(abs)?;
+    i64::try_from(bytes).map(|b| sign * b).map_err(|_| format!("'{text}' is too large a size"))
 }
 
 #[cfg(test)]

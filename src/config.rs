@@ -561,6 +561,7 @@ impl RunConfig {
             range_bytes: size,
             random_dist: args.random_dist,
             random_map,
+            seq_add_bytes: resolve_seq_add(args, size)?,
             seed: args.seed.or(state_seed).unwrap_or(DEFAULT_SEED),
             pacing: resolve_pacing(args, &mix)?,
             buffers: resolve_buffers(args, writes)?,
@@ -672,6 +673,31 @@ fn resolve_pacing(args: &RunArgs, mix: &Mix) -> Result<PaceSpec, ConfigError> {
         return Err(Clash::SpinOverThink { spin: t.spin, think: t.think }.into());
     }
     Ok(PaceSpec::new(args.rate.unwrap_or_default(), process, thinktime))
+}
+
+/// `--seq-add` (fio's `rw=read:8k`): sequential patterns only, and less than the working set.
+fn resolve_seq_add(args: &RunArgs, range_bytes: u64) -> Result<i64, ConfigError> {
+    let Some(add) = args.seq_add.filter(|a| *a != 0) else { return Ok(0) };
+    if args.rw.is_random() {
+        return Err(invalid(
+            "seq-add",
+            format!(
+                "skips bytes between sequential I/Os, and --rw {} is random; drop it, or use a sequential pattern",
+                args.rw
+            ),
+        ));
+    }
+    if add.unsigned_abs() >= range_bytes {
+        return Err(invalid(
+            "seq-add",
+            format!(
+                "{} is not smaller than the working set ({}); give a smaller step",
+                format_size(add.unsigned_abs()),
+                format_size(range_bytes)
+            ),
+        ));
+    }
+    Ok(add)
 }
 
 /// `--buffer-compress-percentage` and `--dedupe-percentage` (clap checked the range).

@@ -142,12 +142,16 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
     };
     match key {
         "rw" | "readwrite" => {
-            if v.contains(':') {
-                return Err(format!(
-                    "{key}={v}: the ':N' offset modifier is not supported; write the pattern alone, like {key}=randread"
-                ));
+            let (pattern, modifier) = v.split_once(':').map_or((v, None), |(p, m)| (p, Some(m)));
+            let pattern = if pattern == "readwrite" { "rw" } else { pattern };
+            match modifier {
+                None => arg("rw", pattern),
+                // fio's random patterns take ':N' as a count of sequential I/Os per random offset.
+                Some(_) if pattern.starts_with("rand") => Err(format!(
+                    "{key}={v}: ':N' after a random pattern (N sequential I/Os per random offset in fio) is not taken; write {key}={pattern}"
+                )),
+                Some(m) => Ok(Some(Mapped::Args(vec![format!("--rw={pattern}"), format!("--seq-add={m}")]))),
             }
-            arg("rw", if v == "readwrite" { "rw" } else { v })
         }
         "rwmixread" => arg("rwmixread", v),
         "rwmixwrite" => {
@@ -670,7 +674,12 @@ mod tests {
         // Every refused value of these says what to write instead.
         assert!(e("clat_percentiles", "0").ends_with("remove it, or write clat_percentiles=1"));
         assert!(e("kb_base", "1000").ends_with("remove it, or write kb_base=1024"));
-        assert!(e("rw", "randread:8").contains("offset modifier"));
+        assert_eq!(
+            e("rw", "randread:8"),
+            "rw=randread:8: ':N' after a random pattern (N sequential I/Os per random offset in fio) is not taken; write rw=randread"
+        );
+        assert_eq!(args("rw", Some("read:-8k")), ["--rw=read", "--seq-add=-8k"], "fio's backwards read");
+        assert_eq!(args("readwrite", Some("write:4k")), ["--rw=write", "--seq-add=4k"]);
         assert_eq!(args("verify", Some("sha256")), ["--verify=true"]);
         assert_eq!(map("verify", Some("0")).unwrap(), Some(Mapped::NoOp), "fio's default");
         assert!(e("verify", "pattern").contains("pattern needs verify_pattern"));

@@ -210,6 +210,10 @@ fn translate(
                 )));
             }
             Some(Mapped::Args(args)) => {
+                // Each rw sets its own offset modifier, none without one (fio's str_rw_cb).
+                if key == "rw" || key == "readwrite" {
+                    flags.retain(|(f, _)| f != "--seq-add");
+                }
                 if key == "verify" {
                     notes.push(format!(
                         "[{}]: {}",
@@ -960,6 +964,24 @@ mod tests {
         );
         let e = plan_of("[a]\ndirectory=\nsize=1m\n", &[]).unwrap_err().to_string();
         assert!(e.ends_with("job.fio:2: option 'directory': directory needs a directory, as in fio; write directory=/mnt/ssd, or remove it"), "{e}");
+    }
+
+    /// fio's rw=read:SIZE skips (or steps back) that much after each sequential I/O; each rw
+    /// sets its own, so a job's rw=write drops a [global] rw=read:8k's.
+    #[test]
+    fn rw_offset_modifiers_are_fios() {
+        let add = |text: &str| plan_of(text, &[]).map(|p| p.groups[0][0].args.seq_add);
+        assert_eq!(add("[a]\nioengine=null\nsize=1m\nrw=read:-8k\n").unwrap(), Some(-8192));
+        assert_eq!(add("[global]\nrw=write:4k\n[a]\nioengine=null\nsize=1m\nrw=write\n").unwrap(), None);
+        let e = add("[a]\nioengine=null\nsize=1m\nrw=read:x\n").unwrap_err().to_string();
+        assert!(e.contains("job.fio:4: option 'rw': "), "{e}");
+        let e = resolved_err("[a]\nioengine=null\nsize=64k\nrw=read:64k\n");
+        assert!(e.ends_with("--seq-add: 64k is not smaller than the working set (64k); give a smaller step"), "{e}");
+    }
+
+    fn resolved_err(text: &str) -> String {
+        let p = plan_of(text, &[]).unwrap();
+        crate::config::RunConfig::resolve(&p.groups[0][0].args).unwrap_err().to_string()
     }
 
     #[test]

@@ -50,7 +50,8 @@ use std::collections::BTreeMap;
 /// `config.queue_depth_shared` (a job file's `iodepth` shared over a job's files).
 /// 10: `config.latency` `split`: fio's submission and completion latencies of each direction
 /// (`slat`, `clat`: counts, summaries and whole histograms) beside `lat_ns`, the total.
-/// 11: `config.workload.random_dist` may be fio's `zoned`, with its `zones`.
+/// 11: `config.workload.random_dist` may be fio's `zoned`, with its `zones`;
+/// `config.workload.seq_add_bytes` (fio's `rw=read:8k`).
 pub const SCHEMA_VERSION: u32 = 11;
 pub const HIST_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
 /// Default number of rounds in a steady-state measurement window (SNIA PTS).
@@ -550,6 +551,10 @@ pub struct WorkloadDoc {
     /// with replacement (absent in older documents: drawn with replacement).
     #[serde(default)]
     pub random_map: bool,
+    /// Bytes a sequential pattern skipped after each I/O, negative backwards (fio's
+    /// `rw=read:8k`; schema 11, absent: none).
+    #[serde(default, skip_serializing_if = "is_zero_i64")]
+    pub seq_add_bytes: i64,
     pub seed: u64,
     /// Pacing beyond `config.rate_iops` (absent before schema 3: none).
     #[serde(default)]
@@ -641,6 +646,10 @@ pub struct BsEntryDoc {
     pub bytes: u32,
     /// Share of I/Os in percent.
     pub percent: f64,
+}
+
+fn is_zero_i64(v: &i64) -> bool {
+    *v == 0
 }
 
 /// fio's `random_distribution`.

@@ -1051,3 +1051,33 @@ fn zoned_random_distribution_runs_as_in_fio() {
     assert_eq!(both.ours, both.fio, "per job: read, write, trim");
     assert_eq!(both.ours, [("zones".to_string(), [256, 0, 0]), ("map".to_string(), [0, 256, 0])]);
 }
+
+/// fio's offset modifier on a sequential pattern runs with fio's I/O counts: backwards
+/// (rw=read:-8k, fio's backwards-read.fio) and with holes (rw=write:12k); a step as large as the
+/// working set is refused at its line, and a random pattern's ':N' too.
+#[test]
+fn rw_offset_modifiers_run_as_in_fio() {
+    let text = "[global]\nioengine=psync\ndirect=1\nfilename=seq.dat\nsize=256k\nbs=4k\n\
+                [back]\nrw=read:-8k\n[holes]\nstonewall\nrw=write:12k\n";
+    let Some(both) = fio_and_ours(text, &[]) else { return };
+    assert_eq!(both.ours, both.fio, "per job: read, write, trim");
+    assert_eq!(both.ours, [("back".to_string(), [64, 0, 0]), ("holes".to_string(), [0, 64, 0])]);
+    let dir = scratch_dir();
+    for (text, want) in [
+        (
+            "[a]\nioengine=null\nsize=64k\nrw=read:64k\n",
+            "bad.fio:4: [a]: rw=read:64k: 64k is not smaller than the working set (64k); give a smaller step",
+        ),
+        (
+            "[a]\nioengine=null\nsize=64k\nrw=randread:8\n",
+            "bad.fio:4: option 'rw': rw=randread:8: ':N' after a random pattern",
+        ),
+    ] {
+        let job = write(dir.path(), "bad.fio", text);
+        let o = nvmebench(&["run", job.to_str().unwrap(), "--output-format=json"]);
+        assert_eq!(o.status.code(), Some(2), "{text}: {}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{text}: {}", stderr(&o));
+        assert!(o.stdout.is_empty(), "nothing written for {text}");
+    }
+}
