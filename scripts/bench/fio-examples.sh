@@ -66,6 +66,10 @@ fi
 [ -x "$bin" ] || { echo "$0: $bin is not an executable" >&2; exit 2; }
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 
+# No file either tool writes may grow past 1 GiB (ulimit -f counts KiB): an example that lays out
+# a file far beyond its size (cross-stripe-verify.fio's offset_increment=124g over 30 jobs) fails
+# with EFBIG rather than filling the shared disk.
+file_kib=$((1 << 20))
 # Scratch files go beside the working directory's disk, not on a tmpfs, where O_DIRECT fails.
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/fio-examples.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -174,12 +178,12 @@ for job, (bounded, runtime) in jobs.items():
     print(f"{job}\t{int(bounded)}\t{runtime:.0f}")
 PY
   rc=0
-  (cd "$d/run" && timeout -k 10 "$limit" fio --output-format=json --output="$d/fio.json" "$d/job.fio" \
+  (cd "$d/run" && ulimit -f "$file_kib" && timeout -k 10 "$limit" fio --output-format=json --output="$d/fio.json" "$d/job.fio" \
     >"$d/fio.out" 2>"$d/fio.err") 2>/dev/null || rc=$?
   echo "$rc" >"$d/fio.rc"
   rm -rf "$d/run" && mkdir "$d/run"
   rc=0
-  (cd "$d/run" && timeout -k 10 "$limit" "$bin" run "$d/job.fio" --output-format=json \
+  (cd "$d/run" && ulimit -f "$file_kib" && timeout -k 10 "$limit" "$bin" run "$d/job.fio" --output-format=json \
     --output-file="$d/nvb.json" >"$d/nvb.out" 2>"$d/nvb.err") 2>/dev/null || rc=$?
   echo "$rc" >"$d/nvb.rc"
   rm -rf "$d/run"
