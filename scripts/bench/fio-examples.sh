@@ -223,7 +223,8 @@ for ex in examples:
     fio_rc = int(open(f"{d}/fio.rc").read())
     fio_doc = load(f"{d}/fio.json") if fio_rc == 0 else None
     if fio_doc is None:
-        why = "timed out" if fio_rc == 124 else f"failed (exit {fio_rc})"
+        # 124: timeout's SIGTERM ended it; 137: its SIGKILL, 10 s later.
+        why = "timed out" if fio_rc in (124, 137) else f"failed (exit {fio_rc})"
         rows.append((name, f"fio {why}", "-", "-"))
         continue
     ran_fio += 1
