@@ -37,10 +37,12 @@ pub enum PlanOption {
 
 /// The options accepted because they cannot change a measurement here, with the reason
 /// (docs/fio.md lists them the same way).
-pub const NO_OPS: [(&str, &str); 13] = [
+pub const NO_OPS: [(&str, &str); 14] = [
     ("name", "the job's name (used as jobname in fio-shaped JSON)"),
     ("description", "free text"),
     ("thread", "workers are always threads"),
+    // fio takes an option by the start of its name (parse.c), so threads=1 is its thread.
+    ("threads", "fio reads it as thread, and workers are always threads"),
     ("group_reporting", "results are always summed over a section's jobs"),
     ("new_group", "each section is reported on its own"),
     ("random_generator", "random offsets come from nvmebench's own generator; the random map covers what fio's does"),
@@ -96,6 +98,7 @@ pub fn is_flag(key: &str) -> bool {
             | "norandommap"
             | "group_reporting"
             | "thread"
+            | "threads"
             | "new_group"
             | "stonewall"
             | "wait_for_previous"

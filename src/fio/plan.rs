@@ -117,6 +117,8 @@ pub fn build(sections: &[Section], only: &[String], cli: &RunArgs, given: &[Stri
     let mut groups: Vec<Vec<Job>> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
     let mut number = 1;
+    // The wait_for of the job before, and that job's name.
+    let mut waited: Option<(Entry, String)> = None;
     for s in sections {
         if s.is_global() {
             globals.extend(&s.entries);
@@ -126,10 +128,13 @@ pub fn build(sections: &[Section], only: &[String], cli: &RunArgs, given: &[Stri
             continue;
         }
         let entries: Vec<&Entry> = globals.iter().copied().chain(&s.entries).collect();
-        let (job, stonewall) = translate(s, &entries, cli, given, number, &mut notes)?;
+        let (job, stonewall, wait_for) = translate(s, &entries, cli, given, number, &mut notes)?;
         if !only.is_empty() && !only.contains(&s.name) {
             continue;
         }
+        let stonewall = stonewall || wait_for.is_some();
+        check_wait_for(&groups, &job, wait_for.as_ref(), stonewall, waited.as_ref())?;
+        waited = wait_for.map(|e| (e, job.name.clone()));
         number += job.clones();
         match groups.last_mut() {
             Some(g) if !stonewall => g.push(job),
@@ -142,6 +147,46 @@ pub fn build(sections: &[Section], only: &[String], cli: &RunArgs, given: &[Stri
         ));
     }
     Ok(Plan { groups, globals: first_globals.unwrap_or_default(), notes })
+}
+
+/// fio's `wait_for=NAME` starts a job when job NAME has finished, while other jobs go on. Groups
+/// start after all the jobs before them, so it is taken where that is the same: NAME is the job
+/// just before, alone in its group, and the next job does not join this one's group (it says
+/// stonewall or wait_for itself), since in fio it would start at once, beside NAME.
+///
+/// # Errors
+/// A sentence at the `wait_for` (or at the job that would join it) saying what to write instead.
+fn check_wait_for(
+    groups: &[Vec<Job>],
+    job: &Job,
+    wait_for: Option<&Entry>,
+    stonewall: bool,
+    waited: Option<&(Entry, String)>,
+) -> Result<(), FioError> {
+    if let Some((e, waiter)) = waited.filter(|_| !stonewall) {
+        return Err(FioError::Section {
+            at: job.at.clone(),
+            name: job.name.clone(),
+            message: format!(
+                "starts at once in fio, while [{waiter}] waits ({}, line {}), and here it would start with [{waiter}]; add stonewall, or wait_for",
+                as_written(e),
+                e.at.line
+            ),
+        });
+    }
+    let Some(e) = wait_for else { return Ok(()) };
+    let name = e.value.as_deref().unwrap_or_default();
+    match groups.last().map(Vec::as_slice) {
+        Some([before]) if before.name == name => Ok(()),
+        _ => Err(FioError::Options {
+            at: e.at.clone(),
+            job: job.name.clone(),
+            message: format!(
+                "{}: nvmebench starts a job after all the jobs before it, which is fio's wait_for only when [{name}] is the job just before and runs alone; put [{name}] just before it with stonewall, or write stonewall instead",
+                as_written(e)
+            ),
+        }),
+    }
 }
 
 /// An entry as written: `key=value`, or `key` for a bare flag.
@@ -162,7 +207,7 @@ fn translate(
     given: &[String],
     number: usize,
     notes: &mut Vec<String>,
-) -> Result<(Job, bool), FioError> {
+) -> Result<(Job, bool, Option<Entry>), FioError> {
     let section_err = |message: String| FioError::Section { at: s.at.clone(), name: s.name.clone(), message };
     // Later settings replace earlier ones (a job overrides [global]), keyed by the flag they set.
     let mut flags: Vec<(String, String)> = Vec::new();
@@ -178,11 +223,27 @@ fn translate(
     let mut no_ops: Vec<&str> = Vec::new();
     // fio's directory: where the job's files are (their names are put after it, even absolute ones).
     let mut directory: Option<String> = None;
+    let mut filesize: Option<(&Entry, u64, usize)> = None;
+    let mut wait_for: Option<&Entry> = None;
     for (order, &e) in entries.iter().enumerate() {
         let opt_err = |message: String| FioError::Option { at: e.at.clone(), key: e.key.clone(), message };
         let key = e.key.as_str();
         if key == "directory" {
             directory = Some(fio_directory(e.value.as_deref().unwrap_or_default()).map_err(opt_err)?);
+            continue;
+        }
+        if key == "filesize" {
+            let v = e.value.as_deref().unwrap_or_default();
+            let bytes = crate::units::parse_size(v).map_err(|_| {
+                opt_err(format!(
+                    "filesize={v} is not one size (fio draws a range's sizes per file, which is not taken); write it like filesize=1g"
+                ))
+            })?;
+            filesize = Some((e, bytes, order));
+            continue;
+        }
+        if key == "wait_for" {
+            wait_for = e.value.as_deref().filter(|v| !v.is_empty()).map(|_| e);
             continue;
         }
         if key == "filename" {
@@ -252,6 +313,28 @@ fn translate(
             Some(Mapped::Plan(PlanOption::NoRuntime)) => {
                 flags.retain(|(f, _)| f != "--time");
                 no_runtime = Some(e);
+            }
+        }
+    }
+    // fio's filesize is each file's size, and a job without a size moves all of its files (one here,
+    // as nrfiles is not taken): the same as size.
+    if let Some((e, bytes, order)) = filesize {
+        match flags.iter().find(|(f, _)| f == "--size").map(|(_, v)| v.clone()) {
+            None => {
+                sources.written("--size", e, order);
+                set(&mut flags, "--size".into(), bytes.to_string());
+            }
+            Some(size) if crate::units::parse_size(&size).ok() == Some(bytes) => {}
+            Some(size) => {
+                return Err(FioError::Options {
+                    at: e.at.clone(),
+                    job: s.name.clone(),
+                    message: format!(
+                        "{} and {} differ, and the file nvmebench makes is size bytes; give one of them",
+                        as_written(e),
+                        JobNames { sources: &sources, at: &e.at }.given("size", &size)
+                    ),
+                });
             }
         }
     }
@@ -435,7 +518,7 @@ fn translate(
     let percentile_list = entries.iter().any(|e| e.key == "percentile_list");
     let job =
         Job { name: job_name(s), at: s.at.clone(), args: *args, options, number, percentile_list, sources, one_pass };
-    Ok((job, stonewall))
+    Ok((job, stonewall, wait_for.cloned()))
 }
 
 /// fio's name of the job of section `s`: its own `name=` (the last), else the section's name (a
@@ -982,6 +1065,36 @@ mod tests {
     fn resolved_err(text: &str) -> String {
         let p = plan_of(text, &[]).unwrap();
         crate::config::RunConfig::resolve(&p.groups[0][0].args).unwrap_err().to_string()
+    }
+
+    /// fio's filesize is the size of the job's one file, and so its size when none is given;
+    /// threads=1 is fio's thread (fio takes an option by the start of its name).
+    #[test]
+    fn filesize_is_the_size_of_the_jobs_file() {
+        let size = |text: &str| plan_of(text, &[]).map(|p| p.groups[0][0].args.size);
+        assert_eq!(size("[a]\nioengine=null\nfilesize=1m\nthreads=1\n").unwrap(), Some(SizeOrPercent::Bytes(1 << 20)));
+        assert_eq!(size("[a]\nioengine=null\nfilesize=1m\nsize=1024k\n").unwrap(), Some(SizeOrPercent::Bytes(1 << 20)));
+        let e = size("[a]\nioengine=null\nsize=2m\nfilesize=1m\n").unwrap_err().to_string();
+        assert!(
+            e.ends_with("job.fio:4: [a]: filesize=1m and size=2m (line 3) differ, and the file nvmebench makes is size bytes; give one of them"),
+            "{e}"
+        );
+        let e = size("[a]\nioengine=null\nfilesize=1k-10k\n").unwrap_err().to_string();
+        assert!(e.ends_with("job.fio:3: option 'filesize': filesize=1k-10k is not one size (fio draws a range's sizes per file, which is not taken); write it like filesize=1g"), "{e}");
+    }
+
+    /// wait_for=NAME is taken where starting after every job before is the same: NAME just before,
+    /// alone in its group, and no job joining the waiting one's group (fio starts that one at once).
+    #[test]
+    fn wait_for_is_taken_where_it_is_a_stonewall() {
+        let base = "[global]\nioengine=null\nsize=1m\n";
+        let p = plan_of(&format!("{base}[w]\n[r]\nwait_for=w\n[w2]\nwait_for=r\n"), &[]).unwrap();
+        let groups: Vec<Vec<&str>> = p.groups.iter().map(|g| g.iter().map(|j| j.name.as_str()).collect()).collect();
+        assert_eq!(groups, [["w"], ["r"], ["w2"]]);
+        let e = plan_of(&format!("{base}[a]\n[w]\n[r]\nwait_for=w\n"), &[]).unwrap_err().to_string();
+        assert!(e.ends_with("job.fio:7: [r]: wait_for=w: nvmebench starts a job after all the jobs before it, which is fio's wait_for only when [w] is the job just before and runs alone; put [w] just before it with stonewall, or write stonewall instead"), "{e}");
+        let e = plan_of(&format!("{base}[w]\n[r]\nwait_for=w\n[x]\n"), &[]).unwrap_err().to_string();
+        assert!(e.ends_with("job.fio:7: section [x]: starts at once in fio, while [r] waits (wait_for=w, line 6), and here it would start with [r]; add stonewall, or wait_for"), "{e}");
     }
 
     #[test]

@@ -1081,3 +1081,15 @@ fn rw_offset_modifiers_run_as_in_fio() {
         assert!(o.stdout.is_empty(), "nothing written for {text}");
     }
 }
+
+/// fio's waitfor.fio in small: filesize sizes the one file, threads=1 is fio's thread, and each
+/// job waits for the one before it; the I/O counts per job are fio's.
+#[test]
+fn wait_for_and_filesize_run_as_in_fio() {
+    let text = "[global]\nthreads=1\nfilename=wait.dat\nfilesize=256k\n\
+                [writers]\nrw=write\nbs=64k\nnumjobs=2\n\
+                [readers]\nnew_group\nwait_for=writers\nrw=randread\nbs=4k\nnumjobs=2\n";
+    let Some(both) = fio_and_ours(text, &[]) else { return };
+    assert_eq!(both.ours, both.fio, "per job: read, write, trim");
+    assert_eq!(both.ours, [("writers".to_string(), [0, 8, 0]), ("readers".to_string(), [128, 0, 0])]);
+}
