@@ -208,6 +208,8 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
             arg("cpus_allowed", &format!("{mask:#x}"))
         }
         "percentile_list" => arg("percentiles", &v.replace(':', ",")),
+        // fio's other synchronous engines do the same I/O, one at a time, by another call.
+        "ioengine" if SYNC_ENGINES.contains(&v) => arg("engine", "psync"),
         "ioengine" => {
             let ours = ENGINES.iter().find(|(fio, _)| *fio == v).map(|(_, ours)| *ours).ok_or_else(|| {
                 format!("ioengine={v} is not one of nvmebench's engines; use io_uring, io_uring_cmd, libaio, psync, null or spdk")
@@ -274,6 +276,23 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         _ if NO_OPS.iter().any(|(k, _)| *k == key) => Ok(Some(Mapped::NoOp)),
         _ => Ok(None),
     }
+}
+
+/// fio's synchronous engines other than psync: `read`/`write` after `lseek` (sync), `preadv`/
+/// `pwritev` with one vector (pvsync) and `preadv2`/`pwritev2` (pvsync2). Each does an I/O at a time
+/// in one call, as psync's `pread`/`pwrite` do, so each runs as psync, with [`sync_engine_note`].
+pub const SYNC_ENGINES: [&str; 3] = ["sync", "pvsync", "pvsync2"];
+
+/// The note for `ioengine=sync` (or pvsync, pvsync2): what differs from fio's engine.
+pub fn sync_engine_note(engine: &str) -> String {
+    format!(
+        "ioengine={engine} runs as psync: the same I/Os, one at a time, by pread/pwrite where fio's {engine} makes {}",
+        match engine {
+            "sync" => "an lseek and a read or write",
+            "pvsync" => "a preadv or pwritev of one vector",
+            _ => "a preadv2 or pwritev2 (its hipri is not taken)",
+        }
+    )
 }
 
 /// fio's `verify=` methods that check data (`verify=md5`); each is taken as nvmebench's own check
@@ -666,7 +685,14 @@ mod tests {
             e("invalidate", "0"),
             "invalidate=0: a buffered job's cached pages are always dropped when its file is opened, as fio's default drops them; remove it, or write invalidate=1"
         );
-        assert!(e("ioengine", "sync").contains("is not one of nvmebench's engines"));
+        assert!(e("ioengine", "posixaio").contains("is not one of nvmebench's engines"), "it keeps iodepth in flight");
+        for sync in SYNC_ENGINES {
+            assert_eq!(args("ioengine", Some(sync)), ["--engine=psync"], "{sync}");
+        }
+        assert_eq!(
+            sync_engine_note("pvsync"),
+            "ioengine=pvsync runs as psync: the same I/Os, one at a time, by pread/pwrite where fio's pvsync makes a preadv or pwritev of one vector"
+        );
         assert!(e("rwmixwrite", "101").contains("is not a percentage"));
         assert!(e("bsrange", "16k-4k").contains("is not a size range"));
         assert!(e("bsrange", "4k-8k,4k-8k,4k-8k,4k-8k").contains("more than three ranges"));

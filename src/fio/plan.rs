@@ -275,6 +275,13 @@ fn translate(
                 if key == "rw" || key == "readwrite" {
                     flags.retain(|(f, _)| f != "--seq-add");
                 }
+                if key == "ioengine" && options::SYNC_ENGINES.contains(&e.value.as_deref().unwrap_or_default()) {
+                    notes.push(format!(
+                        "[{}]: {}",
+                        s.name,
+                        options::sync_engine_note(e.value.as_deref().unwrap_or_default())
+                    ));
+                }
                 if key == "verify" {
                     notes.push(format!(
                         "[{}]: {}",

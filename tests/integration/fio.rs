@@ -519,7 +519,10 @@ fn bad_job_files_get_one_line_naming_file_line_and_option() {
             "bad.fio:2: option 'iodepth': '0' is not a queue depth; use a whole number from 1 to 65536",
         ),
         ("[a]\nioengine=null\nsize=1m\ndirect=2\n", "bad.fio:4: option 'direct': direct=2 is not 0 or 1"),
-        ("[a]\nioengine=sync\n", "bad.fio:2: option 'ioengine': ioengine=sync is not one of nvmebench's engines"),
+        (
+            "[a]\nioengine=posixaio\n",
+            "bad.fio:2: option 'ioengine': ioengine=posixaio is not one of nvmebench's engines",
+        ),
         ("[a]\nioengine=null\nfilename=${NVMEBENCH_UNSET_VAR}\n", "bad.fio:3: $NVMEBENCH_UNSET_VAR is not set"),
         ("[a]\nioengine=null\nrw=randread\n", "section [a]: has no end nvmebench can follow"),
         // No file and no size: fio refuses the job, where a command-line run takes a scratch file.
@@ -1092,4 +1095,17 @@ fn wait_for_and_filesize_run_as_in_fio() {
     let Some(both) = fio_and_ours(text, &[]) else { return };
     assert_eq!(both.ours, both.fio, "per job: read, write, trim");
     assert_eq!(both.ours, [("writers".to_string(), [0, 8, 0]), ("readers".to_string(), [128, 0, 0])]);
+}
+
+/// fio's sync, pvsync and pvsync2 run as psync (the same I/Os, one at a time), with a note, and
+/// fio's I/O counts.
+#[test]
+fn sync_engines_run_as_psync_with_fios_counts() {
+    let text = "[global]\ndirect=1\nfilename=sync.dat\nsize=256k\nbs=4k\n\
+                [s]\nioengine=sync\nrw=write\n[v]\nstonewall\nioengine=pvsync\nrw=randread\n\
+                [v2]\nstonewall\nioengine=pvsync2\nrw=read\n";
+    let Some(both) = fio_and_ours(text, &[]) else { return };
+    assert_eq!(both.ours, both.fio, "per job: read, write, trim");
+    assert_eq!(both.ours[0].1, [0, 64, 0]);
+    assert!(both.notes.contains("[v]: ioengine=pvsync runs as psync: the same I/Os, one at a time"), "{}", both.notes);
 }
