@@ -181,6 +181,9 @@ PY
   (cd "$d/run" && ulimit -f "$file_kib" && timeout -k 10 "$limit" fio --output-format=json --output="$d/fio.json" "$d/job.fio" \
     >"$d/fio.out" 2>"$d/fio.err") 2>/dev/null || rc=$?
   echo "$rc" >"$d/fio.rc"
+  # With io_submit_mode=offload fio's job processes start sessions of their own, out of timeout's
+  # reach: end those of this run, named by its own output file.
+  pgrep -f -- "--output=$d/fio.json" | xargs -r kill -9 2>/dev/null || true
   rm -rf "$d/run" && mkdir "$d/run"
   rc=0
   (cd "$d/run" && ulimit -f "$file_kib" && timeout -k 10 "$limit" "$bin" run "$d/job.fio" --output-format=json \
