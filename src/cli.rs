@@ -221,6 +221,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "ENGINE")]
     pub engine: Option<String>,
 
+    /// Buffered I/O through the page cache, as fio's direct=0 (its default in job files): psync,
+    /// aio and uring open the target without O_DIRECT, and drop its cached pages first (fio's
+    /// invalidate=1). Other engines have no page cache to go through and ignore it.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true",
+          action = clap::ArgAction::Set)]
+    pub buffered: bool,
+
     /// File or block device to run on; repeat it, or list several as fio does (`A:B`, `\:` for a
     /// colon in a name), to run on all at once. Without it: a scratch file, removed afterwards (the
     /// null engine needs no target at all).
@@ -298,7 +305,8 @@ pub struct RunArgs {
     pub align: Option<u64>,
 
     /// Random offset distribution, as fio computes it: uniform, zipf:THETA, pareto:H or normal:DEV,
-    /// each with an optional :CENTER (a share of the range from 0 to 1).
+    /// each with an optional :CENTER (a share of the range from 0 to 1), or zoned:ACCESS/RANGE:...
+    /// (each zone's percent of the I/Os over its percent of the range, from the start).
     #[arg(long, default_value = "uniform", value_parser = RandomDist::parse)]
     pub random_dist: RandomDist,
 
@@ -309,6 +317,11 @@ pub struct RunArgs {
     #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true",
           action = clap::ArgAction::Set)]
     pub random_map: bool,
+
+    /// Sequential patterns skip this many bytes after each I/O (fio's rw=write:4k), or step back
+    /// (a negative size, fio's rw=read:-8k: backwards), wrapping as fio wraps [default: 0]
+    #[arg(long, value_name = "SIZE", value_parser = parse_signed_size, allow_hyphen_values = true)]
+    pub seq_add: Option<i64>,
 
     /// Seed of the offset sequence: the same seed gives the same I/Os.
     #[arg(long, value_name = "N", value_parser = parse_seed)]
@@ -1054,6 +1067,16 @@ fn parse_percentiles(text: &str) -> Result<Percentiles, String> {
                 None => Ok(Percentiles(v)),
             }
         })
+}
+
+/// A size with an optional sign: `8k`, `-8k`.
+fn parse_signed_size(text: &str) -> Result<i64, String> {
+    let (sign, abs) = match text.strip_prefix('-') {
+        Some(rest) => (-1, rest),
+        None => (1, text),
+    };
+    let bytes = units::parse_size(abs)?;
+    i64::try_from(bytes).map(|b| sign * b).map_err(|_| format!("'{text}' is too large a size"))
 }
 
 #[cfg(test)]

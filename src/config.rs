@@ -230,6 +230,12 @@ impl EngineSpec {
     pub fn needs_target(&self) -> bool {
         !matches!(self, EngineSpec::Null(_))
     }
+
+    /// Whether the engine's I/O can go through the page cache (`--buffered`): the kernel engines
+    /// that read and write a file; passthrough commands and SPDK bypass it, null has none.
+    pub fn has_page_cache(&self) -> bool {
+        matches!(self, EngineSpec::Psync | EngineSpec::Aio | EngineSpec::Uring(_))
+    }
 }
 
 /// How the SPDK engine learns of completions.
@@ -497,6 +503,9 @@ pub struct RunConfig {
     /// Wall-clock moment the workers start (`--start-at`, or now plus `--start-delay`).
     #[serde(rename = "start_at_unix_s", serialize_with = "opt_unix_s")]
     pub start_at: Option<SystemTime>,
+    /// I/O goes through the page cache (`--buffered`, fio's direct=0), on an engine that has one.
+    #[serde(skip)]
+    pub buffered: bool,
 }
 
 impl RunConfig {
@@ -532,7 +541,8 @@ impl RunConfig {
         for t in &targets {
             check_operations(t, &mix)?;
         }
-        let geometry = Geometry::of(&targets);
+        let buffered = args.buffered && engine.has_page_cache();
+        let geometry = Geometry::of(&targets, !buffered);
         let (align, max_bs) = resolve_align(args, &geometry, &mix, [&bs_read, &bs_write, &bs_trim])?;
         let (offset, size) = resolve_range(args, &geometry, max_bs)?;
         let writes = mix.destroys();
@@ -551,6 +561,7 @@ impl RunConfig {
             range_bytes: size,
             random_dist: args.random_dist,
             random_map,
+            seq_add_bytes: resolve_seq_add(args, size)?,
             seed: args.seed.or(state_seed).unwrap_or(DEFAULT_SEED),
             pacing: resolve_pacing(args, &mix)?,
             buffers: resolve_buffers(args, writes)?,
@@ -589,6 +600,7 @@ impl RunConfig {
             quiet: args.quiet,
             verify,
             start_at: resolve_start(args, SystemTime::now())?,
+            buffered,
         })
     }
 
@@ -661,6 +673,31 @@ fn resolve_pacing(args: &RunArgs, mix: &Mix) -> Result<PaceSpec, ConfigError> {
         return Err(Clash::SpinOverThink { spin: t.spin, think: t.think }.into());
     }
     Ok(PaceSpec::new(args.rate.unwrap_or_default(), process, thinktime))
+}
+
+/// `--seq-add` (fio's `rw=read:8k`): sequential patterns only, and less than the working set.
+fn resolve_seq_add(args: &RunArgs, range_bytes: u64) -> Result<i64, ConfigError> {
+    let Some(add) = args.seq_add.filter(|a| *a != 0) else { return Ok(0) };
+    if args.rw.is_random() {
+        return Err(invalid(
+            "seq-add",
+            format!(
+                "skips bytes between sequential I/Os, and --rw {} is random; drop it, or use a sequential pattern",
+                args.rw
+            ),
+        ));
+    }
+    if add.unsigned_abs() >= range_bytes {
+        return Err(invalid(
+            "seq-add",
+            format!(
+                "{} is not smaller than the working set ({}); give a smaller step",
+                format_size(add.unsigned_abs()),
+                format_size(range_bytes)
+            ),
+        ));
+    }
+    Ok(add)
 }
 
 /// `--buffer-compress-percentage` and `--dedupe-percentage` (clap checked the range).
@@ -922,7 +959,7 @@ pub fn split_filenames(given: &[PathBuf]) -> Result<Vec<PathBuf>, ConfigError> {
 }
 
 /// What the range and size checks need to know of the target (the null device has no blocks to
-/// align to: `direct` is false).
+/// align to, and buffered I/O needs no alignment: `direct` is false).
 struct Geometry {
     total: u64,
     lbs: u64,
@@ -932,7 +969,7 @@ struct Geometry {
 
 impl Geometry {
     /// With several targets, the working set must fit each: the smallest size, the largest block.
-    fn of(targets: &[Target]) -> Geometry {
+    fn of(targets: &[Target], direct: bool) -> Geometry {
         let Some(small) = targets.iter().min_by_key(|t| t.size_bytes) else {
             return Geometry { total: NULL_DEVICE_BYTES, lbs: 512, path: "the null device".to_string(), direct: false };
         };
@@ -945,7 +982,7 @@ impl Geometry {
             } else {
                 small.path.display().to_string()
             },
-            direct: true,
+            direct,
         }
     }
 }

@@ -1062,6 +1062,7 @@ mod tests {
             range_bytes: 1 << 30,
             random_dist: RandomDist::Uniform,
             random_map: false,
+            seq_add_bytes: 0,
             seed: 1,
             pacing: Default::default(),
             buffers: Default::default(),

@@ -25,6 +25,8 @@ pub struct EngineTarget<'a> {
     pub paths: &'a [PathBuf],
     /// Whether the workload writes (kernel engines open read-only otherwise).
     pub writes: bool,
+    /// O_DIRECT, or through the page cache (`--buffered`) on the engines that have one.
+    pub direct: bool,
     /// Seeds the write buffers' contents.
     pub buffer_seed: u64,
     /// The attached controllers, for `EngineSpec::Spdk`.
@@ -51,7 +53,7 @@ pub fn run_engine(
         assert!(!on.paths.is_empty(), "every engine but null and spdk has a target path");
         on.paths.iter().cloned()
     };
-    let (writes, buffer_seed) = (on.writes, on.buffer_seed);
+    let (writes, direct, buffer_seed) = (on.writes, on.direct, on.buffer_seed);
     fn each<B>(builders: Vec<B>, target_of: &[usize]) -> Arc<PerTarget<B>> {
         Arc::new(PerTarget { builders, target_of: target_of.to_vec() })
     }
@@ -60,7 +62,7 @@ pub fn run_engine(
             coordinator::run(each(vec![NullBuilder { options: *o }], &target_of), plan, clock, observe)
         }
         EngineSpec::Uring(o) => {
-            let b = paths().map(|path| UringBuilder { path, writes, options: *o, buffer_seed }).collect();
+            let b = paths().map(|path| UringBuilder { path, writes, direct, options: *o, buffer_seed }).collect();
             coordinator::run(each(b, &target_of), plan, clock, observe)
         }
         EngineSpec::UringCmd(o) => {
@@ -68,11 +70,11 @@ pub fn run_engine(
             coordinator::run(each(b, &target_of), plan, clock, observe)
         }
         EngineSpec::Aio => {
-            let b = paths().map(|path| AioBuilder { path, writes, buffer_seed }).collect();
+            let b = paths().map(|path| AioBuilder { path, writes, direct, buffer_seed }).collect();
             coordinator::run(each(b, &target_of), plan, clock, observe)
         }
         EngineSpec::Psync => {
-            let b = paths().map(|path| PsyncBuilder { path, writes, buffer_seed }).collect();
+            let b = paths().map(|path| PsyncBuilder { path, writes, direct, buffer_seed }).collect();
             coordinator::run(each(b, &target_of), plan, clock, observe)
         }
         #[cfg(feature = "spdk")]

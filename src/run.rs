@@ -437,7 +437,13 @@ fn execute_with(
     };
     let paths: Vec<std::path::PathBuf> =
         if spdk.is_some() { Vec::new() } else { cfg.targets.iter().map(|t| t.path.clone()).collect() };
-    let on = EngineTarget { paths: &paths, writes: cfg.workload.writes(), buffer_seed: cfg.workload.seed, spdk };
+    let on = EngineTarget {
+        paths: &paths,
+        writes: cfg.workload.writes(),
+        direct: !cfg.buffered,
+        buffer_seed: cfg.workload.seed,
+        spdk,
+    };
     let probes = if cfg.telemetry_interval.is_some() { telemetry_probes(cfg, spdk) } else { Vec::new() };
     let sampler = match (cfg.telemetry_interval, probes.is_empty()) {
         (Some(every), false) => Some(crate::telemetry::Sampler::start(probes, every).map_err(SetupError::Telemetry)?),

@@ -65,6 +65,8 @@ const _: () = {
 pub struct AioBuilder {
     pub path: PathBuf,
     pub writes: bool,
+    /// O_DIRECT; false: through the page cache (`--buffered`, fio's direct=0).
+    pub direct: bool,
     pub buffer_seed: u64,
 }
 
@@ -72,7 +74,7 @@ impl EngineBuilder for AioBuilder {
     type Engine = AioEngine;
 
     fn build(&self, worker: usize, queue_depth: u32, max_io_bytes: u32) -> Result<AioEngine, EngineError> {
-        let file = super::open_direct(&self.path, self.writes)?;
+        let file = super::open_target(&self.path, self.writes, self.direct)?;
         let mut ctx: libc::c_ulong = 0;
         // SAFETY: io_setup writes the new context id into `ctx`, a live local; nothing else is read.
         let rc = unsafe { libc::syscall(libc::SYS_io_setup, queue_depth as libc::c_long, &mut ctx as *mut _) };
@@ -330,7 +332,8 @@ mod tests {
         let path = dir.path().join("a.dat");
         let data: Vec<u8> = (0..65536u32).map(|i| (i / 4096) as u8).collect();
         File::create(&path).unwrap().write_all(&data).unwrap();
-        let mut e = AioBuilder { path: path.clone(), writes: true, buffer_seed: 3 }.build(0, 4, 8192).unwrap();
+        let mut e =
+            AioBuilder { path: path.clone(), writes: true, direct: true, buffer_seed: 3 }.build(0, 4, 8192).unwrap();
         run_one(&mut e, 2, IoOp { dir: Direction::Read, offset: 12288, len: 4096 }).unwrap();
         assert!(e.bufs.slot(2)[..4096].iter().all(|&b| b == 3));
 

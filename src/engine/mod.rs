@@ -39,15 +39,28 @@ use std::io;
 /// queue depth ([`ring::RingOptions::reap_max`]). The aio engine keeps this bound (it has no knob).
 pub const VIRTIO_REAP_MAX: u32 = 2;
 
-/// Opens a kernel engine's target for O_DIRECT I/O, writable only when the workload writes.
-pub fn open_direct(path: &std::path::Path, writes: bool) -> Result<std::fs::File, EngineError> {
+/// Opens a kernel engine's target, writable only when the workload writes: for O_DIRECT I/O, or
+/// (`direct` false, fio's direct=0) through the page cache, whose pages of the file are dropped
+/// first, as fio's default invalidate=1 drops them when it opens a file.
+pub fn open_target(path: &std::path::Path, writes: bool, direct: bool) -> Result<std::fs::File, EngineError> {
     use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
+    let open_err = |source| EngineError::Open { path: path.display().to_string(), source };
+    let file = std::fs::OpenOptions::new()
         .read(true)
         .write(writes)
-        .custom_flags(libc::O_DIRECT)
+        .custom_flags(if direct { libc::O_DIRECT } else { 0 })
         .open(path)
-        .map_err(|source| EngineError::Open { path: path.display().to_string(), source })
+        .map_err(open_err)?;
+    if !direct {
+        nix::fcntl::posix_fadvise(
+            std::os::fd::AsRawFd::as_raw_fd(&file),
+            0,
+            0,
+            nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED,
+        )
+        .map_err(|e| open_err(io::Error::from(e)))?;
+    }
+    Ok(file)
 }
 
 /// Whether an I/O was taken.

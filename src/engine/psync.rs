@@ -22,6 +22,8 @@ const NAME: &str = "psync";
 pub struct PsyncBuilder {
     pub path: PathBuf,
     pub writes: bool,
+    /// O_DIRECT; false: through the page cache (`--buffered`, fio's direct=0).
+    pub direct: bool,
     pub buffer_seed: u64,
 }
 
@@ -29,7 +31,7 @@ impl EngineBuilder for PsyncBuilder {
     type Engine = PsyncEngine;
 
     fn build(&self, worker: usize, _queue_depth: u32, max_io_bytes: u32) -> Result<PsyncEngine, EngineError> {
-        let file = super::open_direct(&self.path, self.writes)?;
+        let file = super::open_target(&self.path, self.writes, self.direct)?;
         let ops = RangeOps::new(&file).map_err(|source| EngineError::Setup { engine: NAME, what: "fstat", source })?;
         Ok(PsyncEngine {
             file,
@@ -147,7 +149,8 @@ mod tests {
         let path = dir.path().join("p.dat");
         let data: Vec<u8> = (0..65536u32).map(|i| (i / 4096) as u8).collect();
         File::create(&path).unwrap().write_all(&data).unwrap();
-        let mut e = PsyncBuilder { path: path.clone(), writes: true, buffer_seed: 3 }.build(0, 8, 4096).unwrap();
+        let mut e =
+            PsyncBuilder { path: path.clone(), writes: true, direct: true, buffer_seed: 3 }.build(0, 8, 4096).unwrap();
         let read = IoOp { dir: Direction::Read, offset: 8192, len: 4096 };
         assert_eq!(e.queue(5, &read).unwrap(), Queued::Ok);
         assert_eq!(e.queue(6, &read).unwrap(), Queued::Busy, "one I/O at a time");
@@ -166,9 +169,31 @@ mod tests {
         assert!(on_disk[4096..8192].iter().all(|&b| b == 0xab));
 
         // Past the end: a short read.
-        let mut big = PsyncBuilder { path, writes: false, buffer_seed: 3 }.build(0, 1, 8192).unwrap();
+        let mut big = PsyncBuilder { path, writes: false, direct: true, buffer_seed: 3 }.build(0, 1, 8192).unwrap();
         big.queue(0, &IoOp { dir: Direction::Read, offset: 65536 - 4096, len: 8192 }).unwrap();
         big.submit().unwrap();
         big.poll(1, |_, r| assert_eq!(r, Err(IoError::ShortTransfer { expected: 8192, done: 4096 }))).unwrap();
+    }
+
+    /// Through the page cache (fio's direct=0) an I/O need not be whole logical blocks, which
+    /// O_DIRECT refuses.
+    #[test]
+    fn buffered_io_takes_sizes_o_direct_refuses() {
+        let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+        let path = dir.path().join("b.dat");
+        File::create(&path).unwrap().write_all(&[7u8; 8192]).unwrap();
+        let read = IoOp { dir: Direction::Read, offset: 100, len: 1000 };
+        let mut got = Vec::new();
+        for direct in [false, true] {
+            let mut e =
+                PsyncBuilder { path: path.clone(), writes: false, direct, buffer_seed: 3 }.build(0, 1, 4096).unwrap();
+            e.queue(0, &read).unwrap();
+            e.submit().unwrap();
+            e.poll(1, |_, r| got.push(r.is_ok())).unwrap();
+            if !direct {
+                assert!(e.bufs.slot(0)[..1000].iter().all(|&b| b == 7));
+            }
+        }
+        assert_eq!(got, [true, false], "buffered reads 1000 bytes at offset 100; O_DIRECT refuses them");
     }
 }

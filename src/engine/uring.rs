@@ -43,6 +43,8 @@ impl Default for UringOptions {
 pub struct UringBuilder {
     pub path: PathBuf,
     pub writes: bool,
+    /// O_DIRECT; false: through the page cache (`--buffered`, fio's direct=0).
+    pub direct: bool,
     pub options: UringOptions,
     pub buffer_seed: u64,
 }
@@ -51,7 +53,7 @@ impl EngineBuilder for UringBuilder {
     type Engine = UringEngine;
 
     fn build(&self, worker: usize, queue_depth: u32, max_io_bytes: u32) -> Result<UringEngine, EngineError> {
-        let file = super::open_direct(&self.path, self.writes)?;
+        let file = super::open_target(&self.path, self.writes, self.direct)?;
         UringEngine::new(file, queue_depth, max_io_bytes, self.options, self.buffer_seed ^ worker as u64)
     }
 }
@@ -436,7 +438,13 @@ mod tests {
             return;
         }
         let (_dir, path) = temp_file(1 << 20);
-        let b = UringBuilder { path: path.clone(), writes: true, options: UringOptions::default(), buffer_seed: 5 };
+        let b = UringBuilder {
+            path: path.clone(),
+            writes: true,
+            direct: true,
+            options: UringOptions::default(),
+            buffer_seed: 5,
+        };
         let mut e = b.build(0, 4, 4096).unwrap();
         let payload = e.bufs.slot(0)[..4096].to_vec();
         run_one(&mut e, IoOp { dir: Direction::Write, offset: 8192, len: 4096 }).unwrap();
@@ -456,7 +464,7 @@ mod tests {
             return;
         }
         let (_dir, path) = temp_file(8192);
-        let b = UringBuilder { path, writes: false, options: UringOptions::default(), buffer_seed: 5 };
+        let b = UringBuilder { path, writes: false, direct: true, options: UringOptions::default(), buffer_seed: 5 };
         let mut e = b.build(0, 1, 8192).unwrap();
         let r = run_one(&mut e, IoOp { dir: Direction::Read, offset: 4096, len: 8192 });
         assert_eq!(r, Err(IoError::ShortTransfer { expected: 8192, done: 4096 }));
@@ -511,7 +519,7 @@ mod tests {
         }
         let (_dir, path) = temp_file(1 << 16);
         let options = UringOptions { fixed_buffers: false, registered_file: false, ..UringOptions::default() };
-        let b = UringBuilder { path, writes: false, options, buffer_seed: 5 };
+        let b = UringBuilder { path, writes: false, direct: true, options, buffer_seed: 5 };
         let mut e = b.build(0, 2, 4096).unwrap();
         run_one(&mut e, IoOp { dir: Direction::Read, offset: 4096, len: 4096 }).unwrap();
         assert_eq!(e.bufs.slot(0)[0], 1);

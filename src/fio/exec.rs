@@ -224,6 +224,9 @@ fn check_together(group: &[(Job, RunConfig)]) -> Result<(), FioError> {
         if a.engine != b.engine {
             return Err(differ("ioengine"));
         }
+        if a.buffered != b.buffered {
+            return Err(differ("direct (jobs that run together share one way to their target here)"));
+        }
         let paths = |c: &RunConfig| c.targets.iter().map(|t| t.path.clone()).collect::<Vec<_>>();
         if paths(a) != paths(b) {
             return Err(differ("filename (jobs that run together share one target here)"));
@@ -528,16 +531,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("data");
         std::fs::File::create(&f).unwrap().set_len(1 << 20).unwrap();
-        let file = format!("[global]\nioengine=libaio\nfilename={}\ntime_based\nruntime=1\n", f.display());
+        // O_DIRECT (fio's direct=1) is what asks for whole logical blocks.
+        let file = format!("[global]\nioengine=libaio\ndirect=1\nfilename={}\ntime_based\nruntime=1\n", f.display());
         let null = "[global]\nioengine=null\ntime_based\nruntime=1\n";
         let cases = [
-            (format!("{file}[a]\nbs=1000\n"), "job.fio:7: [a]: bs=1000 is not a multiple of "),
-            (format!("{file}[a]\nrw=randrw\nbs=4k,1000\n"), "job.fio:8: [a]: bs=4k,1000: 1000 is not a multiple of "),
-            (format!("{file}[a]\nba=100\n"), "job.fio:7: [a]: ba=100 is not a multiple of "),
-            (format!("{file}[a]\noffset=100\n"), "job.fio:7: [a]: offset=100 is not a multiple of "),
+            (format!("{file}[a]\nbs=1000\n"), "job.fio:8: [a]: bs=1000 is not a multiple of "),
+            (format!("{file}[a]\nrw=randrw\nbs=4k,1000\n"), "job.fio:9: [a]: bs=4k,1000: 1000 is not a multiple of "),
+            (format!("{file}[a]\nba=100\n"), "job.fio:8: [a]: ba=100 is not a multiple of "),
+            (format!("{file}[a]\noffset=100\n"), "job.fio:8: [a]: offset=100 is not a multiple of "),
             (
                 format!("{file}blockalign=0\n[a]\n"),
-                "job.fio:6: [a]: blockalign=0: 0 is not an alignment; use a size such as 4k",
+                "job.fio:7: [a]: blockalign=0: 0 is not an alignment; use a size such as 4k",
             ),
             (
                 format!("{null}[a]\nstartdelay=25h\n"),
@@ -546,13 +550,13 @@ mod tests {
             (format!("{null}[a]\ncpus_allowed=99999\n"), "job.fio:6: [a]: core 99999 does not exist or is not allowed"),
             (
                 format!("{file}ioengine=io_uring\n[a]\nsqthread_poll_cpu=x\n"),
-                "job.fio:8: [a]: sqthread_poll_cpu=x is not a core number; write sqthread_poll_cpu=N with N a core",
+                "job.fio:9: [a]: sqthread_poll_cpu=x is not a core number; write sqthread_poll_cpu=N with N a core",
             ),
             (
                 format!("{file}ioengine=io_uring\n[a]\nsqthread_poll_cpu=99999\n"),
-                "job.fio:8: [a]: sqthread_poll_cpu=99999: core 99999 does not exist",
+                "job.fio:9: [a]: sqthread_poll_cpu=99999: core 99999 does not exist",
             ),
-            (format!("{file}[a]\nioengine=io_uring_cmd\n"), "job.fio:7: [a]: ioengine=io_uring_cmd on "),
+            (format!("{file}[a]\nioengine=io_uring_cmd\n"), "job.fio:8: [a]: ioengine=io_uring_cmd on "),
             (
                 "[a]\nioengine=libaio\nfilename=/nonexistent/nvmebench/x\ntime_based\nruntime=1\n".to_string(),
                 "job.fio:3: [a]: /nonexistent/nvmebench/x does not exist; create it, or add size to have nvmebench create",
@@ -567,6 +571,11 @@ mod tests {
             assert!(e.contains(want), "{job}: {e}");
             assert!(!e.contains("--"), "fio's words, not run's flags: {e}");
         }
+        // Through the page cache (fio's default direct=0) any size goes, as in fio.
+        let buffered = file.replace("direct=1", "direct=0");
+        let (job, cfg) = &configs(&format!("{buffered}[a]\nbs=1000\n"), &[]).unwrap()[0][0];
+        assert!(cfg.buffered, "{}", job.name);
+        assert_eq!(cfg.workload.bs_read.max_bytes(), 1000);
         // An engine the command line gives is named as the command line gives it.
         let e = resolved(&format!("{file}[a]\n"), &["--engine=uring:sqpoll_cpu=x"]).unwrap_err().to_string();
         assert!(e.contains("section [a]: --engine 'uring:sqpoll_cpu=x': sqpoll_cpu=x is not a core number"), "{e}");

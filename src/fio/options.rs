@@ -40,12 +40,14 @@ pub enum PlanOption {
 
 /// The options accepted because they cannot change a measurement here, with the reason
 /// (docs/fio.md lists them the same way).
-pub const NO_OPS: [(&str, &str); 11] = [
+pub const NO_OPS: [(&str, &str); 12] = [
     ("name", "the job's name (used as jobname in fio-shaped JSON)"),
     ("description", "free text"),
     ("thread", "workers are always threads"),
+    // fio takes an option by the start of its name (parse.c), so threads=1 is its thread.
+    ("threads", "fio reads it as thread, and workers are always threads"),
     ("random_generator", "random offsets come from nvmebench's own generator; the random map covers what fio's does"),
-    ("invalidate", "I/O is O_DIRECT, so there is no page cache to drop"),
+    ("invalidate", "a buffered job's cached pages are always dropped at open (fio's default)"),
     ("clat_percentiles", "percentiles are always reported"),
     (
         "disable_bw_measurement",
@@ -100,6 +102,7 @@ pub fn is_flag(key: &str) -> bool {
             | "norandommap"
             | "group_reporting"
             | "thread"
+            | "threads"
             | "new_group"
             | "stonewall"
             | "wait_for_previous"
@@ -158,12 +161,16 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
     };
     match key {
         "rw" | "readwrite" => {
-            if v.contains(':') {
-                return Err(format!(
-                    "{key}={v}: the ':N' offset modifier is not supported; write the pattern alone, like {key}=randread"
-                ));
+            let (pattern, modifier) = v.split_once(':').map_or((v, None), |(p, m)| (p, Some(m)));
+            let pattern = if pattern == "readwrite" { "rw" } else { pattern };
+            match modifier {
+                None => arg("rw", pattern),
+                // fio's random patterns take ':N' as a count of sequential I/Os per random offset.
+                Some(_) if pattern.starts_with("rand") => Err(format!(
+                    "{key}={v}: ':N' after a random pattern (N sequential I/Os per random offset in fio) is not taken; write {key}={pattern}"
+                )),
+                Some(m) => Ok(Some(Mapped::Args(vec![format!("--rw={pattern}"), format!("--seq-add={m}")]))),
             }
-            arg("rw", if v == "readwrite" { "rw" } else { v })
         }
         "rwmixread" => arg("rwmixread", v),
         "rwmixwrite" => {
@@ -217,6 +224,8 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
             arg("cpus_allowed", &format!("{mask:#x}"))
         }
         "percentile_list" => arg("percentiles", &v.replace(':', ",")),
+        // fio's other synchronous engines do the same I/O, one at a time, by another call.
+        "ioengine" if SYNC_ENGINES.contains(&v) => arg("engine", "psync"),
         "ioengine" => {
             let ours = ENGINES.iter().find(|(fio, _)| *fio == v).map(|(_, ours)| *ours).ok_or_else(|| {
                 format!("ioengine={v} is not one of nvmebench's engines; use io_uring, io_uring_cmd, libaio, psync, null or spdk")
@@ -230,20 +239,13 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         "sqthread_poll_cpu" => Ok(Some(Mapped::EngineOption(format!("sqpoll_cpu={v}")))),
         "fixedbufs" => Ok(Some(Mapped::EngineOption(format!("fixedbufs={}", u8::from(flag_on()?))))),
         "registerfiles" => Ok(Some(Mapped::EngineOption(format!("regfile={}", u8::from(flag_on()?))))),
-        "direct" => {
-            if flag_on()? {
-                Ok(Some(Mapped::NoOp))
-            } else {
-                Err("direct=0 asks for buffered I/O, and nvmebench always uses O_DIRECT (it measures the device, not the page cache); use direct=1".into())
-            }
-        }
-        "buffered" => {
-            if flag_on()? {
-                Err("buffered=1 asks for buffered I/O, and nvmebench always uses O_DIRECT (it measures the device, not the page cache); use buffered=0".into())
-            } else {
-                Ok(Some(Mapped::NoOp))
-            }
-        }
+        // fio's default is direct=0 (a job file's default here too, see `plan`).
+        "direct" => arg("buffered", if flag_on()? { "false" } else { "true" }),
+        "buffered" => arg("buffered", if flag_on()? { "true" } else { "false" }),
+        "invalidate" => only(
+            "1",
+            "a buffered job's cached pages are always dropped when its file is opened, as fio's default drops them",
+        ),
         "write_bw_log" | "write_iops_log" | "write_lat_log" => arg(&key.replace('_', "-"), v),
         "log_avg_msec" => arg("log-avg-msec", v),
         "per_job_logs" => arg("per_job_logs", if flag_on()? { "1" } else { "0" }),
@@ -296,6 +298,23 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         _ if NO_OPS.iter().any(|(k, _)| *k == key) => Ok(Some(Mapped::NoOp)),
         _ => Ok(None),
     }
+}
+
+/// fio's synchronous engines other than psync: `read`/`write` after `lseek` (sync), `preadv`/
+/// `pwritev` with one vector (pvsync) and `preadv2`/`pwritev2` (pvsync2). Each does an I/O at a time
+/// in one call, as psync's `pread`/`pwrite` do, so each runs as psync, with [`sync_engine_note`].
+pub const SYNC_ENGINES: [&str; 3] = ["sync", "pvsync", "pvsync2"];
+
+/// The note for `ioengine=sync` (or pvsync, pvsync2): what differs from fio's engine.
+pub fn sync_engine_note(engine: &str) -> String {
+    format!(
+        "ioengine={engine} runs as psync: the same I/Os, one at a time, by pread/pwrite where fio's {engine} makes {}",
+        match engine {
+            "sync" => "an lseek and a read or write",
+            "pvsync" => "a preadv or pwritev of one vector",
+            _ => "a preadv2 or pwritev2 (its hipri is not taken)",
+        }
+    )
 }
 
 /// fio's `verify=` methods that check data (`verify=md5`); each is taken as nvmebench's own check
@@ -577,7 +596,11 @@ mod tests {
         assert_eq!(args("lat_percentiles", Some("0")), ["--lat_percentiles=0"], "fio's default");
         assert_eq!(args("per_job_logs", Some("0")), ["--per_job_logs=0"]);
         assert_eq!(args("per_job_logs", None), ["--per_job_logs=1"], "fio's default");
-        assert_eq!(map("direct", Some("1")).unwrap(), Some(Mapped::NoOp));
+        assert_eq!(args("direct", Some("1")), ["--buffered=false"]);
+        assert_eq!(args("direct", Some("0")), ["--buffered=true"], "fio's page cache");
+        assert_eq!(args("buffered", None), ["--buffered=true"]);
+        assert_eq!(args("buffered", Some("0")), ["--buffered=false"]);
+        assert_eq!(map("invalidate", None).unwrap(), Some(Mapped::NoOp), "fio's default, what is done");
         assert_eq!(map("unified_rw_reporting", Some("none")).unwrap(), Some(Mapped::NoOp), "fio's default");
         assert_eq!(map("iodepth_batch", Some("4")).unwrap(), None);
     }
@@ -682,8 +705,19 @@ mod tests {
     #[test]
     fn values_that_cannot_be_honoured_are_refused() {
         let e = |k: &str, v: &str| map(k, Some(v)).unwrap_err();
-        assert!(e("direct", "0").starts_with("direct=0 asks for buffered I/O"));
-        assert!(e("ioengine", "sync").contains("is not one of nvmebench's engines"));
+        assert_eq!(e("direct", "2"), "direct=2 is not 0 or 1");
+        assert_eq!(
+            e("invalidate", "0"),
+            "invalidate=0: a buffered job's cached pages are always dropped when its file is opened, as fio's default drops them; remove it, or write invalidate=1"
+        );
+        assert!(e("ioengine", "posixaio").contains("is not one of nvmebench's engines"), "it keeps iodepth in flight");
+        for sync in SYNC_ENGINES {
+            assert_eq!(args("ioengine", Some(sync)), ["--engine=psync"], "{sync}");
+        }
+        assert_eq!(
+            sync_engine_note("pvsync"),
+            "ioengine=pvsync runs as psync: the same I/Os, one at a time, by pread/pwrite where fio's pvsync makes a preadv or pwritev of one vector"
+        );
         assert!(e("rwmixwrite", "101").contains("is not a percentage"));
         assert!(e("bsrange", "16k-4k").contains("is not a size range"));
         assert!(e("bsrange", "4k-8k,4k-8k,4k-8k,4k-8k").contains("more than three ranges"));
@@ -693,7 +727,12 @@ mod tests {
         // Every refused value of these says what to write instead.
         assert!(e("clat_percentiles", "0").ends_with("remove it, or write clat_percentiles=1"));
         assert!(e("kb_base", "1000").ends_with("remove it, or write kb_base=1024"));
-        assert!(e("rw", "randread:8").contains("offset modifier"));
+        assert_eq!(
+            e("rw", "randread:8"),
+            "rw=randread:8: ':N' after a random pattern (N sequential I/Os per random offset in fio) is not taken; write rw=randread"
+        );
+        assert_eq!(args("rw", Some("read:-8k")), ["--rw=read", "--seq-add=-8k"], "fio's backwards read");
+        assert_eq!(args("readwrite", Some("write:4k")), ["--rw=write", "--seq-add=4k"]);
         assert_eq!(args("verify", Some("sha256")), ["--verify=true"]);
         assert_eq!(map("verify", Some("0")).unwrap(), Some(Mapped::NoOp), "fio's default");
         assert!(e("verify", "pattern").contains("pattern needs verify_pattern"));

@@ -122,6 +122,8 @@ pub fn build(sections: &[Section], only: &[String], cli: &RunArgs, given: &[Stri
     let mut number = 1;
     // fio's groupid and the jobs added to it so far (init.c's prev_group_jobs).
     let (mut group_id, mut in_group) = (0, 0);
+    // The wait_for of the job before, and that job's name.
+    let mut waited: Option<(Entry, String)> = None;
     for s in sections {
         if s.is_global() {
             globals.extend(&s.entries);
@@ -131,10 +133,15 @@ pub fn build(sections: &[Section], only: &[String], cli: &RunArgs, given: &[Stri
             continue;
         }
         let entries: Vec<&Entry> = globals.iter().copied().chain(&s.entries).collect();
-        let (mut job, starts) = translate(s, &entries, cli, given, number, &mut notes)?;
+        let (mut job, starts, wait_for) = translate(s, &entries, cli, given, number, &mut notes)?;
         if !only.is_empty() && !only.contains(&s.name) {
             continue;
         }
+        // wait_for runs a job after the one it names, as a stonewall would; fio's groupid counts
+        // stonewall and new_group only.
+        let stonewall = starts.stonewall || wait_for.is_some();
+        check_wait_for(&groups, &job, wait_for.as_ref(), stonewall, waited.as_ref())?;
+        waited = wait_for.map(|e| (e, job.name.clone()));
         number += job.clones();
         if (starts.stonewall || starts.new_group) && in_group > 0 {
             group_id += 1;
@@ -144,7 +151,7 @@ pub fn build(sections: &[Section], only: &[String], cli: &RunArgs, given: &[Stri
         in_group += 1;
         check_group_percentiles(&job, groups.iter().flatten())?;
         match groups.last_mut() {
-            Some(g) if !starts.stonewall => g.push(job),
+            Some(g) if !stonewall => g.push(job),
             _ => groups.push(vec![job]),
         }
     }
@@ -180,6 +187,46 @@ fn check_group_percentiles<'a>(job: &Job, earlier: impl Iterator<Item = &'a Job>
     }
 }
 
+/// fio's `wait_for=NAME` starts a job when job NAME has finished, while other jobs go on. Groups
+/// start after all the jobs before them, so it is taken where that is the same: NAME is the job
+/// just before, alone in its group, and the next job does not join this one's group (it says
+/// stonewall or wait_for itself), since in fio it would start at once, beside NAME.
+///
+/// # Errors
+/// A sentence at the `wait_for` (or at the job that would join it) saying what to write instead.
+fn check_wait_for(
+    groups: &[Vec<Job>],
+    job: &Job,
+    wait_for: Option<&Entry>,
+    stonewall: bool,
+    waited: Option<&(Entry, String)>,
+) -> Result<(), FioError> {
+    if let Some((e, waiter)) = waited.filter(|_| !stonewall) {
+        return Err(FioError::Section {
+            at: job.at.clone(),
+            name: job.name.clone(),
+            message: format!(
+                "starts at once in fio, while [{waiter}] waits ({}, line {}), and here it would start with [{waiter}]; add stonewall, or wait_for",
+                as_written(e),
+                e.at.line
+            ),
+        });
+    }
+    let Some(e) = wait_for else { return Ok(()) };
+    let name = e.value.as_deref().unwrap_or_default();
+    match groups.last().map(Vec::as_slice) {
+        Some([before]) if before.name == name => Ok(()),
+        _ => Err(FioError::Options {
+            at: e.at.clone(),
+            job: job.name.clone(),
+            message: format!(
+                "{}: nvmebench starts a job after all the jobs before it, which is fio's wait_for only when [{name}] is the job just before and runs alone; put [{name}] just before it with stonewall, or write stonewall instead",
+                as_written(e)
+            ),
+        }),
+    }
+}
+
 /// An entry as written: `key=value`, or `key` for a bare flag.
 fn as_written(e: &Entry) -> String {
     e.value.as_ref().map_or_else(|| e.key.clone(), |v| format!("{}={v}", e.key))
@@ -206,7 +253,7 @@ fn translate(
     given: &[String],
     number: usize,
     notes: &mut Vec<String>,
-) -> Result<(Job, Starts), FioError> {
+) -> Result<(Job, Starts, Option<Entry>), FioError> {
     let section_err = |message: String| FioError::Section { at: s.at.clone(), name: s.name.clone(), message };
     // Later settings replace earlier ones (a job overrides [global]), keyed by the flag they set.
     let mut flags: Vec<(String, String)> = Vec::new();
@@ -217,13 +264,34 @@ fn translate(
     // The runtime=0 that left the job without a runtime, if one did.
     let mut no_runtime: Option<&Entry> = None;
     let mut io_size: Option<u64> = None;
-    let mut direct = false;
     // fio keeps its random map unless told not to.
     let mut random_map = true;
     let mut no_ops: Vec<&str> = Vec::new();
+    // fio's directory: where the job's files are (their names are put after it, even absolute ones).
+    let mut directory: Option<String> = None;
+    let mut filesize: Option<(&Entry, u64, usize)> = None;
+    let mut wait_for: Option<&Entry> = None;
     for (order, &e) in entries.iter().enumerate() {
         let opt_err = |message: String| FioError::Option { at: e.at.clone(), key: e.key.clone(), message };
         let key = e.key.as_str();
+        if key == "directory" {
+            directory = Some(fio_directory(e.value.as_deref().unwrap_or_default()).map_err(opt_err)?);
+            continue;
+        }
+        if key == "filesize" {
+            let v = e.value.as_deref().unwrap_or_default();
+            let bytes = crate::units::parse_size(v).map_err(|_| {
+                opt_err(format!(
+                    "filesize={v} is not one size (fio draws a range's sizes per file, which is not taken); write it like filesize=1g"
+                ))
+            })?;
+            filesize = Some((e, bytes, order));
+            continue;
+        }
+        if key == "wait_for" {
+            wait_for = e.value.as_deref().filter(|v| !v.is_empty()).map(|_| e);
+            continue;
+        }
         if key == "filename" {
             let v = e.value.as_deref().unwrap_or_default();
             for (flag, val) in options::filename_flags(v).map_err(opt_err)? {
@@ -249,6 +317,17 @@ fn translate(
                 )));
             }
             Some(Mapped::Args(args)) => {
+                // Each rw sets its own offset modifier, none without one (fio's str_rw_cb).
+                if key == "rw" || key == "readwrite" {
+                    flags.retain(|(f, _)| f != "--seq-add");
+                }
+                if key == "ioengine" && options::SYNC_ENGINES.contains(&e.value.as_deref().unwrap_or_default()) {
+                    notes.push(format!(
+                        "[{}]: {}",
+                        s.name,
+                        options::sync_engine_note(e.value.as_deref().unwrap_or_default())
+                    ));
+                }
                 if key == "verify" {
                     notes.push(format!(
                         "[{}]: {}",
@@ -276,9 +355,7 @@ fn translate(
                 engine_options.push((o, e));
             }
             Some(Mapped::NoOp) => {
-                if key == "direct" || key == "buffered" {
-                    direct = true;
-                } else if key != "name" {
+                if key != "name" {
                     no_ops.push(options::NO_OPS.iter().find(|(k, _)| *k == key).map_or(key, |(k, _)| k));
                 }
             }
@@ -290,6 +367,28 @@ fn translate(
             Some(Mapped::Plan(PlanOption::NoRuntime)) => {
                 flags.retain(|(f, _)| f != "--time");
                 no_runtime = Some(e);
+            }
+        }
+    }
+    // fio's filesize is each file's size, and a job without a size moves all of its files (one here,
+    // as nrfiles is not taken): the same as size.
+    if let Some((e, bytes, order)) = filesize {
+        match flags.iter().find(|(f, _)| f == "--size").map(|(_, v)| v.clone()) {
+            None => {
+                sources.written("--size", e, order);
+                set(&mut flags, "--size".into(), bytes.to_string());
+            }
+            Some(size) if crate::units::parse_size(&size).ok() == Some(bytes) => {}
+            Some(size) => {
+                return Err(FioError::Options {
+                    at: e.at.clone(),
+                    job: s.name.clone(),
+                    message: format!(
+                        "{} and {} differ, and the file nvmebench makes is size bytes; give one of them",
+                        as_written(e),
+                        JobNames { sources: &sources, at: &e.at }.given("size", &size)
+                    ),
+                });
             }
         }
     }
@@ -314,16 +413,20 @@ fn translate(
     // jobname.jobnumber.filenumber; so does this (one file for all of a section's jobs). Without a
     // size in bytes either, fio refuses the job ("you need to specify size="), where a run of
     // nvmebench's own would take a scratch file. The engine is the command line's, if it gives one.
-    let engine = match cli.engine.as_deref().filter(|_| given.iter().any(|g| g == "engine")) {
-        Some(e) => e,
-        None => flags.iter().find(|(f, _)| f == "--engine").map_or(FIO_DEFAULT_ENGINE, |(_, v)| v.as_str()),
-    };
+    let engine = engine_of(&flags, cli, given);
     let uses_target = !(engine.starts_with("null") || engine.starts_with("spdk"));
+    if let (Some(dir), Some((_, names))) = (&directory, flags.iter_mut().find(|(f, _)| f == "--filename")) {
+        *names = in_directory(dir, names);
+    }
     if uses_target && !flags.iter().any(|(f, _)| f == "--filename" || f == "--trid") {
         let file = format!("{}.0.0", job_name(s));
+        let (file, place) = match &directory {
+            Some(dir) => (in_directory(dir, &file), format!("in {dir}")),
+            None => (file, "in the current directory".to_string()),
+        };
         match flags.iter().find(|(f, _)| f == "--size").map(|(_, v)| v.as_str()) {
             Some(size) if !size.ends_with('%') => {
-                notes.push(format!("[{}]: no filename, so fio's: {file} in the current directory", s.name));
+                notes.push(format!("[{}]: no filename, so fio's: {file} {place}", s.name));
                 sources.defaulted("--filename", &file);
                 set(&mut flags, "--filename".into(), file);
             }
@@ -380,11 +483,17 @@ fn translate(
         let opts: Vec<&str> = engine_options.iter().map(|(o, _)| o.as_str()).collect();
         *spec = format!("{spec}{sep}{}", opts.join(","));
     }
-    if !direct && !spec_is_null(&flags) {
-        notes.push(format!(
-            "[{}]: no direct=1, so fio would go through the page cache; nvmebench always uses O_DIRECT",
-            s.name
-        ));
+    // fio's default is direct=0: buffered I/O through the page cache, on the engines that have one
+    // (the run ignores it on the others, as fio's null, SPDK and passthrough engines do).
+    if !flags.iter().any(|(f, _)| f == "--buffered") {
+        sources.defaulted("--buffered", "true");
+        set(&mut flags, "--buffered".into(), "true".into());
+        if crate::config::EngineSpec::parse(&engine_of(&flags, cli, given)).is_ok_and(|e| e.has_page_cache()) {
+            notes.push(format!(
+                "[{}]: no direct=1, so buffered I/O through the page cache, as fio's default direct=0",
+                s.name
+            ));
+        }
     }
     for n in no_ops {
         let note = format!("{n} accepted; it changes no measurement here");
@@ -472,7 +581,7 @@ fn translate(
         sources,
         one_pass,
     };
-    Ok((job, starts))
+    Ok((job, starts, wait_for.cloned()))
 }
 
 /// fio's name of the job of section `s`: its own `name=` (the last), else the section's name (a
@@ -499,8 +608,53 @@ fn conflict_of(e: &clap::Error) -> Option<(String, String)> {
     Some((long(e.get(ContextKind::InvalidArg)?)?, long(e.get(ContextKind::PriorArg)?)?))
 }
 
-fn spec_is_null(flags: &[(String, String)]) -> bool {
-    flags.iter().any(|(f, v)| f == "--engine" && v.starts_with("null"))
+/// fio's `directory=DIR`: one directory, with `\\:` for a colon in its name.
+///
+/// # Errors
+/// An empty value, or a list (fio deals a job's files over the directories of a list, which is not
+/// taken).
+fn fio_directory(v: &str) -> Result<String, String> {
+    if v.is_empty() {
+        return Err("directory needs a directory, as in fio; write directory=/mnt/ssd, or remove it".into());
+    }
+    let unescaped = v.replace("\\:", "");
+    if unescaped.contains(':') {
+        return Err(format!(
+            "directory={v} is a list: fio spreads a job's files over its directories, and nvmebench takes one directory; give one, or name each file in filename=a:b"
+        ));
+    }
+    Ok(v.replace("\\:", ":"))
+}
+
+/// Each name of a `filename` list (`a:b`, `\\:` for a colon) in `dir`, as fio puts it: the directory,
+/// a `/`, then the name as written (an absolute name too, as fio 3.33 does).
+fn in_directory(dir: &str, names: &str) -> String {
+    let escaped = dir.replace(':', "\\:");
+    let mut out = String::new();
+    let mut rest = names;
+    loop {
+        let cut = rest.char_indices().find(|&(i, c)| c == ':' && !rest[..i].ends_with('\\')).map(|(i, _)| i);
+        let (name, tail) = match cut {
+            Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+            None => (rest, None),
+        };
+        out.push_str(&format!("{escaped}/{name}"));
+        match tail {
+            Some(t) => {
+                out.push(':');
+                rest = t;
+            }
+            None => return out,
+        }
+    }
+}
+
+/// The job's engine: the command line's, if it gives one, else the job's, else fio's default.
+fn engine_of(flags: &[(String, String)], cli: &RunArgs, given: &[String]) -> String {
+    match cli.engine.as_deref().filter(|_| given.iter().any(|g| g == "engine")) {
+        Some(e) => e.to_string(),
+        None => flags.iter().find(|(f, _)| f == "--engine").map_or(FIO_DEFAULT_ENGINE, |(_, v)| v.as_str()).to_string(),
+    }
 }
 
 /// What fio lets one option decide over another, where the command line would refuse the pair:
@@ -916,8 +1070,8 @@ mod tests {
             e.ends_with("/job.fio:2: option 'rate_process': 'x' is not a rate process; use linear or poisson"),
             "{e}"
         );
-        let e = plan_of("[a]\ndirect=0\n", &[]).unwrap_err().to_string();
-        assert!(e.contains("job.fio:2: option 'direct': direct=0 asks for buffered I/O"), "{e}");
+        let e = plan_of("[a]\nsize=1m\ndirect=2\n", &[]).unwrap_err().to_string();
+        assert!(e.ends_with("job.fio:3: option 'direct': direct=2 is not 0 or 1"), "{e}");
         let p = plan_of("[a]\nfilename=/a:/b\\:c\nnumjobs=2\ntime_based\nruntime=1\n", &[]).unwrap();
         assert_eq!(p.groups[0][0].args.filename, [std::path::PathBuf::from("/a:/b\\:c")]);
         assert!(p.groups[0][0].args.each_worker_all_targets, "each of fio's jobs opens every file of its list");
@@ -999,6 +1153,80 @@ mod tests {
         assert!(e.ends_with("job.fio:4: option 'bs': '4k,8k,16k,32k' gives more than three sizes; write READ[,WRITE[,TRIM]], like 4k,64k,1m"), "{e}");
         let e = plan_of("[a]\nioengine=null\nsize=1m\nbssplit=4k/50:8k/40\n", &[]).unwrap_err().to_string();
         assert!(e.contains("job.fio:4: option 'bssplit': "), "{e}");
+    }
+
+    /// fio's directory holds the job's files: its own (JOBNAME.0.0) or each of filename's, whose
+    /// names fio puts after the directory as written, an absolute one too (fio 3.33 made
+    /// d/var/tmp/g of directory=d and filename=/var/tmp/g).
+    #[test]
+    fn directory_holds_the_jobs_files_as_in_fio() {
+        let files = |text: &str| plan_of(text, &[]).unwrap().groups[0][0].args.filename.clone();
+        let p = |s: &str| std::path::PathBuf::from(s);
+        assert_eq!(files("[global]\ndirectory=/mnt/d\nsize=1m\n[a]\n"), [p("/mnt/d/a.0.0")]);
+        assert_eq!(files("[a]\ndirectory=/mnt/d\nfilename=x:y\\:z\nsize=1m\n"), [p("/mnt/d/x:/mnt/d/y\\:z")]);
+        assert_eq!(
+            files("[a]\nfilename=/v/g\nsize=1m\ndirectory=d\\:e\n"),
+            [p("d\\:e//v/g")],
+            "after it, either order"
+        );
+        assert!(files("[a]\ndirectory=/mnt/d\nioengine=null\nsize=1m\n").is_empty(), "null has no files");
+        let p = plan_of("[a]\ndirectory=/mnt/d\nsize=1m\n", &[]).unwrap();
+        assert!(p.notes.iter().any(|n| n == "[a]: no filename, so fio's: /mnt/d/a.0.0 in /mnt/d"), "{:?}", p.notes);
+        let e = plan_of("[a]\ndirectory=/a:/b\nsize=1m\n", &[]).unwrap_err().to_string();
+        assert!(
+            e.ends_with("job.fio:2: option 'directory': directory=/a:/b is a list: fio spreads a job's files over its directories, and nvmebench takes one directory; give one, or name each file in filename=a:b"),
+            "{e}"
+        );
+        let e = plan_of("[a]\ndirectory=\nsize=1m\n", &[]).unwrap_err().to_string();
+        assert!(e.ends_with("job.fio:2: option 'directory': directory needs a directory, as in fio; write directory=/mnt/ssd, or remove it"), "{e}");
+    }
+
+    /// fio's rw=read:SIZE skips (or steps back) that much after each sequential I/O; each rw
+    /// sets its own, so a job's rw=write drops a [global] rw=read:8k's.
+    #[test]
+    fn rw_offset_modifiers_are_fios() {
+        let add = |text: &str| plan_of(text, &[]).map(|p| p.groups[0][0].args.seq_add);
+        assert_eq!(add("[a]\nioengine=null\nsize=1m\nrw=read:-8k\n").unwrap(), Some(-8192));
+        assert_eq!(add("[global]\nrw=write:4k\n[a]\nioengine=null\nsize=1m\nrw=write\n").unwrap(), None);
+        let e = add("[a]\nioengine=null\nsize=1m\nrw=read:x\n").unwrap_err().to_string();
+        assert!(e.contains("job.fio:4: option 'rw': "), "{e}");
+        let e = resolved_err("[a]\nioengine=null\nsize=64k\nrw=read:64k\n");
+        assert!(e.ends_with("--seq-add: 64k is not smaller than the working set (64k); give a smaller step"), "{e}");
+    }
+
+    fn resolved_err(text: &str) -> String {
+        let p = plan_of(text, &[]).unwrap();
+        crate::config::RunConfig::resolve(&p.groups[0][0].args).unwrap_err().to_string()
+    }
+
+    /// fio's filesize is the size of the job's one file, and so its size when none is given;
+    /// threads=1 is fio's thread (fio takes an option by the start of its name).
+    #[test]
+    fn filesize_is_the_size_of_the_jobs_file() {
+        let size = |text: &str| plan_of(text, &[]).map(|p| p.groups[0][0].args.size);
+        assert_eq!(size("[a]\nioengine=null\nfilesize=1m\nthreads=1\n").unwrap(), Some(SizeOrPercent::Bytes(1 << 20)));
+        assert_eq!(size("[a]\nioengine=null\nfilesize=1m\nsize=1024k\n").unwrap(), Some(SizeOrPercent::Bytes(1 << 20)));
+        let e = size("[a]\nioengine=null\nsize=2m\nfilesize=1m\n").unwrap_err().to_string();
+        assert!(
+            e.ends_with("job.fio:4: [a]: filesize=1m and size=2m (line 3) differ, and the file nvmebench makes is size bytes; give one of them"),
+            "{e}"
+        );
+        let e = size("[a]\nioengine=null\nfilesize=1k-10k\n").unwrap_err().to_string();
+        assert!(e.ends_with("job.fio:3: option 'filesize': filesize=1k-10k is not one size (fio draws a range's sizes per file, which is not taken); write it like filesize=1g"), "{e}");
+    }
+
+    /// wait_for=NAME is taken where starting after every job before is the same: NAME just before,
+    /// alone in its group, and no job joining the waiting one's group (fio starts that one at once).
+    #[test]
+    fn wait_for_is_taken_where_it_is_a_stonewall() {
+        let base = "[global]\nioengine=null\nsize=1m\n";
+        let p = plan_of(&format!("{base}[w]\n[r]\nwait_for=w\n[w2]\nwait_for=r\n"), &[]).unwrap();
+        let groups: Vec<Vec<&str>> = p.groups.iter().map(|g| g.iter().map(|j| j.name.as_str()).collect()).collect();
+        assert_eq!(groups, [["w"], ["r"], ["w2"]]);
+        let e = plan_of(&format!("{base}[a]\n[w]\n[r]\nwait_for=w\n"), &[]).unwrap_err().to_string();
+        assert!(e.ends_with("job.fio:7: [r]: wait_for=w: nvmebench starts a job after all the jobs before it, which is fio's wait_for only when [w] is the job just before and runs alone; put [w] just before it with stonewall, or write stonewall instead"), "{e}");
+        let e = plan_of(&format!("{base}[w]\n[r]\nwait_for=w\n[x]\n"), &[]).unwrap_err().to_string();
+        assert!(e.ends_with("job.fio:7: section [x]: starts at once in fio, while [r] waits (wait_for=w, line 6), and here it would start with [r]; add stonewall, or wait_for"), "{e}");
     }
 
     #[test]

@@ -50,7 +50,9 @@ use std::collections::BTreeMap;
 /// `config.queue_depth_shared` (a job file's `iodepth` shared over a job's files).
 /// 10: `config.latency` `split`: fio's submission and completion latencies of each direction
 /// (`slat`, `clat`: counts, summaries and whole histograms) beside `lat_ns`, the total.
-pub const SCHEMA_VERSION: u32 = 10;
+/// 11: `config.workload.random_dist` may be fio's `zoned`, with its `zones`;
+/// `config.workload.seq_add_bytes` (fio's `rw=read:8k`).
+pub const SCHEMA_VERSION: u32 = 11;
 pub const HIST_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
 /// Default number of rounds in a steady-state measurement window (SNIA PTS).
 pub const DEFAULT_STEADY_WINDOW: usize = 5;
@@ -549,6 +551,10 @@ pub struct WorkloadDoc {
     /// with replacement (absent in older documents: drawn with replacement).
     #[serde(default)]
     pub random_map: bool,
+    /// Bytes a sequential pattern skipped after each I/O, negative backwards (fio's
+    /// `rw=read:8k`; schema 11, absent: none).
+    #[serde(default, skip_serializing_if = "is_zero_i64")]
+    pub seq_add_bytes: i64,
     pub seed: u64,
     /// Pacing beyond `config.rate_iops` (absent before schema 3: none).
     #[serde(default)]
@@ -642,8 +648,12 @@ pub struct BsEntryDoc {
     pub percent: f64,
 }
 
+fn is_zero_i64(v: &i64) -> bool {
+    *v == 0
+}
+
 /// fio's `random_distribution`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum RandomDist {
     Uniform,
@@ -667,6 +677,20 @@ pub enum RandomDist {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         center: Option<f64>,
     },
+    /// fio's zoned (schema 11): each zone takes its share of the I/Os uniformly over its share of
+    /// the range, the zones laid end to end from the start.
+    Zoned {
+        zones: Vec<ZoneDoc>,
+    },
+}
+
+/// One zone of a zoned distribution, in whole percent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ZoneDoc {
+    /// Its share of the I/Os.
+    pub access_percent: u8,
+    /// Its share of the range, after the zones before it.
+    pub range_percent: u8,
 }
 
 /// The histogram settings every `hist` was recorded with; documents with other settings are refused.

@@ -522,6 +522,7 @@ pub(crate) fn sample_document(read: &DirStats, write: &DirStats, elapsed_ns: u64
             range_start: 0,
             range_bytes: 1 << 30,
             random_dist: RandomDist::Uniform,
+            seq_add_bytes: 0,
             random_map: false,
             seed: 1,
             pacing: Default::default(),

@@ -201,6 +201,8 @@ pub fn measure(
     let on = EngineTarget {
         paths: &bench.target_paths,
         writes: streams.iter().any(|s| s.cfg.workload.writes()),
+        // Streams that run together agree on it (a job file's group is checked for that).
+        direct: !streams.iter().any(|s| s.cfg.buffered),
         buffer_seed: bench.seed,
         spdk: bench.spdk.as_ref(),
     };

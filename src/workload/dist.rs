@@ -1,5 +1,6 @@
-//! Where random I/Os land: uniform, zipf, pareto and normal distributions over block indexes,
-//! computed as fio computes them (its lib/zipf.c and lib/gauss.c), and fio's random map.
+//! Where random I/Os land: uniform, zipf, pareto, normal and zoned distributions over block
+//! indexes, computed as fio computes them (its lib/zipf.c, lib/gauss.c and io_u.c's zoned
+//! offsets), and fio's random map.
 //!
 //! The sampler returns an index in `0..n`; the generator turns it into a byte offset. fio draws a
 //! zipf or pareto popularity rank, or a normal value around the middle of the range, then
@@ -53,6 +54,95 @@ pub enum RandomDist {
         #[serde(skip_serializing_if = "Option::is_none")]
         center: Option<f64>,
     },
+    /// fio's zoned: each zone takes a share of the I/Os, uniformly over its share of the range,
+    /// the zones laid end to end from the start of the range.
+    Zoned {
+        zones: Zones,
+    },
+}
+
+/// The most zones a zoned distribution takes here (fio takes 256).
+pub const MAX_ZONES: usize = 16;
+
+/// fio's `zoned:ACCESS/RANGE:...` zones, in whole percent as fio keeps them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Zones {
+    count: u8,
+    /// Each zone's share of the I/Os and of the range, in percent.
+    zones: [(u8, u8); MAX_ZONES],
+}
+
+impl Zones {
+    /// Each zone's share of the I/Os and of the range, in percent.
+    pub fn iter(&self) -> impl Iterator<Item = (u8, u8)> + '_ {
+        self.zones[..usize::from(self.count)].iter().copied()
+    }
+
+    /// fio's zones (options.c's `zone_split_ddir`): `ACCESS/RANGE` pairs separated by `:`, in
+    /// whole percent; a missing RANGE is an equal part of what the others leave.
+    fn parse(text: &str, zones: &str) -> Result<Zones, String> {
+        let bad = |why: String| format!("random distribution '{text}': {why}");
+        let pairs: Vec<&str> = zones.split(':').filter(|p| !p.is_empty()).collect();
+        if pairs.is_empty() {
+            return Err(bad("no zones; write them like zoned:60/10:30/20:10/70".into()));
+        }
+        if pairs.len() > MAX_ZONES {
+            return Err(bad(format!("{} zones; nvmebench takes at most {MAX_ZONES}", pairs.len())));
+        }
+        let percent = |v: &str| -> Result<Option<u8>, String> {
+            match v.trim() {
+                "" => Ok(None),
+                t => t
+                    .parse::<u8>()
+                    .ok()
+                    .filter(|p| *p <= 100)
+                    .map(Some)
+                    .ok_or_else(|| bad(format!("'{t}' is not a whole percentage from 0 to 100"))),
+            }
+        };
+        let (mut access, mut range): (Vec<Option<u8>>, Vec<Option<u8>>) = (Vec::new(), Vec::new());
+        for p in &pairs {
+            let (a, r) = p.split_once('/').ok_or_else(|| bad(format!("'{p}' is not ACCESS/RANGE, like 60/10")))?;
+            // fio refuses a zone without its share of the I/Os ("split conversion failed").
+            let a = percent(a)?
+                .ok_or_else(|| bad(format!("'{p}' gives no share of the I/Os; write ACCESS/RANGE, like 60/10")))?;
+            access.push(Some(a));
+            range.push(percent(r)?);
+        }
+        let fill = |shares: Vec<Option<u8>>| -> Result<Vec<u8>, String> {
+            let given: u32 = shares.iter().flatten().map(|&p| u32::from(p)).sum();
+            let missing = shares.iter().filter(|p| p.is_none()).count() as u32;
+            if given > 100 {
+                return Err(bad("the percentages add up to more than 100, which fio refuses".into()));
+            }
+            let each = (100 - given).checked_div(missing).unwrap_or(0) as u8;
+            Ok(shares.into_iter().map(|p| p.unwrap_or(each)).collect())
+        };
+        let access = fill(access)?;
+        let range = fill(range)?;
+        let total: u32 = access.iter().map(|&a| u32::from(a)).sum();
+        if total != 100 {
+            return Err(bad(format!("the I/O shares add up to {total}, and fio needs 100")));
+        }
+        let mut z = Zones { count: access.len() as u8, zones: [(0, 0); MAX_ZONES] };
+        for (slot, pair) in z.zones.iter_mut().zip(access.into_iter().zip(range)) {
+            *slot = pair;
+        }
+        Ok(z)
+    }
+}
+
+/// One zone as the result document writes it.
+#[derive(Serialize)]
+struct ZoneShare {
+    access_percent: u8,
+    range_percent: u8,
+}
+
+impl Serialize for Zones {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter().map(|(access_percent, range_percent)| ZoneShare { access_percent, range_percent }))
+    }
 }
 
 impl RandomDist {
@@ -68,6 +158,15 @@ impl RandomDist {
             return Err(format!(
                 "random distribution '{text}' gives one per direction, which is not taken; give one for all, like zipf:1.2"
             ));
+        }
+        match (name, arg) {
+            ("zoned", Some(zones)) => return Ok(RandomDist::Zoned { zones: Zones::parse(text, zones)? }),
+            ("zoned_abs", _) => {
+                return Err(format!(
+                    "random distribution '{text}': zoned_abs (zones in bytes) is not taken; give the zones in percent of the range, as in zoned:60/10:40/90"
+                ));
+            }
+            _ => {}
         }
         let (value, center) = match arg.map(|a| a.split_once(':').map_or((a, None), |(v, c)| (v, Some(c)))) {
             None => (None, None),
@@ -103,7 +202,7 @@ impl RandomDist {
                 )),
             },
             _ => Err(format!(
-                "'{text}' is not a random distribution; use uniform, zipf:THETA, pareto:H or normal:DEV (each with an optional :CENTER)"
+                "'{text}' is not a random distribution; use uniform, zipf:THETA, pareto:H or normal:DEV (each with an optional :CENTER), or zoned:ACCESS/RANGE:..."
             )),
         }
     }
@@ -113,6 +212,10 @@ impl fmt::Display for RandomDist {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (name, value, center) = match *self {
             RandomDist::Uniform => return f.write_str("uniform"),
+            RandomDist::Zoned { zones } => {
+                let z: Vec<String> = zones.iter().map(|(a, r)| format!("{a}/{r}")).collect();
+                return write!(f, "zoned:{}", z.join(":"));
+            }
             RandomDist::Zipf { theta, center } => ("zipf", theta, center),
             RandomDist::Pareto { h, center } => ("pareto", h, center),
             RandomDist::Normal { dev_percent, center } => ("normal", dev_percent, center),
@@ -128,10 +231,31 @@ impl fmt::Display for RandomDist {
 /// Draws block indexes in `0..n` from a [`RandomDist`].
 #[derive(Clone, Debug)]
 pub enum IndexSampler {
-    Uniform { n: u64 },
-    Zipf { n: u64, theta: f64, zetan: f64, alpha: f64, eta: f64, rand_off: u64 },
-    Pareto { n: u64, pow: f64, rand_off: u64 },
-    Normal { n: u64, stddev: u32, rand_off: u32 },
+    Uniform {
+        n: u64,
+    },
+    Zipf {
+        n: u64,
+        theta: f64,
+        zetan: f64,
+        alpha: f64,
+        eta: f64,
+        rand_off: u64,
+    },
+    Pareto {
+        n: u64,
+        pow: f64,
+        rand_off: u64,
+    },
+    Normal {
+        n: u64,
+        stddev: u32,
+        rand_off: u32,
+    },
+    /// For each draw `v` of 1..=100, the first block and the block count of its zone.
+    Zoned {
+        table: Box<[(u64, u64); 100]>,
+    },
 }
 
 impl IndexSampler {
@@ -146,6 +270,23 @@ impl IndexSampler {
         };
         match dist {
             RandomDist::Uniform => IndexSampler::Uniform { n },
+            RandomDist::Zoned { zones } => {
+                // fio's zone_state_index (init.c) and __get_next_rand_offset_zoned (io_u.c): the
+                // zone of draw v starts at its predecessors' range share of the blocks and spans its
+                // own share of them, each rounded down as fio rounds it.
+                let mut table = Box::new([(0u64, 1u64); 100]);
+                let (mut v, mut range_before) = (0usize, 0u64);
+                for (access, range) in zones.iter() {
+                    let start = (range_before * n / 100).min(n - 1);
+                    let len = (n * u64::from(range) / 100).max(1);
+                    for slot in table.iter_mut().skip(v).take(usize::from(access)) {
+                        *slot = (start, len);
+                    }
+                    v += usize::from(access);
+                    range_before += u64::from(range);
+                }
+                IndexSampler::Zoned { table }
+            }
             RandomDist::Zipf { theta, center } => {
                 let zetan: f64 = (0..n.min(ZIPF_MAX_GEN)).map(|i| (1.0 / (i + 1) as f64).powf(theta)).sum();
                 let zeta2 = 1.0 + 0.5f64.powf(theta);
@@ -213,6 +354,11 @@ impl IndexSampler {
                     sum = sum.wrapping_add(dev as u64);
                 }
                 fio_hash(sum).wrapping_add(u64::from(rand_off)) % n
+            }
+            IndexSampler::Zoned { ref table } => {
+                // fio's rand_between(1, 100), then a uniform block of that zone.
+                let (start, len) = table[bounded(rng.next_u64(), 100) as usize];
+                start + bounded(rng.next_u64(), len)
             }
         }
     }
@@ -353,6 +499,62 @@ mod tests {
         for d in ["uniform", "zipf:1.2", "pareto:0.8", "normal:10", "zipf:1.2:0.25", "normal:5:0.5"] {
             assert_eq!(RandomDist::parse(d).unwrap().to_string(), d);
         }
+    }
+
+    /// fio's zoned zones (options.c's zone_split_ddir): a missing range share is an equal part of
+    /// what the others leave, I/O shares must be given and add up to 100, range shares to at most
+    /// 100 (each case as fio 3.33 took or refused it).
+    #[test]
+    fn zoned_parses_as_fio_parses_it() {
+        let zones = |d: &str| match RandomDist::parse(d) {
+            Ok(RandomDist::Zoned { zones }) => zones.iter().collect::<Vec<_>>(),
+            other => panic!("{d}: {other:?}"),
+        };
+        assert_eq!(zones("zoned:50/5:30/15:20/80"), [(50, 5), (30, 15), (20, 80)]);
+        assert_eq!(zones("zoned:50/5:30/15:20/"), [(50, 5), (30, 15), (20, 80)], "fio's rand-zones.fio");
+        assert_eq!(zones("zoned:60/10:40/"), [(60, 10), (40, 90)]);
+        assert_eq!(zones("zoned:40/:30/:30/10"), [(40, 45), (30, 45), (30, 10)]);
+        assert!(
+            RandomDist::parse("zoned:60/10:/20:/")
+                .unwrap_err()
+                .ends_with("'/20' gives no share of the I/Os; write ACCESS/RANGE, like 60/10")
+        );
+        assert_eq!(RandomDist::parse("zoned:50/5:30/15:20/").unwrap().to_string(), "zoned:50/5:30/15:20/80");
+        let e = |d: &str| RandomDist::parse(d).unwrap_err();
+        assert_eq!(
+            e("zoned:50/5:30/15"),
+            "random distribution 'zoned:50/5:30/15': the I/O shares add up to 80, and fio needs 100"
+        );
+        assert_eq!(
+            e("zoned:50/60:50/60"),
+            "random distribution 'zoned:50/60:50/60': the percentages add up to more than 100, which fio refuses"
+        );
+        assert_eq!(e("zoned:50:50"), "random distribution 'zoned:50:50': '50' is not ACCESS/RANGE, like 60/10");
+        assert_eq!(
+            e("zoned:x/5:100/5"),
+            "random distribution 'zoned:x/5:100/5': 'x' is not a whole percentage from 0 to 100"
+        );
+        assert!(e("zoned_abs:50/1g:50/1g").contains("zoned_abs (zones in bytes) is not taken"));
+        assert!(e("zoned:50/5,60/10:40/90").contains("one per direction"));
+        assert!(e(&format!("zoned:{}", vec!["5/5"; 20].join(":"))).contains("20 zones; nvmebench takes at most 16"));
+    }
+
+    /// Each zone takes its share of the draws, uniformly over its share of the blocks, from the
+    /// start of the range (fio's __get_next_rand_offset_zoned).
+    #[test]
+    fn zoned_draws_each_zone_its_share_over_its_blocks() {
+        let c = counts("zoned:50/5:30/15:20/80", 1000, 200_000);
+        let share = |r: std::ops::Range<usize>| c[r].iter().sum::<u64>() as f64 / 200_000.0;
+        let near = |got: f64, want: f64| assert!((got - want).abs() < 0.01, "{got} not {want}");
+        near(share(0..50), 0.50);
+        near(share(50..200), 0.30);
+        near(share(200..1000), 0.20);
+        // Uniform inside a zone: every block of the first zone about 1% of the draws.
+        assert!(c[..50].iter().all(|&k| (1600..2400).contains(&k)), "{:?}", &c[..50]);
+        // A range share under 100 leaves the rest untouched, as in fio.
+        let c = counts("zoned:70/10:30/20", 1000, 10_000);
+        assert!(c[300..].iter().all(|&k| k == 0));
+        assert!(c[..300].iter().all(|&k| k > 0));
     }
 
     fn counts(dist: &str, n: u64, draws: usize) -> Vec<u64> {

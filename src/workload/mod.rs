@@ -229,11 +229,19 @@ pub struct WorkloadSpec {
     /// the working set once per pass instead of being drawn with replacement. Only a uniform
     /// distribution keeps one, as in fio.
     pub random_map: bool,
+    /// Bytes a sequential pattern skips after each I/O, negative to go backwards (fio's
+    /// `rw=read:8k`, its `ddir_seq_add`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub seq_add_bytes: i64,
     pub seed: u64,
     /// fio's `rate` (per worker), `rate_process` and `thinktime`.
     pub pacing: rate::PaceSpec,
     /// What written blocks hold.
     pub buffers: contents::BufferContents,
+}
+
+fn is_zero(v: &i64) -> bool {
+    *v == 0
 }
 
 impl WorkloadSpec {
@@ -351,10 +359,12 @@ pub struct Generator {
     align: u64,
     start: u64,
     end: u64,
+    /// Where each direction's last sequential I/O ended (fio's `last_pos`).
     cursor: [u64; Direction::COUNT],
     /// The common case drawn without its branches: one direction, one size, uniform offsets drawn
     /// with replacement. The same draws as the general path, so the same sequence.
     uniform: Option<UniformDraw>,
+    seq_add: i64,
 }
 
 /// One direction and size at uniform offsets without a map: `start + bounded(draw, n) * align`.
@@ -418,6 +428,7 @@ impl Generator {
             end,
             cursor: [start; Direction::COUNT],
             uniform: None,
+            seq_add: spec.seq_add_bytes,
         };
         g.uniform = g.uniform_draw();
         g
@@ -487,6 +498,9 @@ impl Generator {
             self.start + block * self.align
         } else {
             let c = &mut self.cursor[dir as usize];
+            if self.seq_add != 0 && *c != self.start {
+                *c = seq_step(*c - self.start, self.seq_add, self.end - self.start) + self.start;
+            }
             if *c + u64::from(len) > self.end {
                 *c = self.start;
             }
@@ -508,12 +522,41 @@ impl Generator {
     }
 }
 
+/// fio's next sequential position with an offset modifier (io_u.c's `get_next_seq_offset`), from
+/// `last`, where the previous I/O ended, relative to the start of a range of `span` bytes: `add`
+/// bytes on, and past the end (or before the start), back to the start when skipping forwards, or
+/// to `add` before the end when going backwards.
+fn seq_step(last: u64, add: i64, span: u64) -> u64 {
+    match last.checked_add_signed(add) {
+        Some(p) if p < span => p,
+        _ if add > 0 => 0,
+        _ => span.saturating_sub(add.unsigned_abs()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn spec(rw: RwMode, read_percent: u32, bs: &str) -> WorkloadSpec {
         spec_mix(rw, rw.fixed_mix().unwrap_or(Mix::read_write(read_percent)), bs)
+    }
+
+    /// fio's offset modifier (rw=read:SIZE): the offsets fio 3.33 wrote to its iolog for
+    /// size=64k bs=4k, in KiB: backwards with -8k, holes of 4k and 12k, each wrapping as fio wraps.
+    #[test]
+    fn sequential_offsets_with_fios_modifier() {
+        for (add, fio) in [
+            (-8, vec![0, 56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0, 56]),
+            (4, vec![0, 8, 16, 24, 32, 40, 48, 56, 0, 8, 16, 24, 32, 40, 48, 56]),
+            (12, vec![0, 16, 32, 48, 0, 16, 32, 48, 0, 16, 32, 48, 0, 16, 32, 48]),
+        ] {
+            let mut s = spec(RwMode::Read, 100, "4k");
+            (s.range_start, s.range_bytes, s.seq_add_bytes) = (1 << 20, 64 << 10, add << 10);
+            let mut g = Generator::new(&s, 0, 1);
+            let got: Vec<i64> = fio.iter().map(|_| ((g.next_op().offset - (1 << 20)) >> 10) as i64).collect();
+            assert_eq!(got, fio, "rw=read:{add}k");
+        }
     }
 
     fn spec_mix(rw: RwMode, mix: Mix, bs: &str) -> WorkloadSpec {
@@ -530,6 +573,7 @@ mod tests {
             range_bytes: 64 << 20,
             random_dist: RandomDist::Uniform,
             random_map: false,
+            seq_add_bytes: 0,
             seed: 7,
             pacing: rate::PaceSpec::default(),
             buffers: contents::BufferContents::default(),

@@ -527,8 +527,11 @@ fn bad_job_files_get_one_line_naming_file_line_and_option() {
             "[global]\niodepth=0\n[a]\nioengine=null\n",
             "bad.fio:2: option 'iodepth': '0' is not a queue depth; use a whole number from 1 to 65536",
         ),
-        ("[a]\nioengine=null\ndirect=0\n", "bad.fio:3: option 'direct': direct=0 asks for buffered I/O"),
-        ("[a]\nioengine=sync\n", "bad.fio:2: option 'ioengine': ioengine=sync is not one of nvmebench's engines"),
+        ("[a]\nioengine=null\nsize=1m\ndirect=2\n", "bad.fio:4: option 'direct': direct=2 is not 0 or 1"),
+        (
+            "[a]\nioengine=posixaio\n",
+            "bad.fio:2: option 'ioengine': ioengine=posixaio is not one of nvmebench's engines",
+        ),
         ("[a]\nioengine=null\nfilename=${NVMEBENCH_UNSET_VAR}\n", "bad.fio:3: $NVMEBENCH_UNSET_VAR is not set"),
         ("[a]\nioengine=null\nrw=randread\n", "section [a]: has no end nvmebench can follow"),
         // No file and no size: fio refuses the job, where a command-line run takes a scratch file.
@@ -602,18 +605,19 @@ fn one_option_refused_at_setup_is_named_as_the_job_file_writes_it() {
     let dir = scratch_dir();
     let data = make_file(dir.path(), "data.bin", 1 << 20);
     let before = std::fs::read(&data).unwrap();
-    let file = format!("[global]\nioengine=libaio\nfilename={}\ntime_based\nruntime=1\n", data.display());
+    // O_DIRECT (fio's direct=1) is what asks for whole logical blocks.
+    let file = format!("[global]\nioengine=libaio\ndirect=1\nfilename={}\ntime_based\nruntime=1\n", data.display());
     let missing = dir.path().join("never-created.bin");
     let cases = [
-        (format!("{file}[a]\nbs=1000\n"), "bad.fio:7: [a]: bs=1000 is not a multiple of"),
+        (format!("{file}[a]\nbs=1000\n"), "bad.fio:8: [a]: bs=1000 is not a multiple of"),
         (
             format!("{file}blockalign=0\n[a]\n"),
-            "bad.fio:6: [a]: blockalign=0: 0 is not an alignment; use a size such as 4k",
+            "bad.fio:7: [a]: blockalign=0: 0 is not an alignment; use a size such as 4k",
         ),
-        (format!("{file}[a]\nba=1000\n"), "bad.fio:7: [a]: ba=1000 is not a multiple of"),
+        (format!("{file}[a]\nba=1000\n"), "bad.fio:8: [a]: ba=1000 is not a multiple of"),
         (
             format!("{file}[a]\nioengine=io_uring\nsqthread_poll_cpu=99999\n"),
-            "bad.fio:8: [a]: sqthread_poll_cpu=99999: core 99999 does not exist",
+            "bad.fio:9: [a]: sqthread_poll_cpu=99999: core 99999 does not exist",
         ),
         (
             format!("[a]\nioengine=libaio\nfilename={}\ntime_based\nruntime=1\n", missing.display()),
@@ -1150,4 +1154,167 @@ fn trims_take_the_third_block_size() {
     ]);
     assert_eq!(d["jobs"][0]["job options"]["bs"], "4k,4k,1m");
     assert_eq!(d["jobs"][0]["trim"]["io_bytes"], 100u64 << 20);
+}
+
+/// Each job's read, write and trim total_ios, by job name.
+type JobIos = Vec<(String, [u64; 3])>;
+
+/// Each job's read, write and trim total_ios in a fio-shaped document, by job name, clones added
+/// up.
+fn ios_per_job(doc: &Value) -> JobIos {
+    let mut out: JobIos = Vec::new();
+    for j in doc["jobs"].as_array().expect("fio's JSON has jobs") {
+        let name = j["jobname"].as_str().unwrap().to_string();
+        let ios = ["read", "write", "trim"].map(|d| j[d]["total_ios"].as_u64().unwrap_or(0));
+        match out.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, sum)) => (0..3).for_each(|i| sum[i] += ios[i]),
+            None => out.push((name, ios)),
+        }
+    }
+    out
+}
+
+/// One job file run by fio and by nvmebench: each one's I/Os per job, nvmebench's stderr, and the
+/// directory both ran in, as nvmebench left it.
+struct Both {
+    fio: JobIos,
+    ours: JobIos,
+    notes: String,
+    dir: tempfile::TempDir,
+}
+
+/// Runs the job file `text` through fio and then through nvmebench, in a scratch directory of its
+/// own holding the directories `dirs` (emptied between the two runs); `None` (with a skip) when
+/// fio is not installed.
+fn fio_and_ours(text: &str, dirs: &[&str]) -> Option<Both> {
+    let fio = tool("fio")?;
+    let dir = scratch_dir();
+    let fresh = || {
+        for f in std::fs::read_dir(dir.path()).unwrap() {
+            let f = f.unwrap().path();
+            if f.is_dir() {
+                std::fs::remove_dir_all(f).unwrap();
+            } else {
+                std::fs::remove_file(f).unwrap();
+            }
+        }
+        write(dir.path(), "both.fio", text);
+        for d in dirs {
+            std::fs::create_dir_all(dir.path().join(d)).unwrap();
+        }
+    };
+    fresh();
+    let theirs =
+        Command::new(&fio).current_dir(dir.path()).args(["both.fio", "--output-format=json"]).output().unwrap();
+    assert!(theirs.status.success(), "fio: {}", String::from_utf8_lossy(&theirs.stderr));
+    fresh();
+    let ours = Command::new(env!("CARGO_BIN_EXE_nvmebench"))
+        .current_dir(dir.path())
+        .args(["run", "both.fio", "--output-format=json"])
+        .output()
+        .unwrap();
+    assert!(ours.status.success(), "nvmebench: {}", String::from_utf8_lossy(&ours.stderr));
+    let doc = |o: &std::process::Output| serde_json::from_slice::<Value>(&o.stdout).unwrap();
+    Some(Both { fio: ios_per_job(&doc(&theirs)), ours: ios_per_job(&doc(&ours)), notes: stderr(&ours), dir })
+}
+
+/// fio's direct=0 (its default) goes through the page cache, where a block need not be whole
+/// logical blocks: bs=1000, which O_DIRECT refuses, runs on psync and libaio, with fio's I/O counts.
+#[test]
+fn direct_0_is_buffered_io_as_in_fio() {
+    let text = "[global]\nsize=1000k\nbs=1000\nfilename=buffered.dat\n\
+                [w]\nrw=write\ndirect=0\n[r]\nstonewall\nrw=randread\n[aio]\nstonewall\nioengine=libaio\niodepth=4\nbuffered=1\nrw=randread\n";
+    let Some(Both { fio, ours, notes, .. }) = fio_and_ours(text, &[]) else { return };
+    assert_eq!(ours, fio, "per job: read, write, trim");
+    let names: Vec<&str> = ours.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["w", "r", "aio"]);
+    assert_eq!(ours[0].1, [0, 1024, 0], "1000k at 1000 bytes");
+    assert!(
+        notes.contains("[r]: no direct=1, so buffered I/O through the page cache, as fio's default direct=0"),
+        "{notes}"
+    );
+    assert!(!notes.contains("[w]: no direct=1"), "{notes}");
+}
+
+/// fio's directory holds a job's files: its own JOBNAME.0.0 without a filename, and each name of
+/// filename after it; the I/O counts are fio's.
+#[test]
+fn directory_holds_the_jobs_files_as_in_fio() {
+    let text = "[global]\ndirectory=sub\nsize=256k\nbs=4k\ndirect=1\n\
+                [own]\nrw=write\n[named]\nstonewall\nfilename=f1:f2\nrw=randwrite\n";
+    let Some(both) = fio_and_ours(text, &["sub"]) else { return };
+    assert_eq!(both.ours, both.fio, "per job: read, write, trim");
+    assert_eq!(both.ours[1].1, [0, 64, 0], "256k at 4k over f1 and f2");
+    let made: BTreeSet<String> = std::fs::read_dir(both.dir.path().join("sub"))
+        .unwrap()
+        .map(|f| f.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(made, BTreeSet::from(["own.0.0".to_string(), "f1".into(), "f2".into()]), "{}", both.notes);
+}
+
+/// fio's zoned random_distribution runs (fio's rand-zones.fio leaves the last range share out),
+/// with fio's I/O counts; where each zone's I/Os land is checked beside the sampler.
+#[test]
+fn zoned_random_distribution_runs_as_in_fio() {
+    let text = "[global]\nioengine=psync\ndirect=1\nfilename=zoned.dat\nsize=1m\nbs=4k\n\
+                [zones]\nrw=randread\nnorandommap\nrandom_distribution=zoned:50/5:30/15:20/\n\
+                [map]\nstonewall\nrw=randwrite\nrandom_distribution=zoned:60/10:40/90\n";
+    let Some(both) = fio_and_ours(text, &[]) else { return };
+    assert_eq!(both.ours, both.fio, "per job: read, write, trim");
+    assert_eq!(both.ours, [("zones".to_string(), [256, 0, 0]), ("map".to_string(), [0, 256, 0])]);
+}
+
+/// fio's offset modifier on a sequential pattern runs with fio's I/O counts: backwards
+/// (rw=read:-8k, fio's backwards-read.fio) and with holes (rw=write:12k); a step as large as the
+/// working set is refused at its line, and a random pattern's ':N' too.
+#[test]
+fn rw_offset_modifiers_run_as_in_fio() {
+    let text = "[global]\nioengine=psync\ndirect=1\nfilename=seq.dat\nsize=256k\nbs=4k\n\
+                [back]\nrw=read:-8k\n[holes]\nstonewall\nrw=write:12k\n";
+    let Some(both) = fio_and_ours(text, &[]) else { return };
+    assert_eq!(both.ours, both.fio, "per job: read, write, trim");
+    assert_eq!(both.ours, [("back".to_string(), [64, 0, 0]), ("holes".to_string(), [0, 64, 0])]);
+    let dir = scratch_dir();
+    for (text, want) in [
+        (
+            "[a]\nioengine=null\nsize=64k\nrw=read:64k\n",
+            "bad.fio:4: [a]: rw=read:64k: 64k is not smaller than the working set (64k); give a smaller step",
+        ),
+        (
+            "[a]\nioengine=null\nsize=64k\nrw=randread:8\n",
+            "bad.fio:4: option 'rw': rw=randread:8: ':N' after a random pattern",
+        ),
+    ] {
+        let job = write(dir.path(), "bad.fio", text);
+        let o = nvmebench(&["run", job.to_str().unwrap(), "--output-format=json"]);
+        assert_eq!(o.status.code(), Some(2), "{text}: {}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{text}: {}", stderr(&o));
+        assert!(o.stdout.is_empty(), "nothing written for {text}");
+    }
+}
+
+/// fio's waitfor.fio in small: filesize sizes the one file, threads=1 is fio's thread, and each
+/// job waits for the one before it; the I/O counts per job are fio's.
+#[test]
+fn wait_for_and_filesize_run_as_in_fio() {
+    let text = "[global]\nthreads=1\nfilename=wait.dat\nfilesize=256k\n\
+                [writers]\nrw=write\nbs=64k\nnumjobs=2\n\
+                [readers]\nnew_group\nwait_for=writers\nrw=randread\nbs=4k\nnumjobs=2\n";
+    let Some(both) = fio_and_ours(text, &[]) else { return };
+    assert_eq!(both.ours, both.fio, "per job: read, write, trim");
+    assert_eq!(both.ours, [("writers".to_string(), [0, 8, 0]), ("readers".to_string(), [128, 0, 0])]);
+}
+
+/// fio's sync, pvsync and pvsync2 run as psync (the same I/Os, one at a time), with a note, and
+/// fio's I/O counts.
+#[test]
+fn sync_engines_run_as_psync_with_fios_counts() {
+    let text = "[global]\ndirect=1\nfilename=sync.dat\nsize=256k\nbs=4k\n\
+                [s]\nioengine=sync\nrw=write\n[v]\nstonewall\nioengine=pvsync\nrw=randread\n\
+                [v2]\nstonewall\nioengine=pvsync2\nrw=read\n";
+    let Some(both) = fio_and_ours(text, &[]) else { return };
+    assert_eq!(both.ours, both.fio, "per job: read, write, trim");
+    assert_eq!(both.ours[0].1, [0, 64, 0]);
+    assert!(both.notes.contains("[v]: ioengine=pvsync runs as psync: the same I/Os, one at a time"), "{}", both.notes);
 }
