@@ -499,7 +499,7 @@ mod tests {
         let (_dir, path) = temp_file(1 << 16);
         for (fixed_buffers, registered_file) in [(true, true), (true, false), (false, true), (false, false)] {
             let options = UringOptions { fixed_buffers, registered_file, ..UringOptions::default() };
-            let b = UringBuilder { path: path.clone(), writes: true, options, buffer_seed: 5 };
+            let b = UringBuilder { path: path.clone(), writes: true, direct: true, options, buffer_seed: 5 };
             let mut e = b.build(0, 4, 8192).unwrap();
             for dir in [Direction::Read, Direction::Write] {
                 for (slot, offset, len) in [(0, 0, 4096), (3, 1 << 33, 8192), (2, 512, 512)] {
