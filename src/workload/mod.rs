@@ -364,6 +364,7 @@ pub struct Generator {
     /// The common case drawn without its branches: one direction, one size, uniform offsets drawn
     /// with replacement. The same draws as the general path, so the same sequence.
     uniform: Option<UniformDraw>,
+    /// Bytes a sequential pattern skips after each I/O (`WorkloadSpec::seq_add_bytes`).
     seq_add: i64,
 }
 
