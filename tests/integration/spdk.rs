@@ -360,6 +360,65 @@ fn fio_job_files_run_through_the_bypass_path() {
     assert!(json(&o)["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 0);
 }
 
+/// Each job's name, group and read, write and trim total_ios in a fio-shaped document, in order.
+fn jobs_and_counts(d: &serde_json::Value) -> Vec<(String, u64, [u64; 3])> {
+    d["jobs"]
+        .as_array()
+        .expect("fio's JSON has jobs")
+        .iter()
+        .map(|j| {
+            let ios = ["read", "write", "trim"].map(|dir| j[dir]["total_ios"].as_u64().unwrap_or(0));
+            (j["jobname"].as_str().unwrap().to_string(), j["groupid"].as_u64().unwrap(), ios)
+        })
+        .collect()
+}
+
+/// One size-bounded job file, run on a scratch file through the kernel (psync, io_uring) and through
+/// SPDK over TCP and vfio-user (`--engine spdk`): the same jobs[] entries, groups and I/O counts.
+#[test]
+fn a_job_file_counts_the_same_through_the_kernel_and_spdk() {
+    let Some(tcp) = TcpTarget::start(4450) else { return };
+    let dir = crate::common::scratch_dir();
+    crate::common::make_file(dir.path(), "scratch.dat", 8 << 20);
+    let job = dir.path().join("same.fio");
+    std::fs::write(
+        &job,
+        "[global]\ndirect=1\nfilename=scratch.dat\nbs=4k\n\
+         [r]\nrw=randread\niodepth=8\nsize=2m\nnumjobs=2\n\
+         [w]\nstonewall\nrw=write\nbs=64k\nsize=4m\n\
+         [m]\nnew_group\nstonewall\nrw=randrw\nrwmixread=50\nsize=1m\nnumjobs=2\ngroup_reporting\n",
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", job.to_str().unwrap(), "--allow-destroy", "--output-format=json"];
+        args.extend(extra);
+        let o = Command::new(env!("CARGO_BIN_EXE_nvmebench")).current_dir(dir.path()).args(&args).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{extra:?}: {}", stderr(&o));
+        jobs_and_counts(&json(&o))
+    };
+    let kernel = run(&["--engine", "psync"]);
+    let names: Vec<(&str, u64)> = kernel.iter().map(|(n, g, _)| (n.as_str(), *g)).collect();
+    assert_eq!(names, [("r", 0), ("r", 0), ("w", 1), ("m", 2)], "{kernel:?}");
+    assert_eq!(kernel[0].2, [512, 0, 0], "2m at 4k, each clone");
+    assert_eq!(kernel[2].2, [0, 64, 0], "4m at 64k");
+    let total = |c: &[(String, u64, [u64; 3])]| c[3].2.iter().sum::<u64>();
+    assert_eq!(total(&kernel), 512, "two clones of 1m at 4k, reported as one");
+    if crate::common::uring_available() {
+        assert_eq!(run(&["--engine", "io_uring"]), kernel, "io_uring against psync");
+    }
+    // The direction of each randrw I/O is drawn at random, so only the mixed job's total is compared.
+    let same = |spdk: Vec<(String, u64, [u64; 3])>, how: &str| {
+        assert_eq!(spdk[..3], kernel[..3], "{how}");
+        assert_eq!((&spdk[3].0, spdk[3].1, total(&spdk)), (&kernel[3].0, kernel[3].1, 512), "{how}");
+    };
+    same(run(&["--engine", "spdk", "--trid", &tcp.trid]), "SPDK over TCP");
+    drop(tcp);
+    if let Some(vfu) = VfuTarget::start("jobfile", None) {
+        same(run(&["--engine", "spdk", "--trid", &vfu.trid]), "SPDK over vfio-user");
+        vfu.stop_and_check();
+    }
+}
+
 #[test]
 fn telemetry_is_read_over_the_admin_queue() {
     let Some(t) = TcpTarget::start(4438) else { return };
