@@ -1235,4 +1235,32 @@ mod tests {
             plan_of("[a]\nioengine=libaio\nfilename=/dev/null\ntime_based\nruntime=1\n", &["--engine=null"]).unwrap();
         assert_eq!(p.groups[0][0].args.engine.as_deref(), Some("null"));
     }
+
+    /// Whether a job file may hold fio's option `name` (with the value 1): taken when nvmebench
+    /// does not answer that it is not an option it takes (a refused value is still a taken option).
+    fn takes(name: &str) -> bool {
+        let r = plan_of(&format!("[j]\nioengine=null\nsize=1m\n{name}=1\n"), &[]);
+        !matches!(&r, Err(e) if e.to_string().contains("is not a fio option nvmebench takes"))
+    }
+
+    /// docs/fio.md's table of fio's options holds every option of fio 3.33 that a job file may use
+    /// here (`fio --cmdhelp=all`, and `--enghelp` of io_uring and libaio: fio-options.txt), and each
+    /// name it lists, aliases included, is taken.
+    #[test]
+    fn the_guide_tables_every_fio_option_taken_and_no_other() {
+        let guide = include_str!("../../docs/fio.md");
+        let start = guide.find("## Every fio option taken").expect("docs/fio.md has the table");
+        let table = &guide[start..];
+        let table = &table[..table[3..].find("\n## ").map_or(table.len(), |e| e + 3)];
+        let mut listed = std::collections::BTreeSet::new();
+        for row in table.lines().filter(|l| l.starts_with("| `")) {
+            let first = row.split('|').nth(1).unwrap();
+            listed.extend(first.split('`').skip(1).step_by(2).map(str::to_string));
+        }
+        let missing: Vec<&str> =
+            include_str!("fio-options.txt").lines().filter(|n| takes(n) && !listed.contains(*n)).collect();
+        assert!(missing.is_empty(), "taken, and not in docs/fio.md's table: {missing:?}");
+        let not_taken: Vec<&String> = listed.iter().filter(|n| !takes(n)).collect();
+        assert!(not_taken.is_empty(), "in docs/fio.md's table, and not taken: {not_taken:?}");
+    }
 }
