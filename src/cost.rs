@@ -497,7 +497,15 @@ mod tests {
         a: Vec<(usize, CoreTicks)>,
         b: Vec<(usize, CoreTicks)>,
     ) -> CpuWindow {
-        CpuWindow { start_ns: start, end_ns: end, user_ns: user, sys_ns: sys, cores_start: Some(a), cores_end: Some(b) }
+        CpuWindow {
+            start_ns: start,
+            end_ns: end,
+            user_ns: user,
+            sys_ns: sys,
+            cores_start: Some(a),
+            cores_end: Some(b),
+            ..CpuWindow::default()
+        }
     }
 
     /// Two workers on cores 0 and 1 over overlapping windows, core 2 counted for an SQPOLL thread:
@@ -547,7 +555,7 @@ mod tests {
 
     #[test]
     fn without_core_counters_the_threads_are_the_headline() {
-        let w = CpuWindow { start_ns: 0, end_ns: 2_000, user_ns: 500, sys_ns: 500, cores_start: None, cores_end: None };
+        let w = CpuWindow { start_ns: 0, end_ns: 2_000, user_ns: 500, sys_ns: 500, ..CpuWindow::default() };
         let c = run_cost(&[WorkerWindow { worker: 0, core: Some(3), window: &w, ios: 0 }], &[], 10_000_000).unwrap();
         assert!(c.cores.is_none());
         assert_eq!(c.cores_used(), 0.5);

@@ -43,11 +43,52 @@ pub fn thread_cpu_ns() -> u64 {
 /// The calling thread's user and system CPU time so far (`getrusage(RUSAGE_THREAD)`: microseconds,
 /// the kernel's split of the thread's exact run time); zero if the kernel refuses (it does not).
 pub fn thread_times() -> CpuTimes {
+    thread_usage().0
+}
+
+/// What fio counts per thread besides CPU time (`getrusage(RUSAGE_THREAD)`, as fio's `ctx`, `majf`
+/// and `minf`): context switches, voluntary and not, and page faults that did and did not read
+/// from storage.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ThreadCounts {
+    pub ctx: u64,
+    pub majf: u64,
+    pub minf: u64,
+}
+
+impl ThreadCounts {
+    /// What was counted between `earlier` and `self`.
+    pub fn since(self, earlier: ThreadCounts) -> ThreadCounts {
+        ThreadCounts {
+            ctx: self.ctx.saturating_sub(earlier.ctx),
+            majf: self.majf.saturating_sub(earlier.majf),
+            minf: self.minf.saturating_sub(earlier.minf),
+        }
+    }
+}
+
+impl std::ops::AddAssign for ThreadCounts {
+    fn add_assign(&mut self, o: ThreadCounts) {
+        self.ctx += o.ctx;
+        self.majf += o.majf;
+        self.minf += o.minf;
+    }
+}
+
+/// The calling thread's CPU time and [`ThreadCounts`] so far, from one `getrusage(RUSAGE_THREAD)`;
+/// zero if the kernel refuses (it does not for the calling thread).
+pub fn thread_usage() -> (CpuTimes, ThreadCounts) {
     use nix::sys::resource::{UsageWho, getrusage};
     use nix::sys::time::TimeValLike;
-    let Ok(ru) = getrusage(UsageWho::RUSAGE_THREAD) else { return CpuTimes::default() };
+    let Ok(ru) = getrusage(UsageWho::RUSAGE_THREAD) else { return Default::default() };
     let tv = |t: nix::sys::time::TimeVal| Duration::from_micros(t.num_microseconds().max(0) as u64);
-    CpuTimes { user: tv(ru.user_time()), system: tv(ru.system_time()) }
+    let n = |v: libc::c_long| v.max(0) as u64;
+    let counts = ThreadCounts {
+        ctx: n(ru.voluntary_context_switches()) + n(ru.involuntary_context_switches()),
+        majf: n(ru.major_page_faults()),
+        minf: n(ru.minor_page_faults()),
+    };
+    (CpuTimes { user: tv(ru.user_time()), system: tv(ru.system_time()) }, counts)
 }
 
 /// One core's counters in `/proc/stat`, in the kernel's clock ticks (`USER_HZ`, see [`tick_ns`]).
@@ -126,6 +167,7 @@ pub fn parse_proc_stat(text: &str) -> Vec<(usize, CoreTicks)> {
 pub struct CpuProbe {
     start_ns: u64,
     start_thread: CpuTimes,
+    start_counts: ThreadCounts,
     /// The raw text of `/proc/stat` at the start.
     start_stat: Vec<u8>,
     started: bool,
@@ -140,6 +182,8 @@ pub struct CpuWindow {
     /// The worker thread's CPU time between the readings.
     pub user_ns: u64,
     pub sys_ns: u64,
+    /// The worker thread's context switches and page faults between the readings.
+    pub counts: ThreadCounts,
     /// Every core's counters at each reading (`None`: `/proc/stat` could not be read).
     pub cores_start: Option<Vec<(usize, CoreTicks)>>,
     pub cores_end: Option<Vec<(usize, CoreTicks)>>,
@@ -194,6 +238,7 @@ impl CpuProbe {
         CpuProbe {
             start_ns: 0,
             start_thread: CpuTimes::default(),
+            start_counts: ThreadCounts::default(),
             start_stat: Vec::with_capacity(stat_capacity()),
             started: false,
         }
@@ -205,7 +250,7 @@ impl CpuProbe {
         // A failed read leaves the buffer empty: the window then has no core counters.
         read_stat_into(&mut self.start_stat);
         // The thread's time last: the read above is the window's, not before it.
-        self.start_thread = thread_times();
+        (self.start_thread, self.start_counts) = thread_usage();
         self.started = true;
     }
 
@@ -214,7 +259,8 @@ impl CpuProbe {
         if !self.started {
             return None;
         }
-        let used = thread_times().since(self.start_thread);
+        let (times, counts) = thread_usage();
+        let used = times.since(self.start_thread);
         let mut buf = Vec::with_capacity(self.start_stat.capacity());
         let have_end = read_stat_into(&mut buf);
         let parse = |b: &[u8]| Some(parse_proc_stat(std::str::from_utf8(b).ok()?)).filter(|v| !v.is_empty());
@@ -223,6 +269,7 @@ impl CpuProbe {
             end_ns: now_ns.max(self.start_ns),
             user_ns: used.user.as_nanos() as u64,
             sys_ns: used.system.as_nanos() as u64,
+            counts: counts.since(self.start_counts),
             cores_start: parse(&self.start_stat),
             cores_end: if have_end { parse(&buf) } else { None },
         })

@@ -10,7 +10,7 @@
 
 use crate::config::RunConfig;
 use crate::coordinator::ThreadPoint;
-use crate::cpu::CpuUsage;
+use crate::cpu::{CpuUsage, ThreadCounts};
 use crate::io::Direction;
 use crate::stats::{DirStats, Stats};
 use serde_json::{Map, Value, json};
@@ -67,6 +67,8 @@ pub struct FioClone<'a> {
     pub span_ns: u64,
     /// Its own thread's CPU time over that span (zero when it was not measured).
     pub cpu: CpuUsage,
+    /// Its own thread's context switches and page faults over that span.
+    pub counts: ThreadCounts,
     /// Its own series: fio's bandwidth and IOPS samples are per thread.
     pub series: &'a [ThreadPoint],
 }
@@ -88,6 +90,8 @@ pub struct FioJob<'a> {
     pub runtime_ms: u64,
     /// Its clones' own threads' CPU time, added up.
     pub cpu: CpuUsage,
+    /// Its clones' own threads' context switches and page faults, added up (fio's sums).
+    pub counts: ThreadCounts,
     /// Each of its clones' own series.
     pub series: Vec<&'a [ThreadPoint]>,
     /// fio's `agg` of the entry's whole group in each direction, bytes per second (see
@@ -138,8 +142,10 @@ pub fn entries<'a>(specs: &[FioJobSpec<'a>], clones: &[FioClone<'a>]) -> Vec<Fio
             let (first, last) = (&specs[members[0].job], &specs[members[members.len() - 1].job]);
             let mut stats = Stats::default();
             let mut cpu = CpuUsage::default();
+            let mut counts = ThreadCounts::default();
             for c in members {
                 stats += &c.stats;
+                counts += c.counts;
                 cpu.user_ns += c.cpu.user_ns;
                 cpu.sys_ns += c.cpu.sys_ns;
                 cpu.ios += c.cpu.ios;
@@ -153,6 +159,7 @@ pub fn entries<'a>(specs: &[FioJobSpec<'a>], clones: &[FioClone<'a>]) -> Vec<Fio
                 elapsed_ns: members.iter().map(|c| c.span_ns).max().unwrap_or(0),
                 runtime_ms: members.iter().map(|c| c.span_ns / 1_000_000).sum(),
                 cpu,
+                counts,
                 series: members.iter().map(|c| c.series).collect(),
                 group_agg: agg_of(first.group_id),
                 lat_percentiles: last.lat_percentiles,
@@ -255,6 +262,10 @@ fn job(j: &FioJob<'_>, plus: bool) -> Value {
     let share = |ns: u64| if j.runtime_ms > 0 { ns as f64 / (j.runtime_ms * 1_000_000) as f64 * 100.0 } else { 0.0 };
     o.insert("usr_cpu".into(), json!(share(j.cpu.user_ns)));
     o.insert("sys_cpu".into(), json!(share(j.cpu.sys_ns)));
+    // fio's getrusage(RUSAGE_THREAD) counts, of the clones' threads over their measured spans.
+    o.insert("ctx".into(), json!(j.counts.ctx));
+    o.insert("majf".into(), json!(j.counts.majf));
+    o.insert("minf".into(), json!(j.counts.minf));
     if j.cfg.rate_iops.is_none() && !j.cfg.workload.pacing.is_set() {
         o.insert("iodepth_level".into(), iodepth_level(j.cfg.queue_depth));
     }
@@ -665,6 +676,7 @@ mod tests {
                 elapsed_ns: 1_000_000_000,
                 runtime_ms: 1_000,
                 cpu,
+                counts: ThreadCounts { ctx: 12, majf: 1, minf: 30 },
                 series: Vec::new(),
                 group_agg: [4096 * 1024, 0, 0, 0, 0],
                 lat_percentiles: plus,
@@ -753,7 +765,8 @@ mod tests {
             let mut stats = Stats::new(false);
             stats.dir[0].record(1_000, ios, 4096 * ios);
             let cpu = CpuUsage { user_ns: user_ms * 1_000_000, sys_ns: user_ms * 100_000, ios };
-            FioClone { job, stats, span_ns: span_ms * 1_000_000 + 999_999, cpu, series: &[] }
+            let counts = ThreadCounts { ctx: ios, majf: 0, minf: 1 };
+            FioClone { job, stats, span_ns: span_ms * 1_000_000 + 999_999, cpu, counts, series: &[] }
         };
         let clones = [clone(0, 100, 300, 150), clone(0, 200, 400, 100), clone(1, 50, 200, 50), clone(2, 10, 100, 10)];
         let e = entries(&specs, &clones);
@@ -764,11 +777,14 @@ mod tests {
         assert_eq!(ab.stats.of(Direction::Read).ios, 350);
         assert_eq!((ab.elapsed_ns, ab.runtime_ms, ab.series.len()), (400_999_999, 900, 3));
         assert_eq!((ab.cpu.user_ns, ab.cpu.sys_ns), (300_000_000, 30_000_000));
+        // fio adds its threads' context switches and faults: a and b's three clones.
+        assert_eq!(ab.counts, ThreadCounts { ctx: 350, majf: 0, minf: 3 });
         // bytes over the group's longest runtime in whole ms: 350 x 4 KiB in 400 ms.
         assert_eq!(ab.group_agg[Direction::Read as usize], 350 * 4096 * 1000 / 400);
         assert_eq!(c.group_agg[Direction::Read as usize], 10 * 4096 * 1000 / 100);
         let d = render(&[], &e, &[], false, SystemTime::UNIX_EPOCH);
         let j = &d["jobs"][0];
+        assert_eq!((&j["ctx"], &j["majf"], &j["minf"]), (&json!(350), &json!(0), &json!(3)));
         // job_runtime adds whole ms (fio's mtime); a direction's runtime rounds µs up (fio's).
         assert_eq!(
             (&j["job_runtime"], &j["read"]["runtime"], &j["read"]["total_ios"]),

@@ -6,7 +6,7 @@ use super::diskstats as disk;
 use crate::cli::RunArgs;
 use crate::config::RunConfig;
 use crate::coordinator::{RunResult, ThreadPoint};
-use crate::cpu::CpuUsage;
+use crate::cpu::{CpuUsage, ThreadCounts};
 use crate::report::fio::{self as fio_report, DiskUtil, FioClone, FioJobSpec, LogKind};
 use crate::report::{self};
 use crate::stats::Stats;
@@ -91,6 +91,7 @@ pub fn clones_of<'r>(r: &'r RunResult, lanes: &[usize], job: usize) -> Vec<FioCl
         .map(|t| {
             let mut stats = Stats::default();
             let mut cpu = CpuUsage::default();
+            let mut counts = ThreadCounts::default();
             let mut span_ns = 0;
             for w in lanes.iter().map(|&l| &r.workers[l]).filter(|w| w.thread == t) {
                 stats += &w.stats;
@@ -99,6 +100,7 @@ pub fn clones_of<'r>(r: &'r RunResult, lanes: &[usize], job: usize) -> Vec<FioCl
                 if let Some(window) = &s.cpu {
                     cpu.user_ns += window.user_ns;
                     cpu.sys_ns += window.sys_ns;
+                    counts += window.counts;
                 }
             }
             cpu.ios = stats.ios();
@@ -107,6 +109,7 @@ pub fn clones_of<'r>(r: &'r RunResult, lanes: &[usize], job: usize) -> Vec<FioCl
                 stats,
                 span_ns: if span_ns == 0 { r.elapsed_ns } else { span_ns },
                 cpu,
+                counts,
                 series: r.threads.get(t).map_or(&[][..], Vec::as_slice),
             }
         })
