@@ -4,6 +4,7 @@
 //!
 //! The binary (`main.rs`) is thin; everything it does is reachable from here so tests can drive it.
 
+pub mod batches;
 pub mod cli;
 pub mod compare;
 pub mod config;

@@ -11,6 +11,7 @@ use super::buf::SlotBuffers;
 use super::rangeops::{Finished, RangeOps};
 use super::uring::judge;
 use super::{Engine, EngineBuilder, EngineError, EngineInfo, Queued};
+use crate::batches::BatchCounts;
 use crate::io::IoError;
 use crate::io::{Direction, IoOp};
 use std::fs::File;
@@ -108,6 +109,7 @@ impl EngineBuilder for AioBuilder {
             bufs: SlotBuffers::new(qd, max_io_bytes as usize, self.buffer_seed ^ worker as u64),
             lens: vec![0; qd],
             _file: file,
+            batches: BatchCounts::default(),
         })
     }
 }
@@ -138,6 +140,8 @@ pub struct AioEngine {
     lens: Vec<u32>,
     ops: RangeOps,
     finished: Finished,
+    /// What each io_submit sent and each io_getevents brought (fio's iodepth_submit/complete).
+    batches: BatchCounts,
     /// Kept open for the context's life: every iocb names its fd.
     _file: File,
 }
@@ -168,6 +172,9 @@ impl AioEngine {
                 )
             };
             if rc >= 0 {
+                if rc > 0 {
+                    self.batches.completed(rc as u32);
+                }
                 return Ok(rc as usize);
             }
             let e = io::Error::last_os_error();
@@ -232,6 +239,9 @@ impl Engine for AioEngine {
             }
             let n = rc as usize;
             self.in_flight += n as u32;
+            if n > 0 {
+                self.batches.submitted(n as u32);
+            }
             // Partial submission: keep the rest, in order (drain does not allocate).
             self.staged.drain(..n);
             if n == 0 {
@@ -300,6 +310,10 @@ impl Engine for AioEngine {
 
     fn slot_buf(&mut self, slot: u32) -> &mut [u8] {
         self.bufs.slot_mut(slot)
+    }
+
+    fn batches(&self) -> Option<BatchCounts> {
+        Some(self.batches)
     }
 
     fn info(&self) -> EngineInfo {

@@ -193,6 +193,12 @@ pub trait Engine {
         0
     }
 
+    /// What each submit call and each reap carried so far, for engines that count them as fio's
+    /// engines do (`None`: not counted).
+    fn batches(&self) -> Option<crate::batches::BatchCounts> {
+        None
+    }
+
     /// How many spare buffers the engine keeps for writes handed over inside
     /// [`poll_refill`](Engine::poll_refill): each such write goes out in a spare the worker
     /// prepared ahead with [`prepare_spares`](Engine::prepare_spares), while the device worked, and

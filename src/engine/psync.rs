@@ -10,6 +10,7 @@ use super::buf::SlotBuffers;
 use super::rangeops::RangeOps;
 use super::uring::judge;
 use super::{Engine, EngineBuilder, EngineError, EngineInfo, Queued, Sends};
+use crate::batches::BatchCounts;
 use crate::io::IoError;
 use crate::io::{Direction, IoOp};
 use std::fs::File;
@@ -39,6 +40,7 @@ impl EngineBuilder for PsyncBuilder {
             bufs: SlotBuffers::new(1, max_io_bytes as usize, self.buffer_seed ^ worker as u64),
             staged: None,
             done: None,
+            batches: BatchCounts::default(),
         })
     }
 }
@@ -51,6 +53,8 @@ pub struct PsyncEngine {
     bufs: SlotBuffers,
     staged: Option<(u32, IoOp)>,
     done: Option<(u32, Result<(), IoError>)>,
+    /// One I/O per call, submitted and completed: fio marks a synchronous engine's so.
+    batches: BatchCounts,
 }
 
 impl PsyncEngine {
@@ -88,6 +92,8 @@ impl Engine for PsyncEngine {
         if let Some((slot, op)) = self.staged.take() {
             let r = self.transfer(&op);
             self.done = Some((slot, r));
+            self.batches.submitted(1);
+            self.batches.completed(1);
         }
         Ok(())
     }
@@ -128,6 +134,10 @@ impl Engine for PsyncEngine {
 
     fn sends(&self) -> Sends {
         Sends::Synchronous
+    }
+
+    fn batches(&self) -> Option<BatchCounts> {
+        Some(self.batches)
     }
 
     fn info(&self) -> EngineInfo {

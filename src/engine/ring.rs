@@ -11,6 +11,7 @@
 //! error. IOPOLL and SQPOLL change what is measured, so they are never dropped silently.
 
 use super::EngineError;
+use crate::batches::BatchCounts;
 use io_uring::{EnterFlags, IoUring, cqueue, squeue};
 use std::io;
 use std::os::fd::AsRawFd;
@@ -186,6 +187,8 @@ pub struct Ring<S: squeue::EntryMarker, C: cqueue::EntryMarker> {
     pub entries: u32,
     /// Completions handed back per reap at most: `opts.reap_max`, or the queue depth.
     reap_max: u32,
+    /// What each `io_uring_enter` submitted and each reap brought (fio's iodepth_submit/complete).
+    pub batches: BatchCounts,
 }
 
 /// The kernel's `struct io_uring_getevents_arg` (IORING_ENTER_EXT_ARG).
@@ -256,6 +259,7 @@ impl<S: squeue::EntryMarker, C: cqueue::EntryMarker> Ring<S, C> {
             outstanding: 0,
             entries,
             reap_max,
+            batches: BatchCounts::default(),
         };
         if opts.registered_ring.wanted() {
             match r.register_ring_fd() {
@@ -325,6 +329,11 @@ impl<S: squeue::EntryMarker, C: cqueue::EntryMarker> Ring<S, C> {
             flags |= EnterFlags::GETEVENTS;
         }
         if self.opts.sqpoll {
+            // The SQPOLL thread takes what is in the ring, with or without this call (fio counts
+            // what it queued, as here).
+            if to_submit > 0 {
+                self.batches.submitted(to_submit);
+            }
             if sq.need_wakeup() {
                 flags |= EnterFlags::SQ_WAKEUP;
             } else if !flags.contains(EnterFlags::GETEVENTS) {
@@ -360,7 +369,14 @@ impl<S: squeue::EntryMarker, C: cqueue::EntryMarker> Ring<S, C> {
         let rc = unsafe {
             libc::syscall(libc::SYS_io_uring_enter, fd, submit_arg, min_complete, flags.bits(), arg_ptr, arg_len)
         };
-        if rc < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if submit_arg > 0 && rc > 0 {
+            // The SQEs the kernel consumed, as fio's engine counts io_uring_enter's return.
+            self.batches.submitted(rc as u32);
+        }
+        Ok(())
     }
 
     /// Sends what is queued, unless fewer than `submit_batch` are and others are still in flight.
@@ -402,6 +418,9 @@ impl<S: squeue::EntryMarker, C: cqueue::EntryMarker> Ring<S, C> {
             n += 1;
         }
         self.outstanding -= n.min(self.outstanding);
+        if n > 0 {
+            self.batches.completed(n);
+        }
         Ok(n)
     }
 

@@ -339,6 +339,10 @@ impl Engine for UringCmdEngine {
         self.ring.unsent()
     }
 
+    fn batches(&self) -> Option<crate::batches::BatchCounts> {
+        Some(self.ring.batches)
+    }
+
     fn slot_buf(&mut self, slot: u32) -> &mut [u8] {
         self.bufs.slot_mut(slot)
     }

@@ -8,6 +8,7 @@
 //! as fio's zeros for one not measured. Fields with no honest value here are left out; docs/fio.md
 //! lists them with the reason.
 
+use crate::batches::BatchCounts;
 use crate::config::RunConfig;
 use crate::coordinator::ThreadPoint;
 use crate::cpu::{CpuUsage, ThreadCounts};
@@ -69,6 +70,8 @@ pub struct FioClone<'a> {
     pub cpu: CpuUsage,
     /// Its own thread's context switches and page faults over that span.
     pub counts: ThreadCounts,
+    /// What its engine's submit calls and reaps carried (`None`: its engine does not count them).
+    pub batches: Option<BatchCounts>,
     /// Its own series: fio's bandwidth and IOPS samples are per thread.
     pub series: &'a [ThreadPoint],
 }
@@ -92,6 +95,8 @@ pub struct FioJob<'a> {
     pub cpu: CpuUsage,
     /// Its clones' own threads' context switches and page faults, added up (fio's sums).
     pub counts: ThreadCounts,
+    /// Its clones' submit and reap counts, added up (`None` where the engine does not count them).
+    pub batches: Option<BatchCounts>,
     /// Each of its clones' own series.
     pub series: Vec<&'a [ThreadPoint]>,
     /// fio's `agg` of the entry's whole group in each direction, bytes per second (see
@@ -143,9 +148,13 @@ pub fn entries<'a>(specs: &[FioJobSpec<'a>], clones: &[FioClone<'a>]) -> Vec<Fio
             let mut stats = Stats::default();
             let mut cpu = CpuUsage::default();
             let mut counts = ThreadCounts::default();
+            let mut batches: Option<BatchCounts> = None;
             for c in members {
                 stats += &c.stats;
                 counts += c.counts;
+                if let Some(b) = &c.batches {
+                    *batches.get_or_insert_with(BatchCounts::default) += b;
+                }
                 cpu.user_ns += c.cpu.user_ns;
                 cpu.sys_ns += c.cpu.sys_ns;
                 cpu.ios += c.cpu.ios;
@@ -160,6 +169,7 @@ pub fn entries<'a>(specs: &[FioJobSpec<'a>], clones: &[FioClone<'a>]) -> Vec<Fio
                 runtime_ms: members.iter().map(|c| c.span_ns / 1_000_000).sum(),
                 cpu,
                 counts,
+                batches,
                 series: members.iter().map(|c| c.series).collect(),
                 group_agg: agg_of(first.group_id),
                 lat_percentiles: last.lat_percentiles,
@@ -268,6 +278,10 @@ fn job(j: &FioJob<'_>, plus: bool) -> Value {
     o.insert("minf".into(), json!(j.counts.minf));
     if j.cfg.rate_iops.is_none() && !j.cfg.workload.pacing.is_set() {
         o.insert("iodepth_level".into(), iodepth_level(j.cfg.queue_depth));
+    }
+    if let Some(b) = &j.batches {
+        o.insert("iodepth_submit".into(), batch_shares(&b.submit));
+        o.insert("iodepth_complete".into(), batch_shares(&b.complete));
     }
     // fio's latency_target is off here; these are the values fio writes then.
     o.insert("latency_depth".into(), json!(j.cfg.queue_depth));
@@ -458,6 +472,19 @@ fn iodepth_level(qd: u32) -> Value {
     Value::Object(
         keys.iter().enumerate().map(|(i, k)| (k.to_string(), json!(if i == at { 100.0 } else { 0.0 }))).collect(),
     )
+}
+
+/// fio's iodepth_submit or iodepth_complete: the share (percent) of calls in each of its ranges of
+/// I/Os carried, with fio's floor of 0.1 for a range that holds any (`stat_calc_dist`).
+fn batch_shares(calls: &[u64; 7]) -> Value {
+    let keys = ["0", "4", "8", "16", "32", "64", ">=64"];
+    let total: u64 = calls.iter().sum();
+    let share = |n: u64| match (n, total) {
+        (_, 0) => 0.0,
+        (0, _) => 0.0,
+        (n, t) => (n as f64 / t as f64 * 100.0).max(0.1),
+    };
+    Value::Object(keys.iter().zip(calls).map(|(k, n)| (k.to_string(), json!(share(*n)))).collect())
 }
 
 /// fio's latency_ns, latency_us and latency_ms: the share of I/Os (percent) in each range
@@ -677,6 +704,7 @@ mod tests {
                 runtime_ms: 1_000,
                 cpu,
                 counts: ThreadCounts { ctx: 12, majf: 1, minf: 30 },
+                batches: None,
                 series: Vec::new(),
                 group_agg: [4096 * 1024, 0, 0, 0, 0],
                 lat_percentiles: plus,
@@ -766,7 +794,8 @@ mod tests {
             stats.dir[0].record(1_000, ios, 4096 * ios);
             let cpu = CpuUsage { user_ns: user_ms * 1_000_000, sys_ns: user_ms * 100_000, ios };
             let counts = ThreadCounts { ctx: ios, majf: 0, minf: 1 };
-            FioClone { job, stats, span_ns: span_ms * 1_000_000 + 999_999, cpu, counts, series: &[] }
+            let batches = Some(BatchCounts { submit: [0, ios, 0, 0, 0, 0, 0], complete: [0, 0, ios, 0, 0, 0, 1] });
+            FioClone { job, stats, span_ns: span_ms * 1_000_000 + 999_999, cpu, counts, batches, series: &[] }
         };
         let clones = [clone(0, 100, 300, 150), clone(0, 200, 400, 100), clone(1, 50, 200, 50), clone(2, 10, 100, 10)];
         let e = entries(&specs, &clones);
@@ -785,6 +814,11 @@ mod tests {
         let d = render(&[], &e, &[], false, SystemTime::UNIX_EPOCH);
         let j = &d["jobs"][0];
         assert_eq!((&j["ctx"], &j["majf"], &j["minf"]), (&json!(350), &json!(0), &json!(3)));
+        // Calls added up over the clones, as shares of all: 350 of 353 reaps carried 5-8, 3 more.
+        assert_eq!(j["iodepth_submit"]["4"], json!(100.0));
+        assert_eq!(j["iodepth_complete"]["8"], json!(350.0 / 353.0 * 100.0));
+        assert_eq!(j["iodepth_complete"][">=64"], json!(3.0 / 353.0 * 100.0));
+        assert_eq!(j["iodepth_complete"]["0"], json!(0.0));
         // job_runtime adds whole ms (fio's mtime); a direction's runtime rounds µs up (fio's).
         assert_eq!(
             (&j["job_runtime"], &j["read"]["runtime"], &j["read"]["total_ios"]),

@@ -3,6 +3,7 @@
 //! `run` for a command-line run and by `fio::exec` for job files.
 
 use super::diskstats as disk;
+use crate::batches::BatchCounts;
 use crate::cli::RunArgs;
 use crate::config::RunConfig;
 use crate::coordinator::{RunResult, ThreadPoint};
@@ -92,11 +93,15 @@ pub fn clones_of<'r>(r: &'r RunResult, lanes: &[usize], job: usize) -> Vec<FioCl
             let mut stats = Stats::default();
             let mut cpu = CpuUsage::default();
             let mut counts = ThreadCounts::default();
+            let mut batches: Option<BatchCounts> = None;
             let mut span_ns = 0;
             for w in lanes.iter().map(|&l| &r.workers[l]).filter(|w| w.thread == t) {
                 stats += &w.stats;
                 let Some(s) = &w.summary else { continue };
                 span_ns = span_ns.max(s.measured_ns);
+                if let Some(b) = &s.batches {
+                    *batches.get_or_insert_with(BatchCounts::default) += b;
+                }
                 if let Some(window) = &s.cpu {
                     cpu.user_ns += window.user_ns;
                     cpu.sys_ns += window.sys_ns;
@@ -110,6 +115,7 @@ pub fn clones_of<'r>(r: &'r RunResult, lanes: &[usize], job: usize) -> Vec<FioCl
                 span_ns: if span_ns == 0 { r.elapsed_ns } else { span_ns },
                 cpu,
                 counts,
+                batches,
                 series: r.threads.get(t).map_or(&[][..], Vec::as_slice),
             }
         })

@@ -655,6 +655,7 @@ mod tests {
                     measured_ns: 1_000_000,
                     thread_cpu_ns: 900_000,
                     cpu: None,
+                    batches: None,
                     stop_reason,
                     lost_in_flight: 0,
                     busy: None,

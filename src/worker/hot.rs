@@ -15,6 +15,7 @@
 //! the boundary's raw equivalent, worked out once per boundary (see [`Timeline`]).
 
 use super::{BusyTime, FailedIo, IntervalReport, Links, Phase, Report, Shared, StopReason, WorkerPlan, WorkerSummary};
+use crate::batches::BatchCounts;
 use crate::cpu::CpuProbe;
 use crate::engine::{Engine, EngineError, EngineInfo, Queued, Sends};
 use crate::io::{Direction, IoError, IoOp};
@@ -103,6 +104,8 @@ pub(super) struct Loop<'c, E: Engine> {
     last_raw: u64,
     /// The thread's and the cores' CPU counters, read when measuring begins and ends.
     probe: CpuProbe,
+    /// The engine's submit and reap counts when measuring began (fio's iodepth_submit/complete).
+    batches_start: Option<BatchCounts>,
     /// Whether each I/O is stamped (`--latency off`: no; I/Os are counted, decisions are taken on
     /// the pass's own clock reading).
     stamp: bool,
@@ -261,6 +264,7 @@ impl<'c, E: Engine> Loop<'c, E> {
             last_completion: 0,
             last_raw: 0,
             probe: CpuProbe::new(),
+            batches_start: None,
             stamp: plan.latency.stamps(),
             last_index: None,
             recent: None,
@@ -562,6 +566,7 @@ impl<'c, E: Engine> Loop<'c, E> {
             p.restart(now);
         }
         self.probe.start(now);
+        self.batches_start = self.engine.batches();
     }
 
     /// Hands the statistics of `(cut_from, now]` to the coordinator and carries on with an emptied
@@ -1034,6 +1039,10 @@ impl<'c, E: Engine> Loop<'c, E> {
             measured_ns: if self.measuring { end.saturating_sub(self.measure_start) } else { 0 },
             thread_cpu_ns: cpu.as_ref().map_or(0, |c| c.user_ns + c.sys_ns),
             cpu,
+            batches: match (self.measuring, self.engine.batches(), &self.batches_start) {
+                (true, Some(now), Some(start)) => Some(now.since(start)),
+                _ => None,
+            },
             stop_reason: reason,
             lost_in_flight: lost,
             first_error: self.first_error,

@@ -155,6 +155,10 @@ pub struct WorkerSummary {
     /// written as it is: the run's cost (`crate::cost`) is made of these.
     #[serde(skip)]
     pub cpu: Option<CpuWindow>,
+    /// What the engine's submit calls and reaps carried over the measured window, where it counts
+    /// them (fio's iodepth_submit and iodepth_complete).
+    #[serde(skip)]
+    pub batches: Option<crate::batches::BatchCounts>,
     pub stop_reason: StopReason,
     /// I/Os still in flight when the drain timed out (their buffers are leaked, not reused).
     pub lost_in_flight: u64,
