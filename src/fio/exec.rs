@@ -220,22 +220,24 @@ fn check_together(group: &[(Job, RunConfig)]) -> Result<(), FioError> {
                 first.name
             ),
         };
-        let per_worker = |c: &RunConfig| c.ios.map(|n| n / c.cores.len() as u64);
         if a.engine != b.engine {
             return Err(differ("ioengine"));
         }
         if a.buffered != b.buffered {
             return Err(differ("direct (jobs that run together share one way to their target here)"));
         }
-        let paths = |c: &RunConfig| c.targets.iter().map(|t| t.path.clone()).collect::<Vec<_>>();
-        if paths(a) != paths(b) {
-            return Err(differ("filename (jobs that run together share one target here)"));
+        // Each job drives its own files, as in fio; the run splits its I/O count evenly over every
+        // job's files, so the jobs must have as many.
+        if a.targets.len() != b.targets.len() {
+            return Err(differ("the number of files (jobs that run together here each drive as many)"));
         }
         if (a.ramp, a.runtime) != (b.ramp, b.runtime) {
             return Err(differ("runtime or ramp_time"));
         }
-        if per_worker(a) != per_worker(b) {
-            return Err(differ("the I/Os per job (size, io_size or number_ios)"));
+        // A job that ends at its runtime beside one that ends after its I/Os would need the group
+        // to end at each job's own end, which the run (one end for all) does not do.
+        if a.ios.is_some() != b.ios.is_some() {
+            return Err(differ("how it ends (one by its I/O count, the other by its runtime)"));
         }
         if first.args.start_delay != job.args.start_delay {
             return Err(differ("startdelay (jobs that run together start together here)"));
@@ -262,6 +264,8 @@ fn run_together(
             cfg: c.clone(),
             threads: Threads::Count(c.cores.len()),
             qd: Some(c.queue_depth),
+            // Each job moves its own size (or number_ios), as fio's jobs do.
+            ios: c.ios,
         })
         .collect();
     let cores: Vec<usize> = group.iter().flat_map(|(_, c)| c.cores.iter().copied()).collect();
@@ -277,14 +281,22 @@ fn run_together(
     let timing = Timing {
         ramp: first.ramp,
         runtime: first.runtime,
-        ios: first.ios.map(|n| n / first.cores.len() as u64 * cores.len() as u64),
+        // Every stream has its own count (`ios` above); this is the group's, for its document.
+        ios: group.iter().map(|(_, c)| c.ios).sum(),
     };
     let bench = Bench {
         engine: first.engine.clone(),
+        // Every job's files, each once; each job's workers drive only their own (`measure`).
         target_paths: if first.engine.is_spdk() {
             Vec::new()
         } else {
-            first.targets.iter().map(|t| t.path.clone()).collect()
+            let mut paths: Vec<std::path::PathBuf> = Vec::new();
+            for t in group.iter().flat_map(|(_, c)| &c.targets) {
+                if !paths.contains(&t.path) {
+                    paths.push(t.path.clone());
+                }
+            }
+            paths
         },
         cores,
         signal,
@@ -477,6 +489,25 @@ mod tests {
             "{e}"
         );
         assert!(resolved(&format!("{base}[a]\n[b]\nstonewall\nstartdelay=2\n"), &[]).is_ok());
+    }
+
+    /// Jobs that run together each keep their own files and their own I/O count (fio's aio-read.fio:
+    /// four jobs, four files); a job that ends by its count beside one that ends at its runtime, or
+    /// with another number of files, is refused in one sentence.
+    #[test]
+    fn jobs_that_run_together_keep_their_own_files_and_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().display();
+        let base = format!("[global]\nioengine=psync\nbs=4k\nsize=64k\ndirectory={d}\n");
+        let g = configs(&format!("{base}[a]\n[b]\nsize=32k\n[c]\nfilename=x\n"), &[]).unwrap();
+        let got: Vec<(String, Option<u64>)> =
+            g[0].iter().map(|(_, c)| (c.targets[0].path.display().to_string(), c.ios)).collect();
+        let want = [(format!("{d}/a.0.0"), Some(16)), (format!("{d}/b.0.0"), Some(8)), (format!("{d}/x"), Some(16))];
+        assert_eq!(got, want);
+        let e = resolved(&format!("{base}runtime=1\n[a]\n[b]\ntime_based\n"), &[]).unwrap_err().to_string();
+        assert!(e.contains("section [b]: runs together with [a] but differs in how it ends (one by its I/O count, the other by its runtime)"), "{e}");
+        let e = resolved(&format!("{base}[a]\n[b]\nfilename=x:y\n"), &[]).unwrap_err().to_string();
+        assert!(e.contains("differs in the number of files (jobs that run together here each drive as many)"), "{e}");
     }
 
     #[test]

@@ -1318,3 +1318,25 @@ fn sync_engines_run_as_psync_with_fios_counts() {
     assert_eq!(both.ours[0].1, [0, 64, 0]);
     assert!(both.notes.contains("[v]: ioengine=pvsync runs as psync: the same I/Os, one at a time"), "{}", both.notes);
 }
+
+/// fio's aio-read.fio in small: sections that run together each drive their own file
+/// (`directory=` with fio's JOBNAME.0.0), at their own depths, with fio's I/O counts per job, and
+/// nothing lands on another job's file.
+#[test]
+fn sections_that_run_together_each_drive_their_own_file() {
+    let text = "[global]\nioengine=libaio\nbuffered=0\nrw=randread\nbs=4k\nsize=256k\ndirectory=sub\n\
+                [file1]\niodepth=4\n[file2]\niodepth=32\n[file3]\nfilename=named\nsize=128k\n";
+    let Some(both) = fio_and_ours(text, &["sub"]) else { return };
+    assert_eq!(both.ours, both.fio, "per job: read, write, trim");
+    assert_eq!(
+        both.ours,
+        [("file1".to_string(), [64, 0, 0]), ("file2".to_string(), [64, 0, 0]), ("file3".to_string(), [32, 0, 0])]
+    );
+    let sizes: BTreeSet<(String, u64)> = std::fs::read_dir(both.dir.path().join("sub"))
+        .unwrap()
+        .map(|f| f.unwrap())
+        .map(|f| (f.file_name().to_string_lossy().into_owned(), f.metadata().unwrap().len()))
+        .collect();
+    let want = [("file1.0.0", 256 << 10), ("file2.0.0", 256 << 10), ("named", 128 << 10)];
+    assert_eq!(sizes, want.map(|(n, s)| (n.to_string(), s)).into_iter().collect(), "{}", both.notes);
+}
