@@ -538,6 +538,27 @@ pub struct FioArgs {
     #[arg(skip)]
     pub iodepth_per_job: bool,
 
+    /// fio's zonemode: `strided` (I/O in zones of --zonerange, --zonesize bytes each, --zoneskip
+    /// apart) or `none`. fio's default is strided when --zonesize is given.
+    #[arg(long = "zonemode", value_name = "none|strided", value_parser = ["none", "strided"])]
+    pub zonemode: Option<String>,
+
+    /// fio's zonesize: bytes moved in one zone before the next (zonemode=strided).
+    #[arg(long = "zonesize", value_name = "SIZE", value_parser = units::parse_size)]
+    pub zonesize: Option<u64>,
+
+    /// fio's zonerange: one zone's span [default: --zonesize].
+    #[arg(long = "zonerange", value_name = "SIZE", value_parser = units::parse_size)]
+    pub zonerange: Option<u64>,
+
+    /// fio's zoneskip: bytes left out between one zone and the next.
+    #[arg(long = "zoneskip", value_name = "SIZE", value_parser = units::parse_size)]
+    pub zoneskip: Option<u64>,
+
+    /// fio's log_offset=1: each log line has an offset column (0, as on fio's averaged lines).
+    #[arg(long = "log_offset", value_name = "0|1", value_parser = clap::builder::BoolishValueParser::new())]
+    pub log_offset: Option<bool>,
+
     /// I/Os per job, as fio's number_ios (--ios is the total).
     #[arg(long = "number_ios", value_name = "N", value_parser = parse_ios)]
     pub number_ios_per_job: Option<u64>,

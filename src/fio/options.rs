@@ -218,6 +218,14 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         "buffer_compress_percentage" => arg("buffer-compress-percentage", v),
         "dedupe_percentage" => arg("dedupe-percentage", v),
         "number_ios" => arg("number_ios", v),
+        "zonemode" => match v {
+            "zbd" => Err(
+                "zonemode=zbd is fio's mode for zoned block devices (zone resets, write pointers, open-zone limits), which nvmebench does not drive; remove it, or use zonemode=strided with zonesize and zoneskip to visit a disk in zones".into(),
+            ),
+            _ => arg("zonemode", v),
+        },
+        "zonesize" | "zonerange" | "zoneskip" => arg(key, v),
+        "log_offset" => arg("log_offset", if fio_bool()? { "1" } else { "0" }),
         "cpus_allowed" => arg("cpus_allowed", v),
         "cpumask" => {
             let mask = parse_mask(v).ok_or_else(|| format!("cpumask={v} is not a CPU mask; write it like 0xf"))?;

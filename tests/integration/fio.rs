@@ -1340,3 +1340,56 @@ fn sections_that_run_together_each_drive_their_own_file() {
     let want = [("file1.0.0", 256 << 10), ("file2.0.0", 256 << 10), ("named", 128 << 10)];
     assert_eq!(sizes, want.map(|(n, s)| (n.to_string(), s)).into_iter().collect(), "{}", both.notes);
 }
+
+/// The 4 KiB blocks of `path` that hold anything but zeros.
+fn written_blocks(path: &Path) -> Vec<usize> {
+    let d = std::fs::read(path).unwrap();
+    d.chunks(4096).enumerate().filter(|(_, b)| b.iter().any(|&x| x != 0)).map(|(i, _)| i).collect()
+}
+
+/// fio's zonemode=strided (disk-zone-profile.fio's): each tool writes into a zeroed file, and the
+/// blocks each wrote are the same, zones past io_size reaching to the file's end as fio's do, with
+/// fio's counts; zonemode=zbd is refused in one sentence at its line.
+#[test]
+fn strided_zones_write_where_fio_writes() {
+    let Some(fio) = tool("fio") else { return };
+    let dir = scratch_dir();
+    let text = "[global]\nioengine=psync\ndirect=1\nbs=4k\nfilename=zs.dat\nsize=256k\nio_size=64k\n\
+                [z]\nrw=write\nzonemode=strided\nzonesize=4k\nzoneskip=12k\n\
+                [twice]\nstonewall\nrw=write\nio_size=32k\nzonemode=strided\nzonesize=8k\nzonerange=4k\nzoneskip=28k\nlog_offset=1\nwrite_iops_log\n";
+    let job = write(dir.path(), "zs.fio", text);
+    let data = dir.path().join("zs.dat");
+    let mut blocks = Vec::new();
+    let mut ios = Vec::new();
+    for ours in [false, true] {
+        std::fs::write(&data, vec![0u8; 256 << 10]).unwrap();
+        let o = if ours {
+            Command::new(env!("CARGO_BIN_EXE_nvmebench"))
+                .current_dir(dir.path())
+                .args(["run", job.to_str().unwrap(), "--output-format=json"])
+                .output()
+                .unwrap()
+        } else {
+            Command::new(&fio).current_dir(dir.path()).args(["zs.fio", "--output-format=json"]).output().unwrap()
+        };
+        assert!(o.status.success(), "{}", stderr(&o));
+        blocks.push(written_blocks(&data));
+        ios.push(ios_per_job(&serde_json::from_slice(&o.stdout).unwrap()));
+        // fio's log line with log_offset=1: time, value, direction, bs, offset, priority.
+        let log = std::fs::read_to_string(dir.path().join("twice_iops.2.log")).unwrap();
+        assert_eq!(log.lines().next().unwrap().split(", ").count(), 6, "{log}");
+    }
+    assert_eq!(blocks[1], blocks[0], "blocks written by nvmebench and by fio");
+    assert_eq!(blocks[0], (0..16).map(|i| i * 4).collect::<Vec<_>>());
+    assert_eq!(ios[1], ios[0], "per job: read, write, trim");
+    let bad = write(dir.path(), "bad.fio", "[a]\nioengine=null\nsize=1m\nzonemode=zbd\n");
+    let o = nvmebench(&["run", bad.to_str().unwrap(), "--output-format=json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("bad.fio:4: option 'zonemode': zonemode=zbd is fio's mode for zoned block devices"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(stderr(&o).lines().count(), 1);
+    assert!(o.stdout.is_empty());
+}
