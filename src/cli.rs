@@ -538,6 +538,20 @@ pub struct FioArgs {
     #[arg(skip)]
     pub iodepth_per_job: bool,
 
+    /// fio's steady state (ss): a criterion and its limit, such as `iops:10%` or `bw_slope:1%`;
+    /// the job stops once its last --ss_dur seconds are steady [default with --ss_dur:
+    /// iops_slope:0.01%].
+    #[arg(long = "ss", value_name = "CRITERION:LIMIT")]
+    pub ss: Option<String>,
+
+    /// fio's ss_dur: the steady-state window, in whole seconds (0: no steady state).
+    #[arg(long = "ss_dur", value_name = "DURATION", value_parser = units::parse_duration)]
+    pub ss_dur: Option<std::time::Duration>,
+
+    /// fio's ss_ramp: steady-state samples start this long after the job's start.
+    #[arg(long = "ss_ramp", value_name = "DURATION", value_parser = units::parse_duration)]
+    pub ss_ramp: Option<std::time::Duration>,
+
     /// fio's zonemode: `strided` (I/O in zones of --zonerange, --zonesize bytes each, --zoneskip
     /// apart) or `none`. fio's default is strided when --zonesize is given.
     #[arg(long = "zonemode", value_name = "none|strided", value_parser = ["none", "strided"])]

@@ -6,10 +6,10 @@
 //! start gate, one coordinator), which needs them to share the engine, target and timing.
 
 use super::plan::{self, Job, Plan};
-use super::{FioError, ini};
+use super::{FioError, ini, steady};
 use crate::cli::{Percentiles, RunArgs};
 use crate::config::{ConfigError, DEFAULT_ENGINE, RunConfig};
-use crate::coordinator::{RunResult, ThreadPoint};
+use crate::coordinator::{IntervalWatch, RunResult, ThreadPoint};
 use crate::launch::SpdkRun;
 use crate::options::OutputFormat;
 use crate::report::diskstats as disk;
@@ -24,6 +24,7 @@ use crate::target::{self, RemoveOnDrop, TargetKind};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 /// One group's run.
 struct GroupRun {
@@ -33,6 +34,8 @@ struct GroupRun {
     workers: Vec<Vec<usize>>,
     /// For groups run as concurrent streams: what `suite::exec::document` needs.
     measured: Option<Together>,
+    /// The steady-state window of a job with `ss_dur` (alone in its group), for fio's JSON.
+    steady: Option<Arc<Mutex<steady::Window>>>,
 }
 
 /// A group run as concurrent streams: its streams, timing, and each stream's threads and depth.
@@ -89,9 +92,14 @@ pub fn run_job_file(path: &Path, cli: &RunArgs, given: &[String]) -> anyhow::Res
             crate::report::live::Plan { ramp: first.ramp, runtime: first.runtime },
         );
         let run = if group.len() == 1 {
-            let result = crate::run::execute(&group[0].1, spdk.as_ref(), signal.clone(), &live)?;
+            // Checked when resolved (`check_steady`): a job with ss_dur runs alone in its group.
+            let steady = steady_spec(&group[0].0).ok().flatten().map(|s| Arc::new(Mutex::new(steady::Window::new(s))));
+            let watch = steady
+                .clone()
+                .map(|window| Box::new(steady::Watch { window, ramp_time: group[0].1.ramp }) as Box<dyn IntervalWatch>);
+            let result = crate::run::execute_watched(&group[0].1, spdk.as_ref(), signal.clone(), &live, None, watch)?;
             let workers = vec![(0..result.workers.len()).collect()];
-            GroupRun { jobs: group, result, workers, measured: None }
+            GroupRun { jobs: group, result, workers, measured: None, steady }
         } else {
             run_together(group, &mut spdk, signal.clone(), &live)?
         };
@@ -164,6 +172,7 @@ fn resolve_all(plan: &Plan) -> Result<Resolved, FioError> {
                 e => FioError::Section { at: job.at.clone(), name: job.name.clone(), message: e.to_string() },
             };
             let engine = job.args.engine.as_deref().unwrap_or(DEFAULT_ENGINE);
+            check_no_device(job, engine)?;
             let cfg = match &attached {
                 Some(t) if engine.starts_with("spdk") => {
                     let t = t.clone();
@@ -185,9 +194,32 @@ fn resolve_all(plan: &Plan) -> Result<Resolved, FioError> {
             resolved.push((job.clone(), cfg));
         }
         check_together(&resolved)?;
+        for (job, cfg) in &resolved {
+            check_steady(job, cfg, &resolved)?;
+        }
         groups.push(resolved);
     }
     Ok((groups, spdk))
+}
+
+/// fio's steadystate.fio reads /dev/zero and writes /dev/null: I/O that reaches no device, which
+/// is the null engine here (the target check would only say "character device").
+fn check_no_device(job: &Job, engine: &str) -> Result<(), FioError> {
+    let Some(dev) = job.args.filename.iter().find(|p| p.as_os_str() == "/dev/null" || p.as_os_str() == "/dev/zero")
+    else {
+        return Ok(());
+    };
+    if engine.starts_with("null") || engine.starts_with("spdk") {
+        return Ok(());
+    }
+    let message = format!(
+        "{} is a character device, which nvmebench does not open (it runs on files and block devices); for I/O that reaches no device use ioengine=null with size=, or name a file",
+        dev.display()
+    );
+    Err(match job.sources.at("filename") {
+        Some(at) => FioError::Option { at: at.clone(), key: "filename".into(), message },
+        None => FioError::Section { at: job.at.clone(), name: job.name.clone(), message },
+    })
 }
 
 /// A job that ends after one pass over its working set (fio's end without `time_based` or a size
@@ -245,6 +277,49 @@ fn check_together(group: &[(Job, RunConfig)]) -> Result<(), FioError> {
         if a.rate_iops.is_some() != b.rate_iops.is_some() {
             return Err(differ("pacing (rate_iops on one and not the other)"));
         }
+    }
+    Ok(())
+}
+
+/// A job's steady-state rule: fio's `ss` (or its default) over `ss_dur`, after `ss_ramp`; `None`
+/// without an `ss_dur` (fio's default 0: no steady state, whatever `ss` says).
+fn steady_spec(job: &Job) -> Result<Option<steady::Spec>, FioError> {
+    let f = &job.args.fio;
+    let Some(dur) = f.ss_dur.filter(|d| !d.is_zero()) else { return Ok(None) };
+    let ss = f.ss.as_deref().unwrap_or(steady::FIO_DEFAULT_SS);
+    steady::Spec::parse(ss, dur, f.ss_ramp.unwrap_or_default()).map(Some).map_err(|message| FioError::Section {
+        at: job.at.clone(),
+        name: job.name.clone(),
+        message,
+    })
+}
+
+/// fio judges a job's steady state on its own per-second samples, and stops only that job (with
+/// group_reporting, its reporting group's jobs; without it, each clone apart). Here the samples
+/// are the run's one-second intervals, and the run stops as a whole: so the job runs alone in its
+/// group, its clones are judged together as group_reporting judges them, and the interval is 1 s.
+fn check_steady(job: &Job, cfg: &RunConfig, group: &[(Job, RunConfig)]) -> Result<(), FioError> {
+    if steady_spec(job)?.is_none() {
+        return Ok(());
+    }
+    let refuse = |message: String| Err(FioError::Section { at: job.at.clone(), name: job.name.clone(), message });
+    if let Some((other, _)) = group.iter().find(|(o, _)| o.name != job.name || o.at != job.at) {
+        return refuse(format!(
+            "has ss_dur and runs together with [{}]: fio stops only the steady job, and jobs that run together here end together; add stonewall to run it alone",
+            other.name
+        ));
+    }
+    if job.clones() > 1 && !job.args.fio.group_reporting.unwrap_or(false) {
+        return refuse(format!(
+            "has ss_dur and numjobs={} without group_reporting: fio judges and stops each clone apart, and nvmebench judges the job's clones together; add group_reporting, or numjobs=1",
+            job.clones()
+        ));
+    }
+    if cfg.interval != std::time::Duration::from_secs(1) {
+        return refuse(format!(
+            "has ss_dur, whose samples are one second each as in fio, and the run's interval is {:?} (log_avg_msec or --interval); drop it to keep 1 s",
+            cfg.interval
+        ));
     }
     Ok(())
 }
@@ -314,6 +389,7 @@ fn run_together(
         result,
         workers: stream_workers.clone(),
         measured: Some(Together { streams, timing, threads, qds }),
+        steady: None,
     })
 }
 
@@ -390,7 +466,8 @@ fn write_results(path: &Path, cli: &RunArgs, plan: &Plan, runs: &[GroupRun], dis
         let threads: Vec<FioClone<'_>> = clones.into_iter().flatten().collect();
         let jobs = fio_report::entries(&specs, &threads);
         let plus = cli.fio.output_format.as_deref() == Some("json+");
-        let doc = fio_report::render(&plan.globals, &jobs, disks, plus, started);
+        let mut doc = fio_report::render(&plan.globals, &jobs, disks, plus, started);
+        add_steady_states(&mut doc, runs);
         serde_json::to_string_pretty(&doc).expect("a JSON value always serialises") + "\n"
     } else if cli.output == OutputFormat::Json {
         serde_json::to_string_pretty(&own()).expect("a JSON value always serialises") + "\n"
@@ -427,6 +504,21 @@ fn write_results(path: &Path, cli: &RunArgs, plan: &Plan, runs: &[GroupRun], dis
         out
     };
     write_report(&cli.fio, &out)
+}
+
+/// fio's `steadystate` object in the entry of each job with `ss_dur` (its group's one entry with
+/// group_reporting, or its own: the job runs alone in its group).
+fn add_steady_states(doc: &mut Value, runs: &[GroupRun]) {
+    let Some(entries) = doc.get_mut("jobs").and_then(Value::as_array_mut) else { return };
+    for r in runs {
+        let (Some(window), Some((job, _))) = (&r.steady, r.jobs.first()) else { continue };
+        let ss = window.lock().expect("the window's lock is never held across a panic").json();
+        for e in entries.iter_mut().filter(|e| e["jobname"] == job.name.as_str() && e["groupid"] == job.group_id) {
+            if let Some(o) = e.as_object_mut() {
+                o.insert("steadystate".into(), ss.clone());
+            }
+        }
+    }
 }
 
 /// A copy of what `suite::exec::document` reads from a result (it takes a `Measurement` by value).
@@ -508,6 +600,39 @@ mod tests {
         assert!(e.contains("section [b]: runs together with [a] but differs in how it ends (one by its I/O count, the other by its runtime)"), "{e}");
         let e = resolved(&format!("{base}[a]\n[b]\nfilename=x:y\n"), &[]).unwrap_err().to_string();
         assert!(e.contains("differs in the number of files (jobs that run together here each drive as many)"), "{e}");
+    }
+
+    /// fio's ss_dur stops the steady job alone, each clone apart without group_reporting, on
+    /// one-second samples: where nvmebench cannot do the same it refuses, in one sentence.
+    #[test]
+    fn steady_state_runs_where_it_means_what_fio_means() {
+        let base = "[global]\nioengine=null\ntime_based\nruntime=5\n";
+        let g = configs(&format!("{base}[a]\nss=iops:10%\nss_dur=3\nss_ramp=1\n"), &[]).unwrap();
+        let spec = steady_spec(&g[0][0].0).unwrap().unwrap();
+        assert_eq!((spec.dur_s, spec.ramp, spec.limit), (3, std::time::Duration::from_secs(1), 10.0));
+        let dflt = configs(&format!("{base}[a]\nss_dur=3\n"), &[]).unwrap();
+        assert!(steady_spec(&dflt[0][0].0).unwrap().unwrap().slope, "fio's default iops_slope:0.01%");
+        let none = configs(&format!("{base}[a]\nss=iops:10%\n"), &[]).unwrap();
+        assert!(steady_spec(&none[0][0].0).unwrap().is_none(), "no ss_dur, no steady state, as in fio");
+        let cases = [
+            (format!("{base}[a]\n[b]\nss_dur=3\n"), "job.fio:6: section [b]: has ss_dur and runs together with [a]"),
+            (
+                format!("{base}[a]\nnumjobs=2\nss_dur=3\n"),
+                "has ss_dur and numjobs=2 without group_reporting: fio judges and stops each clone apart",
+            ),
+            (format!("{base}[a]\nss_dur=3\n"), "the run's interval is 500ms"),
+            (
+                format!("{base}[a]\nss_dur=1500ms\n"),
+                "ss_dur=1500ms: fio keeps whole seconds of it and would take this as 1s",
+            ),
+            (format!("{base}[a]\nss=lat:1ms\nss_dur=3\n"), "a latency criterion is newer than fio 3.33"),
+        ];
+        for (i, (job, want)) in cases.iter().enumerate() {
+            let flags: &[&str] = if i == 2 { &["--interval=500ms"] } else { &[] };
+            let e = resolved(job, flags).unwrap_err().to_string();
+            assert!(e.contains(want), "{job}: {e}");
+        }
+        assert!(resolved(&format!("{base}group_reporting\n[a]\nnumjobs=2\nss_dur=3\n"), &[]).is_ok());
     }
 
     #[test]

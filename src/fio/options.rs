@@ -225,6 +225,21 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
             _ => arg("zonemode", v),
         },
         "zonesize" | "zonerange" | "zoneskip" => arg(key, v),
+        "ss" | "steadystate" => {
+            super::steady::Spec::parse(v, std::time::Duration::ZERO, std::time::Duration::ZERO)?;
+            arg("ss", v)
+        }
+        "ss_dur" | "steadystate_duration" => match fio_time(key, v, TimeUnit::Seconds)? {
+            d if !d.is_zero() && d.subsec_nanos() != 0 => Err(format!(
+                "{key}={v}: fio keeps whole seconds of it and would take this as {}s; write whole seconds, like {key}={}s",
+                d.as_secs(),
+                d.as_secs().max(1)
+            )),
+            d => arg("ss_dur", &format!("{}s", d.as_secs())),
+        },
+        "ss_ramp" | "steadystate_ramp_time" => {
+            arg("ss_ramp", &format!("{}us", fio_time(key, v, TimeUnit::Seconds)?.as_micros()))
+        }
         "log_offset" => arg("log_offset", if fio_bool()? { "1" } else { "0" }),
         "cpus_allowed" => arg("cpus_allowed", v),
         "cpumask" => {

@@ -212,6 +212,7 @@ pub fn measure(
         start_at: bench.start_at,
         irqs,
         gate: None,
+        watch: None,
     };
     let on = EngineTarget {
         paths: &bench.target_paths,

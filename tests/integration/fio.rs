@@ -1393,3 +1393,39 @@ fn strided_zones_write_where_fio_writes() {
     assert_eq!(stderr(&o).lines().count(), 1);
     assert!(o.stdout.is_empty());
 }
+
+/// fio's steady state (steadystate.fio's ss, ss_dur, ss_ramp): a job that is steady stops long
+/// before its runtime, in both tools, and one that never is runs to it; both write fio's
+/// steadystate object with the same keys. /dev/null (steadystate.fio's target) is refused at its
+/// line, naming the null engine.
+#[test]
+fn steady_state_stops_the_job_as_fio_does() {
+    let Some(fio) = tool("fio") else { return };
+    let text = "[global]\nioengine=null\nsize=1g\ntime_based\nruntime=20\ngroup_reporting\n\
+                [steady]\nrw=randread\nbs=4k\nnumjobs=2\nss=iops:50%\nss_dur=2\nss_ramp=1\n\
+                [never]\nstonewall\nrw=randread\nbs=4k\nruntime=3\nss=iops_slope:0%\nss_dur=2\n";
+    let dir = scratch_dir();
+    let theirs = fio_in(&fio, dir.path(), text, &[]);
+    let ours = ours_in(dir.path(), text, &[]);
+    for (who, doc) in [("fio", &theirs), ("nvmebench", &ours)] {
+        let jobs = doc["jobs"].as_array().unwrap();
+        assert_eq!(jobs.len(), 2, "{who}");
+        let (steady, never) = (&jobs[0]["steadystate"], &jobs[1]["steadystate"]);
+        assert_eq!(steady["attained"], 1, "{who}: {steady}");
+        assert!(jobs[0]["job_runtime"].as_u64().unwrap() < 2 * 10_000, "{who} stops once steady: {}", jobs[0]);
+        assert_eq!(never["attained"], 0, "{who}: {never}");
+        assert_eq!(never["ss"], "iops_slope:0.000000%", "{who}");
+        assert_eq!(never["data"]["iops"].as_array().unwrap().len(), 2, "{who}");
+        let mut a = BTreeSet::new();
+        key_paths(steady, "", &mut a);
+        let mut b = BTreeSet::new();
+        key_paths(&theirs["jobs"][0]["steadystate"], "", &mut b);
+        assert_eq!(a, b, "{who}: the steadystate keys are fio's");
+    }
+    let bad = write(dir.path(), "bad.fio", "[a]\nsize=1m\nfilename=/dev/null\nrw=write\n");
+    let o = nvmebench(&["run", bad.to_str().unwrap(), "--output-format=json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("bad.fio:3: option 'filename': /dev/null is a character device"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("use ioengine=null with size="), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+}
