@@ -552,6 +552,15 @@ pub struct FioArgs {
     #[arg(long = "ss_ramp", value_name = "DURATION", value_parser = units::parse_duration)]
     pub ss_ramp: Option<std::time::Duration>,
 
+    /// fio's exitall: when a job of a job file ends, the jobs --exit_what names stop too.
+    #[arg(long = "exitall", value_name = "1", value_parser = clap::builder::BoolishValueParser::new())]
+    pub exitall: Option<bool>,
+
+    /// fio's exit_what: which jobs a job's end stops under exitall: `group` (its reporting group,
+    /// fio's default), `stonewall` (every job running) or `all` (and every job after them).
+    #[arg(long = "exit_what", value_name = "group|stonewall|all", value_parser = ["group", "stonewall", "all"])]
+    pub exit_what: Option<String>,
+
     /// fio's zonemode: `strided` (I/O in zones of --zonerange, --zonesize bytes each, --zoneskip
     /// apart) or `none`. fio's default is strided when --zonesize is given.
     #[arg(long = "zonemode", value_name = "none|strided", value_parser = ["none", "strided"])]

@@ -278,14 +278,20 @@ pub struct RunPlan {
     pub gate: Option<Box<dyn StartGate>>,
     /// Shown each measured interval as it is merged; may end the run there (a fio job's steady
     /// state), as its planned end would, which is no interruption.
-    pub watch: Option<Box<dyn IntervalWatch>>,
+    pub watch: Option<Box<dyn RunWatch>>,
 }
 
-/// Looks at a run's measured intervals as they are merged, in order, and says when the run has
-/// done what it was for (fio's `ss`: the job stops once steady).
-pub trait IntervalWatch: Send {
+/// Looks at a run as it goes, its measured intervals as they are merged (in order) and its lanes
+/// as they end, and says when the run has done what it was for: fio's `ss` (the job stops once
+/// steady), fio's `exitall` (the others stop when one job ends).
+pub trait RunWatch: Send {
     /// Whether the run ends now, after `point`.
     fn ends_run(&mut self, point: &IntervalPoint) -> bool;
+
+    /// Whether the run ends now that `lane` has ended (its last report is in).
+    fn lane_finished(&mut self, _lane: usize) -> bool {
+        false
+    }
 }
 
 /// Decides when the start gate opens, once every worker is ready: a fleet's processes meet and
@@ -631,7 +637,7 @@ struct Collector<F> {
     /// Workers that did not stop in time were given up on: their threads are not joined.
     gave_up: bool,
     /// The run's interval watch, and whether it asked to end the run since the last look.
-    watch: Option<Box<dyn IntervalWatch>>,
+    watch: Option<Box<dyn RunWatch>>,
     watch_ended: bool,
 }
 
@@ -724,6 +730,9 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
                 self.verifiers.extend(verify.map(|v| (self.target_of[worker], *v)));
                 self.summaries[worker] = Some(summary);
                 self.finished[worker] = true;
+                if let Some(w) = self.watch.as_mut() {
+                    self.watch_ended |= w.lane_finished(worker);
+                }
             }
             Report::Failed { worker, error, partial } => {
                 if let Some((stats, summary)) = partial {

@@ -349,7 +349,7 @@ pub fn execute_watched(
     signal: Arc<AtomicUsize>,
     live: &LiveLine,
     gate: Option<Box<dyn coordinator::StartGate>>,
-    watch: Option<Box<dyn coordinator::IntervalWatch>>,
+    watch: Option<Box<dyn coordinator::RunWatch>>,
 ) -> Result<RunResult, SetupError> {
     #[cfg(feature = "spdk")]
     if let Some((s, after)) = spdk.and_then(|s| s.reset_after.map(|a| (s, a))) {
@@ -373,7 +373,7 @@ fn execute_with_reset(
     signal: Arc<AtomicUsize>,
     live: &LiveLine,
     gate: Option<Box<dyn coordinator::StartGate>>,
-    watch: Option<Box<dyn coordinator::IntervalWatch>>,
+    watch: Option<Box<dyn coordinator::RunWatch>>,
 ) -> Result<RunResult, SetupError> {
     let (done_tx, done_rx) = crossbeam_channel::bounded::<()>(0);
     let (start_tx, start_rx) = crossbeam_channel::bounded::<std::time::SystemTime>(1);
@@ -438,7 +438,7 @@ fn execute_with(
     signal: Arc<AtomicUsize>,
     live: &LiveLine,
     gate: Option<Box<dyn coordinator::StartGate>>,
-    watch: Option<Box<dyn coordinator::IntervalWatch>>,
+    watch: Option<Box<dyn coordinator::RunWatch>>,
 ) -> Result<RunResult, SetupError> {
     let spec = Arc::new(cfg.workload.clone());
     let workers = plan_lanes(cfg, &spec);

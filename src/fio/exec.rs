@@ -9,7 +9,7 @@ use super::plan::{self, Job, Plan};
 use super::{FioError, ini, steady};
 use crate::cli::{Percentiles, RunArgs};
 use crate::config::{ConfigError, DEFAULT_ENGINE, RunConfig};
-use crate::coordinator::{IntervalWatch, RunResult, ThreadPoint};
+use crate::coordinator::{RunResult, RunWatch, ThreadPoint};
 use crate::launch::SpdkRun;
 use crate::options::OutputFormat;
 use crate::report::diskstats as disk;
@@ -96,12 +96,13 @@ pub fn run_job_file(path: &Path, cli: &RunArgs, given: &[String]) -> anyhow::Res
             let steady = steady_spec(&group[0].0).ok().flatten().map(|s| Arc::new(Mutex::new(steady::Window::new(s))));
             let watch = steady
                 .clone()
-                .map(|window| Box::new(steady::Watch { window, ramp_time: group[0].1.ramp }) as Box<dyn IntervalWatch>);
+                .map(|window| Box::new(steady::Watch { window, ramp_time: group[0].1.ramp }) as Box<dyn RunWatch>);
             let result = crate::run::execute_watched(&group[0].1, spdk.as_ref(), signal.clone(), &live, None, watch)?;
             let workers = vec![(0..result.workers.len()).collect()];
             GroupRun { jobs: group, result, workers, measured: None, steady }
         } else {
-            run_together(group, &mut spdk, signal.clone(), &live)?
+            let exits = exit_ends(&group, exitall(&plan), None)?;
+            run_together(group, &exits, &mut spdk, signal.clone(), &live)?
         };
         live.finish();
         drop(scratch);
@@ -162,7 +163,8 @@ fn resolve_all(plan: &Plan) -> Result<Resolved, FioError> {
     let mut spdk: Option<SpdkRun> = None;
     let mut attached: Option<Vec<crate::target::Target>> = None;
     let mut groups = Vec::new();
-    for group in &plan.groups {
+    let exitall = exitall(plan);
+    for (g, group) in plan.groups.iter().enumerate() {
         let mut resolved = Vec::new();
         for job in group {
             // Refusals of options are named as the job file writes them, at the line at fault.
@@ -197,6 +199,7 @@ fn resolve_all(plan: &Plan) -> Result<Resolved, FioError> {
         for (job, cfg) in &resolved {
             check_steady(job, cfg, &resolved)?;
         }
+        exit_ends(&resolved, exitall, plan.groups.get(g + 1).and_then(|n| n.first()))?;
         groups.push(resolved);
     }
     Ok((groups, spdk))
@@ -281,6 +284,68 @@ fn check_together(group: &[(Job, RunConfig)]) -> Result<(), FioError> {
     Ok(())
 }
 
+/// Whether any job says `exitall`: fio then applies every job's `exit_what` (options.c's
+/// `str_exitall_cb` sets one switch for the whole run).
+fn exitall(plan: &Plan) -> bool {
+    plan.groups.iter().flatten().any(|j| j.args.fio.exitall == Some(true))
+}
+
+/// Per job of a group that runs together, whether its end ends the run, as fio's exitall ends the
+/// jobs its `exit_what` names (libfio.c's `fio_terminate_threads`): `group`, the jobs of its
+/// reporting group; `stonewall`, every job running; `all`, those and every job after them. A job
+/// that is stopped ends too, and stops what its own `exit_what` names. The run here ends all its
+/// jobs at once, so a job whose end would stop some of the others and not the rest is refused, and
+/// so is `all` with jobs after the group (fio writes those as zeros, never run).
+fn exit_ends(group: &[(Job, RunConfig)], exitall: bool, next: Option<&Job>) -> Result<Vec<bool>, FioError> {
+    if !exitall {
+        return Ok(vec![false; group.len()]);
+    }
+    let what = |j: &Job| j.args.fio.exit_what.clone().unwrap_or_else(|| "group".into());
+    let stops =
+        |j: usize, k: usize| k != j && (what(&group[j].0) != "group" || group[k].0.group_id == group[j].0.group_id);
+    let mut ends = Vec::with_capacity(group.len());
+    for (j, (job, _)) in group.iter().enumerate() {
+        if let Some(next) = next.filter(|_| what(job) == "all") {
+            return Err(FioError::Section {
+                at: job.at.clone(),
+                name: job.name.clone(),
+                message: format!(
+                    "has exit_what=all under exitall, so fio never starts [{}] and the jobs after it, and writes them as zeros; move [{}] and the jobs after it to a file of their own, or use exit_what=stonewall",
+                    next.name, next.name
+                ),
+            });
+        }
+        // The jobs its end stops, and those their ends stop in turn.
+        let mut stopped: Vec<bool> = (0..group.len()).map(|k| stops(j, k)).collect();
+        loop {
+            let more: Vec<usize> = (0..group.len())
+                .filter(|&k| !stopped[k] && k != j && (0..group.len()).any(|i| stopped[i] && stops(i, k)))
+                .collect();
+            if more.is_empty() {
+                break;
+            }
+            more.into_iter().for_each(|k| stopped[k] = true);
+        }
+        let n = stopped.iter().filter(|&&s| s).count();
+        if n > 0 && n + 1 < group.len() {
+            let (left, _) =
+                group.iter().enumerate().find(|&(k, _)| k != j && !stopped[k]).map(|(_, x)| x).expect("one is left");
+            return Err(FioError::Section {
+                at: job.at.clone(),
+                name: job.name.clone(),
+                message: format!(
+                    "ends under exitall with exit_what={}, which in fio stops some of the jobs that run with it but not [{}]; jobs that run together here end together, so run [{}] apart with stonewall, or use exit_what=stonewall",
+                    what(job),
+                    left.name,
+                    left.name
+                ),
+            });
+        }
+        ends.push(n > 0);
+    }
+    Ok(ends)
+}
+
 /// A job's steady-state rule: fio's `ss` (or its default) over `ss_dur`, after `ss_ramp`; `None`
 /// without an `ss_dur` (fio's default 0: no steady state, whatever `ss` says).
 fn steady_spec(job: &Job) -> Result<Option<steady::Spec>, FioError> {
@@ -327,6 +392,7 @@ fn check_steady(job: &Job, cfg: &RunConfig, group: &[(Job, RunConfig)]) -> Resul
 /// Runs a group's jobs together, as a suite runs a step's streams.
 fn run_together(
     group: Vec<(Job, RunConfig)>,
+    exits: &[bool],
     spdk: &mut Option<SpdkRun>,
     signal: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     live: &LiveLine,
@@ -380,6 +446,7 @@ fn run_together(
         spdk: spdk.take(),
         // The group's startdelay, which its jobs share (`check_together`).
         start_at: first.start_at,
+        exit_streams: exits.to_vec(),
     };
     let m = suite_exec::measure(&bench, &streams, 1, first.queue_depth, timing, rates.as_deref(), |p| live.update(p));
     *spdk = bench.spdk;
@@ -633,6 +700,36 @@ mod tests {
             assert!(e.contains(want), "{job}: {e}");
         }
         assert!(resolved(&format!("{base}group_reporting\n[a]\nnumjobs=2\nss_dur=3\n"), &[]).is_ok());
+    }
+
+    /// fio's exitall: a job's end stops what its exit_what names (its reporting group, or every
+    /// job running), and the stopped jobs' ends stop what theirs name; the run stops all at once,
+    /// so a stop of some jobs and not others is refused, and so is exit_what=all before more jobs.
+    #[test]
+    fn exitall_ends_the_run_where_fio_stops_every_other_job() {
+        let base = "[global]\nioengine=null\nsize=1m\n";
+        let ends = |text: &str| {
+            let g = configs(text, &[]).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let exitall = g.iter().flatten().any(|(j, _)| j.args.fio.exitall == Some(true));
+            g.iter().map(|group| exit_ends(group, exitall, None).unwrap()).collect::<Vec<_>>()
+        };
+        assert_eq!(ends(&format!("{base}[a]\n[b]\n")), [[false, false]], "no exitall");
+        assert_eq!(ends(&format!("{base}exitall\n[a]\n[b]\n")), [[true, true]], "one reporting group");
+        // exitwhat.fio's first group: slow1 stops every job running; fast1 only its own group.
+        let what = format!("{base}[slow]\nexitall\nexit_what=stonewall\n[fast]\nnew_group\n");
+        assert_eq!(ends(&what), [[true, false]]);
+        // A stopped job's end stops its own group in turn.
+        let chain = format!("{base}exitall\n[a]\n[b]\nexit_what=stonewall\n[c]\nnew_group\n");
+        assert_eq!(ends(&chain), [[true, true, false]], "[a] stops [b], whose end stops [c]");
+        let e = resolved(&format!("{base}exitall\n[a]\n[b]\n[c]\nnew_group\n"), &[]).unwrap_err().to_string();
+        assert!(e.contains("job.fio:5: section [a]: ends under exitall with exit_what=group, which in fio stops some of the jobs that run with it but not [c]"), "{e}");
+        let e = resolved(&format!("{base}exitall\nexit_what=all\n[a]\n[b]\nstonewall\n"), &[]).unwrap_err().to_string();
+        assert!(e.contains("section [a]: has exit_what=all under exitall, so fio never starts [b]"), "{e}");
+        assert!(resolved(&format!("{base}exitall\n[a]\n[b]\nexit_what=all\n"), &[]).is_ok(), "all in the last group");
+        let e = resolved(&format!("{base}[a]\nexitall=0\n"), &[]).unwrap_err().to_string();
+        assert!(e.contains("exitall=0: fio turns exitall on for every job whatever its value"), "{e}");
+        let e = resolved(&format!("{base}[a]\nexit_what=some\n"), &[]).unwrap_err().to_string();
+        assert!(e.contains("job.fio:5:") && e.contains("exit_what"), "{e}");
     }
 
     #[test]

@@ -124,6 +124,7 @@ pub fn is_flag(key: &str) -> bool {
             | "disable_bw_measurement"
             | "disable_bw"
             | "unified_rw_reporting"
+            | "exitall"
     )
 }
 
@@ -225,6 +226,15 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
             _ => arg("zonemode", v),
         },
         "zonesize" | "zonerange" | "zoneskip" => arg(key, v),
+        // fio turns exitall on for every job whatever value it is given (options.c's
+        // str_exitall_cb), so exitall=0 would not mean what it says.
+        "exitall" => match v {
+            "" | "1" => arg("exitall", "1"),
+            _ => Err(format!(
+                "exitall={v}: fio turns exitall on for every job whatever its value; write exitall to have it, or remove it"
+            )),
+        },
+        "exit_what" => arg("exit_what", v),
         "ss" | "steadystate" => {
             super::steady::Spec::parse(v, std::time::Duration::ZERO, std::time::Duration::ZERO)?;
             arg("ss", v)

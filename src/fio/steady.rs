@@ -5,7 +5,7 @@
 //! Only the criterion and its window live here. The samples are the run's measured intervals
 //! (one second each), shown to [`Watch`] by the coordinator, which ends the run when it says so.
 
-use crate::coordinator::{IntervalPoint, IntervalWatch};
+use crate::coordinator::{IntervalPoint, RunWatch};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -177,7 +177,7 @@ pub struct Watch {
     pub ramp_time: Duration,
 }
 
-impl IntervalWatch for Watch {
+impl RunWatch for Watch {
     fn ends_run(&mut self, p: &IntervalPoint) -> bool {
         let mut w = self.window.lock().expect("the window's lock is never held across a panic");
         let start_s = self.ramp_time.as_secs_f64() + p.t_s - 1.0;

@@ -57,6 +57,28 @@ pub struct Bench {
     pub spdk: Option<crate::launch::SpdkRun>,
     /// When the workers start (a fio group's startdelay); `None`: at once.
     pub start_at: Option<std::time::SystemTime>,
+    /// Per stream, whether its end ends the run (a fio job's `exitall`); empty: none's does.
+    pub exit_streams: Vec<bool>,
+}
+
+/// Ends the run once every lane of a stream in `ends` has ended (fio's `exitall`).
+struct ExitWatch {
+    /// Per stream: its lanes, and whether its end ends the run.
+    streams: Vec<(Vec<usize>, bool)>,
+    finished: Vec<bool>,
+}
+
+impl coordinator::RunWatch for ExitWatch {
+    fn ends_run(&mut self, _point: &IntervalPoint) -> bool {
+        false
+    }
+
+    fn lane_finished(&mut self, lane: usize) -> bool {
+        if let Some(f) = self.finished.get_mut(lane) {
+            *f = true;
+        }
+        self.streams.iter().any(|(lanes, ends)| *ends && lanes.iter().all(|&l| self.finished[l]))
+    }
 }
 
 /// One worker of a measurement.
@@ -212,7 +234,10 @@ pub fn measure(
         start_at: bench.start_at,
         irqs,
         gate: None,
-        watch: None,
+        watch: bench.exit_streams.iter().any(|&e| e).then(|| {
+            let streams = stream_workers.iter().cloned().zip(bench.exit_streams.iter().copied()).collect();
+            Box::new(ExitWatch { streams, finished: vec![false; n] }) as Box<dyn coordinator::RunWatch>
+        }),
     };
     let on = EngineTarget {
         paths: &bench.target_paths,

@@ -1429,3 +1429,19 @@ fn steady_state_stops_the_job_as_fio_does() {
     assert!(stderr(&o).contains("use ioengine=null with size="), "{}", stderr(&o));
     assert!(o.stdout.is_empty());
 }
+
+/// fio's exitall with exit_what=stonewall (exitwhat.fio's first group, on one engine): the slow
+/// job's end stops the paced one beside it in both tools, with the same counts, and the group after
+/// still runs.
+#[test]
+fn exitall_stops_the_jobs_exit_what_names_as_fio_does() {
+    let text = "[global]\nioengine=psync\nfilename=exit.dat\nsize=1m\nbs=4k\nexitall\n\
+                [slow]\nrw=read\nthinktime=10000\nnumber_ios=30\nexit_what=stonewall\n\
+                [fast]\nnew_group\nrw=randread\nrate=400k\n[after]\nstonewall\nrw=read\n";
+    let Some(both) = fio_and_ours(text, &[]) else { return };
+    assert_eq!(both.ours[0], ("slow".to_string(), [30, 0, 0]));
+    assert_eq!(both.ours[2], ("after".to_string(), [256, 0, 0]), "the next group runs");
+    // [fast] ran as long as [slow] did: 100 IOPS for about 0.3 s, nowhere near its 256 I/Os.
+    let (fio_fast, our_fast) = (both.fio[1].1[0], both.ours[1].1[0]);
+    assert!((20..=50).contains(&our_fast) && our_fast.abs_diff(fio_fast) <= 5, "fio {fio_fast}, ours {our_fast}");
+}
