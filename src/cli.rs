@@ -538,6 +538,50 @@ pub struct FioArgs {
     #[arg(skip)]
     pub iodepth_per_job: bool,
 
+    /// fio's steady state (ss): a criterion and its limit, such as `iops:10%` or `bw_slope:1%`;
+    /// the job stops once its last --ss_dur seconds are steady [default with --ss_dur:
+    /// iops_slope:0.01%].
+    #[arg(long = "ss", value_name = "CRITERION:LIMIT")]
+    pub ss: Option<String>,
+
+    /// fio's ss_dur: the steady-state window, in whole seconds (0: no steady state).
+    #[arg(long = "ss_dur", value_name = "DURATION", value_parser = units::parse_duration)]
+    pub ss_dur: Option<std::time::Duration>,
+
+    /// fio's ss_ramp: steady-state samples start this long after the job's start.
+    #[arg(long = "ss_ramp", value_name = "DURATION", value_parser = units::parse_duration)]
+    pub ss_ramp: Option<std::time::Duration>,
+
+    /// fio's exitall: when a job of a job file ends, the jobs --exit_what names stop too.
+    #[arg(long = "exitall", value_name = "1", value_parser = clap::builder::BoolishValueParser::new())]
+    pub exitall: Option<bool>,
+
+    /// fio's exit_what: which jobs a job's end stops under exitall: `group` (its reporting group,
+    /// fio's default), `stonewall` (every job running) or `all` (and every job after them).
+    #[arg(long = "exit_what", value_name = "group|stonewall|all", value_parser = ["group", "stonewall", "all"])]
+    pub exit_what: Option<String>,
+
+    /// fio's zonemode: `strided` (I/O in zones of --zonerange, --zonesize bytes each, --zoneskip
+    /// apart) or `none`. fio's default is strided when --zonesize is given.
+    #[arg(long = "zonemode", value_name = "none|strided", value_parser = ["none", "strided"])]
+    pub zonemode: Option<String>,
+
+    /// fio's zonesize: bytes moved in one zone before the next (zonemode=strided).
+    #[arg(long = "zonesize", value_name = "SIZE", value_parser = units::parse_size)]
+    pub zonesize: Option<u64>,
+
+    /// fio's zonerange: one zone's span [default: --zonesize].
+    #[arg(long = "zonerange", value_name = "SIZE", value_parser = units::parse_size)]
+    pub zonerange: Option<u64>,
+
+    /// fio's zoneskip: bytes left out between one zone and the next.
+    #[arg(long = "zoneskip", value_name = "SIZE", value_parser = units::parse_size)]
+    pub zoneskip: Option<u64>,
+
+    /// fio's log_offset=1: each log line has an offset column (0, as on fio's averaged lines).
+    #[arg(long = "log_offset", value_name = "0|1", value_parser = clap::builder::BoolishValueParser::new())]
+    pub log_offset: Option<bool>,
+
     /// I/Os per job, as fio's number_ios (--ios is the total).
     #[arg(long = "number_ios", value_name = "N", value_parser = parse_ios)]
     pub number_ios_per_job: Option<u64>,

@@ -21,7 +21,7 @@ use crate::workload::bssplit::BsSplit;
 use crate::workload::contents::BufferContents;
 use crate::workload::dist::RandomDist;
 use crate::workload::rate::{PaceSpec, RateProcess, ThinkTime};
-use crate::workload::{Mix, RwMode, WorkloadSpec};
+use crate::workload::{Mix, RwMode, StridedZones, WorkloadSpec};
 use clash::Clash;
 use fault::Fault;
 use serde::{Serialize, Serializer};
@@ -562,6 +562,7 @@ impl RunConfig {
             random_dist: args.random_dist,
             random_map,
             seq_add_bytes: resolve_seq_add(args, size)?,
+            zones: resolve_zones(args, targets.len(), geometry.total)?,
             seed: args.seed.or(state_seed).unwrap_or(DEFAULT_SEED),
             pacing: resolve_pacing(args, &mix)?,
             buffers: resolve_buffers(args, writes)?,
@@ -673,6 +674,34 @@ fn resolve_pacing(args: &RunArgs, mix: &Mix) -> Result<PaceSpec, ConfigError> {
         return Err(Clash::SpinOverThink { spin: t.spin, think: t.think }.into());
     }
     Ok(PaceSpec::new(args.rate.unwrap_or_default(), process, thinktime))
+}
+
+/// fio's `zonemode=strided` with `zonesize`, `zonerange` and `zoneskip`, settled as fio's init.c
+/// settles them: strided when a zonesize is given without a zonemode, zonerange defaulting to
+/// zonesize, and no zones on a job of several files (fio's strided mode "only really works with 1
+/// file", and it turns it off there).
+/// fio wraps zones at the file's size (`real_file_size`), not at the end of `size`: `target_bytes`.
+fn resolve_zones(args: &RunArgs, targets: usize, target_bytes: u64) -> Result<Option<StridedZones>, ConfigError> {
+    let f = &args.fio;
+    let size = f.zonesize.filter(|&s| s > 0);
+    match (f.zonemode.as_deref(), size) {
+        (Some("none"), Some(_)) => Err(invalid(
+            "zonesize",
+            "sets strided zones, and zonemode=none turns zones off (fio refuses the pair: \"--zonemode=none and --zonesize are not compatible\"); drop one of them".into(),
+        )),
+        (Some("strided"), None) => Err(invalid(
+            "zonemode",
+            "strided needs the bytes of each zone (fio: \"--zonesize must be specified when using --zonemode=strided\"); add zonesize, like zonesize=256m".into(),
+        )),
+        (_, None) => Ok(None),
+        (_, Some(_)) if targets > 1 => Ok(None),
+        (_, Some(size_bytes)) => Ok(Some(StridedZones {
+            size_bytes,
+            range_bytes: f.zonerange.filter(|&r| r > 0).unwrap_or(size_bytes),
+            skip_bytes: f.zoneskip.unwrap_or(0),
+            wrap_bytes: target_bytes,
+        })),
+    }
 }
 
 /// `--seq-add` (fio's `rw=read:8k`): sequential patterns only, and less than the working set.

@@ -276,6 +276,22 @@ pub struct RunPlan {
     /// Asked for the moment once every worker is ready (a fleet's rendezvous with its other
     /// processes), instead of `start_at`.
     pub gate: Option<Box<dyn StartGate>>,
+    /// Shown each measured interval as it is merged; may end the run there (a fio job's steady
+    /// state), as its planned end would, which is no interruption.
+    pub watch: Option<Box<dyn RunWatch>>,
+}
+
+/// Looks at a run as it goes, its measured intervals as they are merged (in order) and its lanes
+/// as they end, and says when the run has done what it was for: fio's `ss` (the job stops once
+/// steady), fio's `exitall` (the others stop when one job ends).
+pub trait RunWatch: Send {
+    /// Whether the run ends now, after `point`.
+    fn ends_run(&mut self, point: &IntervalPoint) -> bool;
+
+    /// Whether the run ends now that `lane` has ended (its last report is in).
+    fn lane_finished(&mut self, _lane: usize) -> bool {
+        false
+    }
 }
 
 /// Decides when the start gate opens, once every worker is ready: a fleet's processes meet and
@@ -361,6 +377,7 @@ pub fn run<B: EngineBuilder + 'static>(
     crew.shared.open_gate(clock.raw());
     let started_at = SystemTime::now();
     let mut collector = Collector::new(&plan, observe);
+    collector.watch = plan.watch.take();
     collector.collect(&mut crew, &plan);
     let cpu_used = CpuTimes::now().since(cpu_start);
     // Beyond the workers' own cores: where the io_uring kernel threads may run (listed before the
@@ -619,6 +636,9 @@ struct Collector<F> {
     planned_end: Option<Duration>,
     /// Workers that did not stop in time were given up on: their threads are not joined.
     gave_up: bool,
+    /// The run's interval watch, and whether it asked to end the run since the last look.
+    watch: Option<Box<dyn RunWatch>>,
+    watch_ended: bool,
 }
 
 impl<F: FnMut(&IntervalPoint)> Collector<F> {
@@ -652,6 +672,8 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
                 .map(|w| w.ramp + w.runtime.unwrap_or(Duration::MAX / 4) + w.drain_timeout)
                 .max(),
             gave_up: false,
+            watch: None,
+            watch_ended: false,
         }
     }
 
@@ -684,6 +706,9 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
             }
             self.watch(crew, plan, started);
             self.finalize(false);
+            if std::mem::take(&mut self.watch_ended) {
+                crew.shared.request_stop();
+            }
         }
         self.finalize(true);
         if !self.gave_up {
@@ -705,6 +730,9 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
                 self.verifiers.extend(verify.map(|v| (self.target_of[worker], *v)));
                 self.summaries[worker] = Some(summary);
                 self.finished[worker] = true;
+                if let Some(w) = self.watch.as_mut() {
+                    self.watch_ended |= w.lane_finished(worker);
+                }
             }
             Report::Failed { worker, error, partial } => {
                 if let Some((stats, summary)) = partial {
@@ -798,6 +826,9 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
             let point = e.all.point(t_s, ramp);
             (self.observe)(&point);
             if !ramp {
+                if let Some(w) = self.watch.as_mut() {
+                    self.watch_ended |= w.ends_run(&point);
+                }
                 self.intervals.push(point);
                 for (t, series) in self.target_intervals.iter_mut().enumerate() {
                     series.push(
@@ -1063,6 +1094,7 @@ mod tests {
             random_dist: RandomDist::Uniform,
             random_map: false,
             seq_add_bytes: 0,
+            zones: None,
             seed: 1,
             pacing: Default::default(),
             buffers: Default::default(),
@@ -1099,6 +1131,7 @@ mod tests {
             start_at: None,
             irqs: DeviceIrqs::default(),
             gate: None,
+            watch: None,
         }
     }
 

@@ -338,11 +338,24 @@ pub fn execute_gated(
     live: &LiveLine,
     gate: Option<Box<dyn coordinator::StartGate>>,
 ) -> Result<RunResult, SetupError> {
+    execute_watched(cfg, spdk, signal, live, gate, None)
+}
+
+/// As [`execute_gated`], with `watch` shown each measured interval, which may end the run there
+/// (a fio job's steady state).
+pub fn execute_watched(
+    cfg: &RunConfig,
+    spdk: Option<&SpdkRun>,
+    signal: Arc<AtomicUsize>,
+    live: &LiveLine,
+    gate: Option<Box<dyn coordinator::StartGate>>,
+    watch: Option<Box<dyn coordinator::RunWatch>>,
+) -> Result<RunResult, SetupError> {
     #[cfg(feature = "spdk")]
     if let Some((s, after)) = spdk.and_then(|s| s.reset_after.map(|a| (s, a))) {
-        return execute_with_reset(cfg, s, after, signal, live, gate);
+        return execute_with_reset(cfg, s, after, signal, live, gate, watch);
     }
-    execute_with(cfg, spdk, signal, live, gate)
+    execute_with(cfg, spdk, signal, live, gate, watch)
 }
 
 /// Runs with a resetter that resets every controller `after` into the run, or does nothing when
@@ -360,6 +373,7 @@ fn execute_with_reset(
     signal: Arc<AtomicUsize>,
     live: &LiveLine,
     gate: Option<Box<dyn coordinator::StartGate>>,
+    watch: Option<Box<dyn coordinator::RunWatch>>,
 ) -> Result<RunResult, SetupError> {
     let (done_tx, done_rx) = crossbeam_channel::bounded::<()>(0);
     let (start_tx, start_rx) = crossbeam_channel::bounded::<std::time::SystemTime>(1);
@@ -376,7 +390,7 @@ fn execute_with_reset(
         }
     });
     let clock = ResetClock { inner: gate, start_at: cfg.start_at, start: start_tx };
-    let result = execute_with(cfg, Some(s), signal, live, Some(Box::new(clock)));
+    let result = execute_with(cfg, Some(s), signal, live, Some(Box::new(clock)), watch);
     drop(done_tx);
     let outcomes = resetter.join().unwrap_or_default();
     result.map(|mut r| {
@@ -424,6 +438,7 @@ fn execute_with(
     signal: Arc<AtomicUsize>,
     live: &LiveLine,
     gate: Option<Box<dyn coordinator::StartGate>>,
+    watch: Option<Box<dyn coordinator::RunWatch>>,
 ) -> Result<RunResult, SetupError> {
     let spec = Arc::new(cfg.workload.clone());
     let workers = plan_lanes(cfg, &spec);
@@ -434,6 +449,7 @@ fn execute_with(
         start_at: cfg.start_at,
         irqs: DeviceIrqs::of_targets(cfg.targets.iter().map(|t| t.path.as_path())),
         gate,
+        watch,
     };
     let paths: Vec<std::path::PathBuf> =
         if spdk.is_some() { Vec::new() } else { cfg.targets.iter().map(|t| t.path.clone()).collect() };

@@ -6,10 +6,10 @@
 //! start gate, one coordinator), which needs them to share the engine, target and timing.
 
 use super::plan::{self, Job, Plan};
-use super::{FioError, ini};
+use super::{FioError, ini, steady};
 use crate::cli::{Percentiles, RunArgs};
 use crate::config::{ConfigError, DEFAULT_ENGINE, RunConfig};
-use crate::coordinator::{RunResult, ThreadPoint};
+use crate::coordinator::{RunResult, RunWatch, ThreadPoint};
 use crate::launch::SpdkRun;
 use crate::options::OutputFormat;
 use crate::report::diskstats as disk;
@@ -24,6 +24,7 @@ use crate::target::{self, RemoveOnDrop, TargetKind};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 /// One group's run.
 struct GroupRun {
@@ -33,6 +34,8 @@ struct GroupRun {
     workers: Vec<Vec<usize>>,
     /// For groups run as concurrent streams: what `suite::exec::document` needs.
     measured: Option<Together>,
+    /// The steady-state window of a job with `ss_dur` (alone in its group), for fio's JSON.
+    steady: Option<Arc<Mutex<steady::Window>>>,
 }
 
 /// A group run as concurrent streams: its streams, timing, and each stream's threads and depth.
@@ -89,11 +92,17 @@ pub fn run_job_file(path: &Path, cli: &RunArgs, given: &[String]) -> anyhow::Res
             crate::report::live::Plan { ramp: first.ramp, runtime: first.runtime },
         );
         let run = if group.len() == 1 {
-            let result = crate::run::execute(&group[0].1, spdk.as_ref(), signal.clone(), &live)?;
+            // Checked when resolved (`check_steady`): a job with ss_dur runs alone in its group.
+            let steady = steady_spec(&group[0].0).ok().flatten().map(|s| Arc::new(Mutex::new(steady::Window::new(s))));
+            let watch = steady
+                .clone()
+                .map(|window| Box::new(steady::Watch { window, ramp_time: group[0].1.ramp }) as Box<dyn RunWatch>);
+            let result = crate::run::execute_watched(&group[0].1, spdk.as_ref(), signal.clone(), &live, None, watch)?;
             let workers = vec![(0..result.workers.len()).collect()];
-            GroupRun { jobs: group, result, workers, measured: None }
+            GroupRun { jobs: group, result, workers, measured: None, steady }
         } else {
-            run_together(group, &mut spdk, signal.clone(), &live)?
+            let exits = exit_ends(&group, exitall(&plan), None)?;
+            run_together(group, &exits, &mut spdk, signal.clone(), &live)?
         };
         live.finish();
         drop(scratch);
@@ -154,7 +163,8 @@ fn resolve_all(plan: &Plan) -> Result<Resolved, FioError> {
     let mut spdk: Option<SpdkRun> = None;
     let mut attached: Option<Vec<crate::target::Target>> = None;
     let mut groups = Vec::new();
-    for group in &plan.groups {
+    let exitall = exitall(plan);
+    for (g, group) in plan.groups.iter().enumerate() {
         let mut resolved = Vec::new();
         for job in group {
             // Refusals of options are named as the job file writes them, at the line at fault.
@@ -164,6 +174,7 @@ fn resolve_all(plan: &Plan) -> Result<Resolved, FioError> {
                 e => FioError::Section { at: job.at.clone(), name: job.name.clone(), message: e.to_string() },
             };
             let engine = job.args.engine.as_deref().unwrap_or(DEFAULT_ENGINE);
+            check_no_device(job, engine)?;
             let cfg = match &attached {
                 Some(t) if engine.starts_with("spdk") => {
                     let t = t.clone();
@@ -185,9 +196,33 @@ fn resolve_all(plan: &Plan) -> Result<Resolved, FioError> {
             resolved.push((job.clone(), cfg));
         }
         check_together(&resolved)?;
+        for (job, cfg) in &resolved {
+            check_steady(job, cfg, &resolved)?;
+        }
+        exit_ends(&resolved, exitall, plan.groups.get(g + 1).and_then(|n| n.first()))?;
         groups.push(resolved);
     }
     Ok((groups, spdk))
+}
+
+/// fio's steadystate.fio reads /dev/zero and writes /dev/null: I/O that reaches no device, which
+/// is the null engine here (the target check would only say "character device").
+fn check_no_device(job: &Job, engine: &str) -> Result<(), FioError> {
+    let Some(dev) = job.args.filename.iter().find(|p| p.as_os_str() == "/dev/null" || p.as_os_str() == "/dev/zero")
+    else {
+        return Ok(());
+    };
+    if engine.starts_with("null") || engine.starts_with("spdk") {
+        return Ok(());
+    }
+    let message = format!(
+        "{} is a character device, which nvmebench does not open (it runs on files and block devices); for I/O that reaches no device use ioengine=null with size=, or name a file",
+        dev.display()
+    );
+    Err(match job.sources.at("filename") {
+        Some(at) => FioError::Option { at: at.clone(), key: "filename".into(), message },
+        None => FioError::Section { at: job.at.clone(), name: job.name.clone(), message },
+    })
 }
 
 /// A job that ends after one pass over its working set (fio's end without `time_based` or a size
@@ -220,22 +255,24 @@ fn check_together(group: &[(Job, RunConfig)]) -> Result<(), FioError> {
                 first.name
             ),
         };
-        let per_worker = |c: &RunConfig| c.ios.map(|n| n / c.cores.len() as u64);
         if a.engine != b.engine {
             return Err(differ("ioengine"));
         }
         if a.buffered != b.buffered {
             return Err(differ("direct (jobs that run together share one way to their target here)"));
         }
-        let paths = |c: &RunConfig| c.targets.iter().map(|t| t.path.clone()).collect::<Vec<_>>();
-        if paths(a) != paths(b) {
-            return Err(differ("filename (jobs that run together share one target here)"));
+        // Each job drives its own files, as in fio; the run splits its I/O count evenly over every
+        // job's files, so the jobs must have as many.
+        if a.targets.len() != b.targets.len() {
+            return Err(differ("the number of files (jobs that run together here each drive as many)"));
         }
         if (a.ramp, a.runtime) != (b.ramp, b.runtime) {
             return Err(differ("runtime or ramp_time"));
         }
-        if per_worker(a) != per_worker(b) {
-            return Err(differ("the I/Os per job (size, io_size or number_ios)"));
+        // A job that ends at its runtime beside one that ends after its I/Os would need the group
+        // to end at each job's own end, which the run (one end for all) does not do.
+        if a.ios.is_some() != b.ios.is_some() {
+            return Err(differ("how it ends (one by its I/O count, the other by its runtime)"));
         }
         if first.args.start_delay != job.args.start_delay {
             return Err(differ("startdelay (jobs that run together start together here)"));
@@ -247,9 +284,115 @@ fn check_together(group: &[(Job, RunConfig)]) -> Result<(), FioError> {
     Ok(())
 }
 
+/// Whether any job says `exitall`: fio then applies every job's `exit_what` (options.c's
+/// `str_exitall_cb` sets one switch for the whole run).
+fn exitall(plan: &Plan) -> bool {
+    plan.groups.iter().flatten().any(|j| j.args.fio.exitall == Some(true))
+}
+
+/// Per job of a group that runs together, whether its end ends the run, as fio's exitall ends the
+/// jobs its `exit_what` names (libfio.c's `fio_terminate_threads`): `group`, the jobs of its
+/// reporting group; `stonewall`, every job running; `all`, those and every job after them. A job
+/// that is stopped ends too, and stops what its own `exit_what` names. The run here ends all its
+/// jobs at once, so a job whose end would stop some of the others and not the rest is refused, and
+/// so is `all` with jobs after the group (fio writes those as zeros, never run).
+fn exit_ends(group: &[(Job, RunConfig)], exitall: bool, next: Option<&Job>) -> Result<Vec<bool>, FioError> {
+    if !exitall {
+        return Ok(vec![false; group.len()]);
+    }
+    let what = |j: &Job| j.args.fio.exit_what.clone().unwrap_or_else(|| "group".into());
+    let stops =
+        |j: usize, k: usize| k != j && (what(&group[j].0) != "group" || group[k].0.group_id == group[j].0.group_id);
+    let mut ends = Vec::with_capacity(group.len());
+    for (j, (job, _)) in group.iter().enumerate() {
+        if let Some(next) = next.filter(|_| what(job) == "all") {
+            return Err(FioError::Section {
+                at: job.at.clone(),
+                name: job.name.clone(),
+                message: format!(
+                    "has exit_what=all under exitall, so fio never starts [{}] and the jobs after it, and writes them as zeros; move [{}] and the jobs after it to a file of their own, or use exit_what=stonewall",
+                    next.name, next.name
+                ),
+            });
+        }
+        // The jobs its end stops, and those their ends stop in turn.
+        let mut stopped: Vec<bool> = (0..group.len()).map(|k| stops(j, k)).collect();
+        loop {
+            let more: Vec<usize> = (0..group.len())
+                .filter(|&k| !stopped[k] && k != j && (0..group.len()).any(|i| stopped[i] && stops(i, k)))
+                .collect();
+            if more.is_empty() {
+                break;
+            }
+            more.into_iter().for_each(|k| stopped[k] = true);
+        }
+        let n = stopped.iter().filter(|&&s| s).count();
+        if n > 0 && n + 1 < group.len() {
+            let (left, _) =
+                group.iter().enumerate().find(|&(k, _)| k != j && !stopped[k]).map(|(_, x)| x).expect("one is left");
+            return Err(FioError::Section {
+                at: job.at.clone(),
+                name: job.name.clone(),
+                message: format!(
+                    "ends under exitall with exit_what={}, which in fio stops some of the jobs that run with it but not [{}]; jobs that run together here end together, so run [{}] apart with stonewall, or use exit_what=stonewall",
+                    what(job),
+                    left.name,
+                    left.name
+                ),
+            });
+        }
+        ends.push(n > 0);
+    }
+    Ok(ends)
+}
+
+/// A job's steady-state rule: fio's `ss` (or its default) over `ss_dur`, after `ss_ramp`; `None`
+/// without an `ss_dur` (fio's default 0: no steady state, whatever `ss` says).
+fn steady_spec(job: &Job) -> Result<Option<steady::Spec>, FioError> {
+    let f = &job.args.fio;
+    let Some(dur) = f.ss_dur.filter(|d| !d.is_zero()) else { return Ok(None) };
+    let ss = f.ss.as_deref().unwrap_or(steady::FIO_DEFAULT_SS);
+    steady::Spec::parse(ss, dur, f.ss_ramp.unwrap_or_default()).map(Some).map_err(|message| FioError::Section {
+        at: job.at.clone(),
+        name: job.name.clone(),
+        message,
+    })
+}
+
+/// fio judges a job's steady state on its own per-second samples, and stops only that job (with
+/// group_reporting, its reporting group's jobs; without it, each clone apart). Here the samples
+/// are the run's one-second intervals, and the run stops as a whole: so the job runs alone in its
+/// group, its clones are judged together as group_reporting judges them, and the interval is 1 s.
+fn check_steady(job: &Job, cfg: &RunConfig, group: &[(Job, RunConfig)]) -> Result<(), FioError> {
+    if steady_spec(job)?.is_none() {
+        return Ok(());
+    }
+    let refuse = |message: String| Err(FioError::Section { at: job.at.clone(), name: job.name.clone(), message });
+    if let Some((other, _)) = group.iter().find(|(o, _)| o.name != job.name || o.at != job.at) {
+        return refuse(format!(
+            "has ss_dur and runs together with [{}]: fio stops only the steady job, and jobs that run together here end together; add stonewall to run it alone",
+            other.name
+        ));
+    }
+    if job.clones() > 1 && !job.args.fio.group_reporting.unwrap_or(false) {
+        return refuse(format!(
+            "has ss_dur and numjobs={} without group_reporting: fio judges and stops each clone apart, and nvmebench judges the job's clones together; add group_reporting, or numjobs=1",
+            job.clones()
+        ));
+    }
+    if cfg.interval != std::time::Duration::from_secs(1) {
+        return refuse(format!(
+            "has ss_dur, whose samples are one second each as in fio, and the run's interval is {:?} (log_avg_msec or --interval); drop it to keep 1 s",
+            cfg.interval
+        ));
+    }
+    Ok(())
+}
+
 /// Runs a group's jobs together, as a suite runs a step's streams.
 fn run_together(
     group: Vec<(Job, RunConfig)>,
+    exits: &[bool],
     spdk: &mut Option<SpdkRun>,
     signal: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     live: &LiveLine,
@@ -262,6 +405,8 @@ fn run_together(
             cfg: c.clone(),
             threads: Threads::Count(c.cores.len()),
             qd: Some(c.queue_depth),
+            // Each job moves its own size (or number_ios), as fio's jobs do.
+            ios: c.ios,
         })
         .collect();
     let cores: Vec<usize> = group.iter().flat_map(|(_, c)| c.cores.iter().copied()).collect();
@@ -277,14 +422,22 @@ fn run_together(
     let timing = Timing {
         ramp: first.ramp,
         runtime: first.runtime,
-        ios: first.ios.map(|n| n / first.cores.len() as u64 * cores.len() as u64),
+        // Every stream has its own count (`ios` above); this is the group's, for its document.
+        ios: group.iter().map(|(_, c)| c.ios).sum(),
     };
     let bench = Bench {
         engine: first.engine.clone(),
+        // Every job's files, each once; each job's workers drive only their own (`measure`).
         target_paths: if first.engine.is_spdk() {
             Vec::new()
         } else {
-            first.targets.iter().map(|t| t.path.clone()).collect()
+            let mut paths: Vec<std::path::PathBuf> = Vec::new();
+            for t in group.iter().flat_map(|(_, c)| &c.targets) {
+                if !paths.contains(&t.path) {
+                    paths.push(t.path.clone());
+                }
+            }
+            paths
         },
         cores,
         signal,
@@ -293,6 +446,7 @@ fn run_together(
         spdk: spdk.take(),
         // The group's startdelay, which its jobs share (`check_together`).
         start_at: first.start_at,
+        exit_streams: exits.to_vec(),
     };
     let m = suite_exec::measure(&bench, &streams, 1, first.queue_depth, timing, rates.as_deref(), |p| live.update(p));
     *spdk = bench.spdk;
@@ -302,6 +456,7 @@ fn run_together(
         result,
         workers: stream_workers.clone(),
         measured: Some(Together { streams, timing, threads, qds }),
+        steady: None,
     })
 }
 
@@ -378,7 +533,8 @@ fn write_results(path: &Path, cli: &RunArgs, plan: &Plan, runs: &[GroupRun], dis
         let threads: Vec<FioClone<'_>> = clones.into_iter().flatten().collect();
         let jobs = fio_report::entries(&specs, &threads);
         let plus = cli.fio.output_format.as_deref() == Some("json+");
-        let doc = fio_report::render(&plan.globals, &jobs, disks, plus, started);
+        let mut doc = fio_report::render(&plan.globals, &jobs, disks, plus, started);
+        add_steady_states(&mut doc, runs);
         serde_json::to_string_pretty(&doc).expect("a JSON value always serialises") + "\n"
     } else if cli.output == OutputFormat::Json {
         serde_json::to_string_pretty(&own()).expect("a JSON value always serialises") + "\n"
@@ -415,6 +571,21 @@ fn write_results(path: &Path, cli: &RunArgs, plan: &Plan, runs: &[GroupRun], dis
         out
     };
     write_report(&cli.fio, &out)
+}
+
+/// fio's `steadystate` object in the entry of each job with `ss_dur` (its group's one entry with
+/// group_reporting, or its own: the job runs alone in its group).
+fn add_steady_states(doc: &mut Value, runs: &[GroupRun]) {
+    let Some(entries) = doc.get_mut("jobs").and_then(Value::as_array_mut) else { return };
+    for r in runs {
+        let (Some(window), Some((job, _))) = (&r.steady, r.jobs.first()) else { continue };
+        let ss = window.lock().expect("the window's lock is never held across a panic").json();
+        for e in entries.iter_mut().filter(|e| e["jobname"] == job.name.as_str() && e["groupid"] == job.group_id) {
+            if let Some(o) = e.as_object_mut() {
+                o.insert("steadystate".into(), ss.clone());
+            }
+        }
+    }
 }
 
 /// A copy of what `suite::exec::document` reads from a result (it takes a `Measurement` by value).
@@ -477,6 +648,88 @@ mod tests {
             "{e}"
         );
         assert!(resolved(&format!("{base}[a]\n[b]\nstonewall\nstartdelay=2\n"), &[]).is_ok());
+    }
+
+    /// Jobs that run together each keep their own files and their own I/O count (fio's aio-read.fio:
+    /// four jobs, four files); a job that ends by its count beside one that ends at its runtime, or
+    /// with another number of files, is refused in one sentence.
+    #[test]
+    fn jobs_that_run_together_keep_their_own_files_and_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().display();
+        let base = format!("[global]\nioengine=psync\nbs=4k\nsize=64k\ndirectory={d}\n");
+        let g = configs(&format!("{base}[a]\n[b]\nsize=32k\n[c]\nfilename=x\n"), &[]).unwrap();
+        let got: Vec<(String, Option<u64>)> =
+            g[0].iter().map(|(_, c)| (c.targets[0].path.display().to_string(), c.ios)).collect();
+        let want = [(format!("{d}/a.0.0"), Some(16)), (format!("{d}/b.0.0"), Some(8)), (format!("{d}/x"), Some(16))];
+        assert_eq!(got, want);
+        let e = resolved(&format!("{base}runtime=1\n[a]\n[b]\ntime_based\n"), &[]).unwrap_err().to_string();
+        assert!(e.contains("section [b]: runs together with [a] but differs in how it ends (one by its I/O count, the other by its runtime)"), "{e}");
+        let e = resolved(&format!("{base}[a]\n[b]\nfilename=x:y\n"), &[]).unwrap_err().to_string();
+        assert!(e.contains("differs in the number of files (jobs that run together here each drive as many)"), "{e}");
+    }
+
+    /// fio's ss_dur stops the steady job alone, each clone apart without group_reporting, on
+    /// one-second samples: where nvmebench cannot do the same it refuses, in one sentence.
+    #[test]
+    fn steady_state_runs_where_it_means_what_fio_means() {
+        let base = "[global]\nioengine=null\ntime_based\nruntime=5\n";
+        let g = configs(&format!("{base}[a]\nss=iops:10%\nss_dur=3\nss_ramp=1\n"), &[]).unwrap();
+        let spec = steady_spec(&g[0][0].0).unwrap().unwrap();
+        assert_eq!((spec.dur_s, spec.ramp, spec.limit), (3, std::time::Duration::from_secs(1), 10.0));
+        let dflt = configs(&format!("{base}[a]\nss_dur=3\n"), &[]).unwrap();
+        assert!(steady_spec(&dflt[0][0].0).unwrap().unwrap().slope, "fio's default iops_slope:0.01%");
+        let none = configs(&format!("{base}[a]\nss=iops:10%\n"), &[]).unwrap();
+        assert!(steady_spec(&none[0][0].0).unwrap().is_none(), "no ss_dur, no steady state, as in fio");
+        let cases = [
+            (format!("{base}[a]\n[b]\nss_dur=3\n"), "job.fio:6: section [b]: has ss_dur and runs together with [a]"),
+            (
+                format!("{base}[a]\nnumjobs=2\nss_dur=3\n"),
+                "has ss_dur and numjobs=2 without group_reporting: fio judges and stops each clone apart",
+            ),
+            (format!("{base}[a]\nss_dur=3\n"), "the run's interval is 500ms"),
+            (
+                format!("{base}[a]\nss_dur=1500ms\n"),
+                "ss_dur=1500ms: fio keeps whole seconds of it and would take this as 1s",
+            ),
+            (format!("{base}[a]\nss=lat:1ms\nss_dur=3\n"), "a latency criterion is newer than fio 3.33"),
+        ];
+        for (i, (job, want)) in cases.iter().enumerate() {
+            let flags: &[&str] = if i == 2 { &["--interval=500ms"] } else { &[] };
+            let e = resolved(job, flags).unwrap_err().to_string();
+            assert!(e.contains(want), "{job}: {e}");
+        }
+        assert!(resolved(&format!("{base}group_reporting\n[a]\nnumjobs=2\nss_dur=3\n"), &[]).is_ok());
+    }
+
+    /// fio's exitall: a job's end stops what its exit_what names (its reporting group, or every
+    /// job running), and the stopped jobs' ends stop what theirs name; the run stops all at once,
+    /// so a stop of some jobs and not others is refused, and so is exit_what=all before more jobs.
+    #[test]
+    fn exitall_ends_the_run_where_fio_stops_every_other_job() {
+        let base = "[global]\nioengine=null\nsize=1m\n";
+        let ends = |text: &str| {
+            let g = configs(text, &[]).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let exitall = g.iter().flatten().any(|(j, _)| j.args.fio.exitall == Some(true));
+            g.iter().map(|group| exit_ends(group, exitall, None).unwrap()).collect::<Vec<_>>()
+        };
+        assert_eq!(ends(&format!("{base}[a]\n[b]\n")), [[false, false]], "no exitall");
+        assert_eq!(ends(&format!("{base}exitall\n[a]\n[b]\n")), [[true, true]], "one reporting group");
+        // exitwhat.fio's first group: slow1 stops every job running; fast1 only its own group.
+        let what = format!("{base}[slow]\nexitall\nexit_what=stonewall\n[fast]\nnew_group\n");
+        assert_eq!(ends(&what), [[true, false]]);
+        // A stopped job's end stops its own group in turn.
+        let chain = format!("{base}exitall\n[a]\n[b]\nexit_what=stonewall\n[c]\nnew_group\n");
+        assert_eq!(ends(&chain), [[true, true, false]], "[a] stops [b], whose end stops [c]");
+        let e = resolved(&format!("{base}exitall\n[a]\n[b]\n[c]\nnew_group\n"), &[]).unwrap_err().to_string();
+        assert!(e.contains("job.fio:5: section [a]: ends under exitall with exit_what=group, which in fio stops some of the jobs that run with it but not [c]"), "{e}");
+        let e = resolved(&format!("{base}exitall\nexit_what=all\n[a]\n[b]\nstonewall\n"), &[]).unwrap_err().to_string();
+        assert!(e.contains("section [a]: has exit_what=all under exitall, so fio never starts [b]"), "{e}");
+        assert!(resolved(&format!("{base}exitall\n[a]\n[b]\nexit_what=all\n"), &[]).is_ok(), "all in the last group");
+        let e = resolved(&format!("{base}[a]\nexitall=0\n"), &[]).unwrap_err().to_string();
+        assert!(e.contains("exitall=0: fio turns exitall on for every job whatever its value"), "{e}");
+        let e = resolved(&format!("{base}[a]\nexit_what=some\n"), &[]).unwrap_err().to_string();
+        assert!(e.contains("job.fio:5:") && e.contains("exit_what"), "{e}");
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod ini;
 pub mod options;
 pub mod plan;
 pub mod sources;
+pub mod steady;
 
 use crate::cli::RunArgs;
 use crate::run::Outcome;

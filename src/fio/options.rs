@@ -124,6 +124,7 @@ pub fn is_flag(key: &str) -> bool {
             | "disable_bw_measurement"
             | "disable_bw"
             | "unified_rw_reporting"
+            | "exitall"
     )
 }
 
@@ -218,6 +219,38 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         "buffer_compress_percentage" => arg("buffer-compress-percentage", v),
         "dedupe_percentage" => arg("dedupe-percentage", v),
         "number_ios" => arg("number_ios", v),
+        "zonemode" => match v {
+            "zbd" => Err(
+                "zonemode=zbd is fio's mode for zoned block devices (zone resets, write pointers, open-zone limits), which nvmebench does not drive; remove it, or use zonemode=strided with zonesize and zoneskip to visit a disk in zones".into(),
+            ),
+            _ => arg("zonemode", v),
+        },
+        "zonesize" | "zonerange" | "zoneskip" => arg(key, v),
+        // fio turns exitall on for every job whatever value it is given (options.c's
+        // str_exitall_cb), so exitall=0 would not mean what it says.
+        "exitall" => match v {
+            "" | "1" => arg("exitall", "1"),
+            _ => Err(format!(
+                "exitall={v}: fio turns exitall on for every job whatever its value; write exitall to have it, or remove it"
+            )),
+        },
+        "exit_what" => arg("exit_what", v),
+        "ss" | "steadystate" => {
+            super::steady::Spec::parse(v, std::time::Duration::ZERO, std::time::Duration::ZERO)?;
+            arg("ss", v)
+        }
+        "ss_dur" | "steadystate_duration" => match fio_time(key, v, TimeUnit::Seconds)? {
+            d if !d.is_zero() && d.subsec_nanos() != 0 => Err(format!(
+                "{key}={v}: fio keeps whole seconds of it and would take this as {}s; write whole seconds, like {key}={}s",
+                d.as_secs(),
+                d.as_secs().max(1)
+            )),
+            d => arg("ss_dur", &format!("{}s", d.as_secs())),
+        },
+        "ss_ramp" | "steadystate_ramp_time" => {
+            arg("ss_ramp", &format!("{}us", fio_time(key, v, TimeUnit::Seconds)?.as_micros()))
+        }
+        "log_offset" => arg("log_offset", if fio_bool()? { "1" } else { "0" }),
         "cpus_allowed" => arg("cpus_allowed", v),
         "cpumask" => {
             let mask = parse_mask(v).ok_or_else(|| format!("cpumask={v} is not a CPU mask; write it like 0xf"))?;

@@ -58,15 +58,19 @@ pub fn write_logs(
         kinds.extend(logs.into_iter().filter(|(on, _)| *on).map(|(_, kind)| (prefix(p), kind)));
     }
     let cannot = |path: &str, e: std::io::Error| anyhow::anyhow!("cannot write {path}: {e}");
+    let lines = |kind, series| {
+        let text = fio_report::log_lines(kind, series, bs);
+        if f.log_offset.unwrap_or(false) { with_offset_column(&text) } else { text }
+    };
     for (prefix, kind) in kinds {
         if f.per_job_logs.unwrap_or(true) {
             for (i, series) in threads.iter().enumerate() {
                 let path = format!("{prefix}_{}.{}.log", kind.suffix(), first + i);
-                std::fs::write(&path, fio_report::log_lines(kind, series, bs)).map_err(|e| cannot(&path, e))?;
+                std::fs::write(&path, lines(kind, series)).map_err(|e| cannot(&path, e))?;
             }
         } else {
             let path = format!("{prefix}_{}.log", kind.suffix());
-            let text: String = threads.iter().map(|series| fio_report::log_lines(kind, series, bs)).collect();
+            let text: String = threads.iter().map(|series| lines(kind, series)).collect();
             std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
@@ -76,6 +80,18 @@ pub fn write_logs(
         }
     }
     Ok(())
+}
+
+/// fio's `log_offset=1` column, before the last (priority) one: the offset of the logged I/O,
+/// which is 0 on fio's averaged lines (stat.c's `__add_stat_to_log` logs no offset), as every line
+/// here is averaged.
+fn with_offset_column(text: &str) -> String {
+    text.lines()
+        .map(|l| match l.rsplit_once(", ") {
+            Some((head, prio)) => format!("{head}, 0, {prio}\n"),
+            None => format!("{l}\n"),
+        })
+        .collect()
 }
 
 /// A job's clones (its worker threads, in order) from the lanes it ran (`lanes`: indices into
@@ -202,5 +218,18 @@ pub fn write_report(f: &crate::cli::FioArgs, text: &str) -> anyhow::Result<()> {
     match &f.output_file {
         Some(p) => std::fs::write(p, text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display())),
         None => report::write_stdout(text),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// fio's log_offset=1 puts the offset before the priority column; averaged lines have 0.
+    #[test]
+    fn log_offset_adds_fios_offset_column() {
+        assert_eq!(
+            super::with_offset_column("500, 40, 0, 0, 0\n1000, 41, 1, 0, 0\n"),
+            "500, 40, 0, 0, 0, 0\n1000, 41, 1, 0, 0, 0\n"
+        );
+        assert_eq!(super::with_offset_column(""), "");
     }
 }

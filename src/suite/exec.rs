@@ -28,6 +28,9 @@ pub struct ResolvedStream {
     /// Threads with the suite's `--jobs`; `None` when the stream has a fixed count.
     pub threads: super::profile::Threads,
     pub qd: Option<u32>,
+    /// The stream's own I/O count, over all its workers (a fio job's size or number_ios), split over
+    /// its lanes; `None`: its lanes' share of `Timing::ios`.
+    pub ios: Option<u64>,
 }
 
 /// What the run is measured over.
@@ -54,6 +57,28 @@ pub struct Bench {
     pub spdk: Option<crate::launch::SpdkRun>,
     /// When the workers start (a fio group's startdelay); `None`: at once.
     pub start_at: Option<std::time::SystemTime>,
+    /// Per stream, whether its end ends the run (a fio job's `exitall`); empty: none's does.
+    pub exit_streams: Vec<bool>,
+}
+
+/// Ends the run once every lane of a stream in `ends` has ended (fio's `exitall`).
+struct ExitWatch {
+    /// Per stream: its lanes, and whether its end ends the run.
+    streams: Vec<(Vec<usize>, bool)>,
+    finished: Vec<bool>,
+}
+
+impl coordinator::RunWatch for ExitWatch {
+    fn ends_run(&mut self, _point: &IntervalPoint) -> bool {
+        false
+    }
+
+    fn lane_finished(&mut self, lane: usize) -> bool {
+        if let Some(f) = self.finished.get_mut(lane) {
+            *f = true;
+        }
+        self.streams.iter().any(|(lanes, ends)| *ends && lanes.iter().all(|&l| self.finished[l]))
+    }
 }
 
 /// One worker of a measurement.
@@ -152,20 +177,29 @@ pub fn measure(
         threads_of.push(n);
         qds.push(q);
     }
-    // One lane per worker and target: every worker on every target (fio's jobs open all their
-    // files); SPDK's namespaces are dealt over the workers, as `run` deals them.
-    let targets = bench.target_paths.len().max(1);
-    let n = slots.len() * targets;
+    // One lane per worker and target of its stream: every worker on every target of its stream
+    // (fio's jobs open all their files, and jobs that run together each have their own); SPDK's
+    // namespaces are dealt over the workers, as `run` deals them.
+    let of_stream: Vec<Vec<usize>> = streams.iter().map(|s| stream_targets(&bench.target_paths, &s.cfg)).collect();
+    let n: usize = slots.iter().map(|s| of_stream[s.stream].len()).sum();
     let mut stream_lanes: Vec<Vec<usize>> = vec![Vec::new(); streams.len()];
     let mut workers: Vec<WorkerPlan> = Vec::with_capacity(n);
+    let lanes_of_stream: Vec<u64> = (0..streams.len()).map(|i| (threads_of[i] * of_stream[i].len()) as u64).collect();
     for (thread, s) in slots.iter().enumerate() {
-        for t in 0..targets {
+        let own = &of_stream[s.stream];
+        let targets = own.len();
+        for &t in own {
             let index = workers.len();
+            let (k, m) = (stream_lanes[s.stream].len() as u64, lanes_of_stream[s.stream]);
             stream_lanes[s.stream].push(index);
             workers.push(WorkerPlan {
                 index,
                 thread,
-                target: if targets > 1 { t } else { thread % launch::spdk_targets(bench.spdk.as_ref()) },
+                target: if bench.target_paths.len() > 1 {
+                    t
+                } else {
+                    thread % launch::spdk_targets(bench.spdk.as_ref())
+                },
                 // The slice is already the worker's own; see the module documentation.
                 slice: 0,
                 slices: 1,
@@ -175,7 +209,10 @@ pub fn measure(
                 spec: s.spec.clone(),
                 ramp: timing.ramp,
                 runtime: timing.runtime,
-                io_limit: timing.ios.map(|t| t / n as u64 + u64::from((index as u64) < t % n as u64)),
+                io_limit: match streams[s.stream].ios {
+                    Some(t) => Some(t / m + u64::from(k < t % m)),
+                    None => timing.ios.map(|t| t / n as u64 + u64::from((index as u64) < t % n as u64)),
+                },
                 rate_iops: rates.map(|r| (r[thread] / targets as f64).max(1.0)),
                 rate_share: 1.0 / targets as f64,
                 interval: bench.interval,
@@ -197,6 +234,10 @@ pub fn measure(
         start_at: bench.start_at,
         irqs,
         gate: None,
+        watch: bench.exit_streams.iter().any(|&e| e).then(|| {
+            let streams = stream_workers.iter().cloned().zip(bench.exit_streams.iter().copied()).collect();
+            Box::new(ExitWatch { streams, finished: vec![false; n] }) as Box<dyn coordinator::RunWatch>
+        }),
     };
     let on = EngineTarget {
         paths: &bench.target_paths,
@@ -211,6 +252,17 @@ pub fn measure(
         e => SuiteError::Run(e.to_string()),
     })?;
     Ok(Measurement { result, stream_workers, threads: threads_of, qds })
+}
+
+/// The indices in `paths` of the targets a stream drives: its own, when the run holds them all (a
+/// job file's jobs that run together, each on its own files); else every one, as a suite's streams
+/// share the suite's targets. Always at least one index (SPDK and null have no paths).
+fn stream_targets(paths: &[std::path::PathBuf], cfg: &RunConfig) -> Vec<usize> {
+    let own: Option<Vec<usize>> = cfg.targets.iter().map(|t| paths.iter().position(|p| *p == t.path)).collect();
+    match own {
+        Some(own) if !own.is_empty() && paths.len() > 1 => own,
+        _ => (0..paths.len().max(1)).collect(),
+    }
 }
 
 /// The measurement's document: `run --json`'s (config of the first stream, whole histograms), with a

@@ -185,6 +185,7 @@ pub fn suite_command(args: &SuiteArgs) -> anyhow::Result<u8> {
         seed: args.seed.unwrap_or(crate::config::DEFAULT_SEED),
         spdk: spdk_run,
         start_at: None,
+        exit_streams: Vec::new(),
     };
     let mut runner = Runner { args, bench: &bench, plan: &plan, targets: &targets, dir: &dir, errors: false };
     let code = runner.run_all()?;

@@ -430,6 +430,11 @@ impl RandomMap {
         }
     }
 
+    /// The blocks it covers (`n`).
+    pub fn blocks(&self) -> u64 {
+        self.n
+    }
+
     /// The next block index in `0..n`: none repeats until all `n` have come.
     #[inline]
     pub fn next_block(&mut self) -> u64 {

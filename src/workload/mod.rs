@@ -233,11 +233,45 @@ pub struct WorkloadSpec {
     /// `rw=read:8k`, its `ddir_seq_add`).
     #[serde(skip_serializing_if = "is_zero")]
     pub seq_add_bytes: i64,
+    /// fio's `zonemode=strided`: I/O stays in one zone until it moved the zone's bytes, then
+    /// skips on. Not in nvmebench's own document yet (its schema would need a new version).
+    #[serde(skip)]
+    pub zones: Option<StridedZones>,
     pub seed: u64,
     /// fio's `rate` (per worker), `rate_process` and `thinktime`.
     pub pacing: rate::PaceSpec,
     /// What written blocks hold.
     pub buffers: contents::BufferContents,
+}
+
+/// fio's `zonemode=strided` (io_u.c's `setup_strided_zone_mode`): I/O happens in a zone of
+/// `range_bytes` from the zone's start until `size_bytes` have been moved there (a sequential
+/// pattern wraps to the zone's start when it reaches the zone's end, a random one draws from the
+/// zone); then the next zone starts `range_bytes + skip_bytes` further on, back at the start of the
+/// working set when that is past the target's end. The job still ends after its `size` bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StridedZones {
+    /// fio's `zonesize`: bytes moved in a zone before the next.
+    pub size_bytes: u64,
+    /// fio's `zonerange` (its default: `zonesize`): the zone's span.
+    pub range_bytes: u64,
+    /// fio's `zoneskip`: bytes left out between one zone's end and the next zone's start.
+    pub skip_bytes: u64,
+    /// Where zones wrap: the target's size (fio's `real_file_size`), whatever `size` says; a zone
+    /// that would start there starts over at the working set's start.
+    pub wrap_bytes: u64,
+}
+
+/// Where a generator is in its strided zones.
+#[derive(Clone, Copy, Debug)]
+struct ZoneCursor {
+    zones: StridedZones,
+    /// The current zone's first byte (fio's `file_offset`).
+    start: u64,
+    /// Bytes moved in the current zone (fio's `zone_bytes`).
+    moved: u64,
+    /// Zones entered, for a fresh random map in each.
+    entered: u64,
 }
 
 fn is_zero(v: &i64) -> bool {
@@ -366,6 +400,10 @@ pub struct Generator {
     uniform: Option<UniformDraw>,
     /// Bytes a sequential pattern skips after each I/O (`WorkloadSpec::seq_add_bytes`).
     seq_add: i64,
+    /// fio's strided zones, when the workload has them.
+    zone: Option<ZoneCursor>,
+    /// The random map's seed (a fresh map per zone is drawn from it).
+    seed: u64,
 }
 
 /// One direction and size at uniform offsets without a map: `start + bounded(draw, n) * align`.
@@ -400,7 +438,8 @@ impl Generator {
             (s, e.min(spec.range_start + spec.range_bytes))
         };
         let max_bs = u64::from(spec.max_bs());
-        let span = end - start;
+        // In strided zones random offsets come from one zone (fio's max_blocks over zonerange).
+        let span = spec.zones.map_or(end - start, |z| z.range_bytes);
         let n = if span >= max_bs { (span - max_bs) / spec.align_bytes + 1 } else { 1 };
         let seed = spec.seed ^ (index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let trimwrite = spec.rw == RwMode::TrimWrite;
@@ -430,6 +469,8 @@ impl Generator {
             cursor: [start; Direction::COUNT],
             uniform: None,
             seq_add: spec.seq_add_bytes,
+            zone: spec.zones.map(|zones| ZoneCursor { zones, start, moved: 0, entered: 0 }),
+            seed,
         };
         g.uniform = g.uniform_draw();
         g
@@ -439,7 +480,12 @@ impl Generator {
     fn uniform_draw(&self) -> Option<UniformDraw> {
         let dir = self.always;
         let n = self.sampler.uniform_blocks()?;
-        let plain = !self.mixed && !self.trimwrite && self.random && self.map.is_none() && dir != Direction::Flush;
+        let plain = !self.mixed
+            && !self.trimwrite
+            && self.random
+            && self.map.is_none()
+            && self.zone.is_none()
+            && dir != Direction::Flush;
         let split = &self.bs[dir as usize];
         (plain && split.is_single()).then(|| UniformDraw {
             dir,
@@ -491,18 +537,24 @@ impl Generator {
         }
         let split = &self.bs[dir as usize];
         let len = if split.is_single() { split.pick(0) } else { split.pick(self.rng.next_u64()) };
+        let base = match self.zone {
+            Some(_) => self.enter_zone(dir, len),
+            None => self.start,
+        };
         let offset = if self.random {
             let block = match &mut self.map {
                 Some(map) => map.next_block(),
                 None => self.sampler.sample(&mut self.rng),
             };
-            self.start + block * self.align
+            base + block * self.align
         } else {
             let c = &mut self.cursor[dir as usize];
             if self.seq_add != 0 && *c != self.start {
                 *c = seq_step(*c - self.start, self.seq_add, self.end - self.start) + self.start;
             }
-            if *c + u64::from(len) > self.end {
+            // Strided zones reach past `size` to the target's end, as fio's do.
+            let end = self.zone.map_or(self.end, |z| z.zones.wrap_bytes);
+            if *c + u64::from(len) > end {
                 *c = self.start;
             }
             let off = *c;
@@ -514,6 +566,35 @@ impl Generator {
             self.then_write = Some((offset, len));
         }
         IoOp { dir, offset, len }
+    }
+
+    /// fio's `setup_strided_zone_mode` before an I/O of `len` bytes in `dir`: on to the next zone
+    /// once this one has moved its bytes, a sequential cursor back to the zone's start at its end,
+    /// and a fresh random map each time the zone's span has been moved; the zone's start.
+    fn enter_zone(&mut self, dir: Direction, len: u32) -> u64 {
+        let z = self.zone.as_mut().expect("called with zones");
+        let c = &mut self.cursor[dir as usize];
+        if z.moved >= z.zones.size_bytes {
+            z.moved = 0;
+            z.start += z.zones.range_bytes + z.zones.skip_bytes;
+            if z.start >= z.zones.wrap_bytes {
+                z.start = self.start;
+            }
+            *c = z.start;
+        }
+        if *c >= z.start + z.zones.range_bytes {
+            *c = z.start;
+        }
+        // fio's fio_file_reset: every direction's cursor to the zone's start, and a fresh map.
+        if z.moved % z.zones.range_bytes == 0 {
+            z.entered += 1;
+            self.cursor = [z.start; Direction::COUNT];
+            if let Some(map) = &mut self.map {
+                *map = RandomMap::new(map.blocks(), self.seed ^ z.entered);
+            }
+        }
+        z.moved += u64::from(len);
+        z.start
     }
 
     /// The direction of a draw past the write share (trims, write-zeroes, flushes).
@@ -560,6 +641,46 @@ mod tests {
         }
     }
 
+    /// fio's zonemode=strided, offsets as io_u.c's setup_strided_zone_mode makes them: zonesize
+    /// bytes in each zone, zoneskip between zones, back to the start past the end; a zonesize
+    /// above the zonerange goes over the zone again; random offsets stay in the zone.
+    #[test]
+    fn strided_zones_as_fio_strides() {
+        let zoned = |rw: RwMode, size: u64, range: u64, skip: u64| {
+            let mut s = spec(rw, 100, "4k");
+            s.range_bytes = 64 << 10;
+            let wrap_bytes = s.range_start + s.range_bytes;
+            s.zones = Some(StridedZones {
+                size_bytes: size << 10,
+                range_bytes: range << 10,
+                skip_bytes: skip << 10,
+                wrap_bytes,
+            });
+            s
+        };
+        let kib = |g: &mut Generator, n: usize| -> Vec<u64> {
+            (0..n).map(|_| (g.next_op().offset - (1 << 20)) >> 10).collect()
+        };
+        let mut g = Generator::new(&zoned(RwMode::Read, 8, 8, 8), 0, 1);
+        assert_eq!(kib(&mut g, 10), [0, 4, 16, 20, 32, 36, 48, 52, 0, 4]);
+        let mut g = Generator::new(&zoned(RwMode::Read, 16, 8, 24), 0, 1);
+        assert_eq!(kib(&mut g, 10), [0, 4, 0, 4, 32, 36, 32, 36, 0, 4], "zonesize twice the zonerange");
+        let mut g = Generator::new(&zoned(RwMode::Read, 4, 8, 0), 0, 1);
+        assert_eq!(kib(&mut g, 4), [0, 8, 16, 24], "zonesize under the zonerange");
+        for map in [false, true] {
+            let mut s = zoned(RwMode::RandRead, 16, 16, 16);
+            s.random_map = map;
+            let mut g = Generator::new(&s, 0, 1);
+            let zones: Vec<u64> = kib(&mut g, 16).iter().map(|o| o / 16).collect();
+            assert_eq!(zones, [0, 0, 0, 0, 2, 2, 2, 2, 0, 0, 0, 0, 2, 2, 2, 2], "random_map={map}");
+            if map {
+                let mut blocks = kib(&mut g, 4);
+                blocks.sort_unstable();
+                assert_eq!(blocks, [0, 4, 8, 12], "the map covers each zone's blocks once");
+            }
+        }
+    }
+
     fn spec_mix(rw: RwMode, mix: Mix, bs: &str) -> WorkloadSpec {
         let [r, w, t] = BsSplit::parse_per_direction(bs, 4096).unwrap();
         let align = u64::from(r.min_bytes().min(w.min_bytes()).min(t.min_bytes()));
@@ -575,6 +696,7 @@ mod tests {
             random_dist: RandomDist::Uniform,
             random_map: false,
             seq_add_bytes: 0,
+            zones: None,
             seed: 7,
             pacing: rate::PaceSpec::default(),
             buffers: contents::BufferContents::default(),

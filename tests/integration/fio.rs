@@ -1265,6 +1265,24 @@ fn sync_engines_run_as_psync_with_fios_counts() {
     assert!(both.notes.contains("[v]: ioengine=pvsync runs as psync: the same I/Os, one at a time"), "{}", both.notes);
 }
 
+/// Every key path of a document; percentile and bin keys (which vary) as `*`.
+fn key_paths(v: &Value, path: &str, out: &mut BTreeSet<String>) {
+    match v {
+        Value::Object(_) if path.ends_with("percentile") || path.ends_with("bins") => {
+            out.insert(format!("{path}.*"));
+        }
+        Value::Object(m) => {
+            for (k, x) in m {
+                key_paths(x, &if path.is_empty() { k.clone() } else { format!("{path}.{k}") }, out);
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| key_paths(x, &format!("{path}[]"), out)),
+        _ => {
+            out.insert(path.to_string());
+        }
+    }
+}
+
 /// How one key's two values must agree.
 #[derive(Debug, PartialEq)]
 enum Agree {
@@ -1429,4 +1447,134 @@ fn fio_and_nvmebench_agree_key_by_key() {
         }
     }
     assert!(bad.is_empty(), "{} disagreements:\n{}", bad.len(), bad.join("\n"));
+}
+
+/// fio's aio-read.fio in small: sections that run together each drive their own file
+/// (`directory=` with fio's JOBNAME.0.0), at their own depths, with fio's I/O counts per job, and
+/// nothing lands on another job's file.
+#[test]
+fn sections_that_run_together_each_drive_their_own_file() {
+    let text = "[global]\nioengine=libaio\nbuffered=0\nrw=randread\nbs=4k\nsize=256k\ndirectory=sub\n\
+                [file1]\niodepth=4\n[file2]\niodepth=32\n[file3]\nfilename=named\nsize=128k\n";
+    let Some(both) = fio_and_ours(text, &["sub"]) else { return };
+    assert_eq!(both.ours, both.fio, "per job: read, write, trim");
+    assert_eq!(
+        both.ours,
+        [("file1".to_string(), [64, 0, 0]), ("file2".to_string(), [64, 0, 0]), ("file3".to_string(), [32, 0, 0])]
+    );
+    let sizes: BTreeSet<(String, u64)> = std::fs::read_dir(both.dir.path().join("sub"))
+        .unwrap()
+        .map(|f| f.unwrap())
+        .map(|f| (f.file_name().to_string_lossy().into_owned(), f.metadata().unwrap().len()))
+        .collect();
+    let want = [("file1.0.0", 256 << 10), ("file2.0.0", 256 << 10), ("named", 128 << 10)];
+    assert_eq!(sizes, want.map(|(n, s)| (n.to_string(), s)).into_iter().collect(), "{}", both.notes);
+}
+
+/// The 4 KiB blocks of `path` that hold anything but zeros.
+fn written_blocks(path: &Path) -> Vec<usize> {
+    let d = std::fs::read(path).unwrap();
+    d.chunks(4096).enumerate().filter(|(_, b)| b.iter().any(|&x| x != 0)).map(|(i, _)| i).collect()
+}
+
+/// fio's zonemode=strided (disk-zone-profile.fio's): each tool writes into a zeroed file, and the
+/// blocks each wrote are the same, zones past io_size reaching to the file's end as fio's do, with
+/// fio's counts; zonemode=zbd is refused in one sentence at its line.
+#[test]
+fn strided_zones_write_where_fio_writes() {
+    let Some(fio) = tool("fio") else { return };
+    let dir = scratch_dir();
+    let text = "[global]\nioengine=psync\ndirect=1\nbs=4k\nfilename=zs.dat\nsize=256k\nio_size=64k\n\
+                [z]\nrw=write\nzonemode=strided\nzonesize=4k\nzoneskip=12k\n\
+                [twice]\nstonewall\nrw=write\nio_size=32k\nzonemode=strided\nzonesize=8k\nzonerange=4k\nzoneskip=28k\nlog_offset=1\nwrite_iops_log\n";
+    let job = write(dir.path(), "zs.fio", text);
+    let data = dir.path().join("zs.dat");
+    let mut blocks = Vec::new();
+    let mut ios = Vec::new();
+    for ours in [false, true] {
+        std::fs::write(&data, vec![0u8; 256 << 10]).unwrap();
+        let o = if ours {
+            Command::new(env!("CARGO_BIN_EXE_nvmebench"))
+                .current_dir(dir.path())
+                .args(["run", job.to_str().unwrap(), "--output-format=json"])
+                .output()
+                .unwrap()
+        } else {
+            Command::new(&fio).current_dir(dir.path()).args(["zs.fio", "--output-format=json"]).output().unwrap()
+        };
+        assert!(o.status.success(), "{}", stderr(&o));
+        blocks.push(written_blocks(&data));
+        ios.push(ios_per_job(&serde_json::from_slice(&o.stdout).unwrap()));
+        // fio's log line with log_offset=1: time, value, direction, bs, offset, priority.
+        let log = std::fs::read_to_string(dir.path().join("twice_iops.2.log")).unwrap();
+        assert_eq!(log.lines().next().unwrap().split(", ").count(), 6, "{log}");
+    }
+    assert_eq!(blocks[1], blocks[0], "blocks written by nvmebench and by fio");
+    assert_eq!(blocks[0], (0..16).map(|i| i * 4).collect::<Vec<_>>());
+    assert_eq!(ios[1], ios[0], "per job: read, write, trim");
+    let bad = write(dir.path(), "bad.fio", "[a]\nioengine=null\nsize=1m\nzonemode=zbd\n");
+    let o = nvmebench(&["run", bad.to_str().unwrap(), "--output-format=json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("bad.fio:4: option 'zonemode': zonemode=zbd is fio's mode for zoned block devices"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(stderr(&o).lines().count(), 1);
+    assert!(o.stdout.is_empty());
+}
+
+/// fio's steady state (steadystate.fio's ss, ss_dur, ss_ramp): a job that is steady stops long
+/// before its runtime, in both tools, and one that never is runs to it; both write fio's
+/// steadystate object with the same keys. /dev/null (steadystate.fio's target) is refused at its
+/// line, naming the null engine.
+#[test]
+fn steady_state_stops_the_job_as_fio_does() {
+    let Some(fio) = tool("fio") else { return };
+    let text = "[global]\nioengine=null\nsize=1g\ntime_based\nruntime=20\ngroup_reporting\n\
+                [steady]\nrw=randread\nbs=4k\nnumjobs=2\nss=iops:50%\nss_dur=2\nss_ramp=1\n\
+                [never]\nstonewall\nrw=randread\nbs=4k\nruntime=3\nss=iops_slope:0%\nss_dur=2\n";
+    let dir = scratch_dir();
+    let theirs = fio_in(&fio, dir.path(), text, &[]);
+    let ours = ours_in(dir.path(), text, &[]);
+    for (who, doc) in [("fio", &theirs), ("nvmebench", &ours)] {
+        let jobs = doc["jobs"].as_array().unwrap();
+        assert_eq!(jobs.len(), 2, "{who}");
+        let (steady, never) = (&jobs[0]["steadystate"], &jobs[1]["steadystate"]);
+        assert_eq!(steady["attained"], 1, "{who}: {steady}");
+        assert!(jobs[0]["job_runtime"].as_u64().unwrap() < 2 * 10_000, "{who} stops once steady: {}", jobs[0]);
+        assert_eq!(never["attained"], 0, "{who}: {never}");
+        assert_eq!(never["ss"], "iops_slope:0.000000%", "{who}");
+        assert_eq!(never["data"]["iops"].as_array().unwrap().len(), 2, "{who}");
+        let mut a = BTreeSet::new();
+        key_paths(steady, "", &mut a);
+        let mut b = BTreeSet::new();
+        key_paths(&theirs["jobs"][0]["steadystate"], "", &mut b);
+        assert_eq!(a, b, "{who}: the steadystate keys are fio's");
+    }
+    let bad = write(dir.path(), "bad.fio", "[a]\nsize=1m\nfilename=/dev/null\nrw=write\n");
+    let o = nvmebench(&["run", bad.to_str().unwrap(), "--output-format=json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("bad.fio:3: option 'filename': /dev/null is a character device"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("use ioengine=null with size="), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+}
+
+/// fio's exitall with exit_what=stonewall (exitwhat.fio's first group, on one engine): the slow
+/// job's end stops the paced one beside it in both tools, with the same counts, and the group after
+/// still runs.
+#[test]
+fn exitall_stops_the_jobs_exit_what_names_as_fio_does() {
+    let text = "[global]\nioengine=psync\nfilename=exit.dat\nsize=1m\nbs=4k\nexitall\n\
+                [slow]\nrw=read\nthinktime=10000\nnumber_ios=30\nexit_what=stonewall\n\
+                [fast]\nnew_group\nrw=randread\nrate=400k\n[after]\nstonewall\nrw=read\n";
+    let Some(both) = fio_and_ours(text, &[]) else { return };
+    assert_eq!(both.ours[0], ("slow".to_string(), [30, 0, 0]));
+    assert_eq!(both.ours[2], ("after".to_string(), [256, 0, 0]), "the next group runs");
+    // [fast] ran as long as [slow] did: 100 IOPS for about 0.3 s, nowhere near its 256 I/Os. How
+    // long exactly moves with the machine's load (each tool's think times and pacing), so the
+    // counts agree to a third, or to 10 I/Os.
+    let (fio_fast, our_fast) = (both.fio[1].1[0], both.ours[1].1[0]);
+    assert!(our_fast < 128 && fio_fast < 128, "fio {fio_fast}, ours {our_fast}: [fast] was not stopped");
+    assert!(our_fast.abs_diff(fio_fast) <= (fio_fast / 3).max(10), "fio {fio_fast}, ours {our_fast}");
 }
