@@ -572,7 +572,11 @@ impl RunConfig {
         check_sqpoll_cpu(&engine, engine_text)?;
         // pread/pwrite are synchronous: one I/O in flight per worker, whatever --qd says.
         let queue_depth = if engine == EngineSpec::Psync { 1 } else { args.qd };
-        let queue_depth_shared = args.fio.iodepth_per_job && args.each_worker_all_targets && targets.len() > 1;
+        // fio's iodepth is per job, over all its files: those it shares with its clones, or its own
+        // (more targets than workers, dealt to them in turn).
+        let queue_depth_shared = args.fio.iodepth_per_job
+            && targets.len() > 1
+            && (args.each_worker_all_targets || targets.len() > cores.len());
         Ok(RunConfig {
             engine,
             target: targets.first().cloned(),

@@ -10,6 +10,7 @@
 
 pub mod argv;
 pub mod exec;
+pub mod files;
 pub mod ini;
 pub mod options;
 pub mod plan;

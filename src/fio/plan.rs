@@ -8,7 +8,7 @@
 use super::ini::{Entry, Origin, Section};
 use super::options::{self, Mapped, PlanOption};
 use super::sources::{JobNames, Sources};
-use super::{FioError, argv};
+use super::{FioError, argv, files};
 use crate::cli::{Cli, Command, RunArgs};
 use crate::config::ConfigError;
 use crate::config::clash::{Clash, Naming};
@@ -271,6 +271,10 @@ fn translate(
     let mut directory: Option<String> = None;
     let mut filesize: Option<(&Entry, u64, usize)> = None;
     let mut wait_for: Option<&Entry> = None;
+    // fio's nrfiles (files per job without a filename), filename_format and file_service_type.
+    let mut nrfiles: Option<(&Entry, usize)> = None;
+    let mut filename_format: Option<&Entry> = None;
+    let mut file_service: Option<&Entry> = None;
     for (order, &e) in entries.iter().enumerate() {
         let opt_err = |message: String| FioError::Option { at: e.at.clone(), key: e.key.clone(), message };
         let key = e.key.as_str();
@@ -286,6 +290,32 @@ fn translate(
                 ))
             })?;
             filesize = Some((e, bytes, order));
+            continue;
+        }
+        if key == "nrfiles" || key == "nr_files" {
+            let v = e.value.as_deref().unwrap_or_default();
+            let n = v.parse::<usize>().ok().filter(|n| (1..=files::MAX_FILES).contains(n)).ok_or_else(|| {
+                opt_err(format!(
+                    "{key}={v} is not a number of files; use a whole number from 1 to {}",
+                    files::MAX_FILES
+                ))
+            })?;
+            nrfiles = Some((e, n));
+            continue;
+        }
+        if key == "filename_format" {
+            if e.value.as_deref().is_none_or(str::is_empty) {
+                return Err(opt_err(format!(
+                    "filename_format needs a format, as in fio; write filename_format={}, or remove it",
+                    files::DEFAULT_FORMAT
+                )));
+            }
+            filename_format = Some(e);
+            continue;
+        }
+        if key == "file_service_type" {
+            files::check_service_type(e.value.as_deref().unwrap_or_default(), 1).map_err(&opt_err)?;
+            file_service = Some(e);
             continue;
         }
         if key == "wait_for" {
@@ -370,8 +400,65 @@ fn translate(
             }
         }
     }
-    // fio's filesize is each file's size, and a job without a size moves all of its files (one here,
-    // as nrfiles is not taken): the same as size.
+    // The job's files: filename's list, or fio's own nrfiles (one unless given).
+    let listed = flags
+        .iter()
+        .find(|(f, _)| f == "--filename")
+        .map(|(_, v)| crate::config::split_filenames(&[v.into()]).map_or(1, |l| l.len()));
+    if let (Some(count), Some((e, n))) = (listed, nrfiles) {
+        if count != n {
+            let names = JobNames { sources: &sources, at: &e.at };
+            let list = flags.iter().find(|(f, _)| f == "--filename").map(|(_, v)| v.clone()).unwrap_or_default();
+            return Err(FioError::Options {
+                at: e.at.clone(),
+                job: s.name.clone(),
+                message: format!(
+                    "{} with {}: fio takes the {count} files of filename's list (and splits size by a count that is not theirs); remove {}",
+                    as_written(e),
+                    names.given("filename", &list),
+                    e.key
+                ),
+            });
+        }
+    }
+    let file_count = listed.unwrap_or(nrfiles.map_or(1, |(_, n)| n));
+    if let Some(e) = file_service {
+        files::check_service_type(e.value.as_deref().unwrap_or_default(), file_count)
+            .map_err(|m| FioError::Option { at: e.at.clone(), key: e.key.clone(), message: m })?;
+    }
+    // fio splits a job's size over its files (each size / files, and the job moves them all);
+    // filesize sizes each file, and the job moves them all unless size says less.
+    if file_count > 1 {
+        let size = flags.iter().find(|(f, _)| f == "--size").and_then(|(_, v)| crate::units::parse_size(v).ok());
+        let split = match (filesize, size) {
+            (Some((_, each, _)), size) => {
+                let all = each.saturating_mul(file_count as u64);
+                Some((each, size.map_or(all, |b| b.min(all))))
+            }
+            (None, Some(bytes)) => Some(files::split(bytes, file_count).map_err(|m| {
+                let written = flags.iter().find(|(f, _)| f == "--size").map_or(String::new(), |(_, v)| v.clone());
+                match sources.at("size") {
+                    Some(at) => FioError::Option {
+                        at: at.clone(),
+                        key: sources.key("size"),
+                        message: format!("size={written} {m}"),
+                    },
+                    None => section_err(format!("size={written} {m}")),
+                }
+            })?),
+            (None, None) => None,
+        };
+        if let Some((each, all)) = split {
+            if let Some((e, _, order)) = filesize {
+                sources.written("--size", e, order);
+            }
+            set(&mut flags, "--size".into(), each.to_string());
+            io_size = io_size.or(Some(all));
+        }
+        filesize = None;
+    }
+    // fio's filesize is each file's size, and a job without a size moves all of its files (one
+    // here): the same as size.
     if let Some((e, bytes, order)) = filesize {
         match flags.iter().find(|(f, _)| f == "--size").map(|(_, v)| v.clone()) {
             None => {
@@ -418,15 +505,32 @@ fn translate(
     if let (Some(dir), Some((_, names))) = (&directory, flags.iter_mut().find(|(f, _)| f == "--filename")) {
         *names = in_directory(dir, names);
     }
+    // With nrfiles or filename_format, fio's names: each clone its own files (when the format has
+    // $jobnum), dealt to it as targets are dealt to workers.
+    let mut own_files = false;
     if uses_target && !flags.iter().any(|(f, _)| f == "--filename" || f == "--trid") {
-        let file = format!("{}.0.0", job_name(s));
+        let generated = file_count > 1 || filename_format.is_some();
+        let format = filename_format.and_then(|e| e.value.as_deref()).unwrap_or(files::DEFAULT_FORMAT);
+        let clones = flags.iter().find(|(f, _)| f == "--jobs").and_then(|(_, v)| v.parse().ok()).unwrap_or(1);
+        let (names, shared) = files::names(format, &job_name(s), if generated { clones } else { 1 }, file_count);
+        own_files = names.len() > 1 && !shared;
+        if shared {
+            set(&mut flags, "--each-worker-all-targets".into(), "true".into());
+        }
+        let escaped: Vec<String> = names.iter().map(|n| n.replace(':', "\\:")).collect();
+        let placed = |name: &str| directory.as_ref().map_or_else(|| name.to_string(), |dir| in_directory(dir, name));
         let (file, place) = match &directory {
-            Some(dir) => (in_directory(dir, &file), format!("in {dir}")),
-            None => (file, "in the current directory".to_string()),
+            Some(dir) => (in_directory(dir, &escaped.join(":")), format!("in {dir}")),
+            None => (escaped.join(":"), "in the current directory".to_string()),
         };
+        let shown = match names.as_slice() {
+            [first, .., last] => format!("{} files, {} to {},", names.len(), placed(first), placed(last)),
+            _ => file.clone(),
+        };
+        let file_note = format!("[{}]: no filename, so fio's: {shown} {place}", s.name);
         match flags.iter().find(|(f, _)| f == "--size").map(|(_, v)| v.as_str()) {
             Some(size) if !size.ends_with('%') => {
-                notes.push(format!("[{}]: no filename, so fio's: {file} {place}", s.name));
+                notes.push(file_note);
                 sources.defaulted("--filename", &file);
                 set(&mut flags, "--filename".into(), file);
             }
@@ -512,7 +616,7 @@ fn translate(
     let Command::Run(mut args) = cli_parse.command else { unreachable!("the arguments start with `run`") };
     overlay(&mut args, cli, given);
     // fio keeps iodepth in flight per job, over all of its files.
-    args.fio.iodepth_per_job = args.each_worker_all_targets;
+    args.fio.iodepth_per_job = args.each_worker_all_targets || own_files;
     // What the command line replaced is named as the command line's (see `overlay`).
     if given.iter().any(|g| g == "engine") {
         sources.command_line("engine", cli.engine.as_deref());
@@ -1213,6 +1317,37 @@ mod tests {
         );
         let e = size("[a]\nioengine=null\nfilesize=1k-10k\n").unwrap_err().to_string();
         assert!(e.ends_with("job.fio:3: option 'filesize': filesize=1k-10k is not one size (fio draws a range's sizes per file, which is not taken); write it like filesize=1g"), "{e}");
+    }
+
+    /// fio's nrfiles: files named by filename_format, each clone its own when the format has
+    /// $jobnum, size split over them; filename's list splits size the same way.
+    #[test]
+    fn nrfiles_names_and_sizes_fios_files() {
+        let job = |text: &str| plan_of(text, &[]).map(|p| p.groups[0][0].clone());
+        let j = job("[a]\nsize=256k\nnrfiles=2\nnumjobs=2\n").unwrap();
+        assert_eq!(j.args.filename, [std::path::PathBuf::from("a.0.0:a.1.0:a.0.1:a.1.1")]);
+        assert!(!j.args.each_worker_all_targets, "dealt: each clone its own");
+        assert!(j.args.fio.iodepth_per_job, "iodepth over the clone's files");
+        assert_eq!(j.args.size, Some(SizeOrPercent::Bytes(128 << 10)), "256k over two files");
+        assert_eq!(j.args.fio.number_ios_per_job, Some(64), "the job moves all of its files");
+        let j = job("[a]\nsize=256k\nnrfiles=2\nnumjobs=2\nfilename_format=f.$FILENUM\n").unwrap();
+        assert_eq!(j.args.filename, [std::path::PathBuf::from("f.0:f.1")]);
+        assert!(j.args.each_worker_all_targets, "without $jobnum the clones share them");
+        let j = job("[a]\nfilesize=64k\nnrfiles=4\n").unwrap();
+        assert_eq!((j.args.size, j.args.fio.number_ios_per_job), (Some(SizeOrPercent::Bytes(64 << 10)), Some(64)));
+        let j = job("[a]\nfilename=x:y\nsize=1m\n").unwrap();
+        assert_eq!((j.args.size, j.args.fio.number_ios_per_job), (Some(SizeOrPercent::Bytes(512 << 10)), Some(256)));
+        let e = |text: &str| job(text).unwrap_err().to_string();
+        assert!(e("[a]\nsize=1m\nnrfiles=0\n").ends_with(
+            "job.fio:3: option 'nrfiles': nrfiles=0 is not a number of files; use a whole number from 1 to 1024"
+        ));
+        let m = e("[a]\nsize=1000k\nnrfiles=3\n");
+        assert!(m.ends_with("job.fio:2: option 'size': size=1000k does not split evenly over 3 files (fio makes its first files a block larger than the others); give a size that is a multiple of 3 blocks"), "{m}");
+        let m = e("[a]\nfilename=x:y\nnrfiles=3\nsize=1m\n");
+        assert!(m.ends_with("job.fio:3: [a]: nrfiles=3 with filename=x:y (line 2): fio takes the 2 files of filename's list (and splits size by a count that is not theirs); remove nrfiles"), "{m}");
+        let m = e("[a]\nsize=1m\nnrfiles=2\nfile_service_type=random\n");
+        assert!(m.ends_with("job.fio:4: option 'file_service_type': file_service_type=random: nvmebench takes a job's files in turn, one I/O each (fio's default roundrobin); write file_service_type=roundrobin, or remove it"), "{m}");
+        assert!(job("[a]\nsize=1m\nfile_service_type=random\n").is_ok(), "one file: nothing to choose");
     }
 
     /// wait_for=NAME is taken where starting after every job before is the same: NAME just before,

@@ -1318,3 +1318,49 @@ fn sync_engines_run_as_psync_with_fios_counts() {
     assert_eq!(both.ours[0].1, [0, 64, 0]);
     assert!(both.notes.contains("[v]: ioengine=pvsync runs as psync: the same I/Os, one at a time"), "{}", both.notes);
 }
+
+/// The sizes of the files in `dir`, by name.
+fn file_sizes(dir: &Path) -> Vec<(String, u64)> {
+    let mut v: Vec<(String, u64)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|f| f.unwrap())
+        .filter(|f| f.path().is_file())
+        .map(|f| (f.file_name().to_string_lossy().into_owned(), f.metadata().unwrap().len()))
+        .filter(|(n, _)| !n.ends_with(".fio"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// fio's nrfiles and filename_format make the files fio makes (each clone its own with $jobnum,
+/// size split over them), and filename's list splits size as fio does; the I/O counts per job,
+/// the names and sizes of the files are fio's.
+#[test]
+fn nrfiles_and_filename_format_make_fios_files() {
+    let text = "[global]\nioengine=psync\ndirect=1\nbs=4k\nsize=256k\n\
+                [many]\nrw=randwrite\nnrfiles=4\nnumjobs=2\nfile_service_type=roundrobin\n\
+                [fmt]\nstonewall\nrw=read\nnrfiles=2\nfilename_format=fmt-$filenum.dat\n\
+                [list]\nstonewall\nrw=write\nfilename=l1:l2\n";
+    let Some(fio) = tool("fio") else { return };
+    let dir = scratch_dir();
+    let theirs = fio_in(&fio, dir.path(), text, &[]);
+    let fio_files = file_sizes(dir.path());
+    let fresh = scratch_dir();
+    let ours = ours_in(fresh.path(), text, &[]);
+    assert_eq!(ios_per_job(&ours), ios_per_job(&theirs), "per job: read, write, trim");
+    assert_eq!(
+        ios_per_job(&ours),
+        [("many".to_string(), [0, 128, 0]), ("fmt".to_string(), [64, 0, 0]), ("list".to_string(), [0, 64, 0])]
+    );
+    let shape = |d: &Value| -> Vec<(String, u64)> {
+        d["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| (j["jobname"].as_str().unwrap().into(), j["groupid"].as_u64().unwrap()))
+            .collect()
+    };
+    assert_eq!(shape(&ours), shape(&theirs));
+    assert_eq!(file_sizes(fresh.path()), fio_files);
+    assert!(fio_files.contains(&("many.1.3".to_string(), 64 << 10)), "{fio_files:?}");
+}
