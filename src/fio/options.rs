@@ -33,6 +33,9 @@ pub enum PlanOption {
     NoRuntime,
     /// `norandommap` (or `norandommap=0`, fio's default: keep the map).
     NoRandomMap(bool),
+    /// `loops`: the job's I/O pass (its size, or one pass over its files) that many times; fio
+    /// takes 0 as 1.
+    Loops(u64),
     /// `new_group`: the job starts a new reporting group (fio's `groupid`), without waiting for
     /// the jobs before it as `stonewall` does.
     NewGroup,
@@ -257,6 +260,12 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         "random_generator" if !matches!(v, "tausworthe" | "lfsr" | "tausworthe64") => Err(format!(
             "{key}={v} is not one of fio's generators; write tausworthe, lfsr or tausworthe64, or remove it"
         )),
+        "loops" => {
+            let n: u64 = v
+                .parse()
+                .map_err(|_| format!("loops={v} is not a number of passes; write a whole number, like loops=2"))?;
+            Ok(Some(Mapped::Plan(PlanOption::Loops(n.max(1)))))
+        }
         "io_size" | "io_limit" => {
             let bytes = units::parse_size(v).map_err(|m| format!("{key}={v}: {m}"))?;
             Ok(Some(Mapped::Plan(PlanOption::IoSize(bytes))))

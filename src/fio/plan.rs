@@ -74,6 +74,8 @@ pub struct Job {
     /// job neither `time_based` nor sized in bytes (no `size`, or `size=N%`), whose I/O count is
     /// known once its target's size is (the executor sets it).
     pub one_pass: Option<f64>,
+    /// fio's `loops`: the job's I/Os (its size, or its one pass) that many times over.
+    pub loops: u64,
 }
 
 impl Job {
@@ -264,6 +266,7 @@ fn translate(
     // The runtime=0 that left the job without a runtime, if one did.
     let mut no_runtime: Option<&Entry> = None;
     let mut io_size: Option<u64> = None;
+    let mut loops: u64 = 1;
     // fio keeps its random map unless told not to.
     let mut random_map = true;
     let mut no_ops: Vec<&str> = Vec::new();
@@ -394,6 +397,7 @@ fn translate(
             Some(Mapped::Plan(PlanOption::NoRandomMap(off))) => random_map = !off,
             Some(Mapped::Plan(PlanOption::TimeBased(on))) => time_based = on.then_some(e),
             Some(Mapped::Plan(PlanOption::IoSize(b))) => io_size = Some(b),
+            Some(Mapped::Plan(PlanOption::Loops(n))) => loops = n,
             Some(Mapped::Plan(PlanOption::NoRuntime)) => {
                 flags.retain(|(f, _)| f != "--time");
                 no_runtime = Some(e);
@@ -645,7 +649,9 @@ fn translate(
             Some(bytes) => {
                 let (mean_bs, exact) = mean_block_size(&args).map_err(&size_err)?;
                 let ios = ((bytes as f64 / mean_bs).floor() as u64).max(1);
-                args.fio.number_ios_per_job = Some(number_ios.map_or(ios, |n| n.min(ios)));
+                // fio's loops repeat the job's size, and its number_ios too (backend.c counts
+                // both against the loops).
+                args.fio.number_ios_per_job = Some(number_ios.map_or(ios, |n| n.min(ios)).saturating_mul(loops));
                 if !exact && number_ios.is_none_or(|n| n > ios) {
                     notes.push(format!(
                         "[{}]: not time_based, so it ends after {ios} I/Os per job ({bytes} bytes at the mean block size of {mean_bs:.0}); fio counts bytes",
@@ -653,7 +659,9 @@ fn translate(
                     ));
                 }
             }
-            None if number_ios.is_some() && args.engine.as_deref().is_some_and(|e| e.starts_with("null")) => {}
+            None if number_ios.is_some() && args.engine.as_deref().is_some_and(|e| e.starts_with("null")) => {
+                args.fio.number_ios_per_job = number_ios.map(|n| n.saturating_mul(loops));
+            }
             None if args.engine.as_deref().is_some_and(|e| e.starts_with("null")) => {
                 return Err(section_err(
                     "has no end nvmebench can follow: its engine has no target to make one pass over, as fio's null engine needs size= too; add size=, number_ios=, or time_based with runtime=".into(),
@@ -684,6 +692,7 @@ fn translate(
         percentile_list,
         sources,
         one_pass,
+        loops: if time_based.is_some() { 1 } else { loops },
     };
     Ok((job, starts, wait_for.cloned()))
 }
@@ -1348,6 +1357,30 @@ mod tests {
         let m = e("[a]\nsize=1m\nnrfiles=2\nfile_service_type=random\n");
         assert!(m.ends_with("job.fio:4: option 'file_service_type': file_service_type=random: nvmebench takes a job's files in turn, one I/O each (fio's default roundrobin); write file_service_type=roundrobin, or remove it"), "{m}");
         assert!(job("[a]\nsize=1m\nfile_service_type=random\n").is_ok(), "one file: nothing to choose");
+    }
+
+    /// fio's loops repeat the job's size (and its number_ios, and its one pass); time_based
+    /// ignores them; loops=0 is one pass, as fio takes it.
+    #[test]
+    fn loops_repeat_the_jobs_ios() {
+        let job = |text: &str| plan_of(text, &[]).map(|p| p.groups[0][0].clone());
+        let j = job("[a]\nioengine=null\nsize=1m\nloops=3\n").unwrap();
+        assert_eq!(j.args.fio.number_ios_per_job, Some(768));
+        let j = job("[a]\nioengine=null\nsize=1m\nnumber_ios=10\nloops=4\n").unwrap();
+        assert_eq!(j.args.fio.number_ios_per_job, Some(40));
+        let j = job("[a]\nfilename=/dev/null\nloops=2\n").unwrap();
+        assert_eq!((j.one_pass.is_some(), j.loops), (true, 2), "the executor repeats the pass");
+        let j = job("[a]\nioengine=null\nsize=1m\nloops=0\n").unwrap();
+        assert_eq!(j.args.fio.number_ios_per_job, Some(256));
+        let j = job("[a]\nioengine=null\ntime_based\nruntime=1\nloops=5\n").unwrap();
+        assert_eq!(j.loops, 1, "a time_based job runs for its runtime");
+        let e = job("[a]\nioengine=null\nsize=1m\nloops=two\n").unwrap_err().to_string();
+        assert!(
+            e.ends_with(
+                "job.fio:4: option 'loops': loops=two is not a number of passes; write a whole number, like loops=2"
+            ),
+            "{e}"
+        );
     }
 
     /// wait_for=NAME is taken where starting after every job before is the same: NAME just before,

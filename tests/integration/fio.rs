@@ -1364,3 +1364,17 @@ fn nrfiles_and_filename_format_make_fios_files() {
     assert_eq!(file_sizes(fresh.path()), fio_files);
     assert!(fio_files.contains(&("many.1.3".to_string(), 64 << 10)), "{fio_files:?}");
 }
+
+/// fio's loops repeat a job's size (or filesize) and its number_ios; the I/O counts per job are
+/// fio's (three times 64 writes, two passes over a 512k file, four times 10 reads).
+#[test]
+fn loops_repeat_the_job_as_in_fio() {
+    let text = "[global]\nioengine=psync\ndirect=1\nbs=4k\n\
+                [sized]\nfilename=loops.dat\nsize=256k\nrw=randwrite\nloops=3\n\
+                [pass]\nstonewall\nfilename=pass.dat\nfilesize=512k\nrw=write\nloops=2\n\
+                [nios]\nstonewall\nfilename=loops.dat\nsize=256k\nrw=read\nnumber_ios=10\nloops=4\n";
+    let Some(both) = fio_and_ours(text, &[]) else { return };
+    assert_eq!(both.ours, both.fio, "per job: read, write, trim");
+    let total: Vec<u64> = both.ours.iter().map(|(_, ios)| ios.iter().sum()).collect();
+    assert_eq!(total, [192, 256, 40]);
+}
