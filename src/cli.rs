@@ -538,6 +538,11 @@ pub struct FioArgs {
     #[arg(skip)]
     pub iodepth_per_job: bool,
 
+    /// Each of the --numjobs workers starts this much after the one before (fio's offset_increment:
+    /// worker j's working set is --size from --offset + j × it), a size or a share of the target.
+    #[arg(long = "offset_increment", value_name = "SIZE|PCT", value_parser = units::parse_size_or_percent)]
+    pub offset_increment: Option<SizeOrPercent>,
+
     /// I/Os per job, as fio's number_ios (--ios is the total).
     #[arg(long = "number_ios", value_name = "N", value_parser = parse_ios)]
     pub number_ios_per_job: Option<u64>,

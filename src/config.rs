@@ -545,6 +545,7 @@ impl RunConfig {
         let geometry = Geometry::of(&targets, !buffered);
         let (align, max_bs) = resolve_align(args, &geometry, &mix, [&bs_read, &bs_write, &bs_trim])?;
         let (offset, size) = resolve_range(args, &geometry, max_bs)?;
+        let clone_step = resolve_clone_step(args, &geometry, align, offset, size, cores.len())?;
         let writes = mix.destroys();
         let (verify, state_seed) =
             resolve_verify(args, &engine, (&bs_read, &bs_write, writes), align, geometry.lbs, offset, size, &targets)?;
@@ -562,6 +563,7 @@ impl RunConfig {
             random_dist: args.random_dist,
             random_map,
             seq_add_bytes: resolve_seq_add(args, size)?,
+            clone_step_bytes: clone_step,
             seed: args.seed.or(state_seed).unwrap_or(DEFAULT_SEED),
             pacing: resolve_pacing(args, &mix)?,
             buffers: resolve_buffers(args, writes)?,
@@ -890,8 +892,14 @@ fn resolve_targets(
             (attach(cores)?, false)
         }
         (false, _) => {
+            // A file made for the run holds every worker's working set (fio's offset_increment
+            // extends it to the last clone's end).
+            let steps = match args.fio.offset_increment {
+                Some(SizeOrPercent::Bytes(b)) => b.saturating_mul(cores.len().saturating_sub(1) as u64),
+                _ => 0,
+            };
             let create = match args.size {
-                Some(SizeOrPercent::Bytes(b)) => Some(b + args.offset.map_or(0, |o| o.resolve(0))),
+                Some(SizeOrPercent::Bytes(b)) => Some(b + args.offset.map_or(0, |o| o.resolve(0)) + steps),
                 _ => None,
             };
             let mut targets: Vec<Target> = Vec::with_capacity(paths.len());
@@ -1076,6 +1084,45 @@ fn resolve_range(args: &RunArgs, geo: &Geometry, max_bs: u32) -> Result<(u64, u6
         return Err(Clash::WorkingSetTooSmall { size, bs: u64::from(max_bs), bs_option }.into());
     }
     Ok((offset, size))
+}
+
+/// fio's `offset_increment` in bytes: worker j's working set starts j steps after `offset`. A
+/// share of the target is taken of its size, as fio takes it; every worker's working set must lie
+/// on the target, where fio would shorten the last ones (a device) or extend the file.
+fn resolve_clone_step(
+    args: &RunArgs,
+    geo: &Geometry,
+    align: u64,
+    offset: u64,
+    size: u64,
+    workers: usize,
+) -> Result<u64, ConfigError> {
+    let Some(given) = args.fio.offset_increment else { return Ok(0) };
+    let step = given.resolve(geo.total);
+    // fio rounds each worker's start up to the block size when the step is a share; one step for
+    // every worker needs it to be a whole number of blocks already.
+    if matches!(given, SizeOrPercent::Percent(_)) && step % align != 0 {
+        return Err(invalid(
+            "offset_increment",
+            format!(
+                "{given} of {} is {step} bytes, not a multiple of the block size ({align}), and fio rounds each worker's start up to one; give the step in bytes",
+                format_size(geo.total)
+            ),
+        ));
+    }
+    let end = offset.saturating_add(step.saturating_mul(workers.saturating_sub(1) as u64)).saturating_add(size);
+    if step > 0 && end > geo.total {
+        return Err(invalid(
+            "offset_increment",
+            format!(
+                "the last of {workers} workers' working sets ends at {}, past the end of {} ({}); give a smaller step, size or numjobs",
+                format_size(end),
+                geo.path,
+                format_size(geo.total)
+            ),
+        ));
+    }
+    Ok(step)
 }
 
 /// Safety of writes: refuse before anything is written (a device needs consent to be written, and

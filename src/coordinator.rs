@@ -1063,6 +1063,7 @@ mod tests {
             random_dist: RandomDist::Uniform,
             random_map: false,
             seq_add_bytes: 0,
+            clone_step_bytes: 0,
             seed: 1,
             pacing: Default::default(),
             buffers: Default::default(),

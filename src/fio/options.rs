@@ -197,6 +197,7 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         "ramp_time" => arg("ramp", &format!("{}us", fio_time(key, v, TimeUnit::Seconds)?.as_micros())),
         "size" => arg("size", v),
         "offset" => arg("offset", v),
+        "offset_increment" => arg("offset_increment", v),
         "filename" => arg("filename", v),
         "random_distribution" => arg("random-dist", v),
         "randseed" => arg("seed", v),

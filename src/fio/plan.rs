@@ -1383,6 +1383,26 @@ mod tests {
         );
     }
 
+    /// fio's offset_increment: a share is of the target, a whole number of blocks; every clone's
+    /// working set on the target.
+    #[test]
+    fn offset_increment_gives_each_clone_its_own_working_set() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("oi.dat");
+        std::fs::write(&f, vec![0u8; 1 << 20]).unwrap();
+        let f = f.display();
+        let resolve = |text: &str| {
+            let p = plan_of(text, &[]).unwrap();
+            crate::config::RunConfig::resolve(&p.groups[0][0].args).map_err(|e| e.to_string())
+        };
+        let c = resolve(&format!("[a]\nfilename={f}\nsize=25%\nnumjobs=4\noffset_increment=25%\n")).unwrap();
+        assert_eq!((c.workload.range_bytes, c.workload.clone_step_bytes), (256 << 10, 256 << 10));
+        let e = resolve(&format!("[a]\nfilename={f}\nsize=256k\nnumjobs=4\noffset_increment=300k\n")).unwrap_err();
+        assert!(e.contains("the last of 4 workers' working sets ends at 1156k, past the end of"), "{e}");
+        let e = resolve(&format!("[a]\nfilename={f}\nsize=4k\nnumjobs=2\noffset_increment=0.1%\n")).unwrap_err();
+        assert!(e.contains("0.1% of 1m is 1048 bytes, not a multiple of the block size (4096)"), "{e}");
+    }
+
     /// wait_for=NAME is taken where starting after every job before is the same: NAME just before,
     /// alone in its group, and no job joining the waiting one's group (fio starts that one at once).
     #[test]

@@ -1378,3 +1378,33 @@ fn loops_repeat_the_job_as_in_fio() {
     let total: Vec<u64> = both.ours.iter().map(|(_, ios)| ios.iter().sum()).collect();
     assert_eq!(total, [192, 256, 40]);
 }
+
+/// fio's offset_increment: each clone writes its own 64k, one after another, in the file fio makes
+/// (four clones' worth long); the I/O counts, jobs and file are fio's. A last working set past
+/// the end of an existing file is refused at the job's line, nothing written.
+#[test]
+fn offset_increment_runs_each_clone_on_its_own_range_as_in_fio() {
+    let text = "[global]\nioengine=psync\ndirect=1\nbs=4k\n\
+                [inc]\nfilename=oi.dat\nrw=write\nsize=64k\nnumjobs=4\noffset_increment=64k\n";
+    let Some(both) = fio_and_ours(text, &[]) else { return };
+    assert_eq!(both.ours, both.fio, "per job: read, write, trim");
+    assert_eq!(both.ours, [("inc".to_string(), [0, 64, 0])]);
+    assert_eq!(file_sizes(both.dir.path()), [("oi.dat".to_string(), 256 << 10)]);
+    let dir = scratch_dir();
+    make_file(dir.path(), "small.dat", 256 << 10);
+    let job = write(
+        dir.path(),
+        "bad.fio",
+        "[a]\nioengine=psync\nfilename=small.dat\nsize=64k\nnumjobs=4\noffset_increment=128k\n",
+    );
+    let o = nvmebench_in(dir.path(), &["run", job.to_str().unwrap(), "--output-format=json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("bad.fio:6: "), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("offset_increment=128k: the last of 4 workers' working sets ends at 448k"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(o.stdout.is_empty());
+}
