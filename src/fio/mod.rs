@@ -9,6 +9,7 @@
 //! listed in the notes.
 
 pub mod argv;
+pub mod batch;
 pub mod exec;
 pub mod files;
 pub mod ini;

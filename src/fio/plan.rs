@@ -8,7 +8,7 @@
 use super::ini::{Entry, Origin, Section};
 use super::options::{self, Mapped, PlanOption};
 use super::sources::{JobNames, Sources};
-use super::{FioError, argv, files};
+use super::{FioError, argv, batch, files};
 use crate::cli::{Cli, Command, RunArgs};
 use crate::config::ConfigError;
 use crate::config::clash::{Clash, Naming};
@@ -278,6 +278,9 @@ fn translate(
     let mut nrfiles: Option<(&Entry, usize)> = None;
     let mut filename_format: Option<&Entry> = None;
     let mut file_service: Option<&Entry> = None;
+    // fio's batching options, and the lines that set them.
+    let mut batching = batch::Batch::default();
+    let mut batch_lines: Vec<&Entry> = Vec::new();
     for (order, &e) in entries.iter().enumerate() {
         let opt_err = |message: String| FioError::Option { at: e.at.clone(), key: e.key.clone(), message };
         let key = e.key.as_str();
@@ -319,6 +322,27 @@ fn translate(
         if key == "file_service_type" {
             files::check_service_type(e.value.as_deref().unwrap_or_default(), 1).map_err(&opt_err)?;
             file_service = Some(e);
+            continue;
+        }
+        if matches!(
+            key,
+            "iodepth_batch_submit"
+                | "iodepth_batch"
+                | "iodepth_batch_complete_min"
+                | "iodepth_batch_complete"
+                | "iodepth_batch_complete_max"
+                | "iodepth_low"
+        ) {
+            let n = batch::parse(key, e.value.as_deref().unwrap_or_default()).map_err(&opt_err)?;
+            let slot = match key {
+                "iodepth_batch_submit" | "iodepth_batch" => &mut batching.submit,
+                "iodepth_batch_complete_min" | "iodepth_batch_complete" => &mut batching.complete_min,
+                "iodepth_batch_complete_max" => &mut batching.complete_max,
+                _ => &mut batching.low,
+            };
+            *slot = Some(n);
+            batch_lines.retain(|b| !batch::same_option(&b.key, key));
+            batch_lines.push(e);
             continue;
         }
         if key == "wait_for" {
@@ -591,6 +615,11 @@ fn translate(
         let opts: Vec<&str> = engine_options.iter().map(|(o, _)| o.as_str()).collect();
         *spec = format!("{spec}{sep}{}", opts.join(","));
     }
+    if batching.given() {
+        // The job file's engine: the command line's replaces it with its options (see `overlay`).
+        let engine = flags.iter().find(|(f, _)| f == "--engine").map(|(_, v)| v.clone()).unwrap_or_default();
+        batch_options(s, &mut flags, &batching, &batch_lines, &engine, notes)?;
+    }
     // fio's default is direct=0: buffered I/O through the page cache, on the engines that have one
     // (the run ignores it on the others, as fio's null, SPDK and passthrough engines do).
     if !flags.iter().any(|(f, _)| f == "--buffered") {
@@ -695,6 +724,66 @@ fn translate(
         loops: if time_based.is_some() { 1 } else { loops },
     };
     Ok((job, starts, wait_for.cloned()))
+}
+
+/// fio's batching options on the job's engine: the io_uring engines' submit_batch, reap_batch and
+/// reap_max, with fio's defaults for those not given; nothing on the sync engines and null, where
+/// fio's do one I/O at a time or complete at once; refused on the others, which have no such
+/// knobs, unless fio's defaults.
+fn batch_options(
+    s: &Section,
+    flags: &mut [(String, String)],
+    batching: &batch::Batch,
+    lines: &[&Entry],
+    engine: &str,
+    notes: &mut Vec<String>,
+) -> Result<(), FioError> {
+    let at = |e: &Entry, message: String| FioError::Option { at: e.at.clone(), key: e.key.clone(), message };
+    let line_of = |want: &[&str]| lines.iter().rev().find(|e| want.contains(&e.key.as_str())).copied();
+    let qd: u32 = flags.iter().find(|(f, _)| f == "--qd").and_then(|(_, v)| v.parse().ok()).unwrap_or(1);
+    let (submit, min, max) = batching.engine_values(qd).map_err(|(which, message)| {
+        let keys: &[&str] = match which {
+            batch::Which::Low => &["iodepth_low"],
+            batch::Which::CompleteMin => &["iodepth_batch_complete_min", "iodepth_batch_complete"],
+            batch::Which::Submit => &["iodepth_batch_submit", "iodepth_batch"],
+        };
+        let e = line_of(keys).expect("a refused option was written");
+        at(e, message)
+    })?;
+    let first = lines[0];
+    if engine.starts_with("uring") {
+        let (_, spec) = flags.iter_mut().find(|(f, _)| f == "--engine").expect("an engine is set");
+        let sep = if spec.contains(':') { "," } else { ":" };
+        *spec = format!("{spec}{sep}submit_batch={submit},reap_batch={min},reap_max={max}");
+        return Ok(());
+    }
+    let sync = engine.starts_with("psync") || engine.starts_with("null");
+    if sync {
+        notes.push(format!(
+            "[{}]: {} accepted; {} changes no batching here",
+            s.name,
+            first.key,
+            if engine.starts_with("null") {
+                "the null engine completes each I/O at once, so it"
+            } else {
+                "a sync engine does one I/O at a time, as fio's, so it"
+            }
+        ));
+        return Ok(());
+    }
+    if batching.is_default_submit_and_wait(qd) {
+        return Ok(());
+    }
+    let e = lines.iter().find(|e| !matches!(e.key.as_str(), "iodepth_low")).copied().unwrap_or(first);
+    Err(at(
+        e,
+        format!(
+            "{}={}: ioengine={} has no knob for fio's batching here (it submits each I/O as it is queued); remove it, or use ioengine=io_uring, whose submit_batch, reap_batch and reap_max take it",
+            e.key,
+            e.value.as_deref().unwrap_or_default(),
+            options::fio_engine_name(engine.split(':').next().unwrap_or(engine))
+        ),
+    ))
 }
 
 /// fio's name of the job of section `s`: its own `name=` (the last), else the section's name (a
@@ -1162,8 +1251,8 @@ mod tests {
 
     #[test]
     fn unknown_options_and_bad_values_name_their_line() {
-        let e = plan_of("[a]\nioengine=null\niodepth_batch=4\n", &[]).unwrap_err().to_string();
-        assert!(e.ends_with("job.fio:3: option 'iodepth_batch': 'iodepth_batch' is not a fio option nvmebench takes; remove it (docs/fio.md lists those it takes)"), "{e}");
+        let e = plan_of("[a]\nioengine=null\npre_read=1\n", &[]).unwrap_err().to_string();
+        assert!(e.ends_with("job.fio:3: option 'pre_read': 'pre_read' is not a fio option nvmebench takes; remove it (docs/fio.md lists those it takes)"), "{e}");
         let e = plan_of("[global]\niodepth=0\n[a]\nioengine=null\n", &[]).unwrap_err().to_string();
         assert!(
             e.ends_with("/job.fio:2: option 'iodepth': '0' is not a queue depth; use a whole number from 1 to 65536"),
@@ -1401,6 +1490,39 @@ mod tests {
         assert!(e.contains("the last of 4 workers' working sets ends at 1156k, past the end of"), "{e}");
         let e = resolve(&format!("[a]\nfilename={f}\nsize=4k\nnumjobs=2\noffset_increment=0.1%\n")).unwrap_err();
         assert!(e.contains("0.1% of 1m is 1048 bytes, not a multiple of the block size (4096)"), "{e}");
+    }
+
+    /// fio's batching options become the io_uring engines' knobs with fio's defaults and fix-ups;
+    /// the sync engines and null take them without effect; libaio only at fio's defaults.
+    #[test]
+    fn batching_options_are_the_uring_engines_knobs() {
+        let job = |text: &str| plan_of(text, &[]).map(|p| p.groups[0][0].args.engine.clone().unwrap_or_default());
+        let base = "[a]\nsize=1m\niodepth=16\n";
+        assert_eq!(
+            job(&format!("{base}ioengine=io_uring\niodepth_batch=8\n")).unwrap(),
+            "uring:fixedbufs=0,regfile=0,submit_batch=8,reap_batch=1,reap_max=1"
+        );
+        assert_eq!(
+            job(&format!(
+                "{base}ioengine=io_uring\niodepth_batch_complete=4\niodepth_batch_complete_max=64\niodepth_low=16\n"
+            ))
+            .unwrap(),
+            "uring:fixedbufs=0,regfile=0,submit_batch=1,reap_batch=4,reap_max=16"
+        );
+        assert_eq!(job(&format!("{base}ioengine=libaio\niodepth_batch_submit=1\n")).unwrap(), "aio");
+        assert_eq!(job(&format!("{base}iodepth_batch=8\n")).unwrap(), "psync");
+        let e = |text: &str| job(text).unwrap_err().to_string();
+        let m = e(&format!("{base}ioengine=libaio\niodepth_batch=8\n"));
+        assert!(m.ends_with("job.fio:5: option 'iodepth_batch': iodepth_batch=8: ioengine=libaio has no knob for fio's batching here (it submits each I/O as it is queued); remove it, or use ioengine=io_uring, whose submit_batch, reap_batch and reap_max take it"), "{m}");
+        let m = e(&format!("{base}ioengine=io_uring\niodepth_low=4\n"));
+        assert!(m.contains("job.fio:5: option 'iodepth_low': iodepth_low=4 lets the queue drain to 4"), "{m}");
+        let m = e(&format!("{base}ioengine=io_uring\niodepth_batch_complete_min=0\n"));
+        assert!(
+            m.contains("job.fio:5: option 'iodepth_batch_complete_min': iodepth_batch_complete_min=0 has fio check"),
+            "{m}"
+        );
+        let m = e(&format!("{base}ioengine=io_uring\niodepth_batch=many\n"));
+        assert!(m.ends_with("job.fio:5: option 'iodepth_batch': iodepth_batch=many is not a number of I/Os; write a whole number, like iodepth_batch=8"), "{m}");
     }
 
     /// wait_for=NAME is taken where starting after every job before is the same: NAME just before,

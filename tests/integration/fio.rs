@@ -520,8 +520,8 @@ fn bad_job_files_get_one_line_naming_file_line_and_option() {
     let cases = [
         ("[a]\nioengine=null\n[broken\n", "bad.fio:3: '[broken' is not a section header"),
         (
-            "[a]\nioengine=null\ntime_based\nruntime=1\niodepth_batch=4\n",
-            "bad.fio:5: option 'iodepth_batch': 'iodepth_batch' is not a fio option nvmebench takes",
+            "[a]\nioengine=null\ntime_based\nruntime=1\npre_read=1\n",
+            "bad.fio:5: option 'pre_read': 'pre_read' is not a fio option nvmebench takes",
         ),
         (
             "[global]\niodepth=0\n[a]\nioengine=null\n",
@@ -1407,4 +1407,26 @@ fn offset_increment_runs_each_clone_on_its_own_range_as_in_fio() {
         stderr(&o)
     );
     assert!(o.stdout.is_empty());
+}
+
+/// fio's batching options run on io_uring as its submit_batch, reap_batch and reap_max, and on
+/// libaio at fio's defaults, with fio's I/O counts; the knobs nvmebench set are fio's values.
+#[test]
+fn batching_options_run_on_io_uring_as_in_fio() {
+    if !uring_available() {
+        return;
+    }
+    let text = "[global]\ndirect=1\nbs=4k\nsize=1m\nfilename=batch.dat\niodepth=16\n\
+                [u]\nioengine=io_uring\niodepth_batch_submit=8\niodepth_batch_complete_min=4\n\
+                iodepth_batch_complete_max=16\nrw=randwrite\n\
+                [a]\nstonewall\nioengine=libaio\niodepth_batch=1\niodepth_low=16\nrw=randread\n";
+    let Some(both) = fio_and_ours(text, &[]) else { return };
+    assert_eq!(both.ours, both.fio, "per job: read, write, trim");
+    assert_eq!(both.ours, [("u".to_string(), [0, 256, 0]), ("a".to_string(), [256, 0, 0])]);
+    let job = write(both.dir.path(), "u.fio", text);
+    let o = nvmebench_in(both.dir.path(), &["run", job.to_str().unwrap(), "--section", "u", "--output", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let engine = &json(&o)["runs"][0]["engine"]["options"];
+    let knobs = ["submit_batch", "reap_batch", "reap_max"].map(|k| engine[k].as_str().unwrap_or_default().to_string());
+    assert_eq!(knobs, ["8", "4", "16"], "{engine}");
 }
