@@ -385,6 +385,9 @@ fn translate(
                         options::sync_engine_note(e.value.as_deref().unwrap_or_default())
                     ));
                 }
+                if key == "continue_on_error" {
+                    notes.push(format!("[{}]: {}", s.name, options::CONTINUE_ON_ERROR_NOTE));
+                }
                 if key == "verify" {
                     notes.push(format!(
                         "[{}]: {}",

@@ -1430,3 +1430,33 @@ fn batching_options_run_on_io_uring_as_in_fio() {
     let knobs = ["submit_batch", "reap_batch", "reap_max"].map(|k| engine[k].as_str().unwrap_or_default().to_string());
     assert_eq!(knobs, ["8", "4", "16"], "{engine}");
 }
+
+/// fio's continue_on_error=all runs as --on-error continue, and both documents carry fio's
+/// total_err and first_error (0 without errors) beside the I/O counts, which are fio's;
+/// continue_on_error=read (errors of one direction) is refused at its line.
+#[test]
+fn continue_on_error_writes_fios_error_counts() {
+    let Some(fio) = tool("fio") else { return };
+    let text = "[global]\nioengine=psync\ndirect=1\nbs=4k\nsize=256k\nfilename=coe.dat\n\
+                [w]\nrw=randwrite\ncontinue_on_error=all\n[n]\nstonewall\nrw=read\ncontinue_on_error=none\n";
+    let dir = scratch_dir();
+    let theirs = fio_in(&fio, dir.path(), text, &[]);
+    let fresh = scratch_dir();
+    let ours = ours_in(fresh.path(), text, &[]);
+    assert_eq!(ios_per_job(&ours), ios_per_job(&theirs), "per job: read, write, trim");
+    let errs = |d: &Value| -> Vec<(Value, Value)> {
+        d["jobs"].as_array().unwrap().iter().map(|j| (j["total_err"].clone(), j["first_error"].clone())).collect()
+    };
+    assert_eq!(errs(&ours), errs(&theirs));
+    assert_eq!(errs(&ours), [(Value::from(0), Value::from(0)), (Value::Null, Value::Null)]);
+    let job = write(fresh.path(), "bad.fio", "[a]\nioengine=null\nsize=1m\ncontinue_on_error=read\n");
+    let o = nvmebench(&["run", job.to_str().unwrap(), "--output-format=json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("bad.fio:4: option 'continue_on_error': continue_on_error=read: nvmebench's --on-error continue"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(o.stdout.is_empty());
+}
