@@ -306,7 +306,8 @@ pub struct RunArgs {
 
     /// Random offset distribution, as fio computes it: uniform, zipf:THETA, pareto:H or normal:DEV,
     /// each with an optional :CENTER (a share of the range from 0 to 1), or zoned:ACCESS/RANGE:...
-    /// (each zone's percent of the I/Os over its percent of the range, from the start).
+    /// (each zone's percent of the I/Os over its percent of the range, from the start), or
+    /// zoned_abs:ACCESS/SIZE:... (each zone's size in bytes).
     #[arg(long, default_value = "uniform", value_parser = RandomDist::parse)]
     pub random_dist: RandomDist,
 

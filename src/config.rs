@@ -546,6 +546,7 @@ impl RunConfig {
         let (align, max_bs) = resolve_align(args, &geometry, &mix, [&bs_read, &bs_write, &bs_trim])?;
         let (offset, size) = resolve_range(args, &geometry, max_bs)?;
         let clone_step = resolve_clone_step(args, &geometry, align, offset, size, cores.len())?;
+        check_zones_fit(args, align, size)?;
         let writes = mix.destroys();
         let (verify, state_seed) =
             resolve_verify(args, &engine, (&bs_read, &bs_write, writes), align, geometry.lbs, offset, size, &targets)?;
@@ -1084,6 +1085,24 @@ fn resolve_range(args: &RunArgs, geo: &Geometry, max_bs: u32) -> Result<(u64, u6
         return Err(Clash::WorkingSetTooSmall { size, bs: u64::from(max_bs), bs_option }.into());
     }
     Ok((offset, size))
+}
+
+/// fio's zoned_abs zones must lie in the working set: fio stops the job at the first I/O drawn
+/// past it ("zoned_abs sizes exceed file size").
+fn check_zones_fit(args: &RunArgs, align: u64, size: u64) -> Result<(), ConfigError> {
+    let RandomDist::ZonedAbs { zones } = args.random_dist else { return Ok(()) };
+    let total = zones.total_bytes();
+    if total / align.max(1) > size / align.max(1) {
+        return Err(invalid(
+            "random-dist",
+            format!(
+                "the zones cover {}, more than the working set ({}), and fio stops the job at the first I/O past it (\"zoned_abs sizes exceed file size\"); give smaller zones, or a larger size",
+                format_size(total),
+                format_size(size)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// fio's `offset_increment` in bytes: worker j's working set starts j steps after `offset`. A

@@ -434,7 +434,7 @@ impl Generator {
             then_write: None,
             bs: Direction::ALL.map(|d| spec.sizes_of(d).unwrap_or(&spec.bs_write).clone()),
             random: spec.rw.is_random(),
-            sampler: IndexSampler::new(spec.random_dist, n, seed),
+            sampler: IndexSampler::with_block(spec.random_dist, n, spec.align_bytes, seed),
             map: (spec.random_map && spec.random_dist == RandomDist::Uniform).then(|| RandomMap::new(n, seed)),
             align: spec.align_bytes,
             start,

@@ -1264,6 +1264,36 @@ fn zoned_random_distribution_runs_as_in_fio() {
     assert_eq!(both.ours, [("zones".to_string(), [256, 0, 0]), ("map".to_string(), [0, 256, 0])]);
 }
 
+/// fio's zoned_abs (zones in bytes; a zone of 0 bytes takes its first block) runs with fio's I/O
+/// counts; zones past the working set are refused at the line, nothing written.
+#[test]
+fn zoned_abs_random_distribution_runs_as_in_fio() {
+    let text = "[global]\nioengine=psync\ndirect=1\nfilename=zabs.dat\nsize=1m\nbs=4k\n\
+                [z]\nrw=randread\nnorandommap\nrandom_distribution=zoned_abs:60/64k:30/128k:10/0\n\
+                [m]\nstonewall\nrw=randwrite\nrandom_distribution=zoned_abs:50/512k:50/512k\n";
+    let Some(both) = fio_and_ours(text, &[]) else { return };
+    assert_eq!(both.ours, both.fio, "per job: read, write, trim");
+    assert_eq!(both.ours, [("z".to_string(), [256, 0, 0]), ("m".to_string(), [0, 256, 0])]);
+    // nvmebench's own document names the zones, in bytes.
+    let o = nvmebench_in(both.dir.path(), &["run", "both.fio", "--section", "m", "--output", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dist = &json(&o)["runs"][0]["config"]["workload"]["random_dist"];
+    assert_eq!((&dist["kind"], &dist["zones"][1]["bytes"]), (&Value::from("zoned_abs"), &Value::from(512 << 10)));
+    let job = write(
+        both.dir.path(),
+        "bad.fio",
+        "[a]\nioengine=null\nsize=1m\nrw=randread\nrandom_distribution=zoned_abs:50/1m:50/64k\n",
+    );
+    let o = nvmebench(&["run", job.to_str().unwrap(), "--output-format=json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("bad.fio:5: [a]: random_distribution=zoned_abs:50/1m:50/64k: the zones cover 1088k, more than the working set (1m)"),
+        "{e}"
+    );
+    assert!(o.stdout.is_empty());
+}
+
 /// fio's offset modifier on a sequential pattern runs with fio's I/O counts: backwards
 /// (rw=read:-8k, fio's backwards-read.fio) and with holes (rw=write:12k); a step as large as the
 /// working set is refused at its line, and a random pattern's ':N' too.
