@@ -544,7 +544,7 @@ impl RunConfig {
         let buffered = args.buffered && engine.has_page_cache();
         let geometry = Geometry::of(&targets, !buffered);
         let (align, max_bs) = resolve_align(args, &geometry, &mix, [&bs_read, &bs_write, &bs_trim])?;
-        let (offset, size) = resolve_range(args, &geometry, max_bs)?;
+        let (offset, size) = resolve_range(args, &geometry, max_bs, align)?;
         let clone_step = resolve_clone_step(args, &geometry, align, offset, size, cores.len())?;
         check_zones_fit(args, align, size)?;
         let writes = mix.destroys();
@@ -1058,10 +1058,21 @@ fn random_map(args: &RunArgs, align: u64, sizes: [&BsSplit; 3], mix: &Mix) -> bo
 
 /// The working set `(offset, size)`: block-aligned, inside the target, and big enough for the
 /// largest block.
-fn resolve_range(args: &RunArgs, geo: &Geometry, max_bs: u32) -> Result<(u64, u64), ConfigError> {
+fn resolve_range(args: &RunArgs, geo: &Geometry, max_bs: u32, align: u64) -> Result<(u64, u64), ConfigError> {
     let (total, lbs) = (geo.total, geo.lbs);
-    let offset = args.offset.map_or(0, |o| o.resolve(total));
+    let align = align.max(1);
+    // fio's shares of the target (filesetup.c): an offset share rounded up to a block (its
+    // get_start_offset), a size share cut to what lies past the offset and down to a block.
+    let offset = match args.offset {
+        Some(o @ SizeOrPercent::Percent(_)) => o.resolve(total).div_ceil(align) * align,
+        Some(o) => o.resolve(total),
+        None => 0,
+    };
     let size = match args.size {
+        Some(s @ SizeOrPercent::Percent(_)) => {
+            let share = s.resolve(total).min(total.saturating_sub(offset));
+            share - share % align
+        }
         Some(s) => s.resolve(total),
         None => total.saturating_sub(offset),
     };

@@ -1528,6 +1528,24 @@ mod tests {
         assert!(m.ends_with("job.fio:5: option 'iodepth_batch': iodepth_batch=many is not a number of I/Os; write a whole number, like iodepth_batch=8"), "{m}");
     }
 
+    /// fio's shares of the target: an offset share rounded up to a block, a size share cut to what
+    /// lies past the offset and down to a block.
+    #[test]
+    fn size_and_offset_shares_are_fios() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("p.dat");
+        std::fs::write(&f, vec![0u8; 1000 << 10]).unwrap();
+        let f = f.display();
+        let range = |opts: &str| {
+            let p = plan_of(&format!("[a]\nfilename={f}\nbs=4k\n{opts}"), &[]).unwrap();
+            let c = crate::config::RunConfig::resolve(&p.groups[0][0].args).unwrap();
+            (c.workload.range_start, c.workload.range_bytes)
+        };
+        assert_eq!(range("offset=33%\n"), (83 * 4096, (1000 << 10) - 83 * 4096), "337920 up to a block");
+        assert_eq!(range("offset=60%\nsize=50%\n"), (150 * 4096, 100 * 4096), "what is left past 60%");
+        assert_eq!(range("size=33%\n"), (0, 82 * 4096), "337920 down to a block");
+    }
+
     /// wait_for=NAME is taken where starting after every job before is the same: NAME just before,
     /// alone in its group, and no job joining the waiting one's group (fio starts that one at once).
     #[test]

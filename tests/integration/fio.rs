@@ -1490,3 +1490,20 @@ fn continue_on_error_writes_fios_error_counts() {
     );
     assert!(o.stdout.is_empty());
 }
+
+/// fio's shares of an existing file: offset=33% rounded up to a block, size=50% after offset=60%
+/// cut to what is left, size=33% cut down to a block; the I/O counts are fio's.
+#[test]
+fn size_and_offset_shares_are_fios() {
+    let Some(fio) = tool("fio") else { return };
+    let text = "[global]\nioengine=psync\ndirect=1\nfilename=p.dat\nbs=4k\n\
+                [op]\nrw=read\noffset=33%\n[cap]\nstonewall\nrw=read\noffset=60%\nsize=50%\n\
+                [share]\nstonewall\nrw=randread\nsize=33%\n";
+    let dir = scratch_dir();
+    make_file(dir.path(), "p.dat", 1000 << 10);
+    let theirs = fio_in(&fio, dir.path(), text, &[]);
+    let ours = ours_in(dir.path(), text, &[]);
+    assert_eq!(ios_per_job(&ours), ios_per_job(&theirs), "per job: read, write, trim");
+    let reads: Vec<u64> = ios_per_job(&ours).iter().map(|(_, ios)| ios[0]).collect();
+    assert_eq!(reads, [167, 100, 82]);
+}
