@@ -528,7 +528,7 @@ fn translate(
         });
     }
     // Without a filename fio makes the job a file of `size` in the current directory, named
-    // jobname.jobnumber.filenumber; so does this (one file for all of a section's jobs). Without a
+    // jobname.jobnumber.filenumber; so does this (a file per clone, as fio). Without a
     // size in bytes either, fio refuses the job ("you need to specify size="), where a run of
     // nvmebench's own would take a scratch file. The engine is the command line's, if it gives one.
     let engine = engine_of(&flags, cli, given);
@@ -536,14 +536,23 @@ fn translate(
     if let (Some(dir), Some((_, names))) = (&directory, flags.iter_mut().find(|(f, _)| f == "--filename")) {
         *names = in_directory(dir, names);
     }
-    // With nrfiles or filename_format, fio's names: each clone its own files (when the format has
-    // $jobnum), dealt to it as targets are dealt to workers.
+    // fio's names (filename_format, nrfiles): each clone its own files, dealt to it as targets are
+    // dealt to workers.
     let mut own_files = false;
     if uses_target && !flags.iter().any(|(f, _)| f == "--filename" || f == "--trid") {
-        let generated = file_count > 1 || filename_format.is_some();
         let format = filename_format.and_then(|e| e.value.as_deref()).unwrap_or(files::DEFAULT_FORMAT);
         let clones = flags.iter().find(|(f, _)| f == "--jobs").and_then(|(_, v)| v.parse().ok()).unwrap_or(1);
-        let (names, shared) = files::names(format, &job_name(s), if generated { clones } else { 1 }, file_count);
+        if let Some(e) = filename_format.filter(|_| clones > 1 && !files::per_clone(format)) {
+            return Err(FioError::Option {
+                at: e.at.clone(),
+                key: e.key.clone(),
+                message: format!(
+                    "{}: without $jobnum the job's {clones} clones (numjobs) name the same files, and fio 3.33 runs only the first of them (the others find the files done and do no I/O); add $jobnum to it, or give the files in filename= to share them",
+                    as_written(e)
+                ),
+            });
+        }
+        let (names, shared) = files::names(format, &job_name(s), clones, file_count);
         own_files = names.len() > 1 && !shared;
         if shared {
             set(&mut flags, "--each-worker-all-targets".into(), "true".into());
@@ -1431,9 +1440,13 @@ mod tests {
         assert!(j.args.fio.iodepth_per_job, "iodepth over the clone's files");
         assert_eq!(j.args.size, Some(SizeOrPercent::Bytes(128 << 10)), "256k over two files");
         assert_eq!(j.args.fio.number_ios_per_job, Some(64), "the job moves all of its files");
-        let j = job("[a]\nsize=256k\nnrfiles=2\nnumjobs=2\nfilename_format=f.$FILENUM\n").unwrap();
+        let j = job("[a]\nsize=256k\nnrfiles=2\nfilename_format=f.$FILENUM\n").unwrap();
         assert_eq!(j.args.filename, [std::path::PathBuf::from("f.0:f.1")]);
-        assert!(j.args.each_worker_all_targets, "without $jobnum the clones share them");
+        assert!(j.args.each_worker_all_targets, "the job's worker drives both");
+        let j = job("[a]\nsize=256k\nnumjobs=3\n").unwrap();
+        assert_eq!(j.args.filename, [std::path::PathBuf::from("a.0.0:a.1.0:a.2.0")], "one file per clone, as fio");
+        let m = job("[a]\nsize=256k\nnrfiles=2\nnumjobs=2\nfilename_format=f.$filenum\n").unwrap_err().to_string();
+        assert!(m.ends_with("job.fio:5: option 'filename_format': filename_format=f.$filenum: without $jobnum the job's 2 clones (numjobs) name the same files, and fio 3.33 runs only the first of them (the others find the files done and do no I/O); add $jobnum to it, or give the files in filename= to share them"), "{m}");
         let j = job("[a]\nfilesize=64k\nnrfiles=4\n").unwrap();
         assert_eq!((j.args.size, j.args.fio.number_ios_per_job), (Some(SizeOrPercent::Bytes(64 << 10)), Some(64)));
         let j = job("[a]\nfilename=x:y\nsize=1m\n").unwrap();

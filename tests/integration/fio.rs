@@ -1362,15 +1362,16 @@ fn file_sizes(dir: &Path) -> Vec<(String, u64)> {
     v
 }
 
-/// fio's nrfiles and filename_format make the files fio makes (each clone its own with $jobnum,
-/// size split over them), and filename's list splits size as fio does; the I/O counts per job,
+/// fio's nrfiles and filename_format make the files fio makes (each clone its own, size split
+/// over them; a job without either, one per clone), and filename's list splits size as fio does; the I/O counts per job,
 /// the names and sizes of the files are fio's.
 #[test]
 fn nrfiles_and_filename_format_make_fios_files() {
     let text = "[global]\nioengine=psync\ndirect=1\nbs=4k\nsize=256k\n\
                 [many]\nrw=randwrite\nnrfiles=4\nnumjobs=2\nfile_service_type=roundrobin\n\
                 [fmt]\nstonewall\nrw=read\nnrfiles=2\nfilename_format=fmt-$filenum.dat\n\
-                [list]\nstonewall\nrw=write\nfilename=l1:l2\n";
+                [list]\nstonewall\nrw=write\nfilename=l1:l2\n\
+                [clones]\nstonewall\nrw=write\nnumjobs=3\n";
     let Some(fio) = tool("fio") else { return };
     let dir = scratch_dir();
     let theirs = fio_in(&fio, dir.path(), text, &[]);
@@ -1380,7 +1381,12 @@ fn nrfiles_and_filename_format_make_fios_files() {
     assert_eq!(ios_per_job(&ours), ios_per_job(&theirs), "per job: read, write, trim");
     assert_eq!(
         ios_per_job(&ours),
-        [("many".to_string(), [0, 128, 0]), ("fmt".to_string(), [64, 0, 0]), ("list".to_string(), [0, 64, 0])]
+        [
+            ("many".to_string(), [0, 128, 0]),
+            ("fmt".to_string(), [64, 0, 0]),
+            ("list".to_string(), [0, 64, 0]),
+            ("clones".to_string(), [0, 192, 0])
+        ]
     );
     let shape = |d: &Value| -> Vec<(String, u64)> {
         d["jobs"]
@@ -1393,6 +1399,7 @@ fn nrfiles_and_filename_format_make_fios_files() {
     assert_eq!(shape(&ours), shape(&theirs));
     assert_eq!(file_sizes(fresh.path()), fio_files);
     assert!(fio_files.contains(&("many.1.3".to_string(), 64 << 10)), "{fio_files:?}");
+    assert!(fio_files.contains(&("clones.2.0".to_string(), 256 << 10)), "a file per clone: {fio_files:?}");
 }
 
 /// fio's loops repeat a job's size (or filesize) and its number_ios; the I/O counts per job are
