@@ -306,7 +306,8 @@ pub struct RunArgs {
 
     /// Random offset distribution, as fio computes it: uniform, zipf:THETA, pareto:H or normal:DEV,
     /// each with an optional :CENTER (a share of the range from 0 to 1), or zoned:ACCESS/RANGE:...
-    /// (each zone's percent of the I/Os over its percent of the range, from the start).
+    /// (each zone's percent of the I/Os over its percent of the range, from the start), or
+    /// zoned_abs:ACCESS/SIZE:... (each zone's size in bytes).
     #[arg(long, default_value = "uniform", value_parser = RandomDist::parse)]
     pub random_dist: RandomDist,
 
@@ -581,6 +582,10 @@ pub struct FioArgs {
     /// fio's log_offset=1: each log line has an offset column (0, as on fio's averaged lines).
     #[arg(long = "log_offset", value_name = "0|1", value_parser = clap::builder::BoolishValueParser::new())]
     pub log_offset: Option<bool>,
+    /// Each of the --numjobs workers starts this much after the one before (fio's offset_increment:
+    /// worker j's working set is --size from --offset + j × it), a size or a share of the target.
+    #[arg(long = "offset_increment", value_name = "SIZE|PCT", value_parser = units::parse_size_or_percent)]
+    pub offset_increment: Option<SizeOrPercent>,
 
     /// I/Os per job, as fio's number_ios (--ios is the total).
     #[arg(long = "number_ios", value_name = "N", value_parser = parse_ios)]

@@ -544,7 +544,9 @@ impl RunConfig {
         let buffered = args.buffered && engine.has_page_cache();
         let geometry = Geometry::of(&targets, !buffered);
         let (align, max_bs) = resolve_align(args, &geometry, &mix, [&bs_read, &bs_write, &bs_trim])?;
-        let (offset, size) = resolve_range(args, &geometry, max_bs)?;
+        let (offset, size) = resolve_range(args, &geometry, max_bs, align)?;
+        let clone_step = resolve_clone_step(args, &geometry, align, offset, size, cores.len())?;
+        check_zones_fit(args, align, size)?;
         let writes = mix.destroys();
         let (verify, state_seed) =
             resolve_verify(args, &engine, (&bs_read, &bs_write, writes), align, geometry.lbs, offset, size, &targets)?;
@@ -563,6 +565,7 @@ impl RunConfig {
             random_map,
             seq_add_bytes: resolve_seq_add(args, size)?,
             zones: resolve_zones(args, targets.len(), geometry.total)?,
+            clone_step_bytes: clone_step,
             seed: args.seed.or(state_seed).unwrap_or(DEFAULT_SEED),
             pacing: resolve_pacing(args, &mix)?,
             buffers: resolve_buffers(args, writes)?,
@@ -573,7 +576,11 @@ impl RunConfig {
         check_sqpoll_cpu(&engine, engine_text)?;
         // pread/pwrite are synchronous: one I/O in flight per worker, whatever --qd says.
         let queue_depth = if engine == EngineSpec::Psync { 1 } else { args.qd };
-        let queue_depth_shared = args.fio.iodepth_per_job && args.each_worker_all_targets && targets.len() > 1;
+        // fio's iodepth is per job, over all its files: those it shares with its clones, or its own
+        // (more targets than workers, dealt to them in turn).
+        let queue_depth_shared = args.fio.iodepth_per_job
+            && targets.len() > 1
+            && (args.each_worker_all_targets || targets.len() > cores.len());
         Ok(RunConfig {
             engine,
             target: targets.first().cloned(),
@@ -915,8 +922,14 @@ fn resolve_targets(
             (attach(cores)?, false)
         }
         (false, _) => {
+            // A file made for the run holds every worker's working set (fio's offset_increment
+            // extends it to the last clone's end).
+            let steps = match args.fio.offset_increment {
+                Some(SizeOrPercent::Bytes(b)) => b.saturating_mul(cores.len().saturating_sub(1) as u64),
+                _ => 0,
+            };
             let create = match args.size {
-                Some(SizeOrPercent::Bytes(b)) => Some(b + args.offset.map_or(0, |o| o.resolve(0))),
+                Some(SizeOrPercent::Bytes(b)) => Some(b + args.offset.map_or(0, |o| o.resolve(0)) + steps),
                 _ => None,
             };
             let mut targets: Vec<Target> = Vec::with_capacity(paths.len());
@@ -1074,10 +1087,21 @@ fn random_map(args: &RunArgs, align: u64, sizes: [&BsSplit; 3], mix: &Mix) -> bo
 
 /// The working set `(offset, size)`: block-aligned, inside the target, and big enough for the
 /// largest block.
-fn resolve_range(args: &RunArgs, geo: &Geometry, max_bs: u32) -> Result<(u64, u64), ConfigError> {
+fn resolve_range(args: &RunArgs, geo: &Geometry, max_bs: u32, align: u64) -> Result<(u64, u64), ConfigError> {
     let (total, lbs) = (geo.total, geo.lbs);
-    let offset = args.offset.map_or(0, |o| o.resolve(total));
+    let align = align.max(1);
+    // fio's shares of the target (filesetup.c): an offset share rounded up to a block (its
+    // get_start_offset), a size share cut to what lies past the offset and down to a block.
+    let offset = match args.offset {
+        Some(o @ SizeOrPercent::Percent(_)) => o.resolve(total).div_ceil(align) * align,
+        Some(o) => o.resolve(total),
+        None => 0,
+    };
     let size = match args.size {
+        Some(s @ SizeOrPercent::Percent(_)) => {
+            let share = s.resolve(total).min(total.saturating_sub(offset));
+            share - share % align
+        }
         Some(s) => s.resolve(total),
         None => total.saturating_sub(offset),
     };
@@ -1101,6 +1125,63 @@ fn resolve_range(args: &RunArgs, geo: &Geometry, max_bs: u32) -> Result<(u64, u6
         return Err(Clash::WorkingSetTooSmall { size, bs: u64::from(max_bs), bs_option }.into());
     }
     Ok((offset, size))
+}
+
+/// fio's zoned_abs zones must lie in the working set: fio stops the job at the first I/O drawn
+/// past it ("zoned_abs sizes exceed file size").
+fn check_zones_fit(args: &RunArgs, align: u64, size: u64) -> Result<(), ConfigError> {
+    let RandomDist::ZonedAbs { zones } = args.random_dist else { return Ok(()) };
+    let total = zones.total_bytes();
+    if total / align.max(1) > size / align.max(1) {
+        return Err(invalid(
+            "random-dist",
+            format!(
+                "the zones cover {}, more than the working set ({}), and fio stops the job at the first I/O past it (\"zoned_abs sizes exceed file size\"); give smaller zones, or a larger size",
+                format_size(total),
+                format_size(size)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// fio's `offset_increment` in bytes: worker j's working set starts j steps after `offset`. A
+/// share of the target is taken of its size, as fio takes it; every worker's working set must lie
+/// on the target, where fio would shorten the last ones (a device) or extend the file.
+fn resolve_clone_step(
+    args: &RunArgs,
+    geo: &Geometry,
+    align: u64,
+    offset: u64,
+    size: u64,
+    workers: usize,
+) -> Result<u64, ConfigError> {
+    let Some(given) = args.fio.offset_increment else { return Ok(0) };
+    let step = given.resolve(geo.total);
+    // fio rounds each worker's start up to the block size when the step is a share; one step for
+    // every worker needs it to be a whole number of blocks already.
+    if matches!(given, SizeOrPercent::Percent(_)) && step % align != 0 {
+        return Err(invalid(
+            "offset_increment",
+            format!(
+                "{given} of {} is {step} bytes, not a multiple of the block size ({align}), and fio rounds each worker's start up to one; give the step in bytes",
+                format_size(geo.total)
+            ),
+        ));
+    }
+    let end = offset.saturating_add(step.saturating_mul(workers.saturating_sub(1) as u64)).saturating_add(size);
+    if step > 0 && end > geo.total {
+        return Err(invalid(
+            "offset_increment",
+            format!(
+                "the last of {workers} workers' working sets ends at {}, past the end of {} ({}); give a smaller step, size or numjobs",
+                format_size(end),
+                geo.path,
+                format_size(geo.total)
+            ),
+        ));
+    }
+    Ok(step)
 }
 
 /// Safety of writes: refuse before anything is written (a device needs consent to be written, and

@@ -1095,6 +1095,7 @@ mod tests {
             random_map: false,
             seq_add_bytes: 0,
             zones: None,
+            clone_step_bytes: 0,
             seed: 1,
             pacing: Default::default(),
             buffers: Default::default(),

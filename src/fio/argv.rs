@@ -174,6 +174,12 @@ pub fn normalize_noted(argv: Vec<OsString>) -> Result<(Vec<OsString>, Vec<String
             Some(Mapped::Plan(PlanOption::IoSize(_))) => {
                 return Err(format!("--{key}: give the I/O count with --number_ios (per job) or --ios (total)"));
             }
+            Some(Mapped::Plan(PlanOption::Loops(1))) => note(format!("--{key} accepted: one pass is fio's default")),
+            Some(Mapped::Plan(PlanOption::Loops(_))) => {
+                return Err(format!(
+                    "--{key} repeats a job's size, and a command-line run lasts its --runtime (--time, 10s by default); give the I/O count with --number_ios (per job), or put the job in a job file"
+                ));
+            }
             Some(Mapped::Plan(PlanOption::NoRuntime)) => {
                 return Err(format!(
                     "--{key}=0 is fio's job without a runtime, and a command-line run always has one (--time, 10s by default); give a time above 0, or leave it out"

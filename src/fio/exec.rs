@@ -233,8 +233,9 @@ fn with_one_pass(job: &Job, mut cfg: RunConfig) -> RunConfig {
         let bytes = cfg.workload.range_bytes as f64 * cfg.targets.len().max(1) as f64;
         let per_job = ((bytes / mean_bs).floor() as u64).max(1);
         let pass = per_job.saturating_mul(cfg.cores.len() as u64);
-        // number_ios (already the run's I/O count) only ends the job earlier.
-        cfg.ios = Some(cfg.ios.map_or(pass, |n| n.min(pass)));
+        // number_ios (already the run's I/O count) only ends the job earlier; fio's loops repeat
+        // both.
+        cfg.ios = Some(cfg.ios.map_or(pass, |n| n.min(pass)).saturating_mul(job.loops));
         if job.args.time.is_none() {
             cfg.runtime = None;
         }

@@ -184,6 +184,9 @@ fn strip_comment(line: &str) -> &str {
     }
 }
 
+/// fio's keywords of `filename_format`, kept as written for the plan to replace per file.
+const FILENAME_KEYWORDS: [&str; 4] = ["jobname", "jobnum", "filenum", "clientuid"];
+
 /// Replaces `${NAME}` and `$NAME` with the variable's value.
 fn substitute(line: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
     let mut out = String::with_capacity(line.len());
@@ -194,6 +197,15 @@ fn substitute(line: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String
         let (name, consumed) = if let Some(braced) = after.strip_prefix('{') {
             let end = braced.find('}').ok_or_else(|| format!("'${{' without a closing '}}' in '{line}'"))?;
             (&braced[..end], end + 2)
+        } else if let Some(k) =
+            FILENAME_KEYWORDS.iter().find(|k| after.get(..k.len()).is_some_and(|a| a.eq_ignore_ascii_case(k)))
+        {
+            // fio replaces these when it names a job's files (filename_format), not when it reads
+            // the line, and by the keyword alone, in any case.
+            out.push('$');
+            out.push_str(&after[..k.len()]);
+            rest = &after[k.len()..];
+            continue;
         } else {
             let end = after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(after.len());
             (&after[..end], end)
@@ -277,6 +289,8 @@ mod tests {
         assert!(e.ends_with("job.fio:3: '[broken' is not a section header; write it like [job1]"), "{e}");
         let e = parse_text("bs=4k\n").unwrap_err().to_string();
         assert!(e.ends_with("job.fio:1: option 'bs' comes before any section; put it under [global] or a job"), "{e}");
+        let s = parse_text("[a]\nfilename_format=$JobName.$jobnum_$filenum\n").unwrap();
+        assert_eq!(s[0].entries[0].value.as_deref(), Some("$JobName.$jobnum_$filenum"), "fio's own keywords");
         let e = parse_text("[a]\nfilename=$NOPE\n").unwrap_err().to_string();
         assert!(e.contains("job.fio:2: $NOPE is not set"), "{e}");
         let e = parse_text("[a]\nrw read\n").unwrap_err().to_string();

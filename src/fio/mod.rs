@@ -9,7 +9,9 @@
 //! listed in the notes.
 
 pub mod argv;
+pub mod batch;
 pub mod exec;
+pub mod files;
 pub mod ini;
 pub mod options;
 pub mod plan;

@@ -33,6 +33,9 @@ pub enum PlanOption {
     NoRuntime,
     /// `norandommap` (or `norandommap=0`, fio's default: keep the map).
     NoRandomMap(bool),
+    /// `loops`: the job's I/O pass (its size, or one pass over its files) that many times; fio
+    /// takes 0 as 1.
+    Loops(u64),
     /// `new_group`: the job starts a new reporting group (fio's `groupid`), without waiting for
     /// the jobs before it as `stonewall` does.
     NewGroup,
@@ -195,6 +198,7 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         "ramp_time" => arg("ramp", &format!("{}us", fio_time(key, v, TimeUnit::Seconds)?.as_micros())),
         "size" => arg("size", v),
         "offset" => arg("offset", v),
+        "offset_increment" => arg("offset_increment", v),
         "filename" => arg("filename", v),
         "random_distribution" => arg("random-dist", v),
         "randseed" => arg("seed", v),
@@ -290,6 +294,21 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         "random_generator" if !matches!(v, "tausworthe" | "lfsr" | "tausworthe64") => Err(format!(
             "{key}={v} is not one of fio's generators; write tausworthe, lfsr or tausworthe64, or remove it"
         )),
+        // fio's default: the job ends at its first error.
+        "continue_on_error" if matches!(v, "none" | "0") => Ok(Some(Mapped::NoOp)),
+        "continue_on_error" if matches!(v, "all" | "1" | "io") => arg("on-error", "continue"),
+        "continue_on_error" if matches!(v, "read" | "write" | "verify") => Err(format!(
+            "continue_on_error={v}: nvmebench's --on-error continue goes on after an I/O error of any direction, and stops on none; write continue_on_error=io, or none"
+        )),
+        "continue_on_error" => {
+            Err(format!("continue_on_error={v} is not one of fio's (none, read, write, io, verify, all, 0, 1)"))
+        }
+        "loops" => {
+            let n: u64 = v
+                .parse()
+                .map_err(|_| format!("loops={v} is not a number of passes; write a whole number, like loops=2"))?;
+            Ok(Some(Mapped::Plan(PlanOption::Loops(n.max(1)))))
+        }
         "io_size" | "io_limit" => {
             let bytes = units::parse_size(v).map_err(|m| format!("{key}={v}: {m}"))?;
             Ok(Some(Mapped::Plan(PlanOption::IoSize(bytes))))
@@ -349,6 +368,9 @@ pub fn sync_engine_note(engine: &str) -> String {
         }
     )
 }
+
+/// The note for `continue_on_error=all` (or `io`, `1`): what differs from fio's.
+pub const CONTINUE_ON_ERROR_NOTE: &str = "continue_on_error goes on after every I/O error, where fio goes on after EIO and EILSEQ only (its non-fatal errors) and stops at others; the run exits 1 when any I/O failed, as nvmebench does";
 
 /// fio's `verify=` methods that check data (`verify=md5`); each is taken as nvmebench's own check
 /// (`--verify`: a header and a payload derived from it in every block), with a note naming the
@@ -770,6 +792,11 @@ mod tests {
         assert_eq!(map("verify", Some("0")).unwrap(), Some(Mapped::NoOp), "fio's default");
         assert!(e("verify", "pattern").contains("pattern needs verify_pattern"));
         assert!(map("verify", None).unwrap_err().starts_with("verify needs a method"));
+        assert_eq!(args("continue_on_error", Some("all")), ["--on-error=continue"]);
+        assert_eq!(args("continue_on_error", Some("io")), ["--on-error=continue"]);
+        assert_eq!(map("continue_on_error", Some("none")).unwrap(), Some(Mapped::NoOp), "fio's default");
+        assert!(e("continue_on_error", "read").ends_with("write continue_on_error=io, or none"));
+        assert!(e("continue_on_error", "some").contains("is not one of fio's"));
     }
 
     /// fio's disable_slat, disable_clat and disable_lat turn a latency off (fio writes its zeros

@@ -8,7 +8,7 @@
 use super::ini::{Entry, Origin, Section};
 use super::options::{self, Mapped, PlanOption};
 use super::sources::{JobNames, Sources};
-use super::{FioError, argv};
+use super::{FioError, argv, batch, files};
 use crate::cli::{Cli, Command, RunArgs};
 use crate::config::ConfigError;
 use crate::config::clash::{Clash, Naming};
@@ -74,6 +74,8 @@ pub struct Job {
     /// job neither `time_based` nor sized in bytes (no `size`, or `size=N%`), whose I/O count is
     /// known once its target's size is (the executor sets it).
     pub one_pass: Option<f64>,
+    /// fio's `loops`: the job's I/Os (its size, or its one pass) that many times over.
+    pub loops: u64,
 }
 
 impl Job {
@@ -264,6 +266,7 @@ fn translate(
     // The runtime=0 that left the job without a runtime, if one did.
     let mut no_runtime: Option<&Entry> = None;
     let mut io_size: Option<u64> = None;
+    let mut loops: u64 = 1;
     // fio keeps its random map unless told not to.
     let mut random_map = true;
     let mut no_ops: Vec<&str> = Vec::new();
@@ -271,6 +274,13 @@ fn translate(
     let mut directory: Option<String> = None;
     let mut filesize: Option<(&Entry, u64, usize)> = None;
     let mut wait_for: Option<&Entry> = None;
+    // fio's nrfiles (files per job without a filename), filename_format and file_service_type.
+    let mut nrfiles: Option<(&Entry, usize)> = None;
+    let mut filename_format: Option<&Entry> = None;
+    let mut file_service: Option<&Entry> = None;
+    // fio's batching options, and the lines that set them.
+    let mut batching = batch::Batch::default();
+    let mut batch_lines: Vec<&Entry> = Vec::new();
     for (order, &e) in entries.iter().enumerate() {
         let opt_err = |message: String| FioError::Option { at: e.at.clone(), key: e.key.clone(), message };
         let key = e.key.as_str();
@@ -286,6 +296,53 @@ fn translate(
                 ))
             })?;
             filesize = Some((e, bytes, order));
+            continue;
+        }
+        if key == "nrfiles" || key == "nr_files" {
+            let v = e.value.as_deref().unwrap_or_default();
+            let n = v.parse::<usize>().ok().filter(|n| (1..=files::MAX_FILES).contains(n)).ok_or_else(|| {
+                opt_err(format!(
+                    "{key}={v} is not a number of files; use a whole number from 1 to {}",
+                    files::MAX_FILES
+                ))
+            })?;
+            nrfiles = Some((e, n));
+            continue;
+        }
+        if key == "filename_format" {
+            if e.value.as_deref().is_none_or(str::is_empty) {
+                return Err(opt_err(format!(
+                    "filename_format needs a format, as in fio; write filename_format={}, or remove it",
+                    files::DEFAULT_FORMAT
+                )));
+            }
+            filename_format = Some(e);
+            continue;
+        }
+        if key == "file_service_type" {
+            files::check_service_type(e.value.as_deref().unwrap_or_default(), 1).map_err(&opt_err)?;
+            file_service = Some(e);
+            continue;
+        }
+        if matches!(
+            key,
+            "iodepth_batch_submit"
+                | "iodepth_batch"
+                | "iodepth_batch_complete_min"
+                | "iodepth_batch_complete"
+                | "iodepth_batch_complete_max"
+                | "iodepth_low"
+        ) {
+            let n = batch::parse(key, e.value.as_deref().unwrap_or_default()).map_err(&opt_err)?;
+            let slot = match key {
+                "iodepth_batch_submit" | "iodepth_batch" => &mut batching.submit,
+                "iodepth_batch_complete_min" | "iodepth_batch_complete" => &mut batching.complete_min,
+                "iodepth_batch_complete_max" => &mut batching.complete_max,
+                _ => &mut batching.low,
+            };
+            *slot = Some(n);
+            batch_lines.retain(|b| !batch::same_option(&b.key, key));
+            batch_lines.push(e);
             continue;
         }
         if key == "wait_for" {
@@ -328,6 +385,9 @@ fn translate(
                         options::sync_engine_note(e.value.as_deref().unwrap_or_default())
                     ));
                 }
+                if key == "continue_on_error" {
+                    notes.push(format!("[{}]: {}", s.name, options::CONTINUE_ON_ERROR_NOTE));
+                }
                 if key == "verify" {
                     notes.push(format!(
                         "[{}]: {}",
@@ -364,14 +424,72 @@ fn translate(
             Some(Mapped::Plan(PlanOption::NoRandomMap(off))) => random_map = !off,
             Some(Mapped::Plan(PlanOption::TimeBased(on))) => time_based = on.then_some(e),
             Some(Mapped::Plan(PlanOption::IoSize(b))) => io_size = Some(b),
+            Some(Mapped::Plan(PlanOption::Loops(n))) => loops = n,
             Some(Mapped::Plan(PlanOption::NoRuntime)) => {
                 flags.retain(|(f, _)| f != "--time");
                 no_runtime = Some(e);
             }
         }
     }
-    // fio's filesize is each file's size, and a job without a size moves all of its files (one here,
-    // as nrfiles is not taken): the same as size.
+    // The job's files: filename's list, or fio's own nrfiles (one unless given).
+    let listed = flags
+        .iter()
+        .find(|(f, _)| f == "--filename")
+        .map(|(_, v)| crate::config::split_filenames(&[v.into()]).map_or(1, |l| l.len()));
+    if let (Some(count), Some((e, n))) = (listed, nrfiles) {
+        if count != n {
+            let names = JobNames { sources: &sources, at: &e.at };
+            let list = flags.iter().find(|(f, _)| f == "--filename").map(|(_, v)| v.clone()).unwrap_or_default();
+            return Err(FioError::Options {
+                at: e.at.clone(),
+                job: s.name.clone(),
+                message: format!(
+                    "{} with {}: fio takes the {count} files of filename's list (and splits size by a count that is not theirs); remove {}",
+                    as_written(e),
+                    names.given("filename", &list),
+                    e.key
+                ),
+            });
+        }
+    }
+    let file_count = listed.unwrap_or(nrfiles.map_or(1, |(_, n)| n));
+    if let Some(e) = file_service {
+        files::check_service_type(e.value.as_deref().unwrap_or_default(), file_count)
+            .map_err(|m| FioError::Option { at: e.at.clone(), key: e.key.clone(), message: m })?;
+    }
+    // fio splits a job's size over its files (each size / files, and the job moves them all);
+    // filesize sizes each file, and the job moves them all unless size says less.
+    if file_count > 1 {
+        let size = flags.iter().find(|(f, _)| f == "--size").and_then(|(_, v)| crate::units::parse_size(v).ok());
+        let split = match (filesize, size) {
+            (Some((_, each, _)), size) => {
+                let all = each.saturating_mul(file_count as u64);
+                Some((each, size.map_or(all, |b| b.min(all))))
+            }
+            (None, Some(bytes)) => Some(files::split(bytes, file_count).map_err(|m| {
+                let written = flags.iter().find(|(f, _)| f == "--size").map_or(String::new(), |(_, v)| v.clone());
+                match sources.at("size") {
+                    Some(at) => FioError::Option {
+                        at: at.clone(),
+                        key: sources.key("size"),
+                        message: format!("size={written} {m}"),
+                    },
+                    None => section_err(format!("size={written} {m}")),
+                }
+            })?),
+            (None, None) => None,
+        };
+        if let Some((each, all)) = split {
+            if let Some((e, _, order)) = filesize {
+                sources.written("--size", e, order);
+            }
+            set(&mut flags, "--size".into(), each.to_string());
+            io_size = io_size.or(Some(all));
+        }
+        filesize = None;
+    }
+    // fio's filesize is each file's size, and a job without a size moves all of its files (one
+    // here): the same as size.
     if let Some((e, bytes, order)) = filesize {
         match flags.iter().find(|(f, _)| f == "--size").map(|(_, v)| v.clone()) {
             None => {
@@ -410,7 +528,7 @@ fn translate(
         });
     }
     // Without a filename fio makes the job a file of `size` in the current directory, named
-    // jobname.jobnumber.filenumber; so does this (one file for all of a section's jobs). Without a
+    // jobname.jobnumber.filenumber; so does this (a file per clone, as fio). Without a
     // size in bytes either, fio refuses the job ("you need to specify size="), where a run of
     // nvmebench's own would take a scratch file. The engine is the command line's, if it gives one.
     let engine = engine_of(&flags, cli, given);
@@ -418,15 +536,41 @@ fn translate(
     if let (Some(dir), Some((_, names))) = (&directory, flags.iter_mut().find(|(f, _)| f == "--filename")) {
         *names = in_directory(dir, names);
     }
+    // fio's names (filename_format, nrfiles): each clone its own files, dealt to it as targets are
+    // dealt to workers.
+    let mut own_files = false;
     if uses_target && !flags.iter().any(|(f, _)| f == "--filename" || f == "--trid") {
-        let file = format!("{}.0.0", job_name(s));
+        let format = filename_format.and_then(|e| e.value.as_deref()).unwrap_or(files::DEFAULT_FORMAT);
+        let clones = flags.iter().find(|(f, _)| f == "--jobs").and_then(|(_, v)| v.parse().ok()).unwrap_or(1);
+        if let Some(e) = filename_format.filter(|_| clones > 1 && !files::per_clone(format)) {
+            return Err(FioError::Option {
+                at: e.at.clone(),
+                key: e.key.clone(),
+                message: format!(
+                    "{}: without $jobnum the job's {clones} clones (numjobs) name the same files, and fio 3.33 runs only the first of them (the others find the files done and do no I/O); add $jobnum to it, or give the files in filename= to share them",
+                    as_written(e)
+                ),
+            });
+        }
+        let (names, shared) = files::names(format, &job_name(s), clones, file_count);
+        own_files = names.len() > 1 && !shared;
+        if shared {
+            set(&mut flags, "--each-worker-all-targets".into(), "true".into());
+        }
+        let escaped: Vec<String> = names.iter().map(|n| n.replace(':', "\\:")).collect();
+        let placed = |name: &str| directory.as_ref().map_or_else(|| name.to_string(), |dir| in_directory(dir, name));
         let (file, place) = match &directory {
-            Some(dir) => (in_directory(dir, &file), format!("in {dir}")),
-            None => (file, "in the current directory".to_string()),
+            Some(dir) => (in_directory(dir, &escaped.join(":")), format!("in {dir}")),
+            None => (escaped.join(":"), "in the current directory".to_string()),
         };
+        let shown = match names.as_slice() {
+            [first, .., last] => format!("{} files, {} to {},", names.len(), placed(first), placed(last)),
+            _ => file.clone(),
+        };
+        let file_note = format!("[{}]: no filename, so fio's: {shown} {place}", s.name);
         match flags.iter().find(|(f, _)| f == "--size").map(|(_, v)| v.as_str()) {
             Some(size) if !size.ends_with('%') => {
-                notes.push(format!("[{}]: no filename, so fio's: {file} {place}", s.name));
+                notes.push(file_note);
                 sources.defaulted("--filename", &file);
                 set(&mut flags, "--filename".into(), file);
             }
@@ -483,6 +627,11 @@ fn translate(
         let opts: Vec<&str> = engine_options.iter().map(|(o, _)| o.as_str()).collect();
         *spec = format!("{spec}{sep}{}", opts.join(","));
     }
+    if batching.given() {
+        // The job file's engine: the command line's replaces it with its options (see `overlay`).
+        let engine = flags.iter().find(|(f, _)| f == "--engine").map(|(_, v)| v.clone()).unwrap_or_default();
+        batch_options(s, &mut flags, &batching, &batch_lines, &engine, notes)?;
+    }
     // fio's default is direct=0: buffered I/O through the page cache, on the engines that have one
     // (the run ignores it on the others, as fio's null, SPDK and passthrough engines do).
     if !flags.iter().any(|(f, _)| f == "--buffered") {
@@ -512,7 +661,7 @@ fn translate(
     let Command::Run(mut args) = cli_parse.command else { unreachable!("the arguments start with `run`") };
     overlay(&mut args, cli, given);
     // fio keeps iodepth in flight per job, over all of its files.
-    args.fio.iodepth_per_job = args.each_worker_all_targets;
+    args.fio.iodepth_per_job = args.each_worker_all_targets || own_files;
     // What the command line replaced is named as the command line's (see `overlay`).
     if given.iter().any(|g| g == "engine") {
         sources.command_line("engine", cli.engine.as_deref());
@@ -541,7 +690,9 @@ fn translate(
             Some(bytes) => {
                 let (mean_bs, exact) = mean_block_size(&args).map_err(&size_err)?;
                 let ios = ((bytes as f64 / mean_bs).floor() as u64).max(1);
-                args.fio.number_ios_per_job = Some(number_ios.map_or(ios, |n| n.min(ios)));
+                // fio's loops repeat the job's size, and its number_ios too (backend.c counts
+                // both against the loops).
+                args.fio.number_ios_per_job = Some(number_ios.map_or(ios, |n| n.min(ios)).saturating_mul(loops));
                 if !exact && number_ios.is_none_or(|n| n > ios) {
                     notes.push(format!(
                         "[{}]: not time_based, so it ends after {ios} I/Os per job ({bytes} bytes at the mean block size of {mean_bs:.0}); fio counts bytes",
@@ -549,7 +700,9 @@ fn translate(
                     ));
                 }
             }
-            None if number_ios.is_some() && args.engine.as_deref().is_some_and(|e| e.starts_with("null")) => {}
+            None if number_ios.is_some() && args.engine.as_deref().is_some_and(|e| e.starts_with("null")) => {
+                args.fio.number_ios_per_job = number_ios.map(|n| n.saturating_mul(loops));
+            }
             None if args.engine.as_deref().is_some_and(|e| e.starts_with("null")) => {
                 return Err(section_err(
                     "has no end nvmebench can follow: its engine has no target to make one pass over, as fio's null engine needs size= too; add size=, number_ios=, or time_based with runtime=".into(),
@@ -580,8 +733,69 @@ fn translate(
         percentile_list,
         sources,
         one_pass,
+        loops: if time_based.is_some() { 1 } else { loops },
     };
     Ok((job, starts, wait_for.cloned()))
+}
+
+/// fio's batching options on the job's engine: the io_uring engines' submit_batch, reap_batch and
+/// reap_max, with fio's defaults for those not given; nothing on the sync engines and null, where
+/// fio's do one I/O at a time or complete at once; refused on the others, which have no such
+/// knobs, unless fio's defaults.
+fn batch_options(
+    s: &Section,
+    flags: &mut [(String, String)],
+    batching: &batch::Batch,
+    lines: &[&Entry],
+    engine: &str,
+    notes: &mut Vec<String>,
+) -> Result<(), FioError> {
+    let at = |e: &Entry, message: String| FioError::Option { at: e.at.clone(), key: e.key.clone(), message };
+    let line_of = |want: &[&str]| lines.iter().rev().find(|e| want.contains(&e.key.as_str())).copied();
+    let qd: u32 = flags.iter().find(|(f, _)| f == "--qd").and_then(|(_, v)| v.parse().ok()).unwrap_or(1);
+    let (submit, min, max) = batching.engine_values(qd).map_err(|(which, message)| {
+        let keys: &[&str] = match which {
+            batch::Which::Low => &["iodepth_low"],
+            batch::Which::CompleteMin => &["iodepth_batch_complete_min", "iodepth_batch_complete"],
+            batch::Which::Submit => &["iodepth_batch_submit", "iodepth_batch"],
+        };
+        let e = line_of(keys).expect("a refused option was written");
+        at(e, message)
+    })?;
+    let first = lines[0];
+    if engine.starts_with("uring") {
+        let (_, spec) = flags.iter_mut().find(|(f, _)| f == "--engine").expect("an engine is set");
+        let sep = if spec.contains(':') { "," } else { ":" };
+        *spec = format!("{spec}{sep}submit_batch={submit},reap_batch={min},reap_max={max}");
+        return Ok(());
+    }
+    let sync = engine.starts_with("psync") || engine.starts_with("null");
+    if sync {
+        notes.push(format!(
+            "[{}]: {} accepted; {} changes no batching here",
+            s.name,
+            first.key,
+            if engine.starts_with("null") {
+                "the null engine completes each I/O at once, so it"
+            } else {
+                "a sync engine does one I/O at a time, as fio's, so it"
+            }
+        ));
+        return Ok(());
+    }
+    if batching.is_default_submit_and_wait(qd) {
+        return Ok(());
+    }
+    let e = lines.iter().find(|e| !matches!(e.key.as_str(), "iodepth_low")).copied().unwrap_or(first);
+    Err(at(
+        e,
+        format!(
+            "{}={}: ioengine={} has no knob for fio's batching here (it submits each I/O as it is queued); remove it, or use ioengine=io_uring, whose submit_batch, reap_batch and reap_max take it",
+            e.key,
+            e.value.as_deref().unwrap_or_default(),
+            options::fio_engine_name(engine.split(':').next().unwrap_or(engine))
+        ),
+    ))
 }
 
 /// fio's name of the job of section `s`: its own `name=` (the last), else the section's name (a
@@ -1049,8 +1263,8 @@ mod tests {
 
     #[test]
     fn unknown_options_and_bad_values_name_their_line() {
-        let e = plan_of("[a]\nioengine=null\niodepth_batch=4\n", &[]).unwrap_err().to_string();
-        assert!(e.ends_with("job.fio:3: option 'iodepth_batch': 'iodepth_batch' is not a fio option nvmebench takes; remove it (docs/fio.md lists those it takes)"), "{e}");
+        let e = plan_of("[a]\nioengine=null\npre_read=1\n", &[]).unwrap_err().to_string();
+        assert!(e.ends_with("job.fio:3: option 'pre_read': 'pre_read' is not a fio option nvmebench takes; remove it (docs/fio.md lists those it takes)"), "{e}");
         let e = plan_of("[global]\niodepth=0\n[a]\nioengine=null\n", &[]).unwrap_err().to_string();
         assert!(
             e.ends_with("/job.fio:2: option 'iodepth': '0' is not a queue depth; use a whole number from 1 to 65536"),
@@ -1213,6 +1427,136 @@ mod tests {
         );
         let e = size("[a]\nioengine=null\nfilesize=1k-10k\n").unwrap_err().to_string();
         assert!(e.ends_with("job.fio:3: option 'filesize': filesize=1k-10k is not one size (fio draws a range's sizes per file, which is not taken); write it like filesize=1g"), "{e}");
+    }
+
+    /// fio's nrfiles: files named by filename_format, each clone its own when the format has
+    /// $jobnum, size split over them; filename's list splits size the same way.
+    #[test]
+    fn nrfiles_names_and_sizes_fios_files() {
+        let job = |text: &str| plan_of(text, &[]).map(|p| p.groups[0][0].clone());
+        let j = job("[a]\nsize=256k\nnrfiles=2\nnumjobs=2\n").unwrap();
+        assert_eq!(j.args.filename, [std::path::PathBuf::from("a.0.0:a.1.0:a.0.1:a.1.1")]);
+        assert!(!j.args.each_worker_all_targets, "dealt: each clone its own");
+        assert!(j.args.fio.iodepth_per_job, "iodepth over the clone's files");
+        assert_eq!(j.args.size, Some(SizeOrPercent::Bytes(128 << 10)), "256k over two files");
+        assert_eq!(j.args.fio.number_ios_per_job, Some(64), "the job moves all of its files");
+        let j = job("[a]\nsize=256k\nnrfiles=2\nfilename_format=f.$FILENUM\n").unwrap();
+        assert_eq!(j.args.filename, [std::path::PathBuf::from("f.0:f.1")]);
+        assert!(j.args.each_worker_all_targets, "the job's worker drives both");
+        let j = job("[a]\nsize=256k\nnumjobs=3\n").unwrap();
+        assert_eq!(j.args.filename, [std::path::PathBuf::from("a.0.0:a.1.0:a.2.0")], "one file per clone, as fio");
+        let m = job("[a]\nsize=256k\nnrfiles=2\nnumjobs=2\nfilename_format=f.$filenum\n").unwrap_err().to_string();
+        assert!(m.ends_with("job.fio:5: option 'filename_format': filename_format=f.$filenum: without $jobnum the job's 2 clones (numjobs) name the same files, and fio 3.33 runs only the first of them (the others find the files done and do no I/O); add $jobnum to it, or give the files in filename= to share them"), "{m}");
+        let j = job("[a]\nfilesize=64k\nnrfiles=4\n").unwrap();
+        assert_eq!((j.args.size, j.args.fio.number_ios_per_job), (Some(SizeOrPercent::Bytes(64 << 10)), Some(64)));
+        let j = job("[a]\nfilename=x:y\nsize=1m\n").unwrap();
+        assert_eq!((j.args.size, j.args.fio.number_ios_per_job), (Some(SizeOrPercent::Bytes(512 << 10)), Some(256)));
+        let e = |text: &str| job(text).unwrap_err().to_string();
+        assert!(e("[a]\nsize=1m\nnrfiles=0\n").ends_with(
+            "job.fio:3: option 'nrfiles': nrfiles=0 is not a number of files; use a whole number from 1 to 1024"
+        ));
+        let m = e("[a]\nsize=1000k\nnrfiles=3\n");
+        assert!(m.ends_with("job.fio:2: option 'size': size=1000k does not split evenly over 3 files (fio makes its first files a block larger than the others); give a size that is a multiple of 3 blocks"), "{m}");
+        let m = e("[a]\nfilename=x:y\nnrfiles=3\nsize=1m\n");
+        assert!(m.ends_with("job.fio:3: [a]: nrfiles=3 with filename=x:y (line 2): fio takes the 2 files of filename's list (and splits size by a count that is not theirs); remove nrfiles"), "{m}");
+        let m = e("[a]\nsize=1m\nnrfiles=2\nfile_service_type=random\n");
+        assert!(m.ends_with("job.fio:4: option 'file_service_type': file_service_type=random: nvmebench takes a job's files in turn, one I/O each (fio's default roundrobin); write file_service_type=roundrobin, or remove it"), "{m}");
+        assert!(job("[a]\nsize=1m\nfile_service_type=random\n").is_ok(), "one file: nothing to choose");
+    }
+
+    /// fio's loops repeat the job's size (and its number_ios, and its one pass); time_based
+    /// ignores them; loops=0 is one pass, as fio takes it.
+    #[test]
+    fn loops_repeat_the_jobs_ios() {
+        let job = |text: &str| plan_of(text, &[]).map(|p| p.groups[0][0].clone());
+        let j = job("[a]\nioengine=null\nsize=1m\nloops=3\n").unwrap();
+        assert_eq!(j.args.fio.number_ios_per_job, Some(768));
+        let j = job("[a]\nioengine=null\nsize=1m\nnumber_ios=10\nloops=4\n").unwrap();
+        assert_eq!(j.args.fio.number_ios_per_job, Some(40));
+        let j = job("[a]\nfilename=/dev/null\nloops=2\n").unwrap();
+        assert_eq!((j.one_pass.is_some(), j.loops), (true, 2), "the executor repeats the pass");
+        let j = job("[a]\nioengine=null\nsize=1m\nloops=0\n").unwrap();
+        assert_eq!(j.args.fio.number_ios_per_job, Some(256));
+        let j = job("[a]\nioengine=null\ntime_based\nruntime=1\nloops=5\n").unwrap();
+        assert_eq!(j.loops, 1, "a time_based job runs for its runtime");
+        let e = job("[a]\nioengine=null\nsize=1m\nloops=two\n").unwrap_err().to_string();
+        assert!(
+            e.ends_with(
+                "job.fio:4: option 'loops': loops=two is not a number of passes; write a whole number, like loops=2"
+            ),
+            "{e}"
+        );
+    }
+
+    /// fio's offset_increment: a share is of the target, a whole number of blocks; every clone's
+    /// working set on the target.
+    #[test]
+    fn offset_increment_gives_each_clone_its_own_working_set() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("oi.dat");
+        std::fs::write(&f, vec![0u8; 1 << 20]).unwrap();
+        let f = f.display();
+        let resolve = |text: &str| {
+            let p = plan_of(text, &[]).unwrap();
+            crate::config::RunConfig::resolve(&p.groups[0][0].args).map_err(|e| e.to_string())
+        };
+        let c = resolve(&format!("[a]\nfilename={f}\nsize=25%\nnumjobs=4\noffset_increment=25%\n")).unwrap();
+        assert_eq!((c.workload.range_bytes, c.workload.clone_step_bytes), (256 << 10, 256 << 10));
+        let e = resolve(&format!("[a]\nfilename={f}\nsize=256k\nnumjobs=4\noffset_increment=300k\n")).unwrap_err();
+        assert!(e.contains("the last of 4 workers' working sets ends at 1156k, past the end of"), "{e}");
+        let e = resolve(&format!("[a]\nfilename={f}\nsize=4k\nnumjobs=2\noffset_increment=0.1%\n")).unwrap_err();
+        assert!(e.contains("0.1% of 1m is 1048 bytes, not a multiple of the block size (4096)"), "{e}");
+    }
+
+    /// fio's batching options become the io_uring engines' knobs with fio's defaults and fix-ups;
+    /// the sync engines and null take them without effect; libaio only at fio's defaults.
+    #[test]
+    fn batching_options_are_the_uring_engines_knobs() {
+        let job = |text: &str| plan_of(text, &[]).map(|p| p.groups[0][0].args.engine.clone().unwrap_or_default());
+        let base = "[a]\nsize=1m\niodepth=16\n";
+        assert_eq!(
+            job(&format!("{base}ioengine=io_uring\niodepth_batch=8\n")).unwrap(),
+            "uring:fixedbufs=0,regfile=0,submit_batch=8,reap_batch=1,reap_max=1"
+        );
+        assert_eq!(
+            job(&format!(
+                "{base}ioengine=io_uring\niodepth_batch_complete=4\niodepth_batch_complete_max=64\niodepth_low=16\n"
+            ))
+            .unwrap(),
+            "uring:fixedbufs=0,regfile=0,submit_batch=1,reap_batch=4,reap_max=16"
+        );
+        assert_eq!(job(&format!("{base}ioengine=libaio\niodepth_batch_submit=1\n")).unwrap(), "aio");
+        assert_eq!(job(&format!("{base}iodepth_batch=8\n")).unwrap(), "psync");
+        let e = |text: &str| job(text).unwrap_err().to_string();
+        let m = e(&format!("{base}ioengine=libaio\niodepth_batch=8\n"));
+        assert!(m.ends_with("job.fio:5: option 'iodepth_batch': iodepth_batch=8: ioengine=libaio has no knob for fio's batching here (it submits each I/O as it is queued); remove it, or use ioengine=io_uring, whose submit_batch, reap_batch and reap_max take it"), "{m}");
+        let m = e(&format!("{base}ioengine=io_uring\niodepth_low=4\n"));
+        assert!(m.contains("job.fio:5: option 'iodepth_low': iodepth_low=4 lets the queue drain to 4"), "{m}");
+        let m = e(&format!("{base}ioengine=io_uring\niodepth_batch_complete_min=0\n"));
+        assert!(
+            m.contains("job.fio:5: option 'iodepth_batch_complete_min': iodepth_batch_complete_min=0 has fio check"),
+            "{m}"
+        );
+        let m = e(&format!("{base}ioengine=io_uring\niodepth_batch=many\n"));
+        assert!(m.ends_with("job.fio:5: option 'iodepth_batch': iodepth_batch=many is not a number of I/Os; write a whole number, like iodepth_batch=8"), "{m}");
+    }
+
+    /// fio's shares of the target: an offset share rounded up to a block, a size share cut to what
+    /// lies past the offset and down to a block.
+    #[test]
+    fn size_and_offset_shares_are_fios() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("p.dat");
+        std::fs::write(&f, vec![0u8; 1000 << 10]).unwrap();
+        let f = f.display();
+        let range = |opts: &str| {
+            let p = plan_of(&format!("[a]\nfilename={f}\nbs=4k\n{opts}"), &[]).unwrap();
+            let c = crate::config::RunConfig::resolve(&p.groups[0][0].args).unwrap();
+            (c.workload.range_start, c.workload.range_bytes)
+        };
+        assert_eq!(range("offset=33%\n"), (83 * 4096, (1000 << 10) - 83 * 4096), "337920 up to a block");
+        assert_eq!(range("offset=60%\nsize=50%\n"), (150 * 4096, 100 * 4096), "what is left past 60%");
+        assert_eq!(range("size=33%\n"), (0, 82 * 4096), "337920 down to a block");
     }
 
     /// wait_for=NAME is taken where starting after every job before is the same: NAME just before,

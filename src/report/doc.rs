@@ -682,6 +682,20 @@ pub enum RandomDist {
     Zoned {
         zones: Vec<ZoneDoc>,
     },
+    /// fio's zoned_abs (schema 11, added later): as zoned, each zone's part of the range in bytes.
+    #[serde(rename = "zoned_abs")]
+    ZonedAbs {
+        zones: Vec<AbsZoneDoc>,
+    },
+}
+
+/// One zone of a zoned_abs distribution.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AbsZoneDoc {
+    /// Its share of the I/Os, in whole percent.
+    pub access_percent: u8,
+    /// Its size, after the zones before it.
+    pub bytes: u64,
 }
 
 /// One zone of a zoned distribution, in whole percent.

@@ -300,6 +300,11 @@ fn job(j: &FioJob<'_>, plus: bool) -> Value {
     o.insert("latency_ns".into(), ns);
     o.insert("latency_us".into(), us);
     o.insert("latency_ms".into(), ms);
+    // fio adds these when its job goes on after errors (continue_on_error).
+    if j.cfg.on_error != crate::options::OnError::Stop {
+        o.insert("total_err".into(), json!(j.stats.errors.total()));
+        o.insert("first_error".into(), json!(errno));
+    }
     Value::Object(o)
 }
 
@@ -681,6 +686,34 @@ mod tests {
         RunConfig::resolve(&a).unwrap()
     }
 
+    /// fio's continue_on_error adds the job's error count and first errno beside `error`.
+    #[test]
+    fn a_job_that_goes_on_after_errors_counts_them_as_fio() {
+        let cfg = null_config(&["--on-error", "continue"]);
+        let mut stats = Stats::new(false);
+        stats.dir[0].record(1_000, 10, 4096 * 10);
+        stats.errors.count(Direction::Read, crate::io::IoError::Errno { errno: libc::EIO }, 3);
+        let j = FioJob {
+            name: "j",
+            group_id: 0,
+            options: Vec::new(),
+            cfg: &cfg,
+            stats,
+            elapsed_ns: 1_000_000_000,
+            runtime_ms: 1_000,
+            cpu: CpuUsage::default(),
+            counts: ThreadCounts::default(),
+            batches: None,
+            series: Vec::new(),
+            group_agg: [0; 5],
+            lat_percentiles: false,
+            latencies: crate::options::FioLatencies::default(),
+        };
+        let d = render(&[], &[j], &[], false, SystemTime::UNIX_EPOCH);
+        let job = &d["jobs"][0];
+        assert_eq!((&job["error"], &job["total_err"], &job["first_error"]), (&json!(5), &json!(3), &json!(5)));
+    }
+
     #[test]
     fn a_job_in_fios_shape() {
         let cfg = null_config(&["--percentiles", "50,99.9"]);
@@ -737,6 +770,7 @@ mod tests {
         assert_eq!(d["jobs"][0]["write"]["bw_samples"], 0, "fio's zeros for a direction without I/O");
         assert_eq!((&d["jobs"][0]["usr_cpu"], &d["jobs"][0]["sys_cpu"]), (&json!(25.0), &json!(50.0)));
         assert_eq!(d["jobs"][0]["eta"], 2_147_483_647, "fio's value for a finished job");
+        assert!(d["jobs"][0].get("total_err").is_none(), "fio writes it with continue_on_error only");
         assert_eq!(d["jobs"][0]["iodepth_level"]["32"], 100.0);
         assert_eq!(d["jobs"][0]["latency_ms"]["4"], 2.34375);
         assert!(d.get("global options").is_none() && d.get("disk_util").is_none());

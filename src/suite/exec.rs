@@ -164,7 +164,11 @@ pub fn measure(
         let q = s.qd.unwrap_or(qd);
         let w = &s.cfg.workload;
         for j in 0..n {
-            let spec = if w.rw.is_random() || n == 1 {
+            let spec = if w.clone_step_bytes > 0 {
+                // fio's offset_increment: worker j's own working set, from j steps on.
+                let start = w.range_start + w.clone_step_bytes * j as u64;
+                WorkloadSpec { range_start: start, clone_step_bytes: 0, ..w.clone() }
+            } else if w.rw.is_random() || n == 1 {
                 w.clone()
             } else {
                 let per = slice_bytes(s, n).map_err(SuiteError::Usage)?;

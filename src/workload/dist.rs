@@ -59,6 +59,79 @@ pub enum RandomDist {
     Zoned {
         zones: Zones,
     },
+    /// fio's zoned_abs: as zoned, each zone's part of the range in bytes.
+    #[serde(rename = "zoned_abs")]
+    ZonedAbs {
+        zones: AbsZones,
+    },
+}
+
+/// fio's `zoned_abs:ACCESS/SIZE:...` zones: each zone's share of the I/Os in whole percent, and its
+/// size in bytes, laid end to end from the start of the range.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AbsZones {
+    count: u8,
+    /// Apart rather than in pairs, which padding would make twice the size.
+    access: [u8; MAX_ZONES],
+    bytes: [u64; MAX_ZONES],
+}
+
+impl AbsZones {
+    /// Each zone's share of the I/Os (percent) and its size (bytes).
+    pub fn iter(&self) -> impl Iterator<Item = (u8, u64)> + '_ {
+        let n = usize::from(self.count);
+        self.access[..n].iter().copied().zip(self.bytes[..n].iter().copied())
+    }
+
+    /// The bytes the zones cover together.
+    pub fn total_bytes(&self) -> u64 {
+        self.iter().map(|(_, b)| b).fold(0, u64::saturating_add)
+    }
+
+    /// fio's zones in bytes (options.c's `zone_split_ddir` with `absolute`): `ACCESS/SIZE` pairs
+    /// separated by `:`; the shares of the I/Os add up to 100.
+    fn parse(text: &str, zones: &str) -> Result<AbsZones, String> {
+        let bad = |why: String| format!("random distribution '{text}': {why}");
+        let pairs: Vec<&str> = zones.split(':').filter(|p| !p.is_empty()).collect();
+        if pairs.is_empty() {
+            return Err(bad("no zones; write them like zoned_abs:60/20g:30/100g:10/500g".into()));
+        }
+        if pairs.len() > MAX_ZONES {
+            return Err(bad(format!("{} zones; nvmebench takes at most {MAX_ZONES}", pairs.len())));
+        }
+        let mut z = AbsZones { count: pairs.len() as u8, access: [0; MAX_ZONES], bytes: [0; MAX_ZONES] };
+        let mut total = 0u32;
+        for (i, p) in pairs.iter().enumerate() {
+            let (a, size) = p.split_once('/').ok_or_else(|| bad(format!("'{p}' is not ACCESS/SIZE, like 60/20g")))?;
+            let a = a
+                .trim()
+                .parse::<u8>()
+                .ok()
+                .filter(|a| *a <= 100)
+                .ok_or_else(|| bad(format!("'{a}' in '{p}' is not a whole percentage from 0 to 100")))?;
+            let bytes = crate::units::parse_size(size.trim())
+                .map_err(|_| bad(format!("'{size}' in '{p}' is not a size; write each zone's size, like 60/20g")))?;
+            total += u32::from(a);
+            (z.access[i], z.bytes[i]) = (a, bytes);
+        }
+        if total != 100 {
+            return Err(bad(format!("the I/O shares add up to {total}, and fio needs 100")));
+        }
+        Ok(z)
+    }
+}
+
+/// One zone_abs zone as the result document writes it.
+#[derive(Serialize)]
+struct AbsZoneShare {
+    access_percent: u8,
+    bytes: u64,
+}
+
+impl Serialize for AbsZones {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter().map(|(access_percent, bytes)| AbsZoneShare { access_percent, bytes }))
+    }
 }
 
 /// The most zones a zoned distribution takes here (fio takes 256).
@@ -161,10 +234,8 @@ impl RandomDist {
         }
         match (name, arg) {
             ("zoned", Some(zones)) => return Ok(RandomDist::Zoned { zones: Zones::parse(text, zones)? }),
-            ("zoned_abs", _) => {
-                return Err(format!(
-                    "random distribution '{text}': zoned_abs (zones in bytes) is not taken; give the zones in percent of the range, as in zoned:60/10:40/90"
-                ));
+            ("zoned_abs", Some(zones)) => {
+                return Ok(RandomDist::ZonedAbs { zones: AbsZones::parse(text, zones)? });
             }
             _ => {}
         }
@@ -202,7 +273,7 @@ impl RandomDist {
                 )),
             },
             _ => Err(format!(
-                "'{text}' is not a random distribution; use uniform, zipf:THETA, pareto:H or normal:DEV (each with an optional :CENTER), or zoned:ACCESS/RANGE:..."
+                "'{text}' is not a random distribution; use uniform, zipf:THETA, pareto:H, normal:DEV (each with an optional :CENTER), zoned:ACCESS/RANGE:... or zoned_abs:ACCESS/SIZE:..."
             )),
         }
     }
@@ -215,6 +286,11 @@ impl fmt::Display for RandomDist {
             RandomDist::Zoned { zones } => {
                 let z: Vec<String> = zones.iter().map(|(a, r)| format!("{a}/{r}")).collect();
                 return write!(f, "zoned:{}", z.join(":"));
+            }
+            RandomDist::ZonedAbs { zones } => {
+                let z: Vec<String> =
+                    zones.iter().map(|(a, b)| format!("{a}/{}", crate::units::format_size(b))).collect();
+                return write!(f, "zoned_abs:{}", z.join(":"));
             }
             RandomDist::Zipf { theta, center } => ("zipf", theta, center),
             RandomDist::Pareto { h, center } => ("pareto", h, center),
@@ -262,6 +338,11 @@ impl IndexSampler {
     /// A sampler over `n` (>= 1) blocks; `seed` draws the random offset of zipf and pareto
     /// without a centre (fio's first draw of the distribution's own generator).
     pub fn new(dist: RandomDist, n: u64, seed: u64) -> IndexSampler {
+        IndexSampler::with_block(dist, n, 1, seed)
+    }
+
+    /// As [`new`](Self::new), with blocks of `block_bytes`, which zoned_abs's sizes are counted in.
+    pub fn with_block(dist: RandomDist, n: u64, block_bytes: u64, seed: u64) -> IndexSampler {
         let n = n.max(1);
         // fio: `__rand(&zs->rand)`, a 32-bit draw, or `nranges * center`.
         let rand_off = |center: Option<f64>| match center {
@@ -284,6 +365,24 @@ impl IndexSampler {
                     }
                     v += usize::from(access);
                     range_before += u64::from(range);
+                }
+                IndexSampler::Zoned { table }
+            }
+            RandomDist::ZonedAbs { zones } => {
+                // fio's zone_state_index (zone-dist.c) and __get_next_rand_offset_zoned_abs: draw v's
+                // zone spans the blocks from the bytes before it to the end of its own, each rounded
+                // down to a block; a zone of no whole block takes its first block, as fio's does.
+                let block = block_bytes.max(1);
+                let mut table = Box::new([(0u64, 1u64); 100]);
+                let (mut v, mut bytes_before) = (0usize, 0u64);
+                for (access, bytes) in zones.iter() {
+                    let start = (bytes_before / block).min(n - 1);
+                    let end = bytes_before.saturating_add(bytes) / block;
+                    for slot in table.iter_mut().skip(v).take(usize::from(access)) {
+                        *slot = (start, end.saturating_sub(start).max(1));
+                    }
+                    v += usize::from(access);
+                    bytes_before = bytes_before.saturating_add(bytes);
                 }
                 IndexSampler::Zoned { table }
             }
@@ -539,7 +638,13 @@ mod tests {
             e("zoned:x/5:100/5"),
             "random distribution 'zoned:x/5:100/5': 'x' is not a whole percentage from 0 to 100"
         );
-        assert!(e("zoned_abs:50/1g:50/1g").contains("zoned_abs (zones in bytes) is not taken"));
+        assert_eq!(
+            RandomDist::parse("zoned_abs:60/20m:30/100m:10/0").unwrap().to_string(),
+            "zoned_abs:60/20m:30/100m:10/0"
+        );
+        assert!(e("zoned_abs:50/1g:40/1g").ends_with("the I/O shares add up to 90, and fio needs 100"));
+        assert!(e("zoned_abs:50/1g:50/").contains("'' in '50/' is not a size"));
+        assert!(e("zoned_abs:50:50").contains("'50' is not ACCESS/SIZE"));
         assert!(e("zoned:50/5,60/10:40/90").contains("one per direction"));
         assert!(e(&format!("zoned:{}", vec!["5/5"; 20].join(":"))).contains("20 zones; nvmebench takes at most 16"));
     }
@@ -570,6 +675,29 @@ mod tests {
             c[s.sample(&mut r) as usize] += 1;
         }
         c
+    }
+
+    /// fio's zoned_abs: each zone's share of the draws over its own blocks, in bytes from the start;
+    /// a zone of no whole block takes its first block, as fio's does.
+    #[test]
+    fn zoned_abs_draws_each_zone_its_share_over_its_bytes() {
+        let dist = RandomDist::parse("zoned_abs:60/64k:30/128k:10/0").unwrap();
+        let s = IndexSampler::with_block(dist, 256, 4096, 9);
+        let mut r = rng();
+        let mut c = [0u64; 4];
+        for _ in 0..100_000 {
+            let b = s.sample(&mut r);
+            c[match b {
+                0..16 => 0,
+                16..48 => 1,
+                48 => 2,
+                _ => 3,
+            }] += 1;
+        }
+        assert_eq!(c[3], 0, "nothing past the zones");
+        for (got, want) in c[..3].iter().zip([60_000.0, 30_000.0, 10_000.0]) {
+            assert!((*got as f64 - want).abs() < want * 0.03, "{c:?}");
+        }
     }
 
     /// Pearson's chi-square over 64 equal buckets: uniform draws must fit (df = 63; the 99.9%

@@ -237,6 +237,10 @@ pub struct WorkloadSpec {
     /// skips on. Not in nvmebench's own document yet (its schema would need a new version).
     #[serde(skip)]
     pub zones: Option<StridedZones>,
+    /// Worker i's working set starts `i` times this much after `range_start` (fio's
+    /// `offset_increment`); 0: the workers share one working set.
+    #[serde(skip_serializing_if = "is_zero_u64")]
+    pub clone_step_bytes: u64,
     pub seed: u64,
     /// fio's `rate` (per worker), `rate_process` and `thinktime`.
     pub pacing: rate::PaceSpec,
@@ -275,6 +279,10 @@ struct ZoneCursor {
 }
 
 fn is_zero(v: &i64) -> bool {
+    *v == 0
+}
+
+fn is_zero_u64(v: &u64) -> bool {
     *v == 0
 }
 
@@ -427,7 +435,11 @@ impl Generator {
     /// (data verification needs every unit to have one writer).
     pub fn with_slices(spec: &WorkloadSpec, index: usize, workers: usize, disjoint: bool) -> Generator {
         let workers = workers.max(1) as u64;
-        let (start, end) = if spec.rw.is_random() && !disjoint {
+        let (start, end) = if spec.clone_step_bytes > 0 {
+            // fio's offset_increment: each worker its own working set, whatever the pattern.
+            let s = spec.range_start + spec.clone_step_bytes * (index as u64 % workers);
+            (s, s + spec.range_bytes)
+        } else if spec.rw.is_random() && !disjoint {
             (spec.range_start, spec.range_start + spec.range_bytes)
         } else {
             // Slice boundaries stay on the alignment grid.
@@ -461,7 +473,7 @@ impl Generator {
             then_write: None,
             bs: Direction::ALL.map(|d| spec.sizes_of(d).unwrap_or(&spec.bs_write).clone()),
             random: spec.rw.is_random(),
-            sampler: IndexSampler::new(spec.random_dist, n, seed),
+            sampler: IndexSampler::with_block(spec.random_dist, n, spec.align_bytes, seed),
             map: (spec.random_map && spec.random_dist == RandomDist::Uniform).then(|| RandomMap::new(n, seed)),
             align: spec.align_bytes,
             start,
@@ -681,6 +693,21 @@ mod tests {
         }
     }
 
+    /// fio's offset_increment: worker j covers the whole working set from j steps on, sequential
+    /// or random, rather than a slice of one shared set.
+    #[test]
+    fn each_worker_starts_its_steps_on() {
+        for rw in [RwMode::Write, RwMode::RandRead] {
+            let mut s = spec(rw, if rw.is_random() { 100 } else { 0 }, "4k");
+            (s.range_start, s.range_bytes, s.clone_step_bytes, s.random_map) = (1 << 20, 64 << 10, 256 << 10, true);
+            let mut g = Generator::new(&s, 2, 4);
+            let mut got: Vec<u64> = (0..16).map(|_| (g.next_op().offset - (1 << 20)) >> 10).collect();
+            got.sort_unstable();
+            let want: Vec<u64> = (0..16).map(|i| 512 + 4 * i).collect();
+            assert_eq!(got, want, "{rw:?}: worker 2 at 2 x 256k, all of its 64k");
+        }
+    }
+
     fn spec_mix(rw: RwMode, mix: Mix, bs: &str) -> WorkloadSpec {
         let [r, w, t] = BsSplit::parse_per_direction(bs, 4096).unwrap();
         let align = u64::from(r.min_bytes().min(w.min_bytes()).min(t.min_bytes()));
@@ -697,6 +724,7 @@ mod tests {
             random_map: false,
             seq_add_bytes: 0,
             zones: None,
+            clone_step_bytes: 0,
             seed: 7,
             pacing: rate::PaceSpec::default(),
             buffers: contents::BufferContents::default(),

@@ -472,8 +472,11 @@ fn jobs_run_together_get_fios_bandwidth_statistics_from_their_own_threads() {
         jobs[j]["read"][k].as_f64().unwrap_or_else(|| panic!("[{j}] read.{k}: {}", jobs[j]["read"]))
     };
     for (j, clones, iops) in [(0, 2.0, 400.0), (1, 1.0, 100.0)] {
+        // Six windows of 100 ms a clone. fio takes no sample from a window shorter than its 100 ms
+        // (less 1 ms), and on a loaded machine a late cut shortens the window after it: so at
+        // least two a clone, and never more than six.
         let n = stat(j, "iops_samples");
-        assert!(n >= clones * 4.0 && n <= clones * 6.0, "job {j}: {n} samples from {clones} clones");
+        assert!(n >= clones * 2.0 && n <= clones * 6.0, "job {j}: {n} samples from {clones} clones");
         assert_eq!(stat(j, "bw_samples"), n, "job {j}");
         let mean = stat(j, "iops_mean");
         assert!((mean - iops).abs() < iops * 0.3, "job {j}: iops_mean {mean}, not about {iops}");
@@ -524,8 +527,8 @@ fn bad_job_files_get_one_line_naming_file_line_and_option() {
     let cases = [
         ("[a]\nioengine=null\n[broken\n", "bad.fio:3: '[broken' is not a section header"),
         (
-            "[a]\nioengine=null\ntime_based\nruntime=1\niodepth_batch=4\n",
-            "bad.fio:5: option 'iodepth_batch': 'iodepth_batch' is not a fio option nvmebench takes",
+            "[a]\nioengine=null\ntime_based\nruntime=1\npre_read=1\n",
+            "bad.fio:5: option 'pre_read': 'pre_read' is not a fio option nvmebench takes",
         ),
         (
             "[global]\niodepth=0\n[a]\nioengine=null\n",
@@ -1210,6 +1213,36 @@ fn zoned_random_distribution_runs_as_in_fio() {
     assert_eq!(both.ours, [("zones".to_string(), [256, 0, 0]), ("map".to_string(), [0, 256, 0])]);
 }
 
+/// fio's zoned_abs (zones in bytes; a zone of 0 bytes takes its first block) runs with fio's I/O
+/// counts; zones past the working set are refused at the line, nothing written.
+#[test]
+fn zoned_abs_random_distribution_runs_as_in_fio() {
+    let text = "[global]\nioengine=psync\ndirect=1\nfilename=zabs.dat\nsize=1m\nbs=4k\n\
+                [z]\nrw=randread\nnorandommap\nrandom_distribution=zoned_abs:60/64k:30/128k:10/0\n\
+                [m]\nstonewall\nrw=randwrite\nrandom_distribution=zoned_abs:50/512k:50/512k\n";
+    let Some(both) = fio_and_ours(text, &[]) else { return };
+    assert_eq!(both.ours, both.fio, "per job: read, write, trim");
+    assert_eq!(both.ours, [("z".to_string(), [256, 0, 0]), ("m".to_string(), [0, 256, 0])]);
+    // nvmebench's own document names the zones, in bytes.
+    let o = nvmebench_in(both.dir.path(), &["run", "both.fio", "--section", "m", "--output", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dist = &json(&o)["runs"][0]["config"]["workload"]["random_dist"];
+    assert_eq!((&dist["kind"], &dist["zones"][1]["bytes"]), (&Value::from("zoned_abs"), &Value::from(512 << 10)));
+    let job = write(
+        both.dir.path(),
+        "bad.fio",
+        "[a]\nioengine=null\nsize=1m\nrw=randread\nrandom_distribution=zoned_abs:50/1m:50/64k\n",
+    );
+    let o = nvmebench(&["run", job.to_str().unwrap(), "--output-format=json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("bad.fio:5: [a]: random_distribution=zoned_abs:50/1m:50/64k: the zones cover 1088k, more than the working set (1m)"),
+        "{e}"
+    );
+    assert!(o.stdout.is_empty());
+}
+
 /// fio's offset modifier on a sequential pattern runs with fio's I/O counts: backwards
 /// (rw=read:-8k, fio's backwards-read.fio) and with holes (rw=write:12k); a step as large as the
 /// working set is refused at its line, and a random pattern's ':N' too.
@@ -1577,4 +1610,170 @@ fn exitall_stops_the_jobs_exit_what_names_as_fio_does() {
     let (fio_fast, our_fast) = (both.fio[1].1[0], both.ours[1].1[0]);
     assert!(our_fast < 128 && fio_fast < 128, "fio {fio_fast}, ours {our_fast}: [fast] was not stopped");
     assert!(our_fast.abs_diff(fio_fast) <= (fio_fast / 3).max(10), "fio {fio_fast}, ours {our_fast}");
+}
+
+/// The sizes of the files in `dir`, by name.
+fn file_sizes(dir: &Path) -> Vec<(String, u64)> {
+    let mut v: Vec<(String, u64)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|f| f.unwrap())
+        .filter(|f| f.path().is_file())
+        .map(|f| (f.file_name().to_string_lossy().into_owned(), f.metadata().unwrap().len()))
+        .filter(|(n, _)| !n.ends_with(".fio"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// fio's nrfiles and filename_format make the files fio makes (each clone its own, size split
+/// over them; a job without either, one per clone), and filename's list splits size as fio does; the I/O counts per job,
+/// the names and sizes of the files are fio's.
+#[test]
+fn nrfiles_and_filename_format_make_fios_files() {
+    let text = "[global]\nioengine=psync\ndirect=1\nbs=4k\nsize=256k\n\
+                [many]\nrw=randwrite\nnrfiles=4\nnumjobs=2\nfile_service_type=roundrobin\n\
+                [fmt]\nstonewall\nrw=read\nnrfiles=2\nfilename_format=fmt-$filenum.dat\n\
+                [list]\nstonewall\nrw=write\nfilename=l1:l2\n\
+                [clones]\nstonewall\nrw=write\nnumjobs=3\n";
+    let Some(fio) = tool("fio") else { return };
+    let dir = scratch_dir();
+    let theirs = fio_in(&fio, dir.path(), text, &[]);
+    let fio_files = file_sizes(dir.path());
+    let fresh = scratch_dir();
+    let ours = ours_in(fresh.path(), text, &[]);
+    assert_eq!(ios_per_job(&ours), ios_per_job(&theirs), "per job: read, write, trim");
+    assert_eq!(
+        ios_per_job(&ours),
+        [
+            ("many".to_string(), [0, 128, 0]),
+            ("fmt".to_string(), [64, 0, 0]),
+            ("list".to_string(), [0, 64, 0]),
+            ("clones".to_string(), [0, 192, 0])
+        ]
+    );
+    let shape = |d: &Value| -> Vec<(String, u64)> {
+        d["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| (j["jobname"].as_str().unwrap().into(), j["groupid"].as_u64().unwrap()))
+            .collect()
+    };
+    assert_eq!(shape(&ours), shape(&theirs));
+    assert_eq!(file_sizes(fresh.path()), fio_files);
+    assert!(fio_files.contains(&("many.1.3".to_string(), 64 << 10)), "{fio_files:?}");
+    assert!(fio_files.contains(&("clones.2.0".to_string(), 256 << 10)), "a file per clone: {fio_files:?}");
+}
+
+/// fio's loops repeat a job's size (or filesize) and its number_ios; the I/O counts per job are
+/// fio's (three times 64 writes, two passes over a 512k file, four times 10 reads).
+#[test]
+fn loops_repeat_the_job_as_in_fio() {
+    let text = "[global]\nioengine=psync\ndirect=1\nbs=4k\n\
+                [sized]\nfilename=loops.dat\nsize=256k\nrw=randwrite\nloops=3\n\
+                [pass]\nstonewall\nfilename=pass.dat\nfilesize=512k\nrw=write\nloops=2\n\
+                [nios]\nstonewall\nfilename=loops.dat\nsize=256k\nrw=read\nnumber_ios=10\nloops=4\n";
+    let Some(both) = fio_and_ours(text, &[]) else { return };
+    assert_eq!(both.ours, both.fio, "per job: read, write, trim");
+    let total: Vec<u64> = both.ours.iter().map(|(_, ios)| ios.iter().sum()).collect();
+    assert_eq!(total, [192, 256, 40]);
+}
+
+/// fio's offset_increment: each clone writes its own 64k, one after another, in the file fio makes
+/// (four clones' worth long); the I/O counts, jobs and file are fio's. A last working set past
+/// the end of an existing file is refused at the job's line, nothing written.
+#[test]
+fn offset_increment_runs_each_clone_on_its_own_range_as_in_fio() {
+    let text = "[global]\nioengine=psync\ndirect=1\nbs=4k\n\
+                [inc]\nfilename=oi.dat\nrw=write\nsize=64k\nnumjobs=4\noffset_increment=64k\n";
+    let Some(both) = fio_and_ours(text, &[]) else { return };
+    assert_eq!(both.ours, both.fio, "per job: read, write, trim");
+    assert_eq!(both.ours, [("inc".to_string(), [0, 64, 0])]);
+    assert_eq!(file_sizes(both.dir.path()), [("oi.dat".to_string(), 256 << 10)]);
+    let dir = scratch_dir();
+    make_file(dir.path(), "small.dat", 256 << 10);
+    let job = write(
+        dir.path(),
+        "bad.fio",
+        "[a]\nioengine=psync\nfilename=small.dat\nsize=64k\nnumjobs=4\noffset_increment=128k\n",
+    );
+    let o = nvmebench_in(dir.path(), &["run", job.to_str().unwrap(), "--output-format=json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("bad.fio:6: "), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("offset_increment=128k: the last of 4 workers' working sets ends at 448k"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(o.stdout.is_empty());
+}
+
+/// fio's batching options run on io_uring as its submit_batch, reap_batch and reap_max, and on
+/// libaio at fio's defaults, with fio's I/O counts; the knobs nvmebench set are fio's values.
+#[test]
+fn batching_options_run_on_io_uring_as_in_fio() {
+    if !uring_available() {
+        return;
+    }
+    let text = "[global]\ndirect=1\nbs=4k\nsize=1m\nfilename=batch.dat\niodepth=16\n\
+                [u]\nioengine=io_uring\niodepth_batch_submit=8\niodepth_batch_complete_min=4\n\
+                iodepth_batch_complete_max=16\nrw=randwrite\n\
+                [a]\nstonewall\nioengine=libaio\niodepth_batch=1\niodepth_low=16\nrw=randread\n";
+    let Some(both) = fio_and_ours(text, &[]) else { return };
+    assert_eq!(both.ours, both.fio, "per job: read, write, trim");
+    assert_eq!(both.ours, [("u".to_string(), [0, 256, 0]), ("a".to_string(), [256, 0, 0])]);
+    let job = write(both.dir.path(), "u.fio", text);
+    let o = nvmebench_in(both.dir.path(), &["run", job.to_str().unwrap(), "--section", "u", "--output", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let engine = &json(&o)["runs"][0]["engine"]["options"];
+    let knobs = ["submit_batch", "reap_batch", "reap_max"].map(|k| engine[k].as_str().unwrap_or_default().to_string());
+    assert_eq!(knobs, ["8", "4", "16"], "{engine}");
+}
+
+/// fio's continue_on_error=all runs as --on-error continue, and both documents carry fio's
+/// total_err and first_error (0 without errors) beside the I/O counts, which are fio's;
+/// continue_on_error=read (errors of one direction) is refused at its line.
+#[test]
+fn continue_on_error_writes_fios_error_counts() {
+    let Some(fio) = tool("fio") else { return };
+    let text = "[global]\nioengine=psync\ndirect=1\nbs=4k\nsize=256k\nfilename=coe.dat\n\
+                [w]\nrw=randwrite\ncontinue_on_error=all\n[n]\nstonewall\nrw=read\ncontinue_on_error=none\n";
+    let dir = scratch_dir();
+    let theirs = fio_in(&fio, dir.path(), text, &[]);
+    let fresh = scratch_dir();
+    let ours = ours_in(fresh.path(), text, &[]);
+    assert_eq!(ios_per_job(&ours), ios_per_job(&theirs), "per job: read, write, trim");
+    let errs = |d: &Value| -> Vec<(Value, Value)> {
+        d["jobs"].as_array().unwrap().iter().map(|j| (j["total_err"].clone(), j["first_error"].clone())).collect()
+    };
+    assert_eq!(errs(&ours), errs(&theirs));
+    assert_eq!(errs(&ours), [(Value::from(0), Value::from(0)), (Value::Null, Value::Null)]);
+    let job = write(fresh.path(), "bad.fio", "[a]\nioengine=null\nsize=1m\ncontinue_on_error=read\n");
+    let o = nvmebench(&["run", job.to_str().unwrap(), "--output-format=json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("bad.fio:4: option 'continue_on_error': continue_on_error=read: nvmebench's --on-error continue"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(o.stdout.is_empty());
+}
+
+/// fio's shares of an existing file: offset=33% rounded up to a block, size=50% after offset=60%
+/// cut to what is left, size=33% cut down to a block; the I/O counts are fio's.
+#[test]
+fn size_and_offset_shares_are_fios() {
+    let Some(fio) = tool("fio") else { return };
+    let text = "[global]\nioengine=psync\ndirect=1\nfilename=p.dat\nbs=4k\n\
+                [op]\nrw=read\noffset=33%\n[cap]\nstonewall\nrw=read\noffset=60%\nsize=50%\n\
+                [share]\nstonewall\nrw=randread\nsize=33%\n";
+    let dir = scratch_dir();
+    make_file(dir.path(), "p.dat", 1000 << 10);
+    let theirs = fio_in(&fio, dir.path(), text, &[]);
+    let ours = ours_in(dir.path(), text, &[]);
+    assert_eq!(ios_per_job(&ours), ios_per_job(&theirs), "per job: read, write, trim");
+    let reads: Vec<u64> = ios_per_job(&ours).iter().map(|(_, ios)| ios[0]).collect();
+    assert_eq!(reads, [167, 100, 82]);
 }
