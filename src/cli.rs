@@ -5,6 +5,7 @@
 
 use crate::options::{FioLatencies, LatencyMode, Loads, OnError, OutputFormat, SmallBlocks};
 use crate::units::{self, SizeOrPercent};
+use crate::workload::contents::DedupeMode;
 use crate::workload::dist::RandomDist;
 use crate::workload::rate::{self, ByteRate, IopsRate, RateProcess};
 use crate::workload::{Mix, RwMode};
@@ -368,6 +369,23 @@ pub struct RunArgs {
     /// [default: 0, every write unique]
     #[arg(long, value_name = "PCT", value_parser = parse_percent_u32)]
     pub dedupe_percentage: Option<u32>,
+
+    /// Which earlier write a deduplicated write copies (fio's dedupe_mode): repeat, the latest
+    /// unique write; working_set, one drawn from a working set of
+    /// --dedupe-working-set-percentage of --size [default: repeat]
+    #[arg(long, value_name = "MODE", value_parser = DedupeMode::parse)]
+    pub dedupe_mode: Option<DedupeMode>,
+
+    /// The working set of --dedupe-mode working_set, as a percentage of --size (fio's
+    /// dedupe_working_set_percentage) [default: 5]
+    #[arg(long, value_name = "PCT", value_parser = parse_percent_u32)]
+    pub dedupe_working_set_percentage: Option<u32>,
+
+    /// The working set of --dedupe-mode working_set is shared by every worker of the run, so that
+    /// their deduplicated writes copy the same blocks (fio's dedupe_global)
+    #[arg(long = "dedupe_global", value_name = "0|1", num_args = 0..=1, default_missing_value = "1",
+        value_parser = clap::builder::BoolishValueParser::new())]
+    pub dedupe_global: Option<bool>,
 
     /// Reporting interval for the live line and the JSON time series.
     #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = parse_positive_duration)]

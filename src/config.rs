@@ -18,7 +18,7 @@ use crate::target::{PollSupport, Target, TargetError, TargetKind};
 use crate::units::{self, SizeOrPercent, format_size};
 use crate::verify::{GenTable, VerifyState};
 use crate::workload::bssplit::BsSplit;
-use crate::workload::contents::BufferContents;
+use crate::workload::contents::{BufferContents, DedupeMode};
 use crate::workload::dist::RandomDist;
 use crate::workload::rate::{PaceSpec, RateProcess, ThinkTime};
 use crate::workload::{Mix, RwMode, WorkloadSpec};
@@ -550,6 +550,7 @@ impl RunConfig {
             resolve_verify(args, &engine, (&bs_read, &bs_write, writes), align, geometry.lbs, offset, size, &targets)?;
         let random_map = random_map(args, align, [&bs_read, &bs_write, &bs_trim], &mix);
         let latency = resolve_latency(args);
+        let bs_write_min = bs_write.min_bytes();
         let workload = WorkloadSpec {
             rw: args.rw,
             mix,
@@ -564,7 +565,7 @@ impl RunConfig {
             seq_add_bytes: resolve_seq_add(args, size)?,
             seed: args.seed.or(state_seed).unwrap_or(DEFAULT_SEED),
             pacing: resolve_pacing(args, &mix)?,
-            buffers: resolve_buffers(args, writes)?,
+            buffers: resolve_buffers(args, writes, size, bs_write_min)?,
         };
         for t in &targets {
             check_writes_allowed(args, Some(t), &workload)?;
@@ -700,11 +701,44 @@ fn resolve_seq_add(args: &RunArgs, range_bytes: u64) -> Result<i64, ConfigError>
     Ok(add)
 }
 
-/// `--buffer-compress-percentage` and `--dedupe-percentage` (clap checked the range).
-fn resolve_buffers(args: &RunArgs, writes: bool) -> Result<BufferContents, ConfigError> {
+/// fio's default `dedupe_working_set_percentage`.
+const DEFAULT_DEDUPE_WORKING_SET_PERCENT: u32 = 5;
+
+/// `--buffer-compress-percentage`, `--dedupe-percentage` and its mode (clap checked the ranges).
+fn resolve_buffers(
+    args: &RunArgs,
+    writes: bool,
+    range_bytes: u64,
+    min_write_bytes: u32,
+) -> Result<BufferContents, ConfigError> {
+    let dedupe_mode = args.dedupe_mode.unwrap_or_default();
+    let working_set_percent = args.dedupe_working_set_percentage.unwrap_or(DEFAULT_DEDUPE_WORKING_SET_PERCENT);
+    let dedupe_percent = args.dedupe_percentage.unwrap_or(0);
+    if dedupe_mode == DedupeMode::WorkingSet && dedupe_percent > 0 {
+        // fio's own checks (init.c): the set is a share of an explicit size, and its blocks are
+        // unique ones, so the copies cannot be more than the rest.
+        if args.size.is_none() {
+            return Err(invalid(
+                "dedupe-mode",
+                "working_set draws its set from a share of the size, and no size is given; give a size, or write repeat".into(),
+            ));
+        }
+        if working_set_percent + dedupe_percent > 100 {
+            return Err(invalid(
+                "dedupe-working-set-percentage",
+                format!(
+                    "{working_set_percent}% of the size held as the unique working set leaves no room for {dedupe_percent}% copies (fio refuses the sum over 100); lower one of them"
+                ),
+            ));
+        }
+    }
     let b = BufferContents {
         compress_percent: args.buffer_compress_percentage.unwrap_or(0),
-        dedupe_percent: args.dedupe_percentage.unwrap_or(0),
+        dedupe_percent,
+        dedupe_mode,
+        working_set_blocks: (range_bytes * u64::from(working_set_percent) / 100 / u64::from(min_write_bytes.max(1)))
+            .max(1),
+        dedupe_global: args.dedupe_global.unwrap_or(false),
     };
     let flag =
         if args.buffer_compress_percentage.is_some() { "buffer-compress-percentage" } else { "dedupe-percentage" };

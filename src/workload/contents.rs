@@ -4,7 +4,11 @@
 //! `buffer_compress_percentage`) makes N% of every 512-byte chunk (fio's `buffer_compress_chunk`)
 //! zeros after a random start, so the data compresses to about (100 - N)% of its size.
 //! `--dedupe-percentage N` (fio's `dedupe_percentage`) makes N% of writes exact copies of an
-//! earlier write of this worker.
+//! earlier write: with `--dedupe-mode repeat` (fio's default) of this worker's latest unique
+//! write; with `working_set`, of one drawn uniformly from this worker's first
+//! `--dedupe-working-set-percentage` of `--size` in unique writes, or, with `--dedupe_global`, from
+//! a working set of that size every worker of the process shares (fio builds its shared set from
+//! each job's first unique writes; here its blocks are only ever written as copies).
 //!
 //! Refreshing a whole buffer per write would cost more than the rest of the I/O path, so a
 //! [`Filler`] keeps every slot's buffer in the pattern and, per write, overwrites only the first
@@ -24,6 +28,33 @@ use serde::Serialize;
 /// fio's default `buffer_compress_chunk`: the compressible share is laid out per this many bytes.
 pub const COMPRESS_CHUNK: usize = 512;
 
+/// Which earlier write a deduplicated write copies (fio's `dedupe_mode`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DedupeMode {
+    /// The latest unique write of this worker (fio's `repeat`, its default).
+    #[default]
+    Repeat,
+    /// One drawn uniformly from a working set of [`BufferContents::working_set_blocks`] blocks:
+    /// this worker's first that many unique writes, or, with `dedupe_global`, a set every worker
+    /// shares (fio's `working_set`).
+    WorkingSet,
+}
+
+impl DedupeMode {
+    /// Parses fio's words for it.
+    ///
+    /// # Errors
+    /// A sentence naming the two modes.
+    pub fn parse(text: &str) -> Result<DedupeMode, String> {
+        match text {
+            "repeat" => Ok(DedupeMode::Repeat),
+            "working_set" => Ok(DedupeMode::WorkingSet),
+            _ => Err(format!("'{text}' is not a dedupe mode; write repeat or working_set")),
+        }
+    }
+}
+
 /// The buffer options in effect.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct BufferContents {
@@ -31,6 +62,13 @@ pub struct BufferContents {
     pub compress_percent: u32,
     /// Percentage of writes that copy an earlier one (fio's `dedupe_percentage`).
     pub dedupe_percent: u32,
+    /// Which earlier write a copy repeats (fio's `dedupe_mode`).
+    pub dedupe_mode: DedupeMode,
+    /// The working set of [`DedupeMode::WorkingSet`], in blocks of the smallest write: fio's
+    /// `dedupe_working_set_percentage` of the job's size, over that size (at least 1).
+    pub working_set_blocks: u64,
+    /// Whether every worker of the run copies from one shared working set (fio's `dedupe_global`).
+    pub dedupe_global: bool,
 }
 
 impl BufferContents {
@@ -65,6 +103,13 @@ pub fn run_nonce() -> u64 {
     mix(t.as_nanos() as u64 ^ u64::from(std::process::id()).rotate_left(32))
 }
 
+/// One value for the whole process, drawn from [`run_nonce`] at first use: what workers that
+/// share a dedupe working set derive its blocks from.
+pub fn process_nonce() -> u64 {
+    static NONCE: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *NONCE.get_or_init(run_nonce)
+}
+
 /// Keeps one worker's write buffers in the pattern and stamps each write.
 pub struct Filler {
     /// The pattern, as long as the largest I/O: random starts, zero tails, per chunk.
@@ -74,27 +119,42 @@ pub struct Filler {
     stamp_bytes: usize,
     key: u64,
     dedupe_threshold: u64,
+    dedupe_mode: DedupeMode,
+    /// The working set's size in blocks (at least 1), and the key its blocks are stamped with:
+    /// this worker's own (its first unique writes) or, with `dedupe_global`, the process's.
+    working_set_blocks: u64,
+    working_set_key: u64,
     rng: Xoshiro256PlusPlus,
-    /// Unique writes so far; a copy picks one of them.
+    /// Unique writes so far; a copy repeats one of them, or a working-set block.
     unique: u64,
 }
 
 impl Filler {
     /// A filler for `slots` buffers of up to `max_bytes`, its pattern and stamps drawn from `seed`.
+    ///
+    /// With a shared working set (`dedupe_global`), the pattern comes from the process's nonce
+    /// instead, so that a working-set block written by any worker is the same bytes.
     pub fn new(contents: BufferContents, slots: usize, max_bytes: usize, seed: u64) -> Filler {
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x6275_6666_6572_7321);
+        let shared = contents.dedupe_global && contents.dedupe_mode == DedupeMode::WorkingSet;
+        let mut base_rng =
+            Xoshiro256PlusPlus::seed_from_u64(if shared { process_nonce() } else { seed } ^ 0x6275_6666_6572_7321);
         let random = contents.random_per_chunk();
         let mut base = vec![0u8; max_bytes];
         for chunk in base.chunks_mut(COMPRESS_CHUNK) {
             let n = random.min(chunk.len());
-            rng.fill_bytes(&mut chunk[..n]);
+            base_rng.fill_bytes(&mut chunk[..n]);
         }
+        let mut rng = if shared { Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x6275_6666_6572_7321) } else { base_rng };
+        let key = rng.next_u64();
         Filler {
             base,
             clean: vec![0; slots],
             stamp_bytes: random.min(8),
-            key: rng.next_u64(),
+            key,
             dedupe_threshold: contents.dedupe_threshold(),
+            dedupe_mode: contents.dedupe_mode,
+            working_set_blocks: contents.working_set_blocks.max(1),
+            working_set_key: if shared { mix(process_nonce() ^ 0x7365_7473_6b72_6f77) } else { key },
             rng,
             unique: 0,
         }
@@ -121,13 +181,17 @@ impl Filler {
     /// The next write's stamp: a new unique write's, or (deduplication) an earlier one's.
     #[inline]
     fn next_stamp(&mut self) -> u64 {
-        let which = if self.dedupe_threshold > 0 && self.unique > 0 && self.rng.next_u64() < self.dedupe_threshold {
-            self.rng.next_u64() % self.unique
-        } else {
-            self.unique += 1;
-            self.unique - 1
-        };
-        mix(self.key ^ which)
+        if self.dedupe_threshold > 0 && self.unique > 0 && self.rng.next_u64() < self.dedupe_threshold {
+            return match self.dedupe_mode {
+                // fio regenerates the buffer from the seed its latest unique write started from.
+                DedupeMode::Repeat => mix(self.key ^ (self.unique - 1)),
+                // fio's working set holds the seeds of the job's first unique writes (or, global,
+                // of blocks every job shares) and a copy draws one uniformly.
+                DedupeMode::WorkingSet => mix(self.working_set_key ^ (self.rng.next_u64() % self.working_set_blocks)),
+            };
+        }
+        self.unique += 1;
+        mix(self.key ^ (self.unique - 1))
     }
 
     /// Prepares a spare buffer ahead for a write not yet drawn (of any size up to the largest):
@@ -201,7 +265,7 @@ mod tests {
     #[test]
     fn a_spare_prepared_ahead_holds_what_fill_would_write() {
         for (compress, dedupe) in [(0, 0), (50, 0), (0, 30), (60, 40), (100, 0)] {
-            let contents = BufferContents { compress_percent: compress, dedupe_percent: dedupe };
+            let contents = BufferContents { compress_percent: compress, dedupe_percent: dedupe, ..Default::default() };
             let max = 64 * 1024;
             let (mut filled, mut ahead) = (Filler::new(contents, 1, max, 9), Filler::new(contents, 1, max, 9));
             // A spare a little larger than the largest write, as the engine's buffers are rounded up.
@@ -233,7 +297,12 @@ mod tests {
     #[test]
     fn buffers_compress_to_the_share_asked_for() {
         for pct in [0u32, 25, 50, 75, 90, 100] {
-            let blocks = writes(BufferContents { compress_percent: pct, dedupe_percent: 0 }, 256, 4096, 32);
+            let blocks = writes(
+                BufferContents { compress_percent: pct, dedupe_percent: 0, ..Default::default() },
+                256,
+                4096,
+                32,
+            );
             let r = ratio(&blocks);
             let want = f64::from(100 - pct) / 100.0;
             assert!((r - want).abs() < 0.04, "compress {pct}%: deflate ratio {r:.3}, want about {want}");
@@ -260,21 +329,98 @@ mod tests {
         let blocks = writes(BufferContents::default(), 2000, 16384, 32);
         assert_eq!(distinct(&blocks), 2000 * 4);
         for pct in [10u32, 50, 90] {
-            let blocks = writes(BufferContents { compress_percent: 0, dedupe_percent: pct }, n, 4096, 32);
+            let blocks =
+                writes(BufferContents { compress_percent: 0, dedupe_percent: pct, ..Default::default() }, n, 4096, 32);
             let dup_share = 1.0 - distinct(&blocks) as f64 / n as f64;
             let want = f64::from(pct) / 100.0;
             assert!((dup_share - want).abs() < 0.02, "dedupe {pct}%: {dup_share:.3} of blocks are copies");
         }
         // With compression too: the copies still copy, the chunks still compress.
-        let blocks = writes(BufferContents { compress_percent: 50, dedupe_percent: 50 }, n, 4096, 32);
+        let blocks =
+            writes(BufferContents { compress_percent: 50, dedupe_percent: 50, ..Default::default() }, n, 4096, 32);
         let dup_share = 1.0 - distinct(&blocks) as f64 / n as f64;
         assert!((dup_share - 0.5).abs() < 0.02, "{dup_share}");
         assert!((ratio(&blocks[..256]) - 0.5).abs() < 0.04);
     }
 
+    /// fio's repeat mode: a copy is the latest unique write, so copies come in runs right after
+    /// the write they repeat.
+    #[test]
+    fn a_repeat_copies_the_latest_unique_write() {
+        let c = BufferContents { dedupe_percent: 50, ..Default::default() };
+        let blocks = writes(c, 4000, 4096, 8);
+        let mut latest_unique: Option<&Vec<u8>> = None;
+        let mut seen = HashSet::new();
+        let mut copies = 0;
+        for b in &blocks {
+            if seen.insert(b.clone()) {
+                latest_unique = Some(b);
+            } else {
+                assert_eq!(Some(b), latest_unique, "a copy repeats the latest unique write, not an older one");
+                copies += 1;
+            }
+        }
+        assert!((copies as f64 / 4000.0 - 0.5).abs() < 0.03, "{copies} copies");
+    }
+
+    /// fio's working_set mode: copies are drawn from the worker's first `working_set_blocks`
+    /// unique writes, every one of them in time.
+    #[test]
+    fn working_set_copies_come_from_the_first_unique_writes() {
+        let c = BufferContents {
+            dedupe_percent: 40,
+            dedupe_mode: DedupeMode::WorkingSet,
+            working_set_blocks: 50,
+            ..Default::default()
+        };
+        let blocks = writes(c, 5000, 4096, 16);
+        let mut order: Vec<&Vec<u8>> = Vec::new();
+        for b in &blocks {
+            if !order.contains(&b) {
+                order.push(b);
+            }
+        }
+        let first: HashSet<_> = order[..50].iter().collect();
+        let copies: Vec<_> =
+            blocks.iter().enumerate().filter(|(i, b)| blocks[..*i].contains(b)).map(|(_, b)| b).collect();
+        assert!(copies.iter().all(|b| first.contains(b)), "every copy is one of the first 50 unique writes");
+        let used: HashSet<_> = copies.iter().collect();
+        assert_eq!(used.len(), 50, "the whole working set is drawn from");
+        assert!((copies.len() as f64 / 5000.0 - 0.4).abs() < 0.03, "{} copies", copies.len());
+    }
+
+    /// dedupe_global: two workers (different seeds) copy the same working-set blocks, while their
+    /// unique writes still differ.
+    #[test]
+    fn a_global_working_set_is_shared_by_workers() {
+        let c = BufferContents {
+            compress_percent: 50,
+            dedupe_percent: 50,
+            dedupe_mode: DedupeMode::WorkingSet,
+            working_set_blocks: 20,
+            dedupe_global: true,
+        };
+        let run = |seed: u64| {
+            let mut f = Filler::new(c, 1, 4096, seed);
+            let mut buf = vec![0u8; 4096];
+            (0..2000)
+                .map(|_| {
+                    f.fill(0, 4096, &mut buf);
+                    buf.clone()
+                })
+                .collect::<Vec<_>>()
+        };
+        let (a, b) = (run(1), run(2));
+        let set_a: HashSet<_> = a.iter().collect();
+        let set_b: HashSet<_> = b.iter().collect();
+        let shared = set_a.intersection(&set_b).count();
+        assert_eq!(shared, 20, "the 20 working-set blocks, and nothing else, are in both");
+        assert!((ratio(&a[..256]) - 0.5).abs() < 0.05);
+    }
+
     #[test]
     fn a_read_into_a_slot_does_not_leak_into_the_next_write() {
-        let c = BufferContents { compress_percent: 50, dedupe_percent: 0 };
+        let c = BufferContents { compress_percent: 50, dedupe_percent: 0, ..Default::default() };
         let mut f = Filler::new(c, 1, 4096, 1);
         let mut buf = vec![0u8; 4096];
         f.fill(0, 4096, &mut buf);

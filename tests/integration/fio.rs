@@ -1318,3 +1318,63 @@ fn sync_engines_run_as_psync_with_fios_counts() {
     assert_eq!(both.ours[0].1, [0, 64, 0]);
     assert!(both.notes.contains("[v]: ioengine=pvsync runs as psync: the same I/Os, one at a time"), "{}", both.notes);
 }
+
+/// The share of a file's 4 KiB blocks that repeat an earlier block of it.
+fn duplicate_share(path: &Path) -> f64 {
+    let data = std::fs::read(path).unwrap();
+    let blocks: Vec<&[u8]> = data.chunks(4096).collect();
+    let distinct: BTreeSet<&[u8]> = blocks.iter().copied().collect();
+    1.0 - distinct.len() as f64 / blocks.len() as f64
+}
+
+/// fio's dedupe_mode, each way, against fio 3.33: the same I/O counts, and about the same share of
+/// the written file's blocks repeating earlier ones (repeat: the dedupe percentage; working_set:
+/// the same, its copies drawn from the first unique writes).
+#[test]
+fn dedupe_modes_write_as_many_copies_as_fios() {
+    let Some(fio) = tool("fio") else { return };
+    let dir = scratch_dir();
+    for mode in ["repeat", "working_set"] {
+        let text = format!(
+            "[global]\nioengine=libaio\niodepth=16\nsize=8m\nbs=4k\nrw=write\nfilename=dd.dat\n\
+             dedupe_percentage=40\ndedupe_mode={mode}\ndedupe_working_set_percentage=10\nbuffer_compress_percentage=50\n[w]\n"
+        );
+        let theirs = fio_in(&fio, dir.path(), &text, &[]);
+        let fio_share = duplicate_share(&dir.path().join("dd.dat"));
+        std::fs::remove_file(dir.path().join("dd.dat")).unwrap();
+        let ours = ours_in(dir.path(), &text, &[]);
+        let our_share = duplicate_share(&dir.path().join("dd.dat"));
+        assert_eq!(ours["jobs"][0]["write"]["total_ios"], theirs["jobs"][0]["write"]["total_ios"], "{mode}");
+        assert!(
+            (our_share - fio_share).abs() < 0.04,
+            "{mode}: {our_share:.3} of blocks are copies, fio's {fio_share:.3}"
+        );
+        assert!((our_share - 0.4).abs() < 0.04, "{mode}: {our_share:.3}");
+    }
+}
+
+/// Bad dedupe options: one line naming the file, the line and the option, exit 2, nothing written.
+#[test]
+fn bad_dedupe_options_are_refused_in_one_line() {
+    let dir = scratch_dir();
+    let base = "[global]\nioengine=null\nsize=1m\nrw=write\ndedupe_percentage=60\n";
+    let cases = [
+        (
+            format!("{base}[a]\ndedupe_mode=sometimes\n"),
+            "bad.fio:7: option 'dedupe_mode': 'sometimes' is not a dedupe mode; write repeat or working_set",
+        ),
+        (
+            format!("{base}[a]\ndedupe_mode=working_set\ndedupe_working_set_percentage=50\n"),
+            "bad.fio:8: [a]: dedupe_working_set_percentage=50: 50% of the size held as the unique working set leaves no room for 60% copies",
+        ),
+        (format!("{base}[a]\ndedupe_global\n"), "bad.fio:7: option 'dedupe_global': dedupe_global needs a value"),
+    ];
+    for (text, want) in cases {
+        write(dir.path(), "bad.fio", &text);
+        let o = nvmebench_in(dir.path(), &["run", "bad.fio", "--output-format=json"]);
+        assert_eq!(o.status.code(), Some(2), "{text}: {}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{text}: {}", stderr(&o));
+        assert!(o.stdout.is_empty(), "nothing written for {text}");
+    }
+}
