@@ -20,6 +20,7 @@ use crate::verify::{GenTable, VerifyState};
 use crate::workload::bssplit::BsSplit;
 use crate::workload::contents::{BufferContents, DedupeMode};
 use crate::workload::dist::RandomDist;
+use crate::workload::prio::{CmdPrioOptions, PrioSpec, resolve as resolve_priorities};
 use crate::workload::rate::{PaceSpec, RateProcess, ThinkTime};
 use crate::workload::{Mix, RwMode, WorkloadSpec};
 use clash::Clash;
@@ -566,6 +567,7 @@ impl RunConfig {
             seed: args.seed.or(state_seed).unwrap_or(DEFAULT_SEED),
             pacing: resolve_pacing(args, &mix)?,
             buffers: resolve_buffers(args, writes, size, bs_write_min)?,
+            prio: resolve_prio(args, &engine, &mix)?,
         };
         for t in &targets {
             check_writes_allowed(args, Some(t), &workload)?;
@@ -699,6 +701,42 @@ fn resolve_seq_add(args: &RunArgs, range_bytes: u64) -> Result<i64, ConfigError>
         ));
     }
     Ok(add)
+}
+
+/// fio's `prio`, `prioclass` and its libaio and io_uring engines' `cmdprio_*` options.
+fn resolve_prio(args: &RunArgs, engine: &EngineSpec, mix: &Mix) -> Result<PrioSpec, ConfigError> {
+    let cmd = CmdPrioOptions {
+        percentage: args.cmdprio_percentage.as_deref(),
+        class: args.cmdprio_class.as_deref(),
+        level: args.cmdprio.as_deref(),
+        bssplit: args.cmdprio_bssplit.as_deref(),
+    };
+    let given = [
+        (cmd.percentage.is_some(), "cmdprio_percentage"),
+        (cmd.class.is_some(), "cmdprio_class"),
+        (cmd.level.is_some(), "cmdprio"),
+        (cmd.bssplit.is_some(), "cmdprio_bssplit"),
+    ];
+    if let Some((_, option)) = given.iter().find(|g| g.0) {
+        // fio's cmdprio options belong to its libaio and io_uring engines: another engine's job
+        // refuses them ("Bad option").
+        if !matches!(engine, EngineSpec::Aio | EngineSpec::Uring(_)) {
+            return Err(invalid(
+                option,
+                format!(
+                    "it is an option of fio's libaio and io_uring engines, and fio refuses it on {}; use ioengine=libaio or io_uring, or drop it (prio and prioclass set the whole job's priority on any engine)",
+                    match engine {
+                        EngineSpec::Null(_) => "null",
+                        EngineSpec::Spdk(_) => "spdk",
+                        EngineSpec::UringCmd(_) => "io_uring_cmd",
+                        _ => "psync",
+                    }
+                ),
+            ));
+        }
+    }
+    resolve_priorities(args.prioclass, args.prio, &cmd, mix.issues(Direction::Read), mix.issues(Direction::Write))
+        .map_err(|(option, message)| invalid(option, message))
 }
 
 /// fio's default `dedupe_working_set_percentage`.

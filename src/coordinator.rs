@@ -1066,6 +1066,7 @@ mod tests {
             seed: 1,
             pacing: Default::default(),
             buffers: Default::default(),
+            prio: Default::default(),
         })
     }
 

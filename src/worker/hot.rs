@@ -17,7 +17,7 @@
 use super::{BusyTime, FailedIo, IntervalReport, Links, Phase, Report, Shared, StopReason, WorkerPlan, WorkerSummary};
 use crate::cpu::CpuProbe;
 use crate::engine::{Engine, EngineError, EngineInfo, Queued, Sends};
-use crate::io::{Direction, IoError, IoOp};
+use crate::io::{Direction, IoError, IoOp, IoPrio};
 use crate::options::{LatencyMode, OnError};
 use crate::stats::{HistTally, Stats};
 use crate::verify::{GenTable, Verifier};
@@ -167,7 +167,7 @@ const COAST_PASSES: u32 = 7;
 impl<'c, E: Engine> Loop<'c, E> {
     pub(super) fn new(engine: E, plan: &WorkerPlan, clock: &'c quanta::Clock) -> Self {
         let qd = plan.queue_depth as usize;
-        let idle = IoOp { dir: Direction::Read, offset: 0, len: 0 };
+        let idle = IoOp { dir: Direction::Read, offset: 0, len: 0, prio: IoPrio::NONE };
         // Verified workers own disjoint slices, so no unit is written by two workers at once.
         let generator = Generator::with_slices(&plan.spec, plan.slice, plan.slices, plan.verify.is_some());
         let verifier = plan.verify.as_ref().map(|v| {
@@ -1095,7 +1095,7 @@ impl<'c, E: Engine> Loop<'c, E> {
         while next < todo.len() || in_flight > 0 {
             while next < todo.len() {
                 let Some(&slot) = free.last() else { break };
-                let op = IoOp { dir: Direction::Read, offset: todo[next], len: unit };
+                let op = IoOp { dir: Direction::Read, offset: todo[next], len: unit, prio: IoPrio::NONE };
                 if self.engine.queue(slot, &op)? == Queued::Busy {
                     break;
                 }
