@@ -40,6 +40,7 @@ pub fn write_logs(
 ) -> anyhow::Result<()> {
     let f = &args.fio;
     let bs = fio_report::log_block_sizes(cfg, f.log_avg_window().is_some());
+    let prio_column = f.log_prio.unwrap_or(false);
     let prefix = |p: &str| if p.is_empty() { jobname.to_string() } else { p.to_string() };
     let mut kinds: Vec<(String, LogKind)> = Vec::new();
     if let Some(p) = &f.write_bw_log {
@@ -61,11 +62,13 @@ pub fn write_logs(
         if f.per_job_logs.unwrap_or(true) {
             for (i, series) in threads.iter().enumerate() {
                 let path = format!("{prefix}_{}.{}.log", kind.suffix(), first + i);
-                std::fs::write(&path, fio_report::log_lines(kind, series, bs)).map_err(|e| cannot(&path, e))?;
+                std::fs::write(&path, fio_report::log_lines_prio(kind, series, bs, prio_column))
+                    .map_err(|e| cannot(&path, e))?;
             }
         } else {
             let path = format!("{prefix}_{}.log", kind.suffix());
-            let text: String = threads.iter().map(|series| fio_report::log_lines(kind, series, bs)).collect();
+            let text: String =
+                threads.iter().map(|series| fio_report::log_lines_prio(kind, series, bs, prio_column)).collect();
             std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)

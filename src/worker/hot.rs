@@ -19,7 +19,7 @@ use crate::cpu::CpuProbe;
 use crate::engine::{Engine, EngineError, EngineInfo, Queued, Sends};
 use crate::io::{Direction, IoError, IoOp, IoPrio};
 use crate::options::{LatencyMode, OnError};
-use crate::stats::{HistTally, Stats};
+use crate::stats::{HistTally, PrioStats, Stats};
 use crate::verify::{GenTable, Verifier};
 use crate::workload::contents::{self, Filler};
 use crate::workload::rate::{Gate, Pacer};
@@ -237,8 +237,8 @@ impl<'c, E: Engine> Loop<'c, E> {
             limits,
             slots: vec![(0, idle); qd],
             free: (0..plan.queue_depth).rev().collect(),
-            stats: Box::new(Stats::new(split.is_some())),
-            spare: Some(Box::new(Stats::new(split.is_some()))),
+            stats: Box::new(prio_stats(Stats::new(split.is_some()), plan)),
+            spare: Some(Box::new(prio_stats(Stats::new(split.is_some()), plan))),
             pacer,
             sleeps,
             tries: vec![0; qd],
@@ -722,7 +722,10 @@ impl<'c, E: Engine> Loop<'c, E> {
             let total = clock.delta_as_nanos(start, end);
             match result {
                 Ok(()) => {
-                    stats.dir[op.dir as usize].record_tallied(total, u64::from(op.len), &mut tallies[op.dir as usize])
+                    stats.dir[op.dir as usize].record_tallied(total, u64::from(op.len), &mut tallies[op.dir as usize]);
+                    if let Some(p) = prio_of(stats, &op) {
+                        p.record(total, None, u64::from(op.len));
+                    }
                 }
                 Err(_) => {
                     let mut books = Books { stats, tallies, tries, retry, first_error, max_retries: 0, stamp: true };
@@ -1208,6 +1211,30 @@ fn book(stats: &mut Stats, tallies: &mut [HistTally; Direction::COUNT], op: &IoO
     if let Some((slat, clat)) = latency.parts {
         book_split(stats, d, bytes, slat, clat);
     }
+    if let Some(p) = prio_of(stats, op) {
+        p.record(latency.total, latency.parts.map(|(_, clat)| clat), bytes);
+    }
+}
+
+/// `op`'s per-priority statistics, when its direction keeps them (cmdprio chooses priorities).
+#[inline(always)]
+fn prio_of<'s>(stats: &'s mut Stats, op: &IoOp) -> Option<&'s mut PrioStats> {
+    stats.prios.get_mut(op.dir as usize).and_then(|p| p.get_mut(usize::from(op.prio.stat)))
+}
+
+/// `stats` with room for the per-priority statistics `plan`'s workload keeps (made before the
+/// run, so booking never allocates).
+fn prio_stats(mut stats: Stats, plan: &WorkerPlan) -> Stats {
+    for (i, dir) in [Direction::Read, Direction::Write].into_iter().enumerate() {
+        stats.prios[i] = plan
+            .spec
+            .prio
+            .stat_values(dir)
+            .into_iter()
+            .map(|value| PrioStats { value, ..PrioStats::default() })
+            .collect();
+    }
+    stats
 }
 
 #[inline(never)]
