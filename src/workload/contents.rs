@@ -62,12 +62,16 @@ pub struct BufferContents {
     pub compress_percent: u32,
     /// Percentage of writes that copy an earlier one (fio's `dedupe_percentage`).
     pub dedupe_percent: u32,
-    /// Which earlier write a copy repeats (fio's `dedupe_mode`).
+    /// Which earlier write a copy repeats (fio's `dedupe_mode`). This and the two after it are
+    /// not in nvmebench's own document (its schema has no place for them yet).
+    #[serde(skip)]
     pub dedupe_mode: DedupeMode,
     /// The working set of [`DedupeMode::WorkingSet`], in blocks of the smallest write: fio's
     /// `dedupe_working_set_percentage` of the job's size, over that size (at least 1).
+    #[serde(skip)]
     pub working_set_blocks: u64,
     /// Whether every worker of the run copies from one shared working set (fio's `dedupe_global`).
+    #[serde(skip)]
     pub dedupe_global: bool,
 }
 
