@@ -1378,3 +1378,105 @@ fn bad_dedupe_options_are_refused_in_one_line() {
         assert!(o.stdout.is_empty(), "nothing written for {text}");
     }
 }
+
+/// fio's cmdprio_percentage on libaio and io_uring against fio 3.33 (cmdprio-percentage.fio in
+/// small): the same I/O counts, and fio's `prios` array: the job's priority first, then cmdprio's,
+/// each with clat_ns whose N add up to the reads, about the share asked for at cmdprio's.
+#[test]
+fn cmdprio_percentage_writes_fios_prios() {
+    let Some(fio) = tool("fio") else { return };
+    let dir = scratch_dir();
+    make_file(dir.path(), "prio.dat", 8 << 20);
+    for engine in ["libaio", "io_uring"] {
+        if engine == "io_uring" && !uring_available() {
+            continue;
+        }
+        let text = format!(
+            "[global]\nfilename=prio.dat\ndirect=1\nsize=8m\n[r]\nrw=randread\nbs=4k\nioengine={engine}\niodepth=8\n\
+             prioclass=3\ncmdprio_percentage=30\ncmdprio_class=1\ncmdprio=2\n"
+        );
+        let (theirs, ours) = (fio_in(&fio, dir.path(), &text, &[]), ours_in(dir.path(), &text, &[]));
+        let shape = |d: &Value| -> Vec<(u64, u64, u64)> {
+            d["jobs"][0]["read"]["prios"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{engine}: no prios in {}", d["jobs"][0]["read"]))
+                .iter()
+                .map(|p| {
+                    (p["prioclass"].as_u64().unwrap(), p["prio"].as_u64().unwrap(), p["clat_ns"]["N"].as_u64().unwrap())
+                })
+                .collect()
+        };
+        let (f, n) = (shape(&theirs), shape(&ours));
+        let keys = |v: &[(u64, u64, u64)]| v.iter().map(|p| (p.0, p.1)).collect::<Vec<_>>();
+        assert_eq!(keys(&n), keys(&f), "{engine}: the job's idle class first, then real time level 2");
+        assert_eq!(keys(&n), [(3, 0), (1, 2)], "{engine}");
+        let total = ours["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
+        assert_eq!(total, theirs["jobs"][0]["read"]["total_ios"].as_u64().unwrap(), "{engine}");
+        assert_eq!(n.iter().map(|p| p.2).sum::<u64>(), total, "{engine}: every read is in one priority");
+        let share = n[1].2 as f64 / total as f64;
+        assert!((share - 0.3).abs() < 0.05, "{engine}: {share:.3} of reads at cmdprio's priority");
+        assert!(ours["jobs"][0]["write"].get("prios").is_none(), "{engine}: no writes, no prios");
+    }
+}
+
+/// cmdprio-bssplit.fio's advanced form with a default priority: the sizes without a share keep the
+/// job's, and the 4k entries split 25/75 between their own; with fio's log_prio the logs' last
+/// column is fio's hex.
+#[test]
+fn cmdprio_bssplit_picks_by_size_as_fio_does() {
+    let Some(both) = fio_and_ours(
+        "[global]\nfilename=bs.dat\nsize=8m\ndirect=1\nioengine=libaio\niodepth=4\nrw=randread\n\
+         write_lat_log=prio\nlog_prio=1\n\
+         [adv]\nprioclass=2\nprio=7\nbssplit=4k/40:8k/60\ncmdprio_bssplit=4k/25/1/1:4k/75/3/2/5:8k/0\n",
+        &[],
+    ) else {
+        return;
+    };
+    let doc: Value = {
+        let o = nvmebench_in(both.dir.path(), &["run", "both.fio", "--output-format=json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        json(&o)
+    };
+    let prios: Vec<(u64, u64, u64)> = doc["jobs"][0]["read"]["prios"]
+        .as_array()
+        .expect("three priorities with samples")
+        .iter()
+        .map(|p| (p["prioclass"].as_u64().unwrap(), p["prio"].as_u64().unwrap(), p["clat_ns"]["N"].as_u64().unwrap()))
+        .collect();
+    let keys: Vec<(u64, u64)> = prios.iter().map(|p| (p.0, p.1)).collect();
+    assert_eq!(keys, [(2, 7), (1, 1), (3, 2)], "fio's order: the job's, then the entries sorted by size");
+    let (one_mb, small) = (prios[0].2, prios[1].2 + prios[2].2);
+    assert!(one_mb > 0 && small > 0, "{prios:?}");
+    let log = std::fs::read_to_string(both.dir.path().join("prio_clat.1.log")).unwrap();
+    assert!(log.lines().all(|l| l.ends_with(", 0x0000")), "{log}");
+}
+
+/// cmdprio options on an engine without them are refused as fio refuses them ("Bad option"),
+/// in one line naming the option; bad values too; nothing is written.
+#[test]
+fn bad_cmdprio_options_are_refused_in_one_line() {
+    let dir = scratch_dir();
+    let base = "[global]\nsize=1m\nrw=randread\n";
+    let cases = [
+        (
+            format!("{base}[a]\nioengine=psync\ncmdprio_percentage=20\n"),
+            "bad.fio:6: [a]: cmdprio_percentage=20: it is an option of fio's libaio and io_uring engines, and fio refuses it on psync",
+        ),
+        (
+            format!("{base}[a]\nioengine=libaio\ncmdprio_percentage=20\ncmdprio_bssplit=4k/10\n"),
+            "and cmdprio_percentage are mutually exclusive in fio; give one",
+        ),
+        (format!("{base}[a]\nioengine=libaio\ncmdprio_class=0\n"), "'0' is not a whole number from 1 to 3"),
+        (format!("{base}[a]\nioengine=libaio\nprio=8\n"), "bad.fio:6: option 'prio'"),
+        (format!("{base}[a]\nioengine=libaio\ncmdprio_bssplit=4k/70:4k/40\n"), "add up to 110, over 100"),
+        (format!("{base}[a]\nioengine=libaio\nlog_prio\n"), "log_prio needs a value"),
+    ];
+    for (text, want) in cases {
+        write(dir.path(), "bad.fio", &text);
+        let o = nvmebench_in(dir.path(), &["run", "bad.fio", "--output-format=json"]);
+        assert_eq!(o.status.code(), Some(2), "{text}: {}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{text}: {}", stderr(&o));
+        assert!(o.stdout.is_empty(), "nothing written for {text}");
+    }
+}
