@@ -333,6 +333,22 @@ mod tests {
         r
     }
 
+    /// An I/O with a priority of its own carries it in aio_reqprio with IOCB_FLAG_IOPRIO (fio's
+    /// libaio cmdprio), which the kernel takes (the idle class needs no privilege); one without
+    /// leaves the flag off, so the thread's priority applies.
+    #[test]
+    fn an_io_priority_goes_in_the_iocb() {
+        let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+        let path = dir.path().join("p.dat");
+        File::create(&path).unwrap().write_all(&[0u8; 16384]).unwrap();
+        let mut e = AioBuilder { path, writes: false, direct: true, buffer_seed: 3 }.build(0, 2, 4096).unwrap();
+        let idle2 = IoPrio { value: (3 << 13) | 2, stat: 1 };
+        run_one(&mut e, 1, IoOp { dir: Direction::Read, offset: 4096, len: 4096, prio: idle2 }).unwrap();
+        assert_eq!((e.iocbs[1].aio_reqprio, e.iocbs[1].aio_flags), ((3 << 13) | 2, IOCB_FLAG_IOPRIO));
+        run_one(&mut e, 1, IoOp { dir: Direction::Read, offset: 0, len: 4096, prio: IoPrio::NONE }).unwrap();
+        assert_eq!((e.iocbs[1].aio_reqprio, e.iocbs[1].aio_flags), (0, 0));
+    }
+
     #[test]
     fn reads_writes_and_short_reads() {
         let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();

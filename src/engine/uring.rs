@@ -461,6 +461,23 @@ mod tests {
         assert_eq!(on_disk, payload);
     }
 
+    /// An I/O's priority goes in its SQE's ioprio (fio's io_uring sends the job's and cmdprio's
+    /// there), which the kernel takes for a read (the idle class needs no privilege).
+    #[test]
+    fn an_io_priority_goes_in_the_sqe() {
+        if !uring_available() {
+            return;
+        }
+        let (_dir, path) = temp_file(1 << 16);
+        let b = UringBuilder { path, writes: false, direct: true, options: UringOptions::default(), buffer_seed: 5 };
+        let mut e = b.build(0, 2, 4096).unwrap();
+        let idle2 = IoPrio { value: (3 << 13) | 2, stat: 1 };
+        let op = IoOp { dir: Direction::Read, offset: 4096, len: 4096, prio: idle2 };
+        assert_eq!(e.rw_sqe(1, &op).ioprio, (3 << 13) | 2);
+        assert_eq!(e.rw_sqe(1, &IoOp { prio: IoPrio::NONE, ..op }).ioprio, 0);
+        run_one(&mut e, op).unwrap();
+    }
+
     #[test]
     fn reads_past_the_end_are_short() {
         if !uring_available() {
