@@ -381,8 +381,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "PCT", value_parser = parse_percent_u32)]
     pub dedupe_working_set_percentage: Option<u32>,
 
-    /// The working set of --dedupe-mode working_set is shared by every worker of the run, so that
-    /// their deduplicated writes copy the same blocks (fio's dedupe_global)
+    /// The working set of --dedupe-mode working_set is spread over every worker's first unique
+    /// writes, so that each worker's copies repeat the others' blocks too (fio's dedupe_global)
     #[arg(long = "dedupe_global", value_name = "0|1", num_args = 0..=1, default_missing_value = "1",
         value_parser = clap::builder::BoolishValueParser::new())]
     pub dedupe_global: Option<bool>,

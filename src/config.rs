@@ -566,7 +566,7 @@ impl RunConfig {
             seq_add_bytes: resolve_seq_add(args, size)?,
             seed: args.seed.or(state_seed).unwrap_or(DEFAULT_SEED),
             pacing: resolve_pacing(args, &mix)?,
-            buffers: resolve_buffers(args, writes, size, bs_write_min)?,
+            buffers: resolve_buffers(args, writes, size, bs_write_min, (cores.len(), targets.len()))?,
             prio: resolve_prio(args, &engine, &mix)?,
         };
         for t in &targets {
@@ -748,6 +748,7 @@ fn resolve_buffers(
     writes: bool,
     range_bytes: u64,
     min_write_bytes: u32,
+    (threads, files): (usize, usize),
 ) -> Result<BufferContents, ConfigError> {
     let dedupe_mode = args.dedupe_mode.unwrap_or_default();
     let working_set_percent = args.dedupe_working_set_percentage.unwrap_or(DEFAULT_DEDUPE_WORKING_SET_PERCENT);
@@ -759,6 +760,14 @@ fn resolve_buffers(
             return Err(invalid(
                 "dedupe-mode",
                 "working_set draws its set from a share of the size, and no size is given; give a size, or write repeat".into(),
+            ));
+        }
+        if files > 1 {
+            return Err(invalid(
+                "dedupe-mode",
+                format!(
+                    "working_set takes one file per job, as in fio, and this job has {files}; give one filename, or write repeat"
+                ),
             ));
         }
         if working_set_percent + dedupe_percent > 100 {
@@ -777,6 +786,9 @@ fn resolve_buffers(
         working_set_blocks: (range_bytes * u64::from(working_set_percent) / 100 / u64::from(min_write_bytes.max(1)))
             .max(1),
         dedupe_global: args.dedupe_global.unwrap_or(false),
+        // A job file numbers its threads over the whole file (see fio::exec).
+        dedupe_thread_base: 0,
+        dedupe_threads: threads,
     };
     let flag =
         if args.buffer_compress_percentage.is_some() { "buffer-compress-percentage" } else { "dedupe-percentage" };

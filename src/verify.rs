@@ -405,6 +405,8 @@ mod tests {
         dedupe_mode: crate::workload::contents::DedupeMode::Repeat,
         working_set_blocks: 0,
         dedupe_global: false,
+        dedupe_thread_base: 0,
+        dedupe_threads: 0,
     };
 
     fn unit(offset: u64, generation: u32) -> Vec<u8> {
@@ -444,6 +446,8 @@ mod tests {
             dedupe_mode: crate::workload::contents::DedupeMode::Repeat,
             working_set_blocks: 0,
             dedupe_global: false,
+            dedupe_thread_base: 0,
+            dedupe_threads: 0,
         };
         let (mut packed, mut payloads) = (0usize, std::collections::HashSet::new());
         let n = 2000u64;

@@ -187,7 +187,24 @@ fn resolve_all(plan: &Plan) -> Result<Resolved, FioError> {
         check_together(&resolved)?;
         groups.push(resolved);
     }
+    number_dedupe_threads(&mut groups);
     Ok((groups, spdk))
+}
+
+/// fio numbers the threads of a job file from its first job's first clone, and a shared dedupe
+/// working set (`dedupe_global`) takes blocks from every one of them: each job learns the number of
+/// its group's first thread (its workers count on from there, in the group's job order) and how
+/// many the file has.
+fn number_dedupe_threads(groups: &mut [Vec<(Job, RunConfig)>]) {
+    let total: usize = groups.iter().flatten().map(|(_, c)| c.cores.len()).sum();
+    let mut base = 0;
+    for group in groups.iter_mut() {
+        for (_, cfg) in group.iter_mut() {
+            cfg.workload.buffers.dedupe_thread_base = base;
+            cfg.workload.buffers.dedupe_threads = total;
+        }
+        base += group.iter().map(|(_, c)| c.cores.len()).sum::<usize>();
+    }
 }
 
 /// A job that ends after one pass over its working set (fio's end without `time_based` or a size

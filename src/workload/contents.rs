@@ -7,8 +7,7 @@
 //! earlier write: with `--dedupe-mode repeat` (fio's default) of this worker's latest unique
 //! write; with `working_set`, of one drawn uniformly from this worker's first
 //! `--dedupe-working-set-percentage` of `--size` in unique writes, or, with `--dedupe_global`, from
-//! a working set of that size every worker of the process shares (fio builds its shared set from
-//! each job's first unique writes; here its blocks are only ever written as copies).
+//! a working set spread over every thread's first unique writes, as fio's.
 //!
 //! Refreshing a whole buffer per write would cost more than the rest of the I/O path, so a
 //! [`Filler`] keeps every slot's buffer in the pattern and, per write, overwrites only the first
@@ -36,8 +35,8 @@ pub enum DedupeMode {
     #[default]
     Repeat,
     /// One drawn uniformly from a working set of [`BufferContents::working_set_blocks`] blocks:
-    /// this worker's first that many unique writes, or, with `dedupe_global`, a set every worker
-    /// shares (fio's `working_set`).
+    /// this worker's first that many unique writes, or, with `dedupe_global`, as many spread over
+    /// every worker's first unique writes (fio's `working_set`).
     WorkingSet,
 }
 
@@ -70,9 +69,15 @@ pub struct BufferContents {
     /// `dedupe_working_set_percentage` of the job's size, over that size (at least 1).
     #[serde(skip)]
     pub working_set_blocks: u64,
-    /// Whether every worker of the run copies from one shared working set (fio's `dedupe_global`).
+    /// Whether the working set spans every worker's unique writes (fio's `dedupe_global`).
     #[serde(skip)]
     pub dedupe_global: bool,
+    /// fio's thread number (from 0) of the first worker of this run, and how many threads the
+    /// whole job file (or run) has: where a shared working set's blocks come from.
+    #[serde(skip)]
+    pub dedupe_thread_base: usize,
+    #[serde(skip)]
+    pub dedupe_threads: usize,
 }
 
 impl BufferContents {
@@ -114,6 +119,12 @@ pub fn process_nonce() -> u64 {
     *NONCE.get_or_init(run_nonce)
 }
 
+/// The stamp key of fio thread `thread` when workers share a working set: the same in every
+/// worker of the process, so that each can write the others' unique blocks.
+fn thread_key(thread: u64) -> u64 {
+    mix(process_nonce() ^ (thread + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x7365_7473_6b72_6f77)
+}
+
 /// Keeps one worker's write buffers in the pattern and stamps each write.
 pub struct Filler {
     /// The pattern, as long as the largest I/O: random starts, zero tails, per chunk.
@@ -124,10 +135,11 @@ pub struct Filler {
     key: u64,
     dedupe_threshold: u64,
     dedupe_mode: DedupeMode,
-    /// The working set's size in blocks (at least 1), and the key its blocks are stamped with:
-    /// this worker's own (its first unique writes) or, with `dedupe_global`, the process's.
+    /// The working set's size in blocks (at least 1).
     working_set_blocks: u64,
-    working_set_key: u64,
+    /// With `dedupe_global`: this worker's fio thread number, the number of threads, and the
+    /// working set's blocks per thread (fio's `pages_per_seed`).
+    shared: Option<(u64, u64, u64)>,
     rng: Xoshiro256PlusPlus,
     /// Unique writes so far; a copy repeats one of them, or a working-set block.
     unique: u64,
@@ -135,11 +147,15 @@ pub struct Filler {
 
 impl Filler {
     /// A filler for `slots` buffers of up to `max_bytes`, its pattern and stamps drawn from `seed`.
+    /// `thread` is the worker's number in its run (its fio thread number less
+    /// `dedupe_thread_base`).
     ///
-    /// With a shared working set (`dedupe_global`), the pattern comes from the process's nonce
-    /// instead, so that a working-set block written by any worker is the same bytes.
-    pub fn new(contents: BufferContents, slots: usize, max_bytes: usize, seed: u64) -> Filler {
+    /// With a shared working set (`dedupe_global`), the pattern and every worker's stamps come from
+    /// the process's nonce and the workers' thread numbers instead, so that any worker can write
+    /// another's unique blocks, as fio's shared set holds every job's first unique writes.
+    pub fn new(contents: BufferContents, slots: usize, max_bytes: usize, seed: u64, thread: usize) -> Filler {
         let shared = contents.dedupe_global && contents.dedupe_mode == DedupeMode::WorkingSet;
+        let tindex = (contents.dedupe_thread_base + thread) as u64;
         let mut base_rng =
             Xoshiro256PlusPlus::seed_from_u64(if shared { process_nonce() } else { seed } ^ 0x6275_6666_6572_7321);
         let random = contents.random_per_chunk();
@@ -149,16 +165,18 @@ impl Filler {
             base_rng.fill_bytes(&mut chunk[..n]);
         }
         let mut rng = if shared { Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x6275_6666_6572_7321) } else { base_rng };
-        let key = rng.next_u64();
+        let own_key = rng.next_u64();
+        let threads = (contents.dedupe_threads as u64).max(tindex + 1);
+        let blocks = contents.working_set_blocks.max(1);
         Filler {
             base,
             clean: vec![0; slots],
             stamp_bytes: random.min(8),
-            key,
+            key: if shared { thread_key(tindex) } else { own_key },
             dedupe_threshold: contents.dedupe_threshold(),
             dedupe_mode: contents.dedupe_mode,
-            working_set_blocks: contents.working_set_blocks.max(1),
-            working_set_key: if shared { mix(process_nonce() ^ 0x7365_7473_6b72_6f77) } else { key },
+            working_set_blocks: blocks,
+            shared: shared.then(|| (tindex, threads, (blocks / threads).max(1))),
             rng,
             unique: 0,
         }
@@ -189,9 +207,16 @@ impl Filler {
             return match self.dedupe_mode {
                 // fio regenerates the buffer from the seed its latest unique write started from.
                 DedupeMode::Repeat => mix(self.key ^ (self.unique - 1)),
-                // fio's working set holds the seeds of the job's first unique writes (or, global,
-                // of blocks every job shares) and a copy draws one uniformly.
-                DedupeMode::WorkingSet => mix(self.working_set_key ^ (self.rng.next_u64() % self.working_set_blocks)),
+                // fio's working set holds the seeds of the job's first unique writes and a copy
+                // draws one uniformly. Shared, block i is thread (own + i / per)'s (i % per)th
+                // unique write, as fio's init_dedupe_working_set_seeds rotates over the jobs.
+                DedupeMode::WorkingSet => {
+                    let i = self.rng.next_u64() % self.working_set_blocks;
+                    match self.shared {
+                        None => mix(self.key ^ i),
+                        Some((own, threads, per)) => mix(thread_key((own + i / per) % threads) ^ (i % per)),
+                    }
+                }
             };
         }
         self.unique += 1;
@@ -271,7 +296,7 @@ mod tests {
         for (compress, dedupe) in [(0, 0), (50, 0), (0, 30), (60, 40), (100, 0)] {
             let contents = BufferContents { compress_percent: compress, dedupe_percent: dedupe, ..Default::default() };
             let max = 64 * 1024;
-            let (mut filled, mut ahead) = (Filler::new(contents, 1, max, 9), Filler::new(contents, 1, max, 9));
+            let (mut filled, mut ahead) = (Filler::new(contents, 1, max, 9, 0), Filler::new(contents, 1, max, 9, 0));
             // A spare a little larger than the largest write, as the engine's buffers are rounded up.
             let mut spare = vec![0xa5u8; max + 4096];
             for (i, len) in [4096u32, 65536, 512, 12288, 65536, 4096, 8192].into_iter().enumerate() {
@@ -287,7 +312,7 @@ mod tests {
 
     /// `n` writes of `len` bytes through `slots` slots, as a worker makes them.
     fn writes(contents: BufferContents, n: usize, len: u32, slots: u32) -> Vec<Vec<u8>> {
-        let mut f = Filler::new(contents, slots as usize, len as usize, 7);
+        let mut f = Filler::new(contents, slots as usize, len as usize, 7, 0);
         let mut bufs = vec![vec![0xeeu8; len as usize]; slots as usize];
         (0..n)
             .map(|i| {
@@ -393,8 +418,9 @@ mod tests {
         assert!((copies.len() as f64 / 5000.0 - 0.4).abs() < 0.03, "{} copies", copies.len());
     }
 
-    /// dedupe_global: two workers (different seeds) copy the same working-set blocks, while their
-    /// unique writes still differ.
+    /// dedupe_global, as fio's shared working set: with two threads and 20 blocks, each thread's
+    /// copies are of its own first 10 unique writes and the other's first 10, so those 20 blocks,
+    /// and no other, are in both threads' data.
     #[test]
     fn a_global_working_set_is_shared_by_workers() {
         let c = BufferContents {
@@ -403,9 +429,11 @@ mod tests {
             dedupe_mode: DedupeMode::WorkingSet,
             working_set_blocks: 20,
             dedupe_global: true,
+            dedupe_thread_base: 0,
+            dedupe_threads: 2,
         };
-        let run = |seed: u64| {
-            let mut f = Filler::new(c, 1, 4096, seed);
+        let run = |thread: usize, c: BufferContents| {
+            let mut f = Filler::new(c, 1, 4096, 77 + thread as u64, thread);
             let mut buf = vec![0u8; 4096];
             (0..2000)
                 .map(|_| {
@@ -414,18 +442,24 @@ mod tests {
                 })
                 .collect::<Vec<_>>()
         };
-        let (a, b) = (run(1), run(2));
+        let (a, b) = (run(0, c), run(1, c));
         let set_a: HashSet<_> = a.iter().collect();
         let set_b: HashSet<_> = b.iter().collect();
         let shared = set_a.intersection(&set_b).count();
         assert_eq!(shared, 20, "the 20 working-set blocks, and nothing else, are in both");
+        // Without copies, a thread writes only its unique blocks, in order.
+        let unique = BufferContents { dedupe_percent: 0, ..c };
+        let firsts = |thread: usize| run(thread, unique).into_iter().take(10);
+        let pool: HashSet<Vec<u8>> = firsts(0).chain(firsts(1)).collect();
+        let common: HashSet<Vec<u8>> = set_a.intersection(&set_b).map(|b| (*b).clone()).collect();
+        assert_eq!(common, pool, "each thread's first 10 unique writes");
         assert!((ratio(&a[..256]) - 0.5).abs() < 0.05);
     }
 
     #[test]
     fn a_read_into_a_slot_does_not_leak_into_the_next_write() {
         let c = BufferContents { compress_percent: 50, dedupe_percent: 0, ..Default::default() };
-        let mut f = Filler::new(c, 1, 4096, 1);
+        let mut f = Filler::new(c, 1, 4096, 1, 0);
         let mut buf = vec![0u8; 4096];
         f.fill(0, 4096, &mut buf);
         buf.fill(0xff); // a read landed
