@@ -1353,6 +1353,41 @@ fn dedupe_modes_write_as_many_copies_as_fios() {
     }
 }
 
+/// dedupe-global.fio with its sections one after the other (jobs that run together share one file
+/// here): each file's copies repeat both jobs' first unique writes, as fio's shared working set
+/// does, so each file alone and the two together have about fio's share of copies.
+#[test]
+fn dedupe_global_shares_the_working_set_as_fio_does() {
+    let Some(fio) = tool("fio") else { return };
+    let dir = scratch_dir();
+    let text = "[global]\nioengine=libaio\niodepth=32\nsize=8m\ndedupe_mode=working_set\ndedupe_global=1\n\
+                dedupe_percentage=50\nblocksize=4k\nrw=write\nbuffer_compress_percentage=50\n\
+                dedupe_working_set_percentage=50\n[a]\nfilename=a.dat\n[b]\nstonewall\nfilename=b.dat\n";
+    let shares = |dir: &Path| {
+        let mut both = std::fs::read(dir.join("a.dat")).unwrap();
+        both.extend(std::fs::read(dir.join("b.dat")).unwrap());
+        std::fs::write(dir.join("c.dat"), both).unwrap();
+        let s = ["a.dat", "b.dat", "c.dat"].map(|f| duplicate_share(&dir.join(f)));
+        for f in ["a.dat", "b.dat", "c.dat"] {
+            std::fs::remove_file(dir.join(f)).unwrap();
+        }
+        s
+    };
+    fio_in(&fio, dir.path(), text, &[]);
+    let theirs = shares(dir.path());
+    ours_in(dir.path(), text, &[]);
+    let ours = shares(dir.path());
+    for (i, what) in ["a", "b", "a and b"].iter().enumerate() {
+        assert!(
+            (ours[i] - theirs[i]).abs() < 0.06,
+            "{what}: {:.3} of blocks are copies, fio's {:.3}",
+            ours[i],
+            theirs[i]
+        );
+    }
+    assert!(ours[2] > ours[0] + 0.08, "together the files share blocks: {ours:?}");
+}
+
 /// Bad dedupe options: one line naming the file, the line and the option, exit 2, nothing written.
 #[test]
 fn bad_dedupe_options_are_refused_in_one_line() {
@@ -1368,6 +1403,11 @@ fn bad_dedupe_options_are_refused_in_one_line() {
             "bad.fio:8: [a]: dedupe_working_set_percentage=50: 50% of the size held as the unique working set leaves no room for 60% copies",
         ),
         (format!("{base}[a]\ndedupe_global\n"), "bad.fio:7: option 'dedupe_global': dedupe_global needs a value"),
+        (
+            "[a]\nioengine=psync\nsize=1m\nrw=write\nfilename=m1.dat:m2.dat\ndedupe_percentage=20\ndedupe_mode=working_set\n"
+                .to_string(),
+            "bad.fio:7: [a]: dedupe_mode=working_set: working_set takes one file per job, as in fio, and this job has 2",
+        ),
     ];
     for (text, want) in cases {
         write(dir.path(), "bad.fio", &text);
