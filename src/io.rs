@@ -74,20 +74,21 @@ pub struct IoOp {
     pub prio: IoPrio,
 }
 
-/// One I/O's priority: the Linux `ioprio` value sent with it, and which of its direction's
-/// per-priority statistics it is counted in (fio's `clat_prio_index`).
+/// One I/O's priority: the Linux `ioprio` value sent with it. Its per-priority statistics are
+/// found by this value (a handful at most), which keeps an [`IoOp`] at 16 bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct IoPrio {
     /// `class << 13 | level` (the kernel's `IOPRIO_PRIO_VALUE`); 0 sends none, leaving the
     /// thread's own.
     pub value: u16,
-    /// An index into its direction's per-priority statistics; 0 is the job's own priority.
-    pub stat: u8,
 }
 
+// The slot table holds one per slot beside its stamp: a priority must not make it bigger.
+const _: () = assert!(std::mem::size_of::<IoOp>() == 16);
+
 impl IoPrio {
-    /// No priority of its own: the thread's, counted as the job's.
-    pub const NONE: IoPrio = IoPrio { value: 0, stat: 0 };
+    /// No priority of its own: the thread's.
+    pub const NONE: IoPrio = IoPrio { value: 0 };
     /// The kernel's `IOPRIO_CLASS_SHIFT`.
     pub const CLASS_SHIFT: u32 = 13;
 

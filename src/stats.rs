@@ -403,8 +403,8 @@ pub struct Stats {
     /// With `--latency split`: fio's `slat` and `clat` too (boxed: most runs keep none).
     pub split: Option<Box<SplitStats>>,
     /// Reads' and writes' latencies per I/O priority, when cmdprio chooses priorities (fio's
-    /// `clat_prio`), in fio's order; empty otherwise. An I/O's `IoPrio::stat` indexes its
-    /// direction's.
+    /// `clat_prio`), in fio's order; empty otherwise. An I/O is counted in its direction's entry
+    /// of its `IoPrio::value`.
     pub prios: [Vec<PrioStats>; 2],
 }
 

@@ -342,7 +342,7 @@ mod tests {
         let path = dir.path().join("p.dat");
         File::create(&path).unwrap().write_all(&[0u8; 16384]).unwrap();
         let mut e = AioBuilder { path, writes: false, direct: true, buffer_seed: 3 }.build(0, 2, 4096).unwrap();
-        let idle2 = IoPrio { value: (3 << 13) | 2, stat: 1 };
+        let idle2 = IoPrio { value: (3 << 13) | 2 };
         run_one(&mut e, 1, IoOp { dir: Direction::Read, offset: 4096, len: 4096, prio: idle2 }).unwrap();
         assert_eq!((e.iocbs[1].aio_reqprio, e.iocbs[1].aio_flags), ((3 << 13) | 2, IOCB_FLAG_IOPRIO));
         run_one(&mut e, 1, IoOp { dir: Direction::Read, offset: 0, len: 4096, prio: IoPrio::NONE }).unwrap();

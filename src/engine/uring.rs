@@ -471,7 +471,7 @@ mod tests {
         let (_dir, path) = temp_file(1 << 16);
         let b = UringBuilder { path, writes: false, direct: true, options: UringOptions::default(), buffer_seed: 5 };
         let mut e = b.build(0, 2, 4096).unwrap();
-        let idle2 = IoPrio { value: (3 << 13) | 2, stat: 1 };
+        let idle2 = IoPrio { value: (3 << 13) | 2 };
         let op = IoOp { dir: Direction::Read, offset: 4096, len: 4096, prio: idle2 };
         assert_eq!(e.rw_sqe(1, &op).ioprio, (3 << 13) | 2);
         assert_eq!(e.rw_sqe(1, &IoOp { prio: IoPrio::NONE, ..op }).ioprio, 0);

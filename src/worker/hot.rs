@@ -1217,10 +1217,11 @@ fn book(stats: &mut Stats, tallies: &mut [HistTally; Direction::COUNT], op: &IoO
     }
 }
 
-/// `op`'s per-priority statistics, when its direction keeps them (cmdprio chooses priorities).
+/// `op`'s per-priority statistics, when its direction keeps them (cmdprio chooses priorities):
+/// found by value among a handful, where fio keeps an index in each I/O.
 #[inline(always)]
 fn prio_of<'s>(stats: &'s mut Stats, op: &IoOp) -> Option<&'s mut PrioStats> {
-    stats.prios.get_mut(op.dir as usize).and_then(|p| p.get_mut(usize::from(op.prio.stat)))
+    stats.prios.get_mut(op.dir as usize).and_then(|p| p.iter_mut().find(|s| s.value == op.prio.value))
 }
 
 /// `stats` with room for the per-priority statistics `plan`'s workload keeps (made before the

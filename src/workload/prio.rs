@@ -6,8 +6,7 @@
 //! the share (`cmdprio_percentage`, or the I/O's size's total in `cmdprio_bssplit`), the I/O takes
 //! the cmdprio priority (the first `cmdprio_bssplit` entry of its size whose running total the draw
 //! is below); otherwise the job's own. Every table is built before the run, so the draw allocates
-//! nothing. It does not know engines: they send [`IoPrio::value`], statistics count by
-//! [`IoPrio::stat`].
+//! nothing. It does not know engines: they send [`IoPrio::value`], and statistics count by it.
 
 use crate::io::{Direction, IoPrio};
 use crate::units;
@@ -268,12 +267,8 @@ impl PrioPicker {
         if spec.job == 0 && spec.cmd.iter().all(|c| *c == CmdPrio::None) {
             return None;
         }
-        let dir_pick = |d: Direction, cmd: &CmdPrio| {
-            let values = spec.stat_values(d);
-            let prio = |value: u16| IoPrio {
-                value,
-                stat: values.iter().position(|&v| v == value).expect("every cmdprio value has its statistics") as u8,
-            };
+        let dir_pick = |cmd: &CmdPrio| {
+            let prio = |value: u16| IoPrio { value };
             match cmd {
                 CmdPrio::None => DirPick::None,
                 CmdPrio::Percent { percent, value } => DirPick::Percent { percent: *percent, prio: prio(*value) },
@@ -298,8 +293,8 @@ impl PrioPicker {
         };
         Some(PrioPicker {
             rng: Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x7072_696f_7269_7479),
-            job: IoPrio { value: spec.job, stat: 0 },
-            dirs: [dir_pick(Direction::Read, &spec.cmd[0]), dir_pick(Direction::Write, &spec.cmd[1])],
+            job: IoPrio { value: spec.job },
+            dirs: [dir_pick(&spec.cmd[0]), dir_pick(&spec.cmd[1])],
         })
     }
 
@@ -353,7 +348,7 @@ mod tests {
         assert!(spec.stat_values(Direction::Write).is_empty());
         let mut p = PrioPicker::new(&spec, 1).unwrap();
         let n = 100_000;
-        let high = (0..n).filter(|_| p.pick(Direction::Read, 4096) == IoPrio { value: RT0, stat: 1 }).count();
+        let high = (0..n).filter(|_| p.pick(Direction::Read, 4096) == IoPrio { value: RT0 }).count();
         assert!((high as f64 / f64::from(n) - 0.2).abs() < 0.01, "{high}");
     }
 
@@ -371,14 +366,16 @@ mod tests {
         assert_eq!(spec.cmd[1], CmdPrio::None, "1024k/0 leaves writes alone");
         assert_eq!(spec.stat_values(Direction::Read), [be7, RT0 | 1, (3 << 13) | 2]);
         let mut p = PrioPicker::new(&spec, 3).unwrap();
+        let values = spec.stat_values(Direction::Read);
         let mut counts = [0u32; 3];
         for _ in 0..40_000 {
-            counts[p.pick(Direction::Read, 65536).stat as usize] += 1;
+            let v = p.pick(Direction::Read, 65536).value;
+            counts[values.iter().position(|&x| x == v).expect("a value with statistics")] += 1;
         }
         assert_eq!(counts[0], 0, "the 64k shares add up to 100");
         assert!((f64::from(counts[1]) / 40_000.0 - 0.25).abs() < 0.01, "{counts:?}");
-        assert_eq!(p.pick(Direction::Read, 1 << 20), IoPrio { value: be7, stat: 0 });
-        assert_eq!(p.pick(Direction::Write, 1 << 20), IoPrio { value: be7, stat: 0 });
+        assert_eq!(p.pick(Direction::Read, 1 << 20), IoPrio { value: be7 });
+        assert_eq!(p.pick(Direction::Write, 1 << 20), IoPrio { value: be7 });
     }
 
     /// The simple form takes cmdprio_class and cmdprio; a value met twice has one statistic; no
@@ -390,7 +387,7 @@ mod tests {
         assert_eq!(spec.job, 0);
         assert_eq!(spec.stat_values(Direction::Write), [0, RT0 | 3]);
         let mut p = PrioPicker::new(&spec, 9).unwrap();
-        let chosen = (0..10_000).filter(|_| p.pick(Direction::Write, 8192).stat == 1).count();
+        let chosen = (0..10_000).filter(|_| p.pick(Direction::Write, 8192).value == RT0 | 3).count();
         assert!((chosen as f64 / 10_000.0 - 0.2).abs() < 0.02, "{chosen}");
     }
 
@@ -403,7 +400,7 @@ mod tests {
         assert_eq!(spec.job, (2 << 13) | 4, "no class is best effort, as fio's ioprio_value");
         assert!(spec.stat_values(Direction::Read).is_empty());
         let mut p = PrioPicker::new(&spec, 0).unwrap();
-        assert_eq!(p.pick(Direction::Read, 4096), IoPrio { value: (2 << 13) | 4, stat: 0 });
+        assert_eq!(p.pick(Direction::Read, 4096), IoPrio { value: (2 << 13) | 4 });
         assert_eq!(p.pick(Direction::Trim, 4096), IoPrio::NONE);
     }
 
