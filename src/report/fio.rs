@@ -12,7 +12,7 @@ use crate::config::RunConfig;
 use crate::coordinator::ThreadPoint;
 use crate::cpu::CpuUsage;
 use crate::io::{Direction, IoPrio};
-use crate::stats::{DirStats, Stats};
+use crate::stats::{DirStats, PrioStats, Stats};
 use serde_json::{Map, Value, json};
 use std::fmt::Write as _;
 use std::time::SystemTime;
@@ -319,19 +319,25 @@ fn direction(dir: Direction, j: &FioJob<'_>, pcts: &[f64], plus: bool) -> Value 
     o.insert("lat_ns".into(), lat);
     // fio's per-priority latencies (stat.c's add_ddir_status_json): with cmdprio, once two or
     // more priorities have samples, each with samples in fio's order, as lat_ns with
-    // lat_percentiles and as clat_ns otherwise.
-    let prios: Vec<_> = j.stats.prios.get(dir as usize).into_iter().flatten().filter(|p| p.lat.ios > 0).collect();
+    // lat_percentiles and as clat_ns otherwise; fio books none of a latency it does not measure.
+    let (key, measured) = if j.lat_percentiles { ("lat_ns", kept.lat) } else { ("clat_ns", clat.is_some()) };
+    fn of(p: &PrioStats, lat: bool) -> &DirStats {
+        if lat { &p.lat } else { &p.clat }
+    }
+    let prios: Vec<&PrioStats> = j
+        .stats
+        .prios
+        .get(dir as usize)
+        .into_iter()
+        .flatten()
+        .filter(|p| measured && of(p, j.lat_percentiles).ios > 0)
+        .collect();
     if prios.len() >= 2 {
         let entries: Vec<Value> = prios
             .iter()
             .map(|p| {
                 let (class, level) = IoPrio::class_level(p.value);
-                let (key, d) = match (j.lat_percentiles, p.clat.ios > 0) {
-                    (true, _) => ("lat_ns", &p.lat),
-                    (false, true) => ("clat_ns", &p.clat),
-                    (false, false) => ("clat_ns", &p.lat),
-                };
-                json!({ "prioclass": class, "prio": level, key: with_percentiles(d, true) })
+                json!({ "prioclass": class, "prio": level, key: with_percentiles(of(p, j.lat_percentiles), true) })
             })
             .collect();
         o.insert("prios".into(), Value::Array(entries));

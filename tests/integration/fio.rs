@@ -1459,6 +1459,28 @@ fn cmdprio_percentage_writes_fios_prios() {
     }
 }
 
+/// fio's prios follow its latency switches: lat_ns entries with lat_percentiles=1, none with
+/// disable_clat=1 (fio books no per-priority sample of a latency it does not measure).
+#[test]
+fn cmdprio_prios_follow_fios_latency_switches() {
+    let Some(fio) = tool("fio") else { return };
+    let dir = scratch_dir();
+    make_file(dir.path(), "prio.dat", 4 << 20);
+    let base = "[global]\nfilename=prio.dat\ndirect=1\nsize=4m\n[r]\nrw=randread\nioengine=libaio\niodepth=4\n\
+                cmdprio_percentage=40\ncmdprio_class=3\n";
+    let keys = |d: &Value| -> Option<Vec<String>> {
+        d["jobs"][0]["read"]["prios"]
+            .as_array()
+            .map(|a| a.iter().map(|p| p.as_object().unwrap().keys().cloned().collect::<Vec<_>>().join(",")).collect())
+    };
+    for extra in ["lat_percentiles=1\n", "disable_clat=1\n"] {
+        let text = format!("{base}{extra}");
+        let (theirs, ours) = (fio_in(&fio, dir.path(), &text, &[]), ours_in(dir.path(), &text, &[]));
+        assert_eq!(keys(&ours), keys(&theirs), "{extra}");
+        assert_eq!(keys(&ours).is_some(), extra.starts_with("lat"), "{extra}: {:?}", keys(&ours));
+    }
+}
+
 /// cmdprio-bssplit.fio's advanced form with a default priority: the sizes without a share keep the
 /// job's, and the 4k entries split 25/75 between their own; with fio's log_prio the logs' last
 /// column is fio's hex.
