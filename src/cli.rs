@@ -5,6 +5,7 @@
 
 use crate::options::{FioLatencies, LatencyMode, Loads, OnError, OutputFormat, SmallBlocks};
 use crate::units::{self, SizeOrPercent};
+use crate::workload::contents::DedupeMode;
 use crate::workload::dist::RandomDist;
 use crate::workload::rate::{self, ByteRate, IopsRate, RateProcess};
 use crate::workload::{Mix, RwMode};
@@ -370,6 +371,53 @@ pub struct RunArgs {
     #[arg(long, value_name = "PCT", value_parser = parse_percent_u32)]
     pub dedupe_percentage: Option<u32>,
 
+    /// Which earlier write a deduplicated write copies (fio's dedupe_mode): repeat, the latest
+    /// unique write; working_set, one drawn from a working set of
+    /// --dedupe-working-set-percentage of --size [default: repeat]
+    #[arg(long, value_name = "MODE", value_parser = DedupeMode::parse)]
+    pub dedupe_mode: Option<DedupeMode>,
+
+    /// The working set of --dedupe-mode working_set, as a percentage of --size (fio's
+    /// dedupe_working_set_percentage) [default: 5]
+    #[arg(long, value_name = "PCT", value_parser = parse_percent_u32)]
+    pub dedupe_working_set_percentage: Option<u32>,
+
+    /// The working set of --dedupe-mode working_set is spread over every worker's first unique
+    /// writes, so that each worker's copies repeat the others' blocks too (fio's dedupe_global)
+    #[arg(long = "dedupe_global", value_name = "0|1", num_args = 0..=1, default_missing_value = "1",
+        value_parser = clap::builder::BoolishValueParser::new())]
+    pub dedupe_global: Option<bool>,
+
+    /// The job's I/O priority level, 0 (highest) to 7, set on each worker thread and sent with
+    /// each I/O of the io_uring engine (fio's prio) [default: none, the thread's]
+    #[arg(long, value_name = "LEVEL", value_parser = clap::value_parser!(u8).range(0..=7))]
+    pub prio: Option<u8>,
+
+    /// The job's I/O priority class: 1 real time, 2 best effort, 3 idle (0: best effort), as
+    /// --prio (fio's prioclass) [default: none, the thread's]
+    #[arg(long, value_name = "CLASS", value_parser = clap::value_parser!(u8).range(0..=3))]
+    pub prioclass: Option<u8>,
+
+    /// libaio and io_uring: the percentage of I/Os sent with --cmdprio_class and --cmdprio, as
+    /// READ[,WRITE] (fio's cmdprio_percentage) [default: 0]
+    #[arg(long = "cmdprio_percentage", value_name = "PCT[,PCT]")]
+    pub cmdprio_percentage: Option<String>,
+
+    /// The class of --cmdprio_percentage's and --cmdprio_bssplit's I/Os, 1 to 3, as
+    /// READ[,WRITE] (fio's cmdprio_class) [default: 1, real time]
+    #[arg(long = "cmdprio_class", value_name = "CLASS[,CLASS]")]
+    pub cmdprio_class: Option<String>,
+
+    /// The level of --cmdprio_percentage's and --cmdprio_bssplit's I/Os, 0 to 7, as
+    /// READ[,WRITE] (fio's cmdprio) [default: 0]
+    #[arg(long = "cmdprio", value_name = "LEVEL[,LEVEL]")]
+    pub cmdprio: Option<String>,
+
+    /// libaio and io_uring: per block size, the percentage of I/Os sent with a priority,
+    /// bs/pct[/class/level]:... per direction READ[,WRITE] (fio's cmdprio_bssplit)
+    #[arg(long = "cmdprio_bssplit", value_name = "SPLIT")]
+    pub cmdprio_bssplit: Option<String>,
+
     /// Reporting interval for the live line and the JSON time series.
     #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = parse_positive_duration)]
     pub interval: Duration,
@@ -614,6 +662,12 @@ pub struct FioArgs {
     #[arg(long = "per_job_logs", value_name = "0|1", num_args = 0..=1, default_missing_value = "1",
         value_parser = clap::builder::BoolishValueParser::new())]
     pub per_job_logs: Option<bool>,
+
+    /// fio's log_prio: the last column of fio's logs is the I/O priority in fio's hex form
+    /// (0x0000 on each averaged line, as fio writes it on its own averaged lines).
+    #[arg(long = "log_prio", value_name = "0|1", num_args = 0..=1, default_missing_value = "1",
+        value_parser = clap::builder::BoolishValueParser::new())]
+    pub log_prio: Option<bool>,
 
     /// Averaging window of the logs in milliseconds (sets --interval). fio logs every I/O without
     /// it (or with 0, its default); nvmebench logs one averaged line per --interval.

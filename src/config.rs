@@ -18,8 +18,9 @@ use crate::target::{PollSupport, Target, TargetError, TargetKind};
 use crate::units::{self, SizeOrPercent, format_size};
 use crate::verify::{GenTable, VerifyState};
 use crate::workload::bssplit::BsSplit;
-use crate::workload::contents::BufferContents;
+use crate::workload::contents::{BufferContents, DedupeMode};
 use crate::workload::dist::RandomDist;
+use crate::workload::prio::{CmdPrioOptions, PrioSpec, resolve as resolve_priorities};
 use crate::workload::rate::{PaceSpec, RateProcess, ThinkTime};
 use crate::workload::{Mix, RwMode, StridedZones, WorkloadSpec};
 use clash::Clash;
@@ -552,6 +553,7 @@ impl RunConfig {
             resolve_verify(args, &engine, (&bs_read, &bs_write, writes), align, geometry.lbs, offset, size, &targets)?;
         let random_map = random_map(args, align, [&bs_read, &bs_write, &bs_trim], &mix);
         let latency = resolve_latency(args);
+        let bs_write_min = bs_write.min_bytes();
         let workload = WorkloadSpec {
             rw: args.rw,
             mix,
@@ -568,7 +570,8 @@ impl RunConfig {
             clone_step_bytes: clone_step,
             seed: args.seed.or(state_seed).unwrap_or(DEFAULT_SEED),
             pacing: resolve_pacing(args, &mix)?,
-            buffers: resolve_buffers(args, writes)?,
+            buffers: resolve_buffers(args, writes, size, bs_write_min, (cores.len(), targets.len()))?,
+            prio: resolve_prio(args, &engine, &mix)?,
         };
         for t in &targets {
             check_writes_allowed(args, Some(t), &workload)?;
@@ -736,11 +739,92 @@ fn resolve_seq_add(args: &RunArgs, range_bytes: u64) -> Result<i64, ConfigError>
     Ok(add)
 }
 
-/// `--buffer-compress-percentage` and `--dedupe-percentage` (clap checked the range).
-fn resolve_buffers(args: &RunArgs, writes: bool) -> Result<BufferContents, ConfigError> {
+/// fio's `prio`, `prioclass` and its libaio and io_uring engines' `cmdprio_*` options.
+fn resolve_prio(args: &RunArgs, engine: &EngineSpec, mix: &Mix) -> Result<PrioSpec, ConfigError> {
+    let cmd = CmdPrioOptions {
+        percentage: args.cmdprio_percentage.as_deref(),
+        class: args.cmdprio_class.as_deref(),
+        level: args.cmdprio.as_deref(),
+        bssplit: args.cmdprio_bssplit.as_deref(),
+    };
+    let given = [
+        (cmd.percentage.is_some(), "cmdprio_percentage"),
+        (cmd.class.is_some(), "cmdprio_class"),
+        (cmd.level.is_some(), "cmdprio"),
+        (cmd.bssplit.is_some(), "cmdprio_bssplit"),
+    ];
+    if let Some((_, option)) = given.iter().find(|g| g.0) {
+        // fio's cmdprio options belong to its libaio and io_uring engines: another engine's job
+        // refuses them ("Bad option").
+        if !matches!(engine, EngineSpec::Aio | EngineSpec::Uring(_)) {
+            return Err(invalid(
+                option,
+                format!(
+                    "it is an option of fio's libaio and io_uring engines, and fio refuses it on {}; use ioengine=libaio or io_uring, or drop it (prio and prioclass set the whole job's priority on any engine)",
+                    match engine {
+                        EngineSpec::Null(_) => "null",
+                        EngineSpec::Spdk(_) => "spdk",
+                        EngineSpec::UringCmd(_) => "io_uring_cmd",
+                        _ => "psync",
+                    }
+                ),
+            ));
+        }
+    }
+    resolve_priorities(args.prioclass, args.prio, &cmd, mix.issues(Direction::Read), mix.issues(Direction::Write))
+        .map_err(|(option, message)| invalid(option, message))
+}
+
+/// fio's default `dedupe_working_set_percentage`.
+const DEFAULT_DEDUPE_WORKING_SET_PERCENT: u32 = 5;
+
+/// `--buffer-compress-percentage`, `--dedupe-percentage` and its mode (clap checked the ranges).
+fn resolve_buffers(
+    args: &RunArgs,
+    writes: bool,
+    range_bytes: u64,
+    min_write_bytes: u32,
+    (threads, files): (usize, usize),
+) -> Result<BufferContents, ConfigError> {
+    let dedupe_mode = args.dedupe_mode.unwrap_or_default();
+    let working_set_percent = args.dedupe_working_set_percentage.unwrap_or(DEFAULT_DEDUPE_WORKING_SET_PERCENT);
+    let dedupe_percent = args.dedupe_percentage.unwrap_or(0);
+    if dedupe_mode == DedupeMode::WorkingSet && dedupe_percent > 0 {
+        // fio's own checks (init.c): the set is a share of an explicit size, and its blocks are
+        // unique ones, so the copies cannot be more than the rest.
+        if args.size.is_none() {
+            return Err(invalid(
+                "dedupe-mode",
+                "working_set draws its set from a share of the size, and no size is given; give a size, or write repeat".into(),
+            ));
+        }
+        if files > 1 {
+            return Err(invalid(
+                "dedupe-mode",
+                format!(
+                    "working_set takes one file per job, as in fio, and this job has {files}; give one filename, or write repeat"
+                ),
+            ));
+        }
+        if working_set_percent + dedupe_percent > 100 {
+            return Err(invalid(
+                "dedupe-working-set-percentage",
+                format!(
+                    "{working_set_percent}% of the size held as the unique working set leaves no room for {dedupe_percent}% copies (fio refuses the sum over 100); lower one of them"
+                ),
+            ));
+        }
+    }
     let b = BufferContents {
         compress_percent: args.buffer_compress_percentage.unwrap_or(0),
-        dedupe_percent: args.dedupe_percentage.unwrap_or(0),
+        dedupe_percent,
+        dedupe_mode,
+        working_set_blocks: (range_bytes * u64::from(working_set_percent) / 100 / u64::from(min_write_bytes.max(1)))
+            .max(1),
+        dedupe_global: args.dedupe_global.unwrap_or(false),
+        // A job file numbers its threads over the whole file (see fio::exec).
+        dedupe_thread_base: 0,
+        dedupe_threads: threads,
     };
     let flag =
         if args.buffer_compress_percentage.is_some() { "buffer-compress-percentage" } else { "dedupe-percentage" };

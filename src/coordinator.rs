@@ -1099,6 +1099,7 @@ mod tests {
             seed: 1,
             pacing: Default::default(),
             buffers: Default::default(),
+            prio: Default::default(),
         })
     }
 

@@ -70,6 +70,39 @@ pub struct IoOp {
     pub offset: u64,
     /// Length in bytes (0 for a flush, which has no range).
     pub len: u32,
+    /// The priority it is sent with (fio's `prio`/`prioclass` and `cmdprio_*`).
+    pub prio: IoPrio,
+}
+
+/// One I/O's priority: the Linux `ioprio` value sent with it. Its per-priority statistics are
+/// found by this value (a handful at most), which keeps an [`IoOp`] at 16 bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IoPrio {
+    /// `class << 13 | level` (the kernel's `IOPRIO_PRIO_VALUE`); 0 sends none, leaving the
+    /// thread's own.
+    pub value: u16,
+}
+
+// The slot table holds one per slot beside its stamp: a priority must not make it bigger.
+const _: () = assert!(std::mem::size_of::<IoOp>() == 16);
+
+impl IoPrio {
+    /// No priority of its own: the thread's.
+    pub const NONE: IoPrio = IoPrio { value: 0 };
+    /// The kernel's `IOPRIO_CLASS_SHIFT`.
+    pub const CLASS_SHIFT: u32 = 13;
+
+    /// The value of `class` (0 to 3) and `level` (0 to 7) as fio's `ioprio_value` makes it: no
+    /// class is best effort (2).
+    pub fn value_of(class: u8, level: u8) -> u16 {
+        let class = if class == 0 { 2 } else { class };
+        (u16::from(class) << Self::CLASS_SHIFT) | u16::from(level)
+    }
+
+    /// The class (`value >> 13`) and level (`value & 7`), as fio's reports split them.
+    pub fn class_level(value: u16) -> (u16, u16) {
+        (value >> Self::CLASS_SHIFT, value & 7)
+    }
 }
 
 /// Why one I/O failed. Small and `Copy`, so counting errors never allocates.

@@ -402,6 +402,32 @@ pub struct Stats {
     pub errors: ErrorCounts,
     /// With `--latency split`: fio's `slat` and `clat` too (boxed: most runs keep none).
     pub split: Option<Box<SplitStats>>,
+    /// Reads' and writes' latencies per I/O priority, when cmdprio chooses priorities (fio's
+    /// `clat_prio`), in fio's order; empty otherwise. An I/O is counted in its direction's entry
+    /// of its `IoPrio::value`.
+    pub prios: [Vec<PrioStats>; 2],
+}
+
+/// One I/O priority's latencies in one direction (fio's `clat_prio_stat`).
+#[derive(Clone, Debug, Default)]
+pub struct PrioStats {
+    /// The priority, `class << 13 | level`.
+    pub value: u16,
+    /// The total latency (fio's `lat`).
+    pub lat: DirStats,
+    /// fio's `clat`, with `--latency split`.
+    pub clat: DirStats,
+}
+
+impl PrioStats {
+    /// Books one I/O of `bytes` that took `total` ns, `clat` of it after submission (when split).
+    #[inline]
+    pub fn record(&mut self, total: u64, clat: Option<u64>, bytes: u64) {
+        self.lat.record(total, 1, bytes);
+        if let Some(c) = clat {
+            self.clat.record(c, 1, bytes);
+        }
+    }
 }
 
 impl Stats {
@@ -453,6 +479,10 @@ impl Stats {
         if let Some(s) = &mut self.split {
             s.reset();
         }
+        for p in self.prios.iter_mut().flatten() {
+            p.lat.reset();
+            p.clat.reset();
+        }
     }
 }
 
@@ -464,6 +494,19 @@ impl AddAssign<&Stats> for Stats {
         self.errors += &o.errors;
         if let Some(b) = &o.split {
             **self.split.get_or_insert_with(Box::default) += &**b;
+        }
+        // By priority, as fio's sum_thread_stats merges clat_prio: a value new to this side is
+        // appended, in the other side's order.
+        for (mine, theirs) in self.prios.iter_mut().zip(&o.prios) {
+            for p in theirs {
+                match mine.iter_mut().find(|m| m.value == p.value) {
+                    Some(m) => {
+                        m.lat += &p.lat;
+                        m.clat += &p.clat;
+                    }
+                    None => mine.push(p.clone()),
+                }
+            }
         }
     }
 }

@@ -399,7 +399,15 @@ mod tests {
     use super::*;
 
     const SEED: u64 = 0xfeed;
-    const PLAIN: BufferContents = BufferContents { compress_percent: 0, dedupe_percent: 0 };
+    const PLAIN: BufferContents = BufferContents {
+        compress_percent: 0,
+        dedupe_percent: 0,
+        dedupe_mode: crate::workload::contents::DedupeMode::Repeat,
+        working_set_blocks: 0,
+        dedupe_global: false,
+        dedupe_thread_base: 0,
+        dedupe_threads: 0,
+    };
 
     fn unit(offset: u64, generation: u32) -> Vec<u8> {
         let mut u = vec![0u8; 4096];
@@ -432,7 +440,15 @@ mod tests {
     #[test]
     fn compressible_and_shared_payloads_check_out_and_corruption_is_caught() {
         use std::io::Write;
-        let c = BufferContents { compress_percent: 60, dedupe_percent: 50 };
+        let c = BufferContents {
+            compress_percent: 60,
+            dedupe_percent: 50,
+            dedupe_mode: crate::workload::contents::DedupeMode::Repeat,
+            working_set_blocks: 0,
+            dedupe_global: false,
+            dedupe_thread_base: 0,
+            dedupe_threads: 0,
+        };
         let (mut packed, mut payloads) = (0usize, std::collections::HashSet::new());
         let n = 2000u64;
         for i in 0..n {

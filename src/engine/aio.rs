@@ -24,6 +24,8 @@ const NAME: &str = "aio";
 const IOCB_CMD_PREAD: u16 = 0;
 const IOCB_CMD_PWRITE: u16 = 1;
 const IOCB_CMD_FSYNC: u16 = 2;
+/// `aio_abi.h`'s flag saying `aio_reqprio` holds an I/O priority.
+const IOCB_FLAG_IOPRIO: u32 = 1 << 1;
 
 /// The kernel's `struct iocb` (little-endian field order for `aio_key`/`aio_rw_flags`).
 #[repr(C)]
@@ -209,6 +211,10 @@ impl Engine for AioEngine {
         cb.aio_buf = if data { buf } else { 0 };
         cb.aio_nbytes = u64::from(op.len);
         cb.aio_offset = if data { op.offset as i64 } else { 0 };
+        // fio's libaio sends a priority in the iocb only where cmdprio chose one; the job's own is
+        // its thread's (ioprio_set), which an iocb without the flag takes, so sending it is the same.
+        cb.aio_reqprio = op.prio.value as i16;
+        cb.aio_flags = if op.prio.value != 0 { IOCB_FLAG_IOPRIO } else { 0 };
         self.lens[slot as usize] = op.len;
         // A pointer from the Vec's own base, so later accesses to other slots leave it valid.
         self.staged.push(self.iocbs.as_mut_ptr().wrapping_add(slot as usize));
@@ -324,6 +330,7 @@ impl Engine for AioEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::IoPrio;
     use std::io::Write;
 
     fn run_one(e: &mut AioEngine, slot: u32, op: IoOp) -> Result<(), IoError> {
@@ -340,6 +347,22 @@ mod tests {
         r
     }
 
+    /// An I/O with a priority of its own carries it in aio_reqprio with IOCB_FLAG_IOPRIO (fio's
+    /// libaio cmdprio), which the kernel takes (the idle class needs no privilege); one without
+    /// leaves the flag off, so the thread's priority applies.
+    #[test]
+    fn an_io_priority_goes_in_the_iocb() {
+        let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+        let path = dir.path().join("p.dat");
+        File::create(&path).unwrap().write_all(&[0u8; 16384]).unwrap();
+        let mut e = AioBuilder { path, writes: false, direct: true, buffer_seed: 3 }.build(0, 2, 4096).unwrap();
+        let idle2 = IoPrio { value: (3 << 13) | 2 };
+        run_one(&mut e, 1, IoOp { dir: Direction::Read, offset: 4096, len: 4096, prio: idle2 }).unwrap();
+        assert_eq!((e.iocbs[1].aio_reqprio, e.iocbs[1].aio_flags), ((3 << 13) | 2, IOCB_FLAG_IOPRIO));
+        run_one(&mut e, 1, IoOp { dir: Direction::Read, offset: 0, len: 4096, prio: IoPrio::NONE }).unwrap();
+        assert_eq!((e.iocbs[1].aio_reqprio, e.iocbs[1].aio_flags), (0, 0));
+    }
+
     #[test]
     fn reads_writes_and_short_reads() {
         let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
@@ -348,19 +371,20 @@ mod tests {
         File::create(&path).unwrap().write_all(&data).unwrap();
         let mut e =
             AioBuilder { path: path.clone(), writes: true, direct: true, buffer_seed: 3 }.build(0, 4, 8192).unwrap();
-        run_one(&mut e, 2, IoOp { dir: Direction::Read, offset: 12288, len: 4096 }).unwrap();
+        run_one(&mut e, 2, IoOp { dir: Direction::Read, offset: 12288, len: 4096, prio: IoPrio::NONE }).unwrap();
         assert!(e.bufs.slot(2)[..4096].iter().all(|&b| b == 3));
 
         e.bufs.slot_mut(1).fill(0x5a);
-        run_one(&mut e, 1, IoOp { dir: Direction::Write, offset: 0, len: 8192 }).unwrap();
+        run_one(&mut e, 1, IoOp { dir: Direction::Write, offset: 0, len: 8192, prio: IoPrio::NONE }).unwrap();
         assert!(std::fs::read(&path).unwrap()[..8192].iter().all(|&b| b == 0x5a));
 
-        let r = run_one(&mut e, 0, IoOp { dir: Direction::Read, offset: 61440, len: 8192 });
+        let r = run_one(&mut e, 0, IoOp { dir: Direction::Read, offset: 61440, len: 8192, prio: IoPrio::NONE });
         assert_eq!(r, Err(IoError::ShortTransfer { expected: 8192, done: 4096 }));
 
         // A full queue in one io_submit, every slot completes once.
         for s in 0..4 {
-            e.queue(s, &IoOp { dir: Direction::Read, offset: u64::from(s) * 8192, len: 8192 }).unwrap();
+            e.queue(s, &IoOp { dir: Direction::Read, offset: u64::from(s) * 8192, len: 8192, prio: IoPrio::NONE })
+                .unwrap();
         }
         e.submit().unwrap();
         let mut seen = [0; 4];

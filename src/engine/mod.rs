@@ -104,6 +104,28 @@ pub enum EngineError {
     Runtime { engine: &'static str, what: &'static str, source: io::Error },
 }
 
+/// Sets the calling thread's I/O priority to `value` (`class << 13 | level`), as fio's
+/// `ioprio_set(IOPRIO_WHO_PROCESS, 0, ...)` sets a job thread's before its engine starts (fio's
+/// `prio` and `prioclass`): what every engine's I/O gets unless it carries a priority of its own.
+///
+/// # Errors
+/// The kernel's refusal (EPERM for the real-time class without CAP_SYS_ADMIN or CAP_SYS_NICE).
+pub fn set_thread_ioprio(value: u16) -> Result<(), EngineError> {
+    const IOPRIO_WHO_PROCESS: libc::c_long = 1;
+    // SAFETY: ioprio_set takes three integers and touches no memory of ours; who 0 is this thread.
+    let rc = unsafe {
+        libc::syscall(libc::SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0 as libc::c_long, libc::c_long::from(value))
+    };
+    if rc < 0 {
+        return Err(EngineError::Setup {
+            engine: "worker",
+            what: "setting the thread's I/O priority (prio, prioclass)",
+            source: io::Error::last_os_error(),
+        });
+    }
+    Ok(())
+}
+
 /// What an engine reports about itself: its name and the knobs actually in effect.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct EngineInfo {

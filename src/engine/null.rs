@@ -130,8 +130,9 @@ impl Engine for NullEngine {
 mod tests {
     use super::*;
     use crate::io::Direction;
+    use crate::io::IoPrio;
 
-    const OP: IoOp = IoOp { dir: Direction::Read, offset: 0, len: 4096 };
+    const OP: IoOp = IoOp { dir: Direction::Read, offset: 0, len: 4096, prio: IoPrio::NONE };
 
     #[test]
     fn completes_in_order_at_once() {

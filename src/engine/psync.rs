@@ -151,6 +151,7 @@ impl Engine for PsyncEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::IoPrio;
     use std::io::Write;
 
     #[test]
@@ -161,7 +162,7 @@ mod tests {
         File::create(&path).unwrap().write_all(&data).unwrap();
         let mut e =
             PsyncBuilder { path: path.clone(), writes: true, direct: true, buffer_seed: 3 }.build(0, 8, 4096).unwrap();
-        let read = IoOp { dir: Direction::Read, offset: 8192, len: 4096 };
+        let read = IoOp { dir: Direction::Read, offset: 8192, len: 4096, prio: IoPrio::NONE };
         assert_eq!(e.queue(5, &read).unwrap(), Queued::Ok);
         assert_eq!(e.queue(6, &read).unwrap(), Queued::Busy, "one I/O at a time");
         e.submit().unwrap();
@@ -172,7 +173,7 @@ mod tests {
         assert_eq!(e.poll(4, |_, _| panic!("nothing left")).unwrap(), 0);
 
         e.bufs.slot_mut(0).fill(0xab);
-        e.queue(1, &IoOp { dir: Direction::Write, offset: 4096, len: 4096 }).unwrap();
+        e.queue(1, &IoOp { dir: Direction::Write, offset: 4096, len: 4096, prio: IoPrio::NONE }).unwrap();
         e.submit().unwrap();
         e.poll(1, |_, r| assert_eq!(r, Ok(()))).unwrap();
         let on_disk = std::fs::read(&path).unwrap();
@@ -180,7 +181,7 @@ mod tests {
 
         // Past the end: a short read.
         let mut big = PsyncBuilder { path, writes: false, direct: true, buffer_seed: 3 }.build(0, 1, 8192).unwrap();
-        big.queue(0, &IoOp { dir: Direction::Read, offset: 65536 - 4096, len: 8192 }).unwrap();
+        big.queue(0, &IoOp { dir: Direction::Read, offset: 65536 - 4096, len: 8192, prio: IoPrio::NONE }).unwrap();
         big.submit().unwrap();
         big.poll(1, |_, r| assert_eq!(r, Err(IoError::ShortTransfer { expected: 8192, done: 4096 }))).unwrap();
     }
@@ -192,7 +193,7 @@ mod tests {
         let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
         let path = dir.path().join("b.dat");
         File::create(&path).unwrap().write_all(&[7u8; 8192]).unwrap();
-        let read = IoOp { dir: Direction::Read, offset: 100, len: 1000 };
+        let read = IoOp { dir: Direction::Read, offset: 100, len: 1000, prio: IoPrio::NONE };
         let mut got = Vec::new();
         for direct in [false, true] {
             let mut e =

@@ -139,6 +139,7 @@ impl Finished {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::IoPrio;
     use std::io::Write;
     use std::os::unix::fs::MetadataExt;
 
@@ -185,7 +186,7 @@ mod tests {
         let ops = RangeOps::new(&f).unwrap();
         let blocks = |f: &File| f.metadata().unwrap().blocks();
         let before = blocks(&f);
-        match ops.run(&IoOp { dir: Direction::Trim, offset: 0, len: 512 << 10 }) {
+        match ops.run(&IoOp { dir: Direction::Trim, offset: 0, len: 512 << 10, prio: IoPrio::NONE }) {
             Err(IoError::Errno { errno: libc::EOPNOTSUPP }) => {
                 crate::skip::skip(crate::skip::Need::HolePunching, "this filesystem does not punch holes");
                 return;
@@ -193,14 +194,14 @@ mod tests {
             r => r.unwrap(),
         }
         assert!(blocks(&f) < before, "the hole frees blocks: {} -> {}", before, blocks(&f));
-        ops.run(&IoOp { dir: Direction::WriteZeroes, offset: 512 << 10, len: 4096 }).unwrap();
-        ops.run(&IoOp { dir: Direction::Flush, offset: 0, len: 0 }).unwrap();
+        ops.run(&IoOp { dir: Direction::WriteZeroes, offset: 512 << 10, len: 4096, prio: IoPrio::NONE }).unwrap();
+        ops.run(&IoOp { dir: Direction::Flush, offset: 0, len: 0, prio: IoPrio::NONE }).unwrap();
         let data = std::fs::read(&path).unwrap();
         assert_eq!(data.len(), 1 << 20, "KEEP_SIZE");
         assert!(data[..(512 << 10) + 4096].iter().all(|&b| b == 0));
         assert!(data[(512 << 10) + 4096..].iter().all(|&b| b == 0xa5));
         assert_eq!(
-            ops.run(&IoOp { dir: Direction::Read, offset: 0, len: 4096 }),
+            ops.run(&IoOp { dir: Direction::Read, offset: 0, len: 4096, prio: IoPrio::NONE }),
             Err(IoError::Errno { errno: libc::EINVAL })
         );
     }

@@ -13,7 +13,7 @@ use super::rangeops::{Finished, RangeOps};
 use super::ring::{Ring, RingOptions};
 use super::{Engine, EngineBuilder, EngineError, EngineInfo, Queued};
 use crate::io::IoError;
-use crate::io::{Direction, IoOp};
+use crate::io::{Direction, IoOp, IoPrio};
 use io_uring::{cqueue, opcode, squeue, types};
 use std::fs::File;
 use std::io;
@@ -178,7 +178,7 @@ impl UringEngine {
             ops,
             finished: Finished::new(queue_depth),
         };
-        let blank = IoOp { dir: Direction::Read, offset: 0, len: 0 };
+        let blank = IoOp { dir: Direction::Read, offset: 0, len: 0, prio: IoPrio::NONE };
         for dir in [Direction::Read, Direction::Write] {
             e.templates[dir as usize] = RawSqe::from_entry(e.entry(0, &IoOp { dir, ..blank }));
         }
@@ -195,6 +195,9 @@ impl UringEngine {
         sqe.addr = self.buf_base + u64::from(slot) * self.slot_bytes;
         sqe.len = op.len;
         sqe.off = op.offset;
+        // fio sets the job's priority on every read and write (the submitting context may be an
+        // SQPOLL thread that never took the job's ioprio_set), cmdprio's where it chose one.
+        sqe.ioprio = op.prio.value;
         // The buffer index is the slot: slots are < queue depth <= 65536 entries (io_uring's limit).
         sqe.buf_index = slot as u16 & self.buf_index_mask;
         sqe.user_data = u64::from(slot) | u64::from(op.len) << 32;
@@ -451,15 +454,32 @@ mod tests {
         };
         let mut e = b.build(0, 4, 4096).unwrap();
         let payload = e.bufs.slot(0)[..4096].to_vec();
-        run_one(&mut e, IoOp { dir: Direction::Write, offset: 8192, len: 4096 }).unwrap();
+        run_one(&mut e, IoOp { dir: Direction::Write, offset: 8192, len: 4096, prio: IoPrio::NONE }).unwrap();
         e.bufs.slot_mut(0).fill(0);
-        run_one(&mut e, IoOp { dir: Direction::Read, offset: 8192, len: 4096 }).unwrap();
+        run_one(&mut e, IoOp { dir: Direction::Read, offset: 8192, len: 4096, prio: IoPrio::NONE }).unwrap();
         assert_eq!(&e.bufs.slot(0)[..4096], &payload[..]);
         let mut f = File::open(&path).unwrap();
         let mut on_disk = vec![0u8; 4096];
         f.seek(SeekFrom::Start(8192)).unwrap();
         f.read_exact(&mut on_disk).unwrap();
         assert_eq!(on_disk, payload);
+    }
+
+    /// An I/O's priority goes in its SQE's ioprio (fio's io_uring sends the job's and cmdprio's
+    /// there), which the kernel takes for a read (the idle class needs no privilege).
+    #[test]
+    fn an_io_priority_goes_in_the_sqe() {
+        if !uring_available() {
+            return;
+        }
+        let (_dir, path) = temp_file(1 << 16);
+        let b = UringBuilder { path, writes: false, direct: true, options: UringOptions::default(), buffer_seed: 5 };
+        let mut e = b.build(0, 2, 4096).unwrap();
+        let idle2 = IoPrio { value: (3 << 13) | 2 };
+        let op = IoOp { dir: Direction::Read, offset: 4096, len: 4096, prio: idle2 };
+        assert_eq!(e.rw_sqe(1, &op).ioprio, (3 << 13) | 2);
+        assert_eq!(e.rw_sqe(1, &IoOp { prio: IoPrio::NONE, ..op }).ioprio, 0);
+        run_one(&mut e, op).unwrap();
     }
 
     #[test]
@@ -470,7 +490,7 @@ mod tests {
         let (_dir, path) = temp_file(8192);
         let b = UringBuilder { path, writes: false, direct: true, options: UringOptions::default(), buffer_seed: 5 };
         let mut e = b.build(0, 1, 8192).unwrap();
-        let r = run_one(&mut e, IoOp { dir: Direction::Read, offset: 4096, len: 8192 });
+        let r = run_one(&mut e, IoOp { dir: Direction::Read, offset: 4096, len: 8192, prio: IoPrio::NONE });
         assert_eq!(r, Err(IoError::ShortTransfer { expected: 8192, done: 4096 }));
     }
 
@@ -507,7 +527,7 @@ mod tests {
             let mut e = b.build(0, 4, 8192).unwrap();
             for dir in [Direction::Read, Direction::Write] {
                 for (slot, offset, len) in [(0, 0, 4096), (3, 1 << 33, 8192), (2, 512, 512)] {
-                    let op = IoOp { dir, offset, len };
+                    let op = IoOp { dir, offset, len, prio: IoPrio::NONE };
                     let built = RawSqe::from_entry(e.entry(slot, &op));
                     assert_eq!(e.rw_sqe(slot, &op), built, "{op:?} slot {slot}");
                     assert_eq!(RawSqe::from_entry(e.rw_sqe(slot, &op).as_entry().clone()), built);
@@ -525,7 +545,7 @@ mod tests {
         let options = UringOptions { fixed_buffers: false, registered_file: false, ..UringOptions::default() };
         let b = UringBuilder { path, writes: false, direct: true, options, buffer_seed: 5 };
         let mut e = b.build(0, 2, 4096).unwrap();
-        run_one(&mut e, IoOp { dir: Direction::Read, offset: 4096, len: 4096 }).unwrap();
+        run_one(&mut e, IoOp { dir: Direction::Read, offset: 4096, len: 4096, prio: IoPrio::NONE }).unwrap();
         assert_eq!(e.bufs.slot(0)[0], 1);
         assert!(e.info().to_string().contains("fixedbufs=0"));
     }

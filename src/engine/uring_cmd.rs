@@ -364,6 +364,7 @@ pub fn default_options() -> UringOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::IoPrio;
 
     fn word(b: &[u8; 80], at: usize) -> u32 {
         u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
@@ -505,7 +506,10 @@ mod tests {
         let bs = ns.format.lba_bytes;
         let b = UringCmdBuilder { path, writes: false, options: default_options(), buffer_seed: 1 };
         let mut e = b.build(0, 2, bs).unwrap();
-        assert_eq!(e.queue(0, &IoOp { dir: Direction::Read, offset: 0, len: bs }).unwrap(), Queued::Ok);
+        assert_eq!(
+            e.queue(0, &IoOp { dir: Direction::Read, offset: 0, len: bs, prio: IoPrio::NONE }).unwrap(),
+            Queued::Ok
+        );
         e.submit().unwrap();
         let mut got = None;
         while got.is_none() {

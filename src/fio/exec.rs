@@ -202,6 +202,7 @@ fn resolve_all(plan: &Plan) -> Result<Resolved, FioError> {
         exit_ends(&resolved, exitall, plan.groups.get(g + 1).and_then(|n| n.first()))?;
         groups.push(resolved);
     }
+    number_dedupe_threads(&mut groups);
     Ok((groups, spdk))
 }
 
@@ -223,6 +224,22 @@ fn check_no_device(job: &Job, engine: &str) -> Result<(), FioError> {
         Some(at) => FioError::Option { at: at.clone(), key: "filename".into(), message },
         None => FioError::Section { at: job.at.clone(), name: job.name.clone(), message },
     })
+}
+
+/// fio numbers the threads of a job file from its first job's first clone, and a shared dedupe
+/// working set (`dedupe_global`) takes blocks from every one of them: each job learns the number of
+/// its group's first thread (its workers count on from there, in the group's job order) and how
+/// many the file has.
+fn number_dedupe_threads(groups: &mut [Vec<(Job, RunConfig)>]) {
+    let total: usize = groups.iter().flatten().map(|(_, c)| c.cores.len()).sum();
+    let mut base = 0;
+    for group in groups.iter_mut() {
+        for (_, cfg) in group.iter_mut() {
+            cfg.workload.buffers.dedupe_thread_base = base;
+            cfg.workload.buffers.dedupe_threads = total;
+        }
+        base += group.iter().map(|(_, c)| c.cores.len()).sum::<usize>();
+    }
 }
 
 /// A job that ends after one pass over its working set (fio's end without `time_based` or a size

@@ -222,6 +222,11 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         "thinktime_blocks" => arg("thinktime-blocks", v),
         "buffer_compress_percentage" => arg("buffer-compress-percentage", v),
         "dedupe_percentage" => arg("dedupe-percentage", v),
+        "dedupe_mode" => arg("dedupe-mode", v),
+        "dedupe_working_set_percentage" => arg("dedupe-working-set-percentage", v),
+        "dedupe_global" => arg("dedupe_global", if fio_bool()? { "1" } else { "0" }),
+        "prio" | "prioclass" | "cmdprio_percentage" | "cmdprio_class" | "cmdprio" | "cmdprio_bssplit" => arg(key, v),
+        "log_prio" => arg("log_prio", if fio_bool()? { "1" } else { "0" }),
         "number_ios" => arg("number_ios", v),
         "zonemode" => match v {
             "zbd" => Err(

@@ -12,8 +12,8 @@ use crate::batches::BatchCounts;
 use crate::config::RunConfig;
 use crate::coordinator::ThreadPoint;
 use crate::cpu::{CpuUsage, ThreadCounts};
-use crate::io::Direction;
-use crate::stats::{DirStats, Stats};
+use crate::io::{Direction, IoPrio};
+use crate::stats::{DirStats, PrioStats, Stats};
 use serde_json::{Map, Value, json};
 use std::fmt::Write as _;
 use std::time::SystemTime;
@@ -347,6 +347,31 @@ fn direction(dir: Direction, j: &FioJob<'_>, pcts: &[f64], plus: bool) -> Value 
     o.insert("clat_ns".into(), clat.map_or_else(not_measured, |c| with_percentiles(c, true)));
     let lat = if kept.lat { with_percentiles(d, j.lat_percentiles) } else { not_measured() };
     o.insert("lat_ns".into(), lat);
+    // fio's per-priority latencies (stat.c's add_ddir_status_json): with cmdprio, once two or
+    // more priorities have samples, each with samples in fio's order, as lat_ns with
+    // lat_percentiles and as clat_ns otherwise; fio books none of a latency it does not measure.
+    let (key, measured) = if j.lat_percentiles { ("lat_ns", kept.lat) } else { ("clat_ns", clat.is_some()) };
+    fn of(p: &PrioStats, lat: bool) -> &DirStats {
+        if lat { &p.lat } else { &p.clat }
+    }
+    let prios: Vec<&PrioStats> = j
+        .stats
+        .prios
+        .get(dir as usize)
+        .into_iter()
+        .flatten()
+        .filter(|p| measured && of(p, j.lat_percentiles).ios > 0)
+        .collect();
+    if prios.len() >= 2 {
+        let entries: Vec<Value> = prios
+            .iter()
+            .map(|p| {
+                let (class, level) = IoPrio::class_level(p.value);
+                json!({ "prioclass": class, "prio": level, key: with_percentiles(of(p, j.lat_percentiles), true) })
+            })
+            .collect();
+        o.insert("prios".into(), Value::Array(entries));
+    }
     let interval_ms = j.cfg.interval.as_millis() as u64;
     // A span without I/O in the direction has no delta, so no sample (fio's `if (!delta) continue`).
     let bw = SampleStat::of_job(&j.series, interval_ms, |p| {
@@ -649,6 +674,14 @@ pub fn log_block_sizes(cfg: &RunConfig, averaged: bool) -> [u64; 3] {
 /// entry of `block_sizes` (see [`log_block_sizes`]); fio writes 0 in the last column too, an
 /// I/O's priority class, not real-time here. Bandwidth in KiB/s, latency the window's mean in ns.
 pub fn log_lines(kind: LogKind, series: &[ThreadPoint], block_sizes: [u64; 3]) -> String {
+    log_lines_prio(kind, series, block_sizes, false)
+}
+
+/// [`log_lines`], with fio's `log_prio=1` (`prio_column`): the last column is the I/O priority in
+/// fio's `0x%04x`, which on an averaged line fio writes as `0x0000` (stat.c's `__add_stat_to_log`
+/// logs a priority of 0), as here, where each line stands for a window of I/Os.
+pub fn log_lines_prio(kind: LogKind, series: &[ThreadPoint], block_sizes: [u64; 3], prio_column: bool) -> String {
+    let last = if prio_column { "0x0000" } else { "0" };
     let mut out = String::new();
     for p in series {
         let t_ms = (p.t_s * 1000.0).round() as u64;
@@ -667,7 +700,7 @@ pub fn log_lines(kind: LogKind, series: &[ThreadPoint], block_sizes: [u64; 3]) -
                 LogKind::Clat => d.mean_ns().round() as u64,
                 LogKind::Slat => d.slat_mean_ns().round() as u64,
             };
-            let _ = writeln!(out, "{t_ms}, {value}, {dir}, {bs}, 0");
+            let _ = writeln!(out, "{t_ms}, {value}, {dir}, {bs}, {last}");
         }
     }
     out
@@ -912,6 +945,8 @@ mod tests {
         };
         assert_eq!(log_lines(LogKind::Bw, &[p(0.5), p(1.0)], [0; 3]), "500, 40, 0, 0, 0\n1000, 40, 0, 0, 0\n");
         assert_eq!(log_lines(LogKind::Lat, &[p(0.25)], [0; 3]), "250, 1500, 0, 0, 0\n");
+        // fio's log_prio=1: its hex priority, 0 on an averaged line.
+        assert_eq!(log_lines_prio(LogKind::Lat, &[p(0.25)], [0; 3], true), "250, 1500, 0, 0, 0x0000\n");
         // Measured apart, clat and slat are their own means; without, clat is the whole latency
         // and the slat log has no line.
         assert_eq!(log_lines(LogKind::Clat, &[p(0.25)], [0; 3]), "250, 1500, 0, 0, 0\n");

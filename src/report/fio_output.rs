@@ -41,6 +41,7 @@ pub fn write_logs(
 ) -> anyhow::Result<()> {
     let f = &args.fio;
     let bs = fio_report::log_block_sizes(cfg, f.log_avg_window().is_some());
+    let prio_column = f.log_prio.unwrap_or(false);
     let prefix = |p: &str| if p.is_empty() { jobname.to_string() } else { p.to_string() };
     let mut kinds: Vec<(String, LogKind)> = Vec::new();
     if let Some(p) = &f.write_bw_log {
@@ -59,7 +60,7 @@ pub fn write_logs(
     }
     let cannot = |path: &str, e: std::io::Error| anyhow::anyhow!("cannot write {path}: {e}");
     let lines = |kind, series| {
-        let text = fio_report::log_lines(kind, series, bs);
+        let text = fio_report::log_lines_prio(kind, series, bs, prio_column);
         if f.log_offset.unwrap_or(false) { with_offset_column(&text) } else { text }
     };
     for (prefix, kind) in kinds {

@@ -18,9 +18,9 @@ use super::{BusyTime, FailedIo, IntervalReport, Links, Phase, Report, Shared, St
 use crate::batches::BatchCounts;
 use crate::cpu::CpuProbe;
 use crate::engine::{Engine, EngineError, EngineInfo, Queued, Sends};
-use crate::io::{Direction, IoError, IoOp};
+use crate::io::{Direction, IoError, IoOp, IoPrio};
 use crate::options::{LatencyMode, OnError};
-use crate::stats::{HistTally, Stats};
+use crate::stats::{HistTally, PrioStats, Stats};
 use crate::verify::{GenTable, Verifier};
 use crate::workload::contents::{self, Filler};
 use crate::workload::rate::{Gate, Pacer};
@@ -170,7 +170,7 @@ const COAST_PASSES: u32 = 7;
 impl<'c, E: Engine> Loop<'c, E> {
     pub(super) fn new(engine: E, plan: &WorkerPlan, clock: &'c quanta::Clock) -> Self {
         let qd = plan.queue_depth as usize;
-        let idle = IoOp { dir: Direction::Read, offset: 0, len: 0 };
+        let idle = IoOp { dir: Direction::Read, offset: 0, len: 0, prio: IoPrio::NONE };
         // Verified workers own disjoint slices, so no unit is written by two workers at once.
         let generator = Generator::with_slices(&plan.spec, plan.slice, plan.slices, plan.verify.is_some());
         let verifier = plan.verify.as_ref().map(|v| {
@@ -182,8 +182,9 @@ impl<'c, E: Engine> Loop<'c, E> {
             Verifier::new(table, v.seed, plan.spec.buffers, qd)
         });
         let seed = plan.spec.seed ^ (plan.index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let filler = (plan.spec.writes() && verifier.is_none())
-            .then(|| Filler::new(plan.spec.buffers, qd, plan.spec.max_bs() as usize, seed ^ contents::run_nonce()));
+        let filler = (plan.spec.writes() && verifier.is_none()).then(|| {
+            Filler::new(plan.spec.buffers, qd, plan.spec.max_bs() as usize, seed ^ contents::run_nonce(), plan.thread)
+        });
         // trimwrite's order (each trim, then its write) is fixed: no direction gives way.
         let switch = (plan.spec.rw != RwMode::TrimWrite).then_some(&plan.spec.mix);
         let limits = Limits {
@@ -240,8 +241,8 @@ impl<'c, E: Engine> Loop<'c, E> {
             limits,
             slots: vec![(0, idle); qd],
             free: (0..plan.queue_depth).rev().collect(),
-            stats: Box::new(Stats::new(split.is_some())),
-            spare: Some(Box::new(Stats::new(split.is_some()))),
+            stats: Box::new(prio_stats(Stats::new(split.is_some()), plan)),
+            spare: Some(Box::new(prio_stats(Stats::new(split.is_some()), plan))),
             pacer,
             sleeps,
             tries: vec![0; qd],
@@ -727,7 +728,10 @@ impl<'c, E: Engine> Loop<'c, E> {
             let total = clock.delta_as_nanos(start, end);
             match result {
                 Ok(()) => {
-                    stats.dir[op.dir as usize].record_tallied(total, u64::from(op.len), &mut tallies[op.dir as usize])
+                    stats.dir[op.dir as usize].record_tallied(total, u64::from(op.len), &mut tallies[op.dir as usize]);
+                    if let Some(p) = prio_of(stats, &op) {
+                        p.record(total, None, u64::from(op.len));
+                    }
                 }
                 Err(_) => {
                     let mut books = Books { stats, tallies, tries, retry, first_error, max_retries: 0, stamp: true };
@@ -1104,7 +1108,7 @@ impl<'c, E: Engine> Loop<'c, E> {
         while next < todo.len() || in_flight > 0 {
             while next < todo.len() {
                 let Some(&slot) = free.last() else { break };
-                let op = IoOp { dir: Direction::Read, offset: todo[next], len: unit };
+                let op = IoOp { dir: Direction::Read, offset: todo[next], len: unit, prio: IoPrio::NONE };
                 if self.engine.queue(slot, &op)? == Queued::Busy {
                     break;
                 }
@@ -1217,6 +1221,31 @@ fn book(stats: &mut Stats, tallies: &mut [HistTally; Direction::COUNT], op: &IoO
     if let Some((slat, clat)) = latency.parts {
         book_split(stats, d, bytes, slat, clat);
     }
+    if let Some(p) = prio_of(stats, op) {
+        p.record(latency.total, latency.parts.map(|(_, clat)| clat), bytes);
+    }
+}
+
+/// `op`'s per-priority statistics, when its direction keeps them (cmdprio chooses priorities):
+/// found by value among a handful, where fio keeps an index in each I/O.
+#[inline(always)]
+fn prio_of<'s>(stats: &'s mut Stats, op: &IoOp) -> Option<&'s mut PrioStats> {
+    stats.prios.get_mut(op.dir as usize).and_then(|p| p.iter_mut().find(|s| s.value == op.prio.value))
+}
+
+/// `stats` with room for the per-priority statistics `plan`'s workload keeps (made before the
+/// run, so booking never allocates).
+fn prio_stats(mut stats: Stats, plan: &WorkerPlan) -> Stats {
+    for (i, dir) in [Direction::Read, Direction::Write].into_iter().enumerate() {
+        stats.prios[i] = plan
+            .spec
+            .prio
+            .stat_values(dir)
+            .into_iter()
+            .map(|value| PrioStats { value, ..PrioStats::default() })
+            .collect();
+    }
+    stats
 }
 
 #[inline(never)]

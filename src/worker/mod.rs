@@ -268,6 +268,12 @@ pub fn run<B: EngineBuilder>(builder: &B, plan: &WorkerPlan, shared: &Shared, li
             return fail(WorkerError::Pin { worker, core });
         }
     }
+    // fio sets the job's priority before its engine starts (backend.c).
+    if plan.spec.prio.set_thread {
+        if let Err(source) = crate::engine::set_thread_ioprio(plan.spec.prio.job) {
+            return fail(WorkerError::Engine { worker, source });
+        }
+    }
     let engine = match builder.build(worker, plan.queue_depth, plan.spec.max_bs()) {
         Ok(e) => e,
         Err(source) => return fail(WorkerError::Engine { worker, source }),

@@ -160,6 +160,12 @@ pub fn run_lanes<B: EngineBuilder>(
             return fail(0, WorkerError::Pin { worker: thread, core });
         }
     }
+    // fio sets the job's priority before its engine starts (backend.c); lanes share a job.
+    if plans[0].spec.prio.set_thread {
+        if let Err(source) = crate::engine::set_thread_ioprio(plans[0].spec.prio.job) {
+            return fail(0, WorkerError::Engine { worker: thread, source });
+        }
+    }
     let mut lanes = Vec::with_capacity(plans.len());
     for (i, plan) in plans.iter().enumerate() {
         match builder.build(plan.index, plan.queue_depth, plan.spec.max_bs()) {

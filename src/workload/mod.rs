@@ -8,9 +8,10 @@
 pub mod bssplit;
 pub mod contents;
 pub mod dist;
+pub mod prio;
 pub mod rate;
 
-use crate::io::{Direction, IoOp};
+use crate::io::{Direction, IoOp, IoPrio};
 use bssplit::BsSplit;
 use dist::{IndexSampler, RandomDist, RandomMap};
 use rand_core::{RngCore, SeedableRng};
@@ -246,6 +247,10 @@ pub struct WorkloadSpec {
     pub pacing: rate::PaceSpec,
     /// What written blocks hold.
     pub buffers: contents::BufferContents,
+    /// The priority each I/O is sent with (fio's `prio`, `prioclass` and `cmdprio_*`); not in
+    /// nvmebench's own document (its schema has no place for it yet).
+    #[serde(skip)]
+    pub prio: prio::PrioSpec,
 }
 
 /// fio's `zonemode=strided` (io_u.c's `setup_strided_zone_mode`): I/O happens in a zone of
@@ -412,6 +417,8 @@ pub struct Generator {
     zone: Option<ZoneCursor>,
     /// The random map's seed (a fresh map per zone is drawn from it).
     seed: u64,
+    /// Each I/O's priority, when the job sends any (`WorkloadSpec::prio`).
+    prio: Option<prio::PrioPicker>,
 }
 
 /// One direction and size at uniform offsets without a map: `start + bounded(draw, n) * align`.
@@ -483,6 +490,7 @@ impl Generator {
             seq_add: spec.seq_add_bytes,
             zone: spec.zones.map(|zones| ZoneCursor { zones, start, moved: 0, entered: 0 }),
             seed,
+            prio: prio::PrioPicker::new(&spec.prio, seed),
         };
         g.uniform = g.uniform_draw();
         g
@@ -516,9 +524,32 @@ impl Generator {
     /// The next operation.
     #[inline]
     pub fn next_op(&mut self) -> IoOp {
+        let op = self.draw_op();
+        self.with_prio(op)
+    }
+
+    /// The next operation, in direction `dir` whatever the mix says (a paced worker whose other
+    /// direction is ahead of its rate issues this one meanwhile).
+    #[inline]
+    pub fn next_op_in(&mut self, dir: Direction) -> IoOp {
+        let op = self.draw_op_in(dir);
+        self.with_prio(op)
+    }
+
+    /// `op` with its priority drawn, after its size (which cmdprio_bssplit goes by).
+    #[inline(always)]
+    fn with_prio(&mut self, mut op: IoOp) -> IoOp {
+        if let Some(p) = &mut self.prio {
+            op.prio = p.pick(op.dir, op.len);
+        }
+        op
+    }
+
+    #[inline]
+    fn draw_op(&mut self) -> IoOp {
         if let Some(u) = self.uniform {
             let block = dist::bounded(self.rng.next_u64(), u.n);
-            return IoOp { dir: u.dir, offset: u.start + block * u.align, len: u.len };
+            return IoOp { dir: u.dir, offset: u.start + block * u.align, len: u.len, prio: IoPrio::NONE };
         }
         let dir = if self.mixed {
             let r = self.rng.next_u64();
@@ -531,21 +562,19 @@ impl Generator {
             }
         } else if self.trimwrite {
             if let Some((offset, len)) = self.then_write.take() {
-                return IoOp { dir: Direction::Write, offset, len };
+                return IoOp { dir: Direction::Write, offset, len, prio: IoPrio::NONE };
             }
             Direction::Trim
         } else {
             self.always
         };
-        self.next_op_in(dir)
+        self.draw_op_in(dir)
     }
 
-    /// The next operation, in direction `dir` whatever the mix says (a paced worker whose other
-    /// direction is ahead of its rate issues this one meanwhile).
     #[inline]
-    pub fn next_op_in(&mut self, dir: Direction) -> IoOp {
+    fn draw_op_in(&mut self, dir: Direction) -> IoOp {
         if dir == Direction::Flush {
-            return IoOp { dir, offset: 0, len: 0 };
+            return IoOp { dir, offset: 0, len: 0, prio: IoPrio::NONE };
         }
         let split = &self.bs[dir as usize];
         let len = if split.is_single() { split.pick(0) } else { split.pick(self.rng.next_u64()) };
@@ -577,7 +606,7 @@ impl Generator {
         if self.trimwrite {
             self.then_write = Some((offset, len));
         }
-        IoOp { dir, offset, len }
+        IoOp { dir, offset, len, prio: IoPrio::NONE }
     }
 
     /// fio's `setup_strided_zone_mode` before an I/O of `len` bytes in `dir`: on to the next zone
@@ -728,6 +757,7 @@ mod tests {
             seed: 7,
             pacing: rate::PaceSpec::default(),
             buffers: contents::BufferContents::default(),
+            prio: Default::default(),
         }
     }
 

@@ -1777,3 +1777,227 @@ fn size_and_offset_shares_are_fios() {
     let reads: Vec<u64> = ios_per_job(&ours).iter().map(|(_, ios)| ios[0]).collect();
     assert_eq!(reads, [167, 100, 82]);
 }
+
+/// The share of a file's 4 KiB blocks that repeat an earlier block of it.
+fn duplicate_share(path: &Path) -> f64 {
+    let data = std::fs::read(path).unwrap();
+    let blocks: Vec<&[u8]> = data.chunks(4096).collect();
+    let distinct: BTreeSet<&[u8]> = blocks.iter().copied().collect();
+    1.0 - distinct.len() as f64 / blocks.len() as f64
+}
+
+/// fio's dedupe_mode, each way, against fio 3.33: the same I/O counts, and about the same share of
+/// the written file's blocks repeating earlier ones (repeat: the dedupe percentage; working_set:
+/// the same, its copies drawn from the first unique writes).
+#[test]
+fn dedupe_modes_write_as_many_copies_as_fios() {
+    let Some(fio) = tool("fio") else { return };
+    let dir = scratch_dir();
+    for mode in ["repeat", "working_set"] {
+        let text = format!(
+            "[global]\nioengine=libaio\niodepth=16\nsize=8m\nbs=4k\nrw=write\nfilename=dd.dat\n\
+             dedupe_percentage=40\ndedupe_mode={mode}\ndedupe_working_set_percentage=10\nbuffer_compress_percentage=50\n[w]\n"
+        );
+        let theirs = fio_in(&fio, dir.path(), &text, &[]);
+        let fio_share = duplicate_share(&dir.path().join("dd.dat"));
+        std::fs::remove_file(dir.path().join("dd.dat")).unwrap();
+        let ours = ours_in(dir.path(), &text, &[]);
+        let our_share = duplicate_share(&dir.path().join("dd.dat"));
+        assert_eq!(ours["jobs"][0]["write"]["total_ios"], theirs["jobs"][0]["write"]["total_ios"], "{mode}");
+        assert!(
+            (our_share - fio_share).abs() < 0.04,
+            "{mode}: {our_share:.3} of blocks are copies, fio's {fio_share:.3}"
+        );
+        assert!((our_share - 0.4).abs() < 0.04, "{mode}: {our_share:.3}");
+    }
+}
+
+/// dedupe-global.fio with its sections one after the other (jobs that run together share one file
+/// here): each file's copies repeat both jobs' first unique writes, as fio's shared working set
+/// does, so each file alone and the two together have about fio's share of copies.
+#[test]
+fn dedupe_global_shares_the_working_set_as_fio_does() {
+    let Some(fio) = tool("fio") else { return };
+    let dir = scratch_dir();
+    let text = "[global]\nioengine=libaio\niodepth=32\nsize=8m\ndedupe_mode=working_set\ndedupe_global=1\n\
+                dedupe_percentage=50\nblocksize=4k\nrw=write\nbuffer_compress_percentage=50\n\
+                dedupe_working_set_percentage=50\n[a]\nfilename=a.dat\n[b]\nstonewall\nfilename=b.dat\n";
+    let shares = |dir: &Path| {
+        let mut both = std::fs::read(dir.join("a.dat")).unwrap();
+        both.extend(std::fs::read(dir.join("b.dat")).unwrap());
+        std::fs::write(dir.join("c.dat"), both).unwrap();
+        let s = ["a.dat", "b.dat", "c.dat"].map(|f| duplicate_share(&dir.join(f)));
+        for f in ["a.dat", "b.dat", "c.dat"] {
+            std::fs::remove_file(dir.join(f)).unwrap();
+        }
+        s
+    };
+    fio_in(&fio, dir.path(), text, &[]);
+    let theirs = shares(dir.path());
+    ours_in(dir.path(), text, &[]);
+    let ours = shares(dir.path());
+    for (i, what) in ["a", "b", "a and b"].iter().enumerate() {
+        assert!(
+            (ours[i] - theirs[i]).abs() < 0.06,
+            "{what}: {:.3} of blocks are copies, fio's {:.3}",
+            ours[i],
+            theirs[i]
+        );
+    }
+    assert!(ours[2] > ours[0] + 0.08, "together the files share blocks: {ours:?}");
+}
+
+/// Bad dedupe options: one line naming the file, the line and the option, exit 2, nothing written.
+#[test]
+fn bad_dedupe_options_are_refused_in_one_line() {
+    let dir = scratch_dir();
+    let base = "[global]\nioengine=null\nsize=1m\nrw=write\ndedupe_percentage=60\n";
+    let cases = [
+        (
+            format!("{base}[a]\ndedupe_mode=sometimes\n"),
+            "bad.fio:7: option 'dedupe_mode': 'sometimes' is not a dedupe mode; write repeat or working_set",
+        ),
+        (
+            format!("{base}[a]\ndedupe_mode=working_set\ndedupe_working_set_percentage=50\n"),
+            "bad.fio:8: [a]: dedupe_working_set_percentage=50: 50% of the size held as the unique working set leaves no room for 60% copies",
+        ),
+        (format!("{base}[a]\ndedupe_global\n"), "bad.fio:7: option 'dedupe_global': dedupe_global needs a value"),
+        (
+            "[a]\nioengine=psync\nsize=1m\nrw=write\nfilename=m1.dat:m2.dat\ndedupe_percentage=20\ndedupe_mode=working_set\n"
+                .to_string(),
+            "bad.fio:7: [a]: dedupe_mode=working_set: working_set takes one file per job, as in fio, and this job has 2",
+        ),
+    ];
+    for (text, want) in cases {
+        write(dir.path(), "bad.fio", &text);
+        let o = nvmebench_in(dir.path(), &["run", "bad.fio", "--output-format=json"]);
+        assert_eq!(o.status.code(), Some(2), "{text}: {}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{text}: {}", stderr(&o));
+        assert!(o.stdout.is_empty(), "nothing written for {text}");
+    }
+}
+
+/// fio's cmdprio_percentage on libaio and io_uring against fio 3.33 (cmdprio-percentage.fio in
+/// small): the same I/O counts, and fio's `prios` array: the job's priority first, then cmdprio's,
+/// each with clat_ns whose N add up to the reads, about the share asked for at cmdprio's.
+#[test]
+fn cmdprio_percentage_writes_fios_prios() {
+    let Some(fio) = tool("fio") else { return };
+    let dir = scratch_dir();
+    make_file(dir.path(), "prio.dat", 8 << 20);
+    for engine in ["libaio", "io_uring"] {
+        if engine == "io_uring" && !uring_available() {
+            continue;
+        }
+        let text = format!(
+            "[global]\nfilename=prio.dat\ndirect=1\nsize=8m\n[r]\nrw=randread\nbs=4k\nioengine={engine}\niodepth=8\n\
+             prioclass=3\ncmdprio_percentage=30\ncmdprio_class=1\ncmdprio=2\n"
+        );
+        let (theirs, ours) = (fio_in(&fio, dir.path(), &text, &[]), ours_in(dir.path(), &text, &[]));
+        let shape = |d: &Value| -> Vec<(u64, u64, u64)> {
+            d["jobs"][0]["read"]["prios"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{engine}: no prios in {}", d["jobs"][0]["read"]))
+                .iter()
+                .map(|p| {
+                    (p["prioclass"].as_u64().unwrap(), p["prio"].as_u64().unwrap(), p["clat_ns"]["N"].as_u64().unwrap())
+                })
+                .collect()
+        };
+        let (f, n) = (shape(&theirs), shape(&ours));
+        let keys = |v: &[(u64, u64, u64)]| v.iter().map(|p| (p.0, p.1)).collect::<Vec<_>>();
+        assert_eq!(keys(&n), keys(&f), "{engine}: the job's idle class first, then real time level 2");
+        assert_eq!(keys(&n), [(3, 0), (1, 2)], "{engine}");
+        let total = ours["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
+        assert_eq!(total, theirs["jobs"][0]["read"]["total_ios"].as_u64().unwrap(), "{engine}");
+        assert_eq!(n.iter().map(|p| p.2).sum::<u64>(), total, "{engine}: every read is in one priority");
+        let share = n[1].2 as f64 / total as f64;
+        assert!((share - 0.3).abs() < 0.05, "{engine}: {share:.3} of reads at cmdprio's priority");
+        assert!(ours["jobs"][0]["write"].get("prios").is_none(), "{engine}: no writes, no prios");
+    }
+}
+
+/// fio's prios follow its latency switches: lat_ns entries with lat_percentiles=1, none with
+/// disable_clat=1 (fio books no per-priority sample of a latency it does not measure).
+#[test]
+fn cmdprio_prios_follow_fios_latency_switches() {
+    let Some(fio) = tool("fio") else { return };
+    let dir = scratch_dir();
+    make_file(dir.path(), "prio.dat", 4 << 20);
+    let base = "[global]\nfilename=prio.dat\ndirect=1\nsize=4m\n[r]\nrw=randread\nioengine=libaio\niodepth=4\n\
+                cmdprio_percentage=40\ncmdprio_class=3\n";
+    let keys = |d: &Value| -> Option<Vec<String>> {
+        d["jobs"][0]["read"]["prios"]
+            .as_array()
+            .map(|a| a.iter().map(|p| p.as_object().unwrap().keys().cloned().collect::<Vec<_>>().join(",")).collect())
+    };
+    for extra in ["lat_percentiles=1\n", "disable_clat=1\n"] {
+        let text = format!("{base}{extra}");
+        let (theirs, ours) = (fio_in(&fio, dir.path(), &text, &[]), ours_in(dir.path(), &text, &[]));
+        assert_eq!(keys(&ours), keys(&theirs), "{extra}");
+        assert_eq!(keys(&ours).is_some(), extra.starts_with("lat"), "{extra}: {:?}", keys(&ours));
+    }
+}
+
+/// cmdprio-bssplit.fio's advanced form with a default priority: the sizes without a share keep the
+/// job's, and the 4k entries split 25/75 between their own; with fio's log_prio the logs' last
+/// column is fio's hex.
+#[test]
+fn cmdprio_bssplit_picks_by_size_as_fio_does() {
+    let Some(both) = fio_and_ours(
+        "[global]\nfilename=bs.dat\nsize=8m\ndirect=1\nioengine=libaio\niodepth=4\nrw=randread\n\
+         write_lat_log=prio\nlog_prio=1\n\
+         [adv]\nprioclass=2\nprio=7\nbssplit=4k/40:8k/60\ncmdprio_bssplit=4k/25/1/1:4k/75/3/2/5:8k/0\n",
+        &[],
+    ) else {
+        return;
+    };
+    let doc: Value = {
+        let o = nvmebench_in(both.dir.path(), &["run", "both.fio", "--output-format=json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        json(&o)
+    };
+    let prios: Vec<(u64, u64, u64)> = doc["jobs"][0]["read"]["prios"]
+        .as_array()
+        .expect("three priorities with samples")
+        .iter()
+        .map(|p| (p["prioclass"].as_u64().unwrap(), p["prio"].as_u64().unwrap(), p["clat_ns"]["N"].as_u64().unwrap()))
+        .collect();
+    let keys: Vec<(u64, u64)> = prios.iter().map(|p| (p.0, p.1)).collect();
+    assert_eq!(keys, [(2, 7), (1, 1), (3, 2)], "fio's order: the job's, then the entries sorted by size");
+    let (one_mb, small) = (prios[0].2, prios[1].2 + prios[2].2);
+    assert!(one_mb > 0 && small > 0, "{prios:?}");
+    let log = std::fs::read_to_string(both.dir.path().join("prio_clat.1.log")).unwrap();
+    assert!(log.lines().all(|l| l.ends_with(", 0x0000")), "{log}");
+}
+
+/// cmdprio options on an engine without them are refused as fio refuses them ("Bad option"),
+/// in one line naming the option; bad values too; nothing is written.
+#[test]
+fn bad_cmdprio_options_are_refused_in_one_line() {
+    let dir = scratch_dir();
+    let base = "[global]\nsize=1m\nrw=randread\n";
+    let cases = [
+        (
+            format!("{base}[a]\nioengine=psync\ncmdprio_percentage=20\n"),
+            "bad.fio:6: [a]: cmdprio_percentage=20: it is an option of fio's libaio and io_uring engines, and fio refuses it on psync",
+        ),
+        (
+            format!("{base}[a]\nioengine=libaio\ncmdprio_percentage=20\ncmdprio_bssplit=4k/10\n"),
+            "and cmdprio_percentage are mutually exclusive in fio; give one",
+        ),
+        (format!("{base}[a]\nioengine=libaio\ncmdprio_class=0\n"), "'0' is not a whole number from 1 to 3"),
+        (format!("{base}[a]\nioengine=libaio\nprio=8\n"), "bad.fio:6: option 'prio'"),
+        (format!("{base}[a]\nioengine=libaio\ncmdprio_bssplit=4k/70:4k/40\n"), "add up to 110, over 100"),
+        (format!("{base}[a]\nioengine=libaio\nlog_prio\n"), "log_prio needs a value"),
+    ];
+    for (text, want) in cases {
+        write(dir.path(), "bad.fio", &text);
+        let o = nvmebench_in(dir.path(), &["run", "bad.fio", "--output-format=json"]);
+        assert_eq!(o.status.code(), Some(2), "{text}: {}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{text}: {}", stderr(&o));
+        assert!(o.stdout.is_empty(), "nothing written for {text}");
+    }
+}
