@@ -1445,3 +1445,16 @@ fn exitall_stops_the_jobs_exit_what_names_as_fio_does() {
     let (fio_fast, our_fast) = (both.fio[1].1[0], both.ours[1].1[0]);
     assert!((20..=50).contains(&our_fast) && our_fast.abs_diff(fio_fast) <= 5, "fio {fio_fast}, ours {our_fast}");
 }
+
+/// Steady state stops a job of a job file; a command-line run, which would ignore it, refuses it
+/// in one sentence.
+#[test]
+fn steady_state_on_the_command_line_is_refused() {
+    for flag in ["--ss_dur=3", "--ss=iops:10%", "--ss_ramp=1"] {
+        let o = nvmebench(&["run", "--engine", "null", "--rw=read", "--bs=4k", "--size=64k", "--ios=10", flag]);
+        assert_eq!(o.status.code(), Some(2), "{flag}: {}", stderr(&o));
+        assert!(stderr(&o).contains("fio's steady state is taken in a job file"), "{}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1);
+        assert!(o.stdout.is_empty());
+    }
+}
