@@ -164,7 +164,7 @@ pub fn measure(
         let q = s.qd.unwrap_or(qd);
         let w = &s.cfg.workload;
         for j in 0..n {
-            let spec = if w.rw.is_random() || n == 1 {
+            let spec = if w.rw.is_random() || w.zones.is_some() || n == 1 {
                 w.clone()
             } else {
                 let per = slice_bytes(s, n).map_err(SuiteError::Usage)?;

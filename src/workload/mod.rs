@@ -427,7 +427,8 @@ impl Generator {
     /// (data verification needs every unit to have one writer).
     pub fn with_slices(spec: &WorkloadSpec, index: usize, workers: usize, disjoint: bool) -> Generator {
         let workers = workers.max(1) as u64;
-        let (start, end) = if spec.rw.is_random() && !disjoint {
+        // fio's strided zones are each job's own walk over the whole file: no slices either.
+        let (start, end) = if (spec.rw.is_random() || spec.zones.is_some()) && !disjoint {
             (spec.range_start, spec.range_start + spec.range_bytes)
         } else {
             // Slice boundaries stay on the alignment grid.
