@@ -705,6 +705,10 @@ fn resolve_zones(args: &RunArgs, targets: usize, target_bytes: u64) -> Result<Op
         )),
         (_, None) => Ok(None),
         (_, Some(_)) if targets > 1 => Ok(None),
+        (_, Some(_)) if args.seq_add.is_some_and(|a| a != 0) => Err(invalid(
+            "zonesize",
+            "strides over zones, and the pattern's offset modifier (rw=read:8k) strides too, which is not taken together; drop one of them".into(),
+        )),
         (_, Some(size_bytes)) => Ok(Some(StridedZones {
             size_bytes,
             range_bytes: f.zonerange.filter(|&r| r > 0).unwrap_or(size_bytes),

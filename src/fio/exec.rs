@@ -750,6 +750,31 @@ mod tests {
         assert!(e.contains("job.fio:5:") && e.contains("exit_what"), "{e}");
     }
 
+    /// fio's strided zones: zonemode=none with a zonesize, strided without one, and zones with an
+    /// offset modifier are refused at their line; a zonesize alone is strided, zonerange its size.
+    #[test]
+    fn strided_zones_are_settled_as_fio_settles_them() {
+        let base = "[global]\nioengine=null\nsize=1m\n";
+        let g = configs(&format!("{base}[a]\nzonesize=64k\nzoneskip=1k\n"), &[]).unwrap();
+        let z = g[0][0].1.workload.zones.unwrap();
+        assert_eq!((z.size_bytes, z.range_bytes, z.skip_bytes), (64 << 10, 64 << 10, 1 << 10));
+        let cases = [
+            (
+                "[a]\nzonemode=none\nzonesize=64k\n",
+                "job.fio:6: [a]: zonesize=64k: sets strided zones, and zonemode=none",
+            ),
+            ("[a]\nzonemode=strided\n", "job.fio:5: [a]: zonemode=strided: strided needs the bytes of each zone"),
+            (
+                "[a]\nrw=read:8k\nzonesize=64k\n",
+                "job.fio:6: [a]: zonesize=64k: strides over zones, and the pattern's offset modifier",
+            ),
+        ];
+        for (job, want) in cases {
+            let e = resolved(&format!("{base}{job}"), &[]).unwrap_err().to_string();
+            assert!(e.contains(want), "{job}: {e}");
+        }
+    }
+
     #[test]
     fn options_that_clash_when_resolved_are_named_as_written() {
         let base = "[global]\nioengine=null\ntime_based\nruntime=1\n";

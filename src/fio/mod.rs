@@ -59,6 +59,13 @@ pub fn run_command(mut args: RunArgs, given: &[String], notes: &[String]) -> any
     if let Some(path) = args.fio.job_file.clone() {
         return exec::run_job_file(&path, &args, given);
     }
+    // Steady state stops a job of a job file (`exec`); a command-line run would ignore it.
+    if let Some(flag) = ["ss", "ss_dur", "ss_ramp"].into_iter().find(|f| given.iter().any(|g| g == f)) {
+        return Err(FioError::Usage(format!(
+            "--{flag}: fio's steady state is taken in a job file, where the job stops once steady as in fio; put ss, ss_dur and ss_ramp in one and run nvmebench run job.fio"
+        ))
+        .into());
+    }
     let pct_given = given.iter().any(|g| g == "percentiles");
     argv::fold(&mut args).map_err(|c| FioError::Usage(c.to_string()))?;
     if args.fio.fio_json() && !pct_given {

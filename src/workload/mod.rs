@@ -442,11 +442,12 @@ impl Generator {
     /// (data verification needs every unit to have one writer).
     pub fn with_slices(spec: &WorkloadSpec, index: usize, workers: usize, disjoint: bool) -> Generator {
         let workers = workers.max(1) as u64;
+        // fio's strided zones are each job's own walk over the whole file: no slices either.
         let (start, end) = if spec.clone_step_bytes > 0 {
             // fio's offset_increment: each worker its own working set, whatever the pattern.
             let s = spec.range_start + spec.clone_step_bytes * (index as u64 % workers);
             (s, s + spec.range_bytes)
-        } else if spec.rw.is_random() && !disjoint {
+        } else if (spec.rw.is_random() || spec.zones.is_some()) && !disjoint {
             (spec.range_start, spec.range_start + spec.range_bytes)
         } else {
             // Slice boundaries stay on the alignment grid.

@@ -1517,34 +1517,40 @@ fn written_blocks(path: &Path) -> Vec<usize> {
 fn strided_zones_write_where_fio_writes() {
     let Some(fio) = tool("fio") else { return };
     let dir = scratch_dir();
-    let text = "[global]\nioengine=psync\ndirect=1\nbs=4k\nfilename=zs.dat\nsize=256k\nio_size=64k\n\
-                [z]\nrw=write\nzonemode=strided\nzonesize=4k\nzoneskip=12k\n\
-                [twice]\nstonewall\nrw=write\nio_size=32k\nzonemode=strided\nzonesize=8k\nzonerange=4k\nzoneskip=28k\nlog_offset=1\nwrite_iops_log\n";
-    let job = write(dir.path(), "zs.fio", text);
-    let data = dir.path().join("zs.dat");
-    let mut blocks = Vec::new();
-    let mut ios = Vec::new();
-    for ours in [false, true] {
-        std::fs::write(&data, vec![0u8; 256 << 10]).unwrap();
-        let o = if ours {
-            Command::new(env!("CARGO_BIN_EXE_nvmebench"))
-                .current_dir(dir.path())
-                .args(["run", job.to_str().unwrap(), "--output-format=json"])
-                .output()
-                .unwrap()
-        } else {
-            Command::new(&fio).current_dir(dir.path()).args(["zs.fio", "--output-format=json"]).output().unwrap()
-        };
-        assert!(o.status.success(), "{}", stderr(&o));
-        blocks.push(written_blocks(&data));
-        ios.push(ios_per_job(&serde_json::from_slice(&o.stdout).unwrap()));
-        // fio's log line with log_offset=1: time, value, direction, bs, offset, priority.
-        let log = std::fs::read_to_string(dir.path().join("twice_iops.2.log")).unwrap();
-        assert_eq!(log.lines().next().unwrap().split(", ").count(), 6, "{log}");
+    let base = "[global]\nioengine=psync\ndirect=1\nbs=4k\nfilename=zs.dat\nsize=256k\n";
+    let zoned = format!(
+        "{base}io_size=64k\n[z]\nrw=write\nzonemode=strided\nzonesize=4k\nzoneskip=12k\n\
+         [twice]\nstonewall\nrw=write\nio_size=32k\nzonemode=strided\nzonesize=8k\nzonerange=4k\nzoneskip=28k\nlog_offset=1\nwrite_iops_log\n"
+    );
+    // Each clone walks the whole file, as each fio job does (no slice per clone).
+    let clones = format!("{base}[c]\nrw=write\nnumjobs=2\nio_size=16k\nzonesize=4k\nzonemode=strided\nzoneskip=28k\n");
+    for (text, want) in [(zoned, (0..16).map(|i| i * 4).collect::<Vec<_>>()), (clones, vec![0, 8, 16, 24])] {
+        let job = write(dir.path(), "zs.fio", &text);
+        let data = dir.path().join("zs.dat");
+        let mut blocks = Vec::new();
+        let mut ios = Vec::new();
+        for ours in [false, true] {
+            std::fs::write(&data, vec![0u8; 256 << 10]).unwrap();
+            let o = if ours {
+                Command::new(env!("CARGO_BIN_EXE_nvmebench"))
+                    .current_dir(dir.path())
+                    .args(["run", job.to_str().unwrap(), "--output-format=json"])
+                    .output()
+                    .unwrap()
+            } else {
+                Command::new(&fio).current_dir(dir.path()).args(["zs.fio", "--output-format=json"]).output().unwrap()
+            };
+            assert!(o.status.success(), "{}", stderr(&o));
+            blocks.push(written_blocks(&data));
+            ios.push(ios_per_job(&serde_json::from_slice(&o.stdout).unwrap()));
+        }
+        assert_eq!(blocks[1], blocks[0], "blocks written by nvmebench and by fio: {text}");
+        assert_eq!(blocks[0], want);
+        assert_eq!(ios[1], ios[0], "per job: read, write, trim");
     }
-    assert_eq!(blocks[1], blocks[0], "blocks written by nvmebench and by fio");
-    assert_eq!(blocks[0], (0..16).map(|i| i * 4).collect::<Vec<_>>());
-    assert_eq!(ios[1], ios[0], "per job: read, write, trim");
+    // fio's log line with log_offset=1: time, value, direction, bs, offset, priority.
+    let log = std::fs::read_to_string(dir.path().join("twice_iops.2.log")).unwrap();
+    assert_eq!(log.lines().next().unwrap().split(", ").count(), 6, "{log}");
     let bad = write(dir.path(), "bad.fio", "[a]\nioengine=null\nsize=1m\nzonemode=zbd\n");
     let o = nvmebench(&["run", bad.to_str().unwrap(), "--output-format=json"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
@@ -1999,5 +2005,18 @@ fn bad_cmdprio_options_are_refused_in_one_line() {
         assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
         assert!(stderr(&o).contains(want), "{text}: {}", stderr(&o));
         assert!(o.stdout.is_empty(), "nothing written for {text}");
+    }
+}
+
+/// Steady state stops a job of a job file; a command-line run, which would ignore it, refuses it
+/// in one sentence.
+#[test]
+fn steady_state_on_the_command_line_is_refused() {
+    for flag in ["--ss_dur=3", "--ss=iops:10%", "--ss_ramp=1"] {
+        let o = nvmebench(&["run", "--engine", "null", "--rw=read", "--bs=4k", "--size=64k", "--ios=10", flag]);
+        assert_eq!(o.status.code(), Some(2), "{flag}: {}", stderr(&o));
+        assert!(stderr(&o).contains("fio's steady state is taken in a job file"), "{}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1);
+        assert!(o.stdout.is_empty());
     }
 }
