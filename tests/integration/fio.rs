@@ -2020,3 +2020,22 @@ fn steady_state_on_the_command_line_is_refused() {
         assert!(o.stdout.is_empty());
     }
 }
+
+/// latency-profile.fio's options are refused in one line naming the option and the sweep that
+/// measures each depth instead; nothing is written.
+#[test]
+fn latency_target_is_refused_naming_the_sweep() {
+    let dir = scratch_dir();
+    write(dir.path(), "bad.fio", "[a]\nioengine=null\nsize=1m\nrw=randread\niodepth=128\nlatency_target=500000\n");
+    let o = nvmebench_in(dir.path(), &["run", "bad.fio", "--output-format=json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("bad.fio:6: option 'latency_target': latency_target=500000: fio's search for the deepest queue"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("--sweep 1x1..128"), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+}
