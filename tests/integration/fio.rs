@@ -1514,3 +1514,22 @@ fn size_and_offset_shares_are_fios() {
     let reads: Vec<u64> = ios_per_job(&ours).iter().map(|(_, ios)| ios[0]).collect();
     assert_eq!(reads, [167, 100, 82]);
 }
+
+/// fio's io_size=N% (io_limit too) moves that share of each file's working set: half of an
+/// existing file in one pass, a quarter of a job's size, half of each of nrfiles' files; the I/O
+/// counts are fio's.
+#[test]
+fn io_size_shares_are_fios() {
+    let Some(fio) = tool("fio") else { return };
+    let text = "[global]\nioengine=psync\ndirect=1\nbs=4k\n\
+                [pass]\nfilename=p.dat\nrw=read\nio_size=50%\n\
+                [sized]\nstonewall\nfilename=q.dat\nsize=256k\nrw=randread\nio_limit=25%\n\
+                [files]\nstonewall\nsize=256k\nnrfiles=2\nrw=write\nio_size=50%\n";
+    let dir = scratch_dir();
+    make_file(dir.path(), "p.dat", 1000 << 10);
+    let theirs = fio_in(&fio, dir.path(), text, &[]);
+    let ours = ours_in(dir.path(), text, &[]);
+    assert_eq!(ios_per_job(&ours), ios_per_job(&theirs), "per job: read, write, trim");
+    let total: Vec<u64> = ios_per_job(&ours).iter().map(|(_, ios)| ios.iter().sum()).collect();
+    assert_eq!(total, [125, 16, 32]);
+}
