@@ -1140,6 +1140,15 @@ fn resolve_clone_step(
             ),
         ));
     }
+    if args.verify && workers > 1 && step < size {
+        return Err(invalid(
+            "offset_increment",
+            format!(
+                "{given} is less than the working set ({}), so the workers' sets overlap, and --verify needs one writer per block; give a step of at least the size",
+                format_size(size)
+            ),
+        ));
+    }
     let end = offset.saturating_add(step.saturating_mul(workers.saturating_sub(1) as u64)).saturating_add(size);
     if step > 0 && end > geo.total {
         return Err(invalid(
