@@ -370,6 +370,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "PCT", value_parser = parse_percent_u32)]
     pub dedupe_percentage: Option<u32>,
 
+    /// Every write carries these bytes, repeated over it (fio's buffer_pattern: 0xdeadbeef,
+    /// "a string", a decimal number, or several one after another) [default: random]
+    #[arg(long, value_name = "PATTERN", value_parser = crate::workload::pattern::BufferPattern::parse)]
+    pub buffer_pattern: Option<crate::workload::pattern::BufferPattern>,
+
     /// Reporting interval for the live line and the JSON time series.
     #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = parse_positive_duration)]
     pub interval: Duration,

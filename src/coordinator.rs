@@ -1067,6 +1067,7 @@ mod tests {
             seed: 1,
             pacing: Default::default(),
             buffers: Default::default(),
+            buffer_pattern: None,
         })
     }
 

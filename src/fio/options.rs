@@ -200,6 +200,7 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         "size" => arg("size", v),
         "offset" => arg("offset", v),
         "offset_increment" => arg("offset_increment", v),
+        "buffer_pattern" => arg("buffer-pattern", v),
         "filename" => arg("filename", v),
         "random_distribution" => arg("random-dist", v),
         "randseed" => arg("seed", v),

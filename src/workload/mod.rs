@@ -8,6 +8,7 @@
 pub mod bssplit;
 pub mod contents;
 pub mod dist;
+pub mod pattern;
 pub mod rate;
 
 use crate::io::{Direction, IoOp};
@@ -243,6 +244,9 @@ pub struct WorkloadSpec {
     pub pacing: rate::PaceSpec,
     /// What written blocks hold.
     pub buffers: contents::BufferContents,
+    /// fio's buffer_pattern: every write carries it, repeated (not in the result document yet).
+    #[serde(skip)]
+    pub buffer_pattern: Option<pattern::BufferPattern>,
 }
 
 fn is_zero(v: &i64) -> bool {
@@ -608,6 +612,7 @@ mod tests {
             seed: 7,
             pacing: rate::PaceSpec::default(),
             buffers: contents::BufferContents::default(),
+            buffer_pattern: None,
         }
     }
 
