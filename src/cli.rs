@@ -417,6 +417,10 @@ pub struct RunArgs {
     /// bs/pct[/class/level]:... per direction READ[,WRITE] (fio's cmdprio_bssplit)
     #[arg(long = "cmdprio_bssplit", value_name = "SPLIT")]
     pub cmdprio_bssplit: Option<String>,
+    /// Every write carries these bytes, repeated over it (fio's buffer_pattern: 0xdeadbeef,
+    /// "a string", a decimal number, or several one after another) [default: random]
+    #[arg(long, value_name = "PATTERN", value_parser = crate::workload::pattern::BufferPattern::parse)]
+    pub buffer_pattern: Option<crate::workload::pattern::BufferPattern>,
 
     /// Reporting interval for the live line and the JSON time series.
     #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = parse_positive_duration)]

@@ -572,6 +572,7 @@ impl RunConfig {
             pacing: resolve_pacing(args, &mix)?,
             buffers: resolve_buffers(args, writes, size, bs_write_min, (cores.len(), targets.len()))?,
             prio: resolve_prio(args, &engine, &mix)?,
+            buffer_pattern: resolve_pattern(args, writes)?,
         };
         for t in &targets {
             check_writes_allowed(args, Some(t), &workload)?;
@@ -837,6 +838,36 @@ fn resolve_buffers(
         return Err(Clash::BuffersUnwritten { option: flag, rw: args.rw.to_string() }.into());
     }
     Ok(b)
+}
+
+/// `--buffer-pattern` (fio's buffer_pattern) fills the written blocks alone: fio lays its
+/// compressible and deduplicated buffers over the pattern, which is not taken, and `--verify`
+/// writes its own blocks.
+fn resolve_pattern(
+    args: &RunArgs,
+    writes: bool,
+) -> Result<Option<crate::workload::pattern::BufferPattern>, ConfigError> {
+    let Some(p) = &args.buffer_pattern else { return Ok(None) };
+    let other = [
+        (args.buffer_compress_percentage.is_some(), "buffer-compress-percentage"),
+        (args.dedupe_percentage.is_some(), "dedupe-percentage"),
+        (args.verify, "verify"),
+    ];
+    if let Some((_, with)) = other.iter().find(|(given, _)| *given) {
+        return Err(invalid(
+            "buffer-pattern",
+            format!(
+                "fills every written block with its bytes, and --{with} shapes them too, which is not taken together; give one of them"
+            ),
+        ));
+    }
+    if !writes {
+        return Err(invalid(
+            "buffer-pattern",
+            format!("fills written blocks, and --rw {} writes none; drop it, or use a pattern that writes", args.rw),
+        ));
+    }
+    Ok(Some(p.clone()))
 }
 
 /// `--latency off` stamps nothing, so nothing that reports or acts on latency can go with it:
@@ -1254,6 +1285,15 @@ fn resolve_clone_step(
             format!(
                 "{given} of {} is {step} bytes, not a multiple of the block size ({align}), and fio rounds each worker's start up to one; give the step in bytes",
                 format_size(geo.total)
+            ),
+        ));
+    }
+    if args.verify && workers > 1 && step < size {
+        return Err(invalid(
+            "offset_increment",
+            format!(
+                "{given} is less than the working set ({}), so the workers' sets overlap, and --verify needs one writer per block; give a step of at least the size",
+                format_size(size)
             ),
         ));
     }

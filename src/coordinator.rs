@@ -1100,6 +1100,7 @@ mod tests {
             pacing: Default::default(),
             buffers: Default::default(),
             prio: Default::default(),
+            buffer_pattern: None,
         })
     }
 

@@ -512,7 +512,7 @@ pub fn plan_lanes(cfg: &RunConfig, spec: &Arc<crate::workload::WorkloadSpec>) ->
             core: Some(cfg.cores[lane.worker]),
             queue_depth: cfg.queue_depth,
             worker_qd: cfg.queue_depth_shared.then_some(cfg.queue_depth),
-            spec: spec.clone(),
+            spec: clone_spec(spec, lane.worker),
             ramp: cfg.ramp,
             runtime: cfg.runtime,
             io_limit: cfg.ios.map(|t| t / n as u64 + u64::from((index as u64) < t % n as u64)),
@@ -530,6 +530,16 @@ pub fn plan_lanes(cfg: &RunConfig, spec: &Arc<crate::workload::WorkloadSpec>) ->
             }),
         })
         .collect()
+}
+
+/// Worker `worker`'s workload: the run's, or, with fio's offset_increment, its own working set
+/// `worker` steps on (on every target it drives: a clone's files all start there, as in fio).
+fn clone_spec(spec: &Arc<crate::workload::WorkloadSpec>, worker: usize) -> Arc<crate::workload::WorkloadSpec> {
+    if spec.clone_step_bytes == 0 {
+        return spec.clone();
+    }
+    let start = spec.range_start + spec.clone_step_bytes * worker as u64;
+    Arc::new(crate::workload::WorkloadSpec { range_start: start, ..(**spec).clone() })
 }
 
 /// What telemetry reads: every controller SPDK attached, or each of the kernel engines' targets;

@@ -171,7 +171,7 @@ pub fn normalize_noted(argv: Vec<OsString>) -> Result<(Vec<OsString>, Vec<String
             Some(Mapped::Plan(PlanOption::Stonewall)) => {
                 return Err(format!("--{key} orders the jobs of a job file; a command line runs one job"));
             }
-            Some(Mapped::Plan(PlanOption::IoSize(_))) => {
+            Some(Mapped::Plan(PlanOption::IoSize(_) | PlanOption::IoSizePercent(_))) => {
                 return Err(format!("--{key}: give the I/O count with --number_ios (per job) or --ios (total)"));
             }
             Some(Mapped::Plan(PlanOption::Loops(1))) => note(format!("--{key} accepted: one pass is fio's default")),

@@ -247,7 +247,9 @@ fn number_dedupe_threads(groups: &mut [Vec<(Job, RunConfig)>]) {
 /// sizes of all its files), per job; without `runtime` the pass alone ends it.
 fn with_one_pass(job: &Job, mut cfg: RunConfig) -> RunConfig {
     if let Some(mean_bs) = job.one_pass {
-        let bytes = cfg.workload.range_bytes as f64 * cfg.targets.len().max(1) as f64;
+        // fio's io_size=N% moves that share of each file's working set.
+        let share = cfg.workload.range_bytes * job.pass_percent / 100;
+        let bytes = share as f64 * cfg.targets.len().max(1) as f64;
         let per_job = ((bytes / mean_bs).floor() as u64).max(1);
         let pass = per_job.saturating_mul(cfg.cores.len() as u64);
         // number_ios (already the run's I/O count) only ends the job earlier; fio's loops repeat

@@ -29,6 +29,8 @@ pub enum PlanOption {
     TimeBased(bool),
     /// `io_size`: bytes each job transfers unless `time_based`.
     IoSize(u64),
+    /// `io_size=N%`: that share of each of the job's files (its working set there), 1 to 100.
+    IoSizePercent(u64),
     /// `runtime=0`: no runtime (fio's default), replacing one set before it.
     NoRuntime,
     /// `norandommap` (or `norandommap=0`, fio's default: keep the map).
@@ -199,6 +201,7 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         "size" => arg("size", v),
         "offset" => arg("offset", v),
         "offset_increment" => arg("offset_increment", v),
+        "buffer_pattern" => arg("buffer-pattern", v),
         "filename" => arg("filename", v),
         "random_distribution" => arg("random-dist", v),
         "randseed" => arg("seed", v),
@@ -318,6 +321,13 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
                 .parse()
                 .map_err(|_| format!("loops={v} is not a number of passes; write a whole number, like loops=2"))?;
             Ok(Some(Mapped::Plan(PlanOption::Loops(n.max(1)))))
+        }
+        "io_size" | "io_limit" if v.ends_with('%') => {
+            let p = v.trim_end_matches('%').trim().parse::<u64>().ok().filter(|p| (1..=100).contains(p));
+            let p = p.ok_or_else(|| {
+                format!("{key}={v} is not a share fio takes; write a whole percentage from 1 to 100, like {key}=50%")
+            })?;
+            Ok(Some(Mapped::Plan(PlanOption::IoSizePercent(p))))
         }
         "io_size" | "io_limit" => {
             let bytes = units::parse_size(v).map_err(|m| format!("{key}={v}: {m}"))?;
@@ -655,6 +665,8 @@ mod tests {
         assert_eq!(map("hipri", None).unwrap(), Some(Mapped::EngineOption("poll=1".into())));
         assert_eq!(map("time_based", None).unwrap(), Some(Mapped::Plan(PlanOption::TimeBased(true))));
         assert_eq!(map("io_size", Some("1m")).unwrap(), Some(Mapped::Plan(PlanOption::IoSize(1 << 20))));
+        assert_eq!(map("io_limit", Some("50%")).unwrap(), Some(Mapped::Plan(PlanOption::IoSizePercent(50))));
+        assert!(map("io_size", Some("150%")).unwrap_err().ends_with("from 1 to 100, like io_size=50%"));
         assert_eq!(map("stonewall", None).unwrap(), Some(Mapped::Plan(PlanOption::Stonewall)));
         assert_eq!(args("group_reporting", None), ["--group_reporting=1"]);
         assert_eq!(args("group_reporting", Some("0")), ["--group_reporting=0"]);

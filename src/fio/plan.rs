@@ -76,6 +76,8 @@ pub struct Job {
     pub one_pass: Option<f64>,
     /// fio's `loops`: the job's I/Os (its size, or its one pass) that many times over.
     pub loops: u64,
+    /// The share of each file's working set its one pass moves (fio's `io_size=N%`; 100 without).
+    pub pass_percent: u64,
 }
 
 impl Job {
@@ -266,6 +268,8 @@ fn translate(
     // The runtime=0 that left the job without a runtime, if one did.
     let mut no_runtime: Option<&Entry> = None;
     let mut io_size: Option<u64> = None;
+    // io_size=N%: a share of each file's working set (the later of it and io_size in bytes wins).
+    let mut io_share: Option<u64> = None;
     let mut loops: u64 = 1;
     // fio keeps its random map unless told not to.
     let mut random_map = true;
@@ -423,7 +427,8 @@ fn translate(
             Some(Mapped::Plan(PlanOption::NewGroup)) => starts.new_group = true,
             Some(Mapped::Plan(PlanOption::NoRandomMap(off))) => random_map = !off,
             Some(Mapped::Plan(PlanOption::TimeBased(on))) => time_based = on.then_some(e),
-            Some(Mapped::Plan(PlanOption::IoSize(b))) => io_size = Some(b),
+            Some(Mapped::Plan(PlanOption::IoSize(b))) => (io_size, io_share) = (Some(b), None),
+            Some(Mapped::Plan(PlanOption::IoSizePercent(p))) => (io_size, io_share) = (None, Some(p)),
             Some(Mapped::Plan(PlanOption::Loops(n))) => loops = n,
             Some(Mapped::Plan(PlanOption::NoRuntime)) => {
                 flags.retain(|(f, _)| f != "--time");
@@ -484,7 +489,9 @@ fn translate(
                 sources.written("--size", e, order);
             }
             set(&mut flags, "--size".into(), each.to_string());
-            io_size = io_size.or(Some(all));
+            if io_share.is_none() {
+                io_size = io_size.or(Some(all));
+            }
         }
         filesize = None;
     }
@@ -677,8 +684,11 @@ fn translate(
     let mut one_pass = None;
     let number_ios = args.fio.number_ios_per_job;
     if time_based.is_none() {
+        // fio's io_size=N% is that share of each file's working set (filesetup.c), added up.
         let amount = io_size.or(match args.size {
-            Some(SizeOrPercent::Bytes(b)) => Some(b),
+            Some(SizeOrPercent::Bytes(b)) => {
+                Some(io_share.map_or(b, |p| (b * p / 100).saturating_mul(file_count as u64)))
+            }
             _ => None,
         });
         // Sizes that do not parse are named at their own line.
@@ -734,6 +744,7 @@ fn translate(
         sources,
         one_pass,
         loops: if time_based.is_some() { 1 } else { loops },
+        pass_percent: io_share.unwrap_or(100),
     };
     Ok((job, starts, wait_for.cloned()))
 }

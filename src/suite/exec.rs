@@ -167,7 +167,7 @@ pub fn measure(
             let spec = if w.clone_step_bytes > 0 {
                 // fio's offset_increment: worker j's own working set, from j steps on.
                 let start = w.range_start + w.clone_step_bytes * j as u64;
-                WorkloadSpec { range_start: start, clone_step_bytes: 0, ..w.clone() }
+                WorkloadSpec { range_start: start, ..w.clone() }
             } else if w.rw.is_random() || w.zones.is_some() || n == 1 {
                 w.clone()
             } else {

@@ -182,9 +182,20 @@ impl<'c, E: Engine> Loop<'c, E> {
             Verifier::new(table, v.seed, plan.spec.buffers, qd)
         });
         let seed = plan.spec.seed ^ (plan.index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let filler = (plan.spec.writes() && verifier.is_none()).then(|| {
-            Filler::new(plan.spec.buffers, qd, plan.spec.max_bs() as usize, seed ^ contents::run_nonce(), plan.thread)
-        });
+        let filler = (plan.spec.writes() && verifier.is_none())
+            .then(|| {
+                Filler::new(
+                    plan.spec.buffers,
+                    qd,
+                    plan.spec.max_bs() as usize,
+                    seed ^ contents::run_nonce(),
+                    plan.thread,
+                )
+            })
+            .map(|f| match &plan.spec.buffer_pattern {
+                Some(p) => f.with_pattern(p),
+                None => f,
+            });
         // trimwrite's order (each trim, then its write) is fixed: no direction gives way.
         let switch = (plan.spec.rw != RwMode::TrimWrite).then_some(&plan.spec.mix);
         let limits = Limits {

@@ -182,6 +182,14 @@ impl Filler {
         }
     }
 
+    /// The filler of fio's buffer_pattern: every write carries the pattern, repeated from its
+    /// start, and nothing else (fio turns scrambling off with a pattern).
+    pub fn with_pattern(mut self, pattern: &super::pattern::BufferPattern) -> Filler {
+        pattern.fill(&mut self.base);
+        self.stamp_bytes = 0;
+        self
+    }
+
     /// A read is about to land in `slot`'s buffer.
     #[inline]
     pub fn read_into(&mut self, slot: u32) {

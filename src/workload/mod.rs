@@ -8,6 +8,7 @@
 pub mod bssplit;
 pub mod contents;
 pub mod dist;
+pub mod pattern;
 pub mod prio;
 pub mod rate;
 
@@ -238,8 +239,9 @@ pub struct WorkloadSpec {
     /// skips on. Not in nvmebench's own document yet (its schema would need a new version).
     #[serde(skip)]
     pub zones: Option<StridedZones>,
-    /// Worker i's working set starts `i` times this much after `range_start` (fio's
-    /// `offset_increment`); 0: the workers share one working set.
+    /// fio's `offset_increment`: worker i's working set starts `i` times this much after the run's
+    /// `range_start` (each worker's spec already carries its own start, set where workers are
+    /// planned), and is not sliced; 0: the workers share one working set.
     #[serde(skip_serializing_if = "is_zero_u64")]
     pub clone_step_bytes: u64,
     pub seed: u64,
@@ -251,6 +253,9 @@ pub struct WorkloadSpec {
     /// nvmebench's own document (its schema has no place for it yet).
     #[serde(skip)]
     pub prio: prio::PrioSpec,
+    /// fio's buffer_pattern: every write carries it, repeated (not in the result document yet).
+    #[serde(skip)]
+    pub buffer_pattern: Option<pattern::BufferPattern>,
 }
 
 /// fio's `zonemode=strided` (io_u.c's `setup_strided_zone_mode`): I/O happens in a zone of
@@ -444,9 +449,9 @@ impl Generator {
         let workers = workers.max(1) as u64;
         // fio's strided zones are each job's own walk over the whole file: no slices either.
         let (start, end) = if spec.clone_step_bytes > 0 {
-            // fio's offset_increment: each worker its own working set, whatever the pattern.
-            let s = spec.range_start + spec.clone_step_bytes * (index as u64 % workers);
-            (s, s + spec.range_bytes)
+            // fio's offset_increment: the worker's own working set (its start already in the
+            // spec), whatever the pattern.
+            (spec.range_start, spec.range_start + spec.range_bytes)
         } else if (spec.rw.is_random() || spec.zones.is_some()) && !disjoint {
             (spec.range_start, spec.range_start + spec.range_bytes)
         } else {
@@ -723,13 +728,14 @@ mod tests {
         }
     }
 
-    /// fio's offset_increment: worker j covers the whole working set from j steps on, sequential
-    /// or random, rather than a slice of one shared set.
+    /// fio's offset_increment: a worker covers the whole of its own working set (its start
+    /// already in its spec, 2 steps on here), sequential or random, rather than a slice of it.
     #[test]
     fn each_worker_starts_its_steps_on() {
         for rw in [RwMode::Write, RwMode::RandRead] {
             let mut s = spec(rw, if rw.is_random() { 100 } else { 0 }, "4k");
-            (s.range_start, s.range_bytes, s.clone_step_bytes, s.random_map) = (1 << 20, 64 << 10, 256 << 10, true);
+            (s.range_start, s.range_bytes, s.clone_step_bytes, s.random_map) =
+                ((1 << 20) + 2 * (256 << 10), 64 << 10, 256 << 10, true);
             let mut g = Generator::new(&s, 2, 4);
             let mut got: Vec<u64> = (0..16).map(|_| (g.next_op().offset - (1 << 20)) >> 10).collect();
             got.sort_unstable();
@@ -759,6 +765,7 @@ mod tests {
             pacing: rate::PaceSpec::default(),
             buffers: contents::BufferContents::default(),
             prio: Default::default(),
+            buffer_pattern: None,
         }
     }
 

@@ -2039,3 +2039,51 @@ fn latency_target_is_refused_naming_the_sweep() {
     assert!(stderr(&o).contains("--sweep 1x1..128"), "{}", stderr(&o));
     assert!(o.stdout.is_empty());
 }
+
+/// fio's io_size=N% (io_limit too) moves that share of each file's working set: half of an
+/// existing file in one pass, a quarter of a job's size, half of each of nrfiles' files; the I/O
+/// counts are fio's.
+#[test]
+fn io_size_shares_are_fios() {
+    let Some(fio) = tool("fio") else { return };
+    let text = "[global]\nioengine=psync\ndirect=1\nbs=4k\n\
+                [pass]\nfilename=p.dat\nrw=read\nio_size=50%\n\
+                [sized]\nstonewall\nfilename=q.dat\nsize=256k\nrw=randread\nio_limit=25%\n\
+                [files]\nstonewall\nsize=256k\nnrfiles=2\nrw=write\nio_size=50%\n";
+    let dir = scratch_dir();
+    make_file(dir.path(), "p.dat", 1000 << 10);
+    let theirs = fio_in(&fio, dir.path(), text, &[]);
+    let ours = ours_in(dir.path(), text, &[]);
+    assert_eq!(ios_per_job(&ours), ios_per_job(&theirs), "per job: read, write, trim");
+    let total: Vec<u64> = ios_per_job(&ours).iter().map(|(_, ios)| ios.iter().sum()).collect();
+    assert_eq!(total, [125, 16, 32]);
+}
+
+/// fio's buffer_pattern: the file fio writes with 0xdeadface"abc"-12 and the one nvmebench writes
+/// are the same bytes; with buffer_compress_percentage it is refused at its line.
+#[test]
+fn buffer_pattern_writes_fios_bytes() {
+    let text = "[w]\nioengine=psync\ndirect=1\nbs=4k\nsize=64k\nfilename=bp.dat\nrw=write\n\
+                buffer_pattern=0xdeadface\"abc\"-12\n";
+    let Some(fio) = tool("fio") else { return };
+    let dir = scratch_dir();
+    let theirs = fio_in(&fio, dir.path(), text, &[]);
+    let fio_bytes = std::fs::read(dir.path().join("bp.dat")).unwrap();
+    let fresh = scratch_dir();
+    let ours = ours_in(fresh.path(), text, &[]);
+    assert_eq!(ios_per_job(&ours), ios_per_job(&theirs), "per job: read, write, trim");
+    let ours_bytes = std::fs::read(fresh.path().join("bp.dat")).unwrap();
+    assert_eq!(&ours_bytes[..11], [0xde, 0xad, 0xfa, 0xce, b'a', b'b', b'c', 0xf4, 0xff, 0xff, 0xff]);
+    assert!(ours_bytes == fio_bytes, "the file's bytes are fio's");
+    let job = write(
+        fresh.path(),
+        "bad.fio",
+        "[a]\nioengine=null\nsize=1m\nrw=write\nbuffer_pattern=0xab\nbuffer_compress_percentage=50\n",
+    );
+    let o = nvmebench(&["run", job.to_str().unwrap(), "--output-format=json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("bad.fio:5: "), "{}", stderr(&o));
+    assert!(stderr(&o).contains("buffer_pattern=0xab: fills every written block with its bytes"), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+}

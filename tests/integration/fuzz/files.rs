@@ -429,6 +429,10 @@ const JOB_SEEDS: &[&str] = &[
      random_distribution=zipf:1.2\n[b]\nrw=trim\nbs=64k\nnumber_ios=4\n",
     "[job]\nioengine=null\nrw=randrw\nrwmixwrite=30\nbsrange=4k-16k\nblocksize_unaligned=0\noffset=10%\n\
      size=50%\nnumber_ios=100\nrate=1m,2m\nrate_process=poisson\nnumjobs=${NJ}\n",
+    "[global]\nioengine=null\nsize=1m\nloops=2\nnrfiles=2\nfilename_format=$jobname.$jobnum.$filenum\n\
+     file_service_type=roundrobin\n[z]\nrw=randread\nrandom_distribution=zoned_abs:60/64k:40/0\nio_size=50%\n\
+     iodepth_batch=4\niodepth_batch_complete_max=8\niodepth_low=1\n[c]\nnumjobs=2\noffset_increment=4k\n\
+     continue_on_error=all\n",
 ];
 
 const INC_SEEDS: &[&str] = &[
