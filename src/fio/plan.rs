@@ -634,9 +634,12 @@ fn translate(
         let opts: Vec<&str> = engine_options.iter().map(|(o, _)| o.as_str()).collect();
         *spec = format!("{spec}{sep}{}", opts.join(","));
     }
-    if batching.given() {
-        // The job file's engine: the command line's replaces it with its options (see `overlay`).
-        let engine = flags.iter().find(|(f, _)| f == "--engine").map(|(_, v)| v.clone()).unwrap_or_default();
+    // The job file's engine: the command line's replaces it with its options (see `overlay`).
+    let engine = flags.iter().find(|(f, _)| f == "--engine").map(|(_, v)| v.clone()).unwrap_or_default();
+    // The io_uring engines take fio's batching whether the job writes it or not: fio's defaults
+    // submit each I/O as it is queued and reap one completion per call, where the engines' own
+    // defaults reap every completion found.
+    if batching.given() || engine.starts_with("uring") {
         batch_options(s, &mut flags, &batching, &batch_lines, &engine, notes)?;
     }
     // fio's default is direct=0: buffered I/O through the page cache, on the engines that have one
@@ -773,13 +776,13 @@ fn batch_options(
         let e = line_of(keys).expect("a refused option was written");
         at(e, message)
     })?;
-    let first = lines[0];
     if engine.starts_with("uring") {
         let (_, spec) = flags.iter_mut().find(|(f, _)| f == "--engine").expect("an engine is set");
         let sep = if spec.contains(':') { "," } else { ":" };
         *spec = format!("{spec}{sep}submit_batch={submit},reap_batch={min},reap_max={max}");
         return Ok(());
     }
+    let Some(&first) = lines.first() else { return Ok(()) };
     let sync = engine.starts_with("psync") || engine.starts_with("null");
     if sync {
         notes.push(format!(
@@ -1369,7 +1372,11 @@ mod tests {
         let e = plan_of("[a]\nsize=1m\nfixedbufs\n", &[]).unwrap_err().to_string();
         assert!(e.contains("job.fio:3: [a]: fixedbufs is an option of the io_uring engines, and ioengine=psync (fio's default) is not"), "{e}");
         let p = plan_of("[a]\nioengine=io_uring\nsize=1m\nhipri\n", &[]).unwrap();
-        assert_eq!(p.groups[0][0].args.engine.as_deref(), Some("uring:fixedbufs=0,regfile=0,poll=1"));
+        // fio's batching too, which a job file gets whether it writes it or not.
+        assert_eq!(
+            p.groups[0][0].args.engine.as_deref(),
+            Some("uring:fixedbufs=0,regfile=0,poll=1,submit_batch=1,reap_batch=1,reap_max=1")
+        );
     }
 
     #[test]
