@@ -161,11 +161,12 @@ impl EngineSpec {
                         "submit_batch" => o.ring.submit_batch = count(k, v)?,
                         "reap_batch" => o.ring.reap_batch = count(k, v)?,
                         "reap_max" => o.ring.reap_max = Some(count(k, v)?),
+                        "submit_max" => o.ring.submit_max = Some(count(k, v)?),
                         _ => {
                             return Err(opt_err(format!(
                                 "unknown option '{k}'; the {name} engine takes poll, sqpoll, sqpoll_cpu=N, sqpoll_idle=DURATION, \
                                  fixedbufs, regfile, regring, single_issuer, defer_taskrun, coop_taskrun (each =0 or =1), \
-                                 submit_batch=N, reap_batch=N and reap_max=N"
+                                 submit_batch=N, reap_batch=N, reap_max=N and submit_max=N"
                             )));
                         }
                     }

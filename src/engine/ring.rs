@@ -56,10 +56,23 @@ pub struct RingOptions {
     pub reap_batch: u32,
     /// Hand back at most this many completions per reap, so their replacements go out before the
     /// rest are handled (fio's `iodepth_batch_complete_max`); `None`, the default, is the queue
-    /// depth, as in fio: every completion found is handled before the replacements go out together.
-    /// See [`super::VIRTIO_REAP_MAX`] for when a bound pays.
+    /// depth, as t/io_uring reaps: every completion found is handled before the replacements go
+    /// out together (fio's own default is 1). See [`super::VIRTIO_REAP_MAX`] for when a bound pays.
     pub reap_max: Option<u32>,
+    /// Hand the kernel at most this many SQEs per `io_uring_enter`, the rest going out with the
+    /// next one, as t/io_uring submits 32 at a time (`-s32`); `None` sends all that are queued.
+    /// The default is [`KERNEL_PLUG_BATCH`].
+    pub submit_max: Option<u32>,
 }
+
+/// The block layer's plug batch (`BLK_MAX_REQUEST_COUNT`): an `io_uring_enter` that submits more
+/// than this many I/Os to a block device gets its first 32 requests' tags in one batch and each
+/// later one alone, and flushes its plug every 32. Measured in the testbed on null_blk (4 KiB
+/// random reads at QD128, three alternating rounds, release build): polled, sending at most 32 per
+/// call cut the kernel time per I/O from 5,005 to 4,397 ns (t/io_uring's: 4,372) and took
+/// nvmebench from 0.82x to 0.91x of t/io_uring; with interrupts from 5,712 to 5,581 ns, 0.85x to
+/// 0.88x. At a depth of 32 or less it changes nothing.
+pub const KERNEL_PLUG_BATCH: u32 = 32;
 
 /// Default SQPOLL idle time, as in fio's `sqthread_poll` (which leaves the kernel's 1 s default).
 pub const DEFAULT_SQPOLL_IDLE_MS: u32 = 1000;
@@ -78,6 +91,7 @@ impl Default for RingOptions {
             submit_batch: 1,
             reap_batch: 1,
             reap_max: None,
+            submit_max: Some(KERNEL_PLUG_BATCH),
         }
     }
 }
@@ -346,7 +360,7 @@ impl<S: squeue::EntryMarker, C: cqueue::EntryMarker> Ring<S, C> {
             None => (self.ring.as_raw_fd() as libc::c_long, flags),
         };
         // Without SQPOLL the kernel consumes every SQE passed here (or fails the call).
-        let submit_arg = if self.opts.sqpoll { 0 } else { to_submit };
+        let submit_arg = if self.opts.sqpoll { 0 } else { to_submit.min(self.opts.submit_max.unwrap_or(u32::MAX)) };
         let ts = timeout.map(|t| KernelTimespec { tv_sec: t.as_secs() as i64, tv_nsec: i64::from(t.subsec_nanos()) });
         let arg = ts.as_ref().map(|ts| GeteventsArg {
             sigmask: 0,
@@ -494,6 +508,9 @@ impl<S: squeue::EntryMarker, C: cqueue::EntryMarker> Ring<S, C> {
         out.push(("submit_batch".into(), self.opts.submit_batch.to_string()));
         out.push(("reap_batch".into(), self.opts.reap_batch.to_string()));
         out.push(("reap_max".into(), self.reap_max.to_string()));
+        if let Some(n) = self.opts.submit_max {
+            out.push(("submit_max".into(), n.to_string()));
+        }
     }
 }
 
