@@ -1623,10 +1623,8 @@ mod tests {
             if cells[2].trim() == "no" { refused.extend(names) } else { listed.extend(names) }
         }
         let names = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/fio/fio-options.txt")).unwrap();
-        let missing: Vec<&str> = names
-            .lines()
-            .filter(|n| takes(n) && !listed.contains(*n) && !refused.contains(*n))
-            .collect();
+        let missing: Vec<&str> =
+            names.lines().filter(|n| takes(n) && !listed.contains(*n) && !refused.contains(*n)).collect();
         assert!(missing.is_empty(), "taken, and not in docs/fio.md's table: {missing:?}");
         let not_taken: Vec<&String> = listed.iter().filter(|n| !takes(n)).collect();
         assert!(not_taken.is_empty(), "in docs/fio.md's table, and not taken: {not_taken:?}");

@@ -130,6 +130,25 @@ fn job_file_sections_run_together_and_after_stonewall() {
     assert!(text.contains("== group 0: [a] [b]") && text.contains("== group 1: [c]"), "{text}");
 }
 
+/// Runs each job file of `cases` (as `bad.fio` in `dir`) and checks that nvmebench refuses it as
+/// bad input: exit status 2, one line on stderr holding the case's words, nothing on stdout.
+/// Returns each line.
+fn assert_refused<T: AsRef<str>>(dir: &Path, cases: &[(T, &str)]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (text, want) in cases {
+        let text = text.as_ref();
+        write(dir, "bad.fio", text);
+        let o = nvmebench_in(dir, &["run", "bad.fio", "--output-format=json"]);
+        assert_eq!(o.status.code(), Some(2), "{text}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(e.contains(want), "{text}: {e}");
+        assert!(o.stdout.is_empty(), "nothing written for {text}");
+        lines.push(e);
+    }
+    lines
+}
+
 /// Runs `args` in `dir` (where fio's logs land) and returns everything it did.
 fn nvmebench_in(dir: &Path, args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_nvmebench")).current_dir(dir).args(args).output().unwrap()
@@ -578,15 +597,7 @@ fn bad_job_files_get_one_line_naming_file_line_and_option() {
             "bad.fio:4: option 'gtod_reduce': gtod_reduce needs a value, as in fio (which refuses it bare); write gtod_reduce=1 or gtod_reduce=0",
         ),
     ];
-    for (text, want) in cases {
-        let job = write(dir.path(), "bad.fio", text);
-        let o = nvmebench(&["run", job.to_str().unwrap(), "--output-format=json"]);
-        assert_eq!(o.status.code(), Some(2), "{text}: {}", stderr(&o));
-        let e = stderr(&o);
-        assert_eq!(e.lines().count(), 1, "{e}");
-        assert!(e.contains(want), "{text}: {e}");
-        assert!(o.stdout.is_empty(), "nothing written for {text}");
-    }
+    assert_refused(dir.path(), &cases);
     let job = write(dir.path(), "ok.fio", "[a]\nioengine=null\ntime_based\nruntime=1\n");
     let o = nvmebench(&["run", job.to_str().unwrap(), "--section", "z"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
@@ -631,15 +642,8 @@ fn one_option_refused_at_setup_is_named_as_the_job_file_writes_it() {
             "never-created.bin does not exist; create it, or add size to have nvmebench create a file",
         ),
     ];
-    for (text, want) in cases {
-        let job = write(dir.path(), "bad.fio", &text);
-        let o = nvmebench(&["run", job.to_str().unwrap(), "--output-format=json"]);
-        assert_eq!(o.status.code(), Some(2), "{text}: {}", stderr(&o));
-        let e = stderr(&o);
-        assert_eq!(e.lines().count(), 1, "{e}");
-        assert!(e.contains(want), "{text}: {e}");
+    for e in assert_refused(dir.path(), &cases) {
         assert!(!e.contains("--"), "fio's words, not run's flags: {e}");
-        assert!(o.stdout.is_empty(), "nothing written for {text}");
     }
     assert_eq!(std::fs::read(&data).unwrap(), before, "the file is untouched");
     assert!(!missing.exists(), "nothing created");
@@ -1874,14 +1878,7 @@ fn bad_dedupe_options_are_refused_in_one_line() {
             "bad.fio:7: [a]: dedupe_mode=working_set: working_set takes one file per job, as in fio, and this job has 2",
         ),
     ];
-    for (text, want) in cases {
-        write(dir.path(), "bad.fio", &text);
-        let o = nvmebench_in(dir.path(), &["run", "bad.fio", "--output-format=json"]);
-        assert_eq!(o.status.code(), Some(2), "{text}: {}", stderr(&o));
-        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
-        assert!(stderr(&o).contains(want), "{text}: {}", stderr(&o));
-        assert!(o.stdout.is_empty(), "nothing written for {text}");
-    }
+    assert_refused(dir.path(), &cases);
 }
 
 /// fio's cmdprio_percentage on libaio and io_uring against fio 3.33 (cmdprio-percentage.fio in
@@ -1998,14 +1995,7 @@ fn bad_cmdprio_options_are_refused_in_one_line() {
         (format!("{base}[a]\nioengine=libaio\ncmdprio_bssplit=4k/70:4k/40\n"), "add up to 110, over 100"),
         (format!("{base}[a]\nioengine=libaio\nlog_prio\n"), "log_prio needs a value"),
     ];
-    for (text, want) in cases {
-        write(dir.path(), "bad.fio", &text);
-        let o = nvmebench_in(dir.path(), &["run", "bad.fio", "--output-format=json"]);
-        assert_eq!(o.status.code(), Some(2), "{text}: {}", stderr(&o));
-        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
-        assert!(stderr(&o).contains(want), "{text}: {}", stderr(&o));
-        assert!(o.stdout.is_empty(), "nothing written for {text}");
-    }
+    assert_refused(dir.path(), &cases);
 }
 
 /// Steady state stops a job of a job file; a command-line run, which would ignore it, refuses it
