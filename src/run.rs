@@ -134,7 +134,7 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
     let disk_before = crate::report::fio_output::disk_before(args, &cfg);
     let timing = Timing { ramp: cfg.ramp, interval: cfg.interval, planned: cfg.runtime.map(|r| cfg.ramp + r) };
     let gate = member.as_ref().map(|m| m.gate(timing));
-    let result = execute_gated(&cfg, spdk.as_ref(), signal.clone(), &live, gate).map_err(told)?;
+    let result = execute_watched(&cfg, spdk.as_ref(), signal.clone(), &live, gate, None).map_err(told)?;
     let disk = crate::report::fio_output::disk_since(disk_before, &cfg);
     live.finish();
     if let Some(late) = cfg.start_at.and_then(|at| result.started_at.duration_since(at).ok()) {
@@ -326,23 +326,12 @@ pub fn execute(
     signal: Arc<AtomicUsize>,
     live: &LiveLine,
 ) -> Result<RunResult, SetupError> {
-    execute_gated(cfg, spdk, signal, live, None)
+    execute_watched(cfg, spdk, signal, live, None, None)
 }
 
 /// As [`execute`], with the start moment decided by `gate` once the workers are ready (a fleet's
-/// rendezvous) rather than by `cfg.start_at`.
-pub fn execute_gated(
-    cfg: &RunConfig,
-    spdk: Option<&SpdkRun>,
-    signal: Arc<AtomicUsize>,
-    live: &LiveLine,
-    gate: Option<Box<dyn coordinator::StartGate>>,
-) -> Result<RunResult, SetupError> {
-    execute_watched(cfg, spdk, signal, live, gate, None)
-}
-
-/// As [`execute_gated`], with `watch` shown each measured interval, which may end the run there
-/// (a fio job's steady state).
+/// rendezvous) rather than by `cfg.start_at`, and `watch` shown each measured interval, which may
+/// end the run there (a fio job's steady state).
 pub fn execute_watched(
     cfg: &RunConfig,
     spdk: Option<&SpdkRun>,
