@@ -15,7 +15,7 @@ use crate::engine::{EngineBuilder, EngineInfo};
 use crate::io::Direction;
 use crate::stats::Stats;
 use crate::verify::{GenTable, Mismatch, Verifier};
-use crate::worker::{self, IntervalReport, Links, Phase, Report, Shared, WorkerError, WorkerPlan, WorkerSummary};
+use crate::worker::{IntervalReport, Links, Phase, Report, Shared, ThreadBody, WorkerError, WorkerPlan, WorkerSummary};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, bounded};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -337,13 +337,29 @@ impl Crew {
 /// Runs the job and returns its results. `observe` sees each completed interval (the live line).
 pub fn run<B: EngineBuilder + 'static>(
     builder: Arc<B>,
+    plan: RunPlan,
+    clock: quanta::Clock,
+    observe: impl FnMut(&IntervalPoint),
+) -> Result<RunResult, CoordinatorError> {
+    let threads = plan.workers.iter().map(|w| w.thread + 1).max().unwrap_or(0);
+    let body: Arc<dyn ThreadBody> = builder;
+    run_threads(vec![body; threads], plan, clock, observe)
+}
+
+/// Runs the job as [`run`] does, each worker thread `t` with its own body `bodies[t]` (its engine:
+/// the jobs of a fio group, each on its own ioengine); one start gate and one coordinator for all.
+///
+/// # Panics
+/// When `bodies` has fewer entries than the plan has worker threads.
+pub fn run_threads(
+    bodies: Vec<Arc<dyn ThreadBody>>,
     mut plan: RunPlan,
     clock: quanta::Clock,
     observe: impl FnMut(&IntervalPoint),
 ) -> Result<RunResult, CoordinatorError> {
     // Measured before any worker exists, on a core of the same CPU.
     let stamp_ns = cost::stamp_cost_ns(&clock);
-    let mut crew = spawn(builder, &plan, &clock)?;
+    let mut crew = spawn(&bodies, &plan, &clock)?;
     let (info, tids, facts) = match await_ready(&mut crew, &plan) {
         Ok(r) => r,
         Err(e) => {
@@ -397,11 +413,7 @@ pub fn run<B: EngineBuilder + 'static>(
 }
 
 /// Spawns one thread per worker; a worker with several lanes (targets) drives them all.
-fn spawn<B: EngineBuilder + 'static>(
-    builder: Arc<B>,
-    plan: &RunPlan,
-    clock: &quanta::Clock,
-) -> Result<Crew, CoordinatorError> {
+fn spawn(bodies: &[Arc<dyn ThreadBody>], plan: &RunPlan, clock: &quanta::Clock) -> Result<Crew, CoordinatorError> {
     let n = plan.workers.len();
     let shared = Arc::new(Shared::default());
     let (report_tx, reports) = bounded(n * 4 + 4);
@@ -421,14 +433,11 @@ fn spawn<B: EngineBuilder + 'static>(
     for (worker, lanes) in crew.lanes_of.clone().into_iter().enumerate() {
         let plans: Vec<WorkerPlan> = lanes.iter().map(|&l| plan.workers[l].clone()).collect();
         let links: Vec<Links> = lanes.iter().map(|&l| links[l].take().expect("each lane has one thread")).collect();
-        let (b, s, c) = (builder.clone(), crew.shared.clone(), clock.clone());
+        let b = bodies.get(worker).expect("a body for every worker thread").clone();
+        let (s, c) = (crew.shared.clone(), clock.clone());
         let coordinator = std::thread::current();
         let spawned = std::thread::Builder::new().name(format!("nvmebench-w{worker}")).spawn(move || {
-            if let ([wp], [l]) = (&plans[..], &links[..]) {
-                worker::run(&*b, wp, &s, l, &c);
-            } else {
-                worker::targets::run_lanes(&*b, &plans, &s, &links, &c);
-            }
+            b.run_thread(&plans, &s, &links, &c);
             // Its last report is sent: the coordinator need not finish its nap to take it.
             coordinator.unpark();
         });
@@ -453,7 +462,11 @@ fn await_ready(crew: &mut Crew, plan: &RunPlan) -> Result<(EngineInfo, Vec<i32>,
     while tids.len() < n {
         match crew.reports.recv_timeout(TICK) {
             Ok(Report::Ready { worker, info: i, facts: f, tid }) => {
-                info.get_or_insert(i);
+                // The first worker's engine, whichever is ready first: the run's engine where its
+                // workers have more than one (a fio group's jobs on their own ioengines).
+                if info.as_ref().is_none_or(|(w, _)| worker < *w) {
+                    info = Some((worker, i));
+                }
                 tids.push(tid);
                 if let Some(slot) = facts.get_mut(worker) {
                     *slot = f;
@@ -472,7 +485,7 @@ fn await_ready(crew: &mut Crew, plan: &RunPlan) -> Result<(EngineInfo, Vec<i32>,
             Err(RecvTimeoutError::Disconnected) => break,
         }
     }
-    Ok((info.unwrap_or_default(), tids, facts))
+    Ok((info.map(|(_, i)| i).unwrap_or_default(), tids, facts))
 }
 
 /// Per lane, its engine's own facts (`Engine::lane_facts`).
@@ -1663,6 +1676,32 @@ mod tests {
         p.workers[0].io_limit = Some(100);
         let r = run(b, p, clock, |_| {}).unwrap();
         assert!(r.total.split.is_none() && r.total.slat(Direction::Read).is_none());
+    }
+
+    /// Each worker thread runs on its own body (a fio group's jobs, each on its own ioengine):
+    /// here a synchronous engine beside one that sends on submit, under one start gate, each
+    /// worker measured as its own engine is (no submission latency on the synchronous one).
+    #[test]
+    fn each_thread_runs_on_its_own_engine() {
+        use crate::engine::Sends;
+        let script = |sends| Script { default_latency_ns: 1_000, submit_cost_ns: 300, sends, ..Script::default() };
+        let (sync, clock, _) = fake(script(Some(Sends::Synchronous)));
+        let submit = Arc::new(FakeBuilder {
+            script: script(Some(Sends::OnSubmit)),
+            mock: sync.mock.clone(),
+            seen: Arc::new(Mutex::new(Vec::new())),
+            slept: Arc::new(std::sync::atomic::AtomicU64::new(0)),
+        });
+        let mut p = plan(3, 4, spec(RwMode::RandRead, 100));
+        for w in &mut p.workers {
+            w.io_limit = Some(100);
+            w.latency = crate::options::LatencyMode::Split;
+        }
+        let bodies: Vec<Arc<dyn ThreadBody>> = vec![submit.clone(), sync, submit];
+        let r = run_threads(bodies, p, clock, |_| {}).unwrap();
+        let slat: Vec<(u64, u64)> =
+            r.workers.iter().map(|w| (w.stats.read().ios, w.stats.slat(Direction::Read).unwrap().ios)).collect();
+        assert_eq!(slat, [(100, 100), (100, 0), (100, 100)]);
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //!
 //! `run`, `compare` and `suite` (and anything that runs a workload later) describe *what* to run as
 //! a [`coordinator::RunPlan`] and *on what* as an [`EngineSpec`] plus an [`EngineTarget`]; this
-//! module picks the builder type (static dispatch: each arm instantiates the coordinator and the
-//! worker loop for its engine) and hands back the results. It does not resolve flags (that is
+//! module picks the builder type (static dispatch: each arm instantiates the worker loop for its
+//! engine; the coordinator holds each worker thread's body behind one `dyn`, so the threads of one
+//! run may each have their own engine) and hands back the results. It does not resolve flags (that is
 //! `config`) or print anything (that is `report`).
 
 use crate::config::EngineSpec;
@@ -15,6 +16,7 @@ use crate::engine::psync::PsyncBuilder;
 use crate::engine::uring::UringBuilder;
 use crate::engine::uring_cmd::UringCmdBuilder;
 use crate::engine::{EngineBuilder, EngineError};
+use crate::worker::ThreadBody;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -47,35 +49,56 @@ pub fn run_engine(
     plan: RunPlan,
     observe: impl FnMut(&IntervalPoint),
 ) -> Result<RunResult, CoordinatorError> {
-    let clock = quanta::Clock::new();
+    let threads = plan.workers.iter().map(|w| w.thread + 1).max().unwrap_or(0);
+    run_engines(&[(spec, on)], &vec![0; threads], plan, observe)
+}
+
+/// Runs `plan` with each worker thread on its own engine: thread `t` on `engines[engine_of[t]]`
+/// (a fio group's jobs, each on its own ioengine, or the same one with its own `direct`). One
+/// start gate and one coordinator for all, as with one engine.
+///
+/// # Errors
+/// As [`run_engine`].
+///
+/// # Panics
+/// As [`run_engine`]; and when `engine_of` misses a worker thread or names no engine.
+pub fn run_engines(
+    engines: &[(&EngineSpec, EngineTarget<'_>)],
+    engine_of: &[usize],
+    plan: RunPlan,
+    observe: impl FnMut(&IntervalPoint),
+) -> Result<RunResult, CoordinatorError> {
     let target_of: Vec<usize> = plan.workers.iter().map(|w| w.target).collect();
+    let bodies: Vec<Arc<dyn ThreadBody>> = engines.iter().map(|(spec, on)| body(spec, *on, &target_of)).collect();
+    let per_thread = engine_of.iter().map(|&e| bodies[e].clone()).collect();
+    coordinator::run_threads(per_thread, plan, quanta::Clock::new(), observe)
+}
+
+/// The one engine dispatch: a worker thread's body on the engine `spec` names, its lanes each on
+/// their target (`target_of`, per lane). Each arm instantiates the worker loop for its engine.
+fn body(spec: &EngineSpec, on: EngineTarget<'_>, target_of: &[usize]) -> Arc<dyn ThreadBody> {
     let paths = || {
         assert!(!on.paths.is_empty(), "every engine but null and spdk has a target path");
         on.paths.iter().cloned()
     };
     let (writes, direct, buffer_seed) = (on.writes, on.direct, on.buffer_seed);
-    fn each<B>(builders: Vec<B>, target_of: &[usize]) -> Arc<PerTarget<B>> {
+    fn each<B: EngineBuilder + 'static>(builders: Vec<B>, target_of: &[usize]) -> Arc<dyn ThreadBody> {
         Arc::new(PerTarget { builders, target_of: target_of.to_vec() })
     }
     match spec {
-        EngineSpec::Null(o) => {
-            coordinator::run(each(vec![NullBuilder { options: *o }], &target_of), plan, clock, observe)
-        }
-        EngineSpec::Uring(o) => {
-            let b = paths().map(|path| UringBuilder { path, writes, direct, options: *o, buffer_seed }).collect();
-            coordinator::run(each(b, &target_of), plan, clock, observe)
-        }
+        EngineSpec::Null(o) => each(vec![NullBuilder { options: *o }], target_of),
+        EngineSpec::Uring(o) => each(
+            paths().map(|path| UringBuilder { path, writes, direct, options: *o, buffer_seed }).collect(),
+            target_of,
+        ),
         EngineSpec::UringCmd(o) => {
-            let b = paths().map(|path| UringCmdBuilder { path, writes, options: *o, buffer_seed }).collect();
-            coordinator::run(each(b, &target_of), plan, clock, observe)
+            each(paths().map(|path| UringCmdBuilder { path, writes, options: *o, buffer_seed }).collect(), target_of)
         }
         EngineSpec::Aio => {
-            let b = paths().map(|path| AioBuilder { path, writes, direct, buffer_seed }).collect();
-            coordinator::run(each(b, &target_of), plan, clock, observe)
+            each(paths().map(|path| AioBuilder { path, writes, direct, buffer_seed }).collect(), target_of)
         }
         EngineSpec::Psync => {
-            let b = paths().map(|path| PsyncBuilder { path, writes, direct, buffer_seed }).collect();
-            coordinator::run(each(b, &target_of), plan, clock, observe)
+            each(paths().map(|path| PsyncBuilder { path, writes, direct, buffer_seed }).collect(), target_of)
         }
         #[cfg(feature = "spdk")]
         EngineSpec::Spdk(_) => {
@@ -91,7 +114,7 @@ pub fn run_engine(
                     buffer_seed,
                 })
                 .collect();
-            coordinator::run(each(b, &target_of), plan, clock, observe)
+            each(b, target_of)
         }
         #[cfg(not(feature = "spdk"))]
         EngineSpec::Spdk(_) => match on.spdk {

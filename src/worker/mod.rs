@@ -255,6 +255,26 @@ pub struct Links {
     pub spares: Receiver<Box<Stats>>,
 }
 
+/// One worker thread's body: its lanes (one per target) run to completion on the calling thread,
+/// each on an engine from one builder. The coordinator holds one per thread behind `dyn`, so the
+/// threads of one run may each have their own engine type (a fio group's jobs, each on its own
+/// ioengine) while every loop stays generic over its engine: the one dynamic call is the thread's
+/// start, never an I/O.
+pub trait ThreadBody: Send + Sync {
+    /// Runs the lanes `plans` (all of one thread, `links` in the same order).
+    fn run_thread(&self, plans: &[WorkerPlan], shared: &Shared, links: &[Links], clock: &quanta::Clock);
+}
+
+impl<B: EngineBuilder> ThreadBody for B {
+    fn run_thread(&self, plans: &[WorkerPlan], shared: &Shared, links: &[Links], clock: &quanta::Clock) {
+        if let ([plan], [link]) = (plans, links) {
+            run(self, plan, shared, link, clock);
+        } else {
+            targets::run_lanes(self, plans, shared, links, clock);
+        }
+    }
+}
+
 /// Runs one worker to completion on the calling thread. Every outcome, failure included, ends in a
 /// report on `links.reports`.
 pub fn run<B: EngineBuilder>(builder: &B, plan: &WorkerPlan, shared: &Shared, links: &Links, clock: &quanta::Clock) {
