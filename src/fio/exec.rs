@@ -3,7 +3,8 @@
 //!
 //! Every job is resolved before anything runs (so a bad job writes nothing). A group of one job
 //! runs as `run` runs; the jobs of a larger group run as a suite runs its concurrent streams (one
-//! start gate, one coordinator), which needs them to share the engine, target and timing.
+//! start gate, one coordinator), each job on its own engine, files, pacing and end, as fio's jobs;
+//! they share the start (startdelay) and ramp_time.
 
 use super::plan::{self, Job, Plan};
 use super::{FioError, ini, steady};
@@ -262,8 +263,10 @@ fn with_one_pass(job: &Job, mut cfg: RunConfig) -> RunConfig {
     cfg
 }
 
-/// Jobs of one group run as one coordinated run: they must agree on what that run shares. A job
-/// alone in its group runs as `run` runs.
+/// Jobs of one group run as one coordinated run (one start gate, one coordinator): they must
+/// agree on what that run shares. Each job has its own engine and its own way to its target
+/// (fio's ioengine, direct), its own pacing (rate, thinktime) and its own end (its I/O count, its
+/// runtime, or the exitall of another), as in fio. A job alone in its group runs as `run` runs.
 fn check_together(group: &[(Job, RunConfig)]) -> Result<(), FioError> {
     let Some(((first, a), rest)) = group.split_first().filter(|(_, rest)| !rest.is_empty()) else { return Ok(()) };
     for (job, b) in rest {
@@ -275,28 +278,19 @@ fn check_together(group: &[(Job, RunConfig)]) -> Result<(), FioError> {
                 first.name
             ),
         };
-        if a.engine != b.engine {
-            return Err(differ("ioengine"));
+        // SPDK attaches its controllers for the whole run and its workers poll them on cores of
+        // their own; beside a kernel engine the run would have two ways to one target.
+        if a.engine != b.engine && (a.engine.is_spdk() || b.engine.is_spdk()) {
+            return Err(differ("ioengine (spdk runs together only with spdk jobs here)"));
         }
-        if a.buffered != b.buffered {
-            return Err(differ("direct (jobs that run together share one way to their target here)"));
-        }
-        // Each job drives its own files, as in fio; the run splits its I/O count evenly over every
-        // job's files, so the jobs must have as many.
-        if a.targets.len() != b.targets.len() {
-            return Err(differ("the number of files (jobs that run together here each drive as many)"));
-        }
-        if (a.ramp, a.runtime) != (b.ramp, b.runtime) {
-            return Err(differ("runtime or ramp_time"));
-        }
-        // A job that ends at its runtime beside one that ends after its I/Os would need the group
-        // to end at each job's own end, which the run (one end for all) does not do.
-        if a.ios.is_some() != b.ios.is_some() {
-            return Err(differ("how it ends (one by its I/O count, the other by its runtime)"));
+        // One timeline for the group's intervals: its measured part starts for every job at once.
+        if a.ramp != b.ramp {
+            return Err(differ("ramp_time (jobs that run together share one here)"));
         }
         if first.args.start_delay != job.args.start_delay {
             return Err(differ("startdelay (jobs that run together start together here)"));
         }
+        // The command line's total --rate-iops, shared over the group's workers.
         if a.rate_iops.is_some() != b.rate_iops.is_some() {
             return Err(differ("pacing (rate_iops on one and not the other)"));
         }
@@ -425,8 +419,10 @@ fn run_together(
             cfg: c.clone(),
             threads: Threads::Count(c.cores.len()),
             qd: Some(c.queue_depth),
-            // Each job moves its own size (or number_ios), as fio's jobs do.
+            // Each job moves its own size (or number_ios), as fio's jobs do, and ends at its own
+            // runtime; with neither it runs until the exitall of another ends it.
             ios: c.ios,
+            runtime: c.runtime,
         })
         .collect();
     let cores: Vec<usize> = group.iter().flat_map(|(_, c)| c.cores.iter().copied()).collect();
@@ -441,12 +437,12 @@ fn run_together(
     });
     let timing = Timing {
         ramp: first.ramp,
-        runtime: first.runtime,
+        // The group's runtime where its jobs share one; else each stream has its own (above).
+        runtime: if group.iter().all(|(_, c)| c.runtime == first.runtime) { first.runtime } else { None },
         // Every stream has its own count (`ios` above); this is the group's, for its document.
         ios: group.iter().map(|(_, c)| c.ios).sum(),
     };
     let bench = Bench {
-        engine: first.engine.clone(),
         // Every job's files, each once; each job's workers drive only their own (`measure`).
         target_paths: if first.engine.is_spdk() {
             Vec::new()
@@ -671,8 +667,7 @@ mod tests {
     }
 
     /// Jobs that run together each keep their own files and their own I/O count (fio's aio-read.fio:
-    /// four jobs, four files); a job that ends by its count beside one that ends at its runtime, or
-    /// with another number of files, is refused in one sentence.
+    /// four jobs, four files), however many files each has.
     #[test]
     fn jobs_that_run_together_keep_their_own_files_and_counts() {
         let dir = tempfile::tempdir().unwrap();
@@ -683,10 +678,50 @@ mod tests {
             g[0].iter().map(|(_, c)| (c.targets[0].path.display().to_string(), c.ios)).collect();
         let want = [(format!("{d}/a.0.0"), Some(16)), (format!("{d}/b.0.0"), Some(8)), (format!("{d}/x"), Some(16))];
         assert_eq!(got, want);
-        let e = resolved(&format!("{base}runtime=1\n[a]\n[b]\ntime_based\n"), &[]).unwrap_err().to_string();
-        assert!(e.contains("section [b]: runs together with [a] but differs in how it ends (one by its I/O count, the other by its runtime)"), "{e}");
-        let e = resolved(&format!("{base}[a]\n[b]\nfilename=x:y\n"), &[]).unwrap_err().to_string();
-        assert!(e.contains("differs in the number of files (jobs that run together here each drive as many)"), "{e}");
+        // Each its own number of files too (fio's size is a job's bytes over all its files).
+        let g = configs(&format!("{base}[a]\n[b]\nfilename=x:y\n"), &[]).unwrap();
+        let files: Vec<(usize, Option<u64>)> = g[0].iter().map(|(_, c)| (c.targets.len(), c.ios)).collect();
+        assert_eq!(files, [(1, Some(16)), (2, Some(16))]);
+    }
+
+    /// Jobs that run together each keep their own engine, way to their target, pacing and end, as
+    /// fio's do (exitwhat.fio: a sync job with a think time and number_ios beside paced libaio
+    /// jobs): each resolves as it would alone. What the run shares (ramp_time, startdelay) and SPDK
+    /// beside a kernel engine stay refused.
+    #[test]
+    fn jobs_that_run_together_keep_their_own_engine_pacing_and_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = format!("[global]\nbs=4k\nsize=64k\ndirectory={}\n", dir.path().display());
+        let jobs = "[a]\nioengine=sync\nthinktime=2000\nnumber_ios=10\n\
+                    [b]\nioengine=libaio\ndirect=1\niodepth=8\nrw=randrw\nrate=300,600\n\
+                    [c]\nioengine=io_uring\ndirect=1\ntime_based\nruntime=2\nrate_iops=50\n\
+                    [d]\nruntime=1\n";
+        let g = configs(&format!("{base}{jobs}"), &[]).unwrap();
+        assert_eq!(g.len(), 1, "one group: they run together");
+        let ms = std::time::Duration::from_millis;
+        let got: Vec<_> = g[0]
+            .iter()
+            .map(|(j, c)| (j.name.as_str(), c.engine.name(), c.buffered, c.ios, c.runtime, c.workload.pacing.is_set()))
+            .collect();
+        let want = [
+            ("a", "psync", true, Some(10), None, true),
+            ("b", "aio", false, Some(16), None, true),
+            ("c", "uring", false, None, Some(ms(2000)), true),
+            ("d", "psync", true, Some(16), Some(ms(1000)), false),
+        ];
+        assert_eq!(got, want);
+        let (a, b) = (&g[0][0].1.workload.pacing, &g[0][1].1.workload.pacing);
+        assert_ne!(a, b, "each its own pacing");
+        // What the run shares.
+        let e = resolved(&format!("{base}[a]\n[b]\nramp_time=1\n"), &[]).unwrap_err().to_string();
+        assert!(e.contains("job.fio:6: section [b]: runs together with [a] but differs in ramp_time (jobs that run together share one here); make them equal, or add stonewall to run it after"), "{e}");
+        // SPDK attaches for the whole run: beside a kernel engine, refused in one sentence.
+        let mut g = configs(&format!("{base}ioengine=null\n[a]\n[b]\n"), &[]).unwrap();
+        g[0][1].1.engine = crate::config::EngineSpec::Spdk(crate::config::SpdkMode::Polled);
+        let e = check_together(&g[0]).unwrap_err().to_string();
+        assert!(e.contains("section [b]: runs together with [a] but differs in ioengine (spdk runs together only with spdk jobs here)"), "{e}");
+        g[0][0].1.engine = crate::config::EngineSpec::Spdk(crate::config::SpdkMode::Polled);
+        assert!(check_together(&g[0]).is_ok(), "spdk beside spdk");
     }
 
     /// fio's ss_dur stops the steady job alone, each clone apart without group_reporting, on

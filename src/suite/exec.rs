@@ -31,6 +31,8 @@ pub struct ResolvedStream {
     /// The stream's own I/O count, over all its workers (a fio job's size or number_ios), split over
     /// its lanes; `None`: its lanes' share of `Timing::ios`.
     pub ios: Option<u64>,
+    /// The stream's own runtime (a fio job's, which ends it alone); `None`: `Timing::runtime`.
+    pub runtime: Option<Duration>,
 }
 
 /// What the run is measured over.
@@ -43,9 +45,9 @@ pub struct Timing {
     pub ios: Option<u64>,
 }
 
-/// The machine side of a suite: engine, target and the cores workers go on.
+/// The machine side of a suite: target and the cores workers go on (each stream's engine is its
+/// resolved `cfg.engine`).
 pub struct Bench {
-    pub engine: EngineSpec,
     /// The kernel engines' targets; with several (a fio job's `filename=a:b`), every worker drives
     /// every one of them.
     pub target_paths: Vec<std::path::PathBuf>,
@@ -212,7 +214,7 @@ pub fn measure(
                 worker_qd: (targets > 1 && streams[s.stream].cfg.queue_depth_shared).then_some(s.qd),
                 spec: s.spec.clone(),
                 ramp: timing.ramp,
-                runtime: timing.runtime,
+                runtime: streams[s.stream].runtime.or(timing.runtime),
                 io_limit: match streams[s.stream].ios {
                     Some(t) => Some(t / m + u64::from(k < t % m)),
                     None => timing.ios.map(|t| t / n as u64 + u64::from((index as u64) < t % n as u64)),
@@ -243,15 +245,18 @@ pub fn measure(
             Box::new(ExitWatch { streams, finished: vec![false; n] }) as Box<dyn coordinator::RunWatch>
         }),
     };
-    let on = EngineTarget {
+    let on = |s: &ResolvedStream| EngineTarget {
         paths: &bench.target_paths,
-        writes: streams.iter().any(|s| s.cfg.workload.writes()),
-        // Streams that run together agree on it (a job file's group is checked for that).
-        direct: !streams.iter().any(|s| s.cfg.buffered),
+        writes: s.cfg.workload.writes(),
+        direct: !s.cfg.buffered,
         buffer_seed: bench.seed,
         spdk: bench.spdk.as_ref(),
     };
-    let result = launch::run_engine(&bench.engine, on, plan, &mut observe).map_err(|e| match e {
+    // Each stream on its own resolved engine and way to its target: a fio group's jobs each on
+    // their ioengine and direct (a suite's streams all resolve to the suite's engine).
+    let engines: Vec<(&EngineSpec, EngineTarget<'_>)> = streams.iter().map(|s| (&s.cfg.engine, on(s))).collect();
+    let engine_of: Vec<usize> = slots.iter().map(|s| s.stream).collect();
+    let result = launch::run_engines(&engines, &engine_of, plan, &mut observe).map_err(|e| match e {
         coordinator::CoordinatorError::Interrupted(_) => SuiteError::Interrupted,
         e => SuiteError::Run(e.to_string()),
     })?;

@@ -176,7 +176,6 @@ pub fn suite_command(args: &SuiteArgs) -> anyhow::Result<u8> {
         paths.iter().map(|p| Target::inspect(p, None)).collect::<Result<_, _>>().map_err(|e| anyhow::anyhow!("{e}"))?
     };
     let bench = Bench {
-        engine,
         target_paths: paths,
         cores,
         signal,

@@ -584,8 +584,8 @@ fn bad_job_files_get_one_line_naming_file_line_and_option() {
             "bad.fio:6: [a]: thinktime_spin=10: it shapes thinktime, which is not given; add thinktime",
         ),
         (
-            "[global]\nioengine=null\ntime_based\n[a]\nruntime=1\n[b]\nruntime=2\n",
-            "bad.fio:6: section [b]: runs together with [a] but differs in runtime or ramp_time; make them equal, or add stonewall",
+            "[global]\nioengine=null\ntime_based\nruntime=1\n[a]\n[b]\nramp_time=1\n",
+            "bad.fio:6: section [b]: runs together with [a] but differs in ramp_time (jobs that run together share one here); make them equal, or add stonewall",
         ),
         (
             "[a]\nioengine=null\nsize=1m\nper_job_logs=2\n",
@@ -1620,6 +1620,85 @@ fn exitall_stops_the_jobs_exit_what_names_as_fio_does() {
     let (fio_fast, our_fast) = (both.fio[1].1[0], both.ours[1].1[0]);
     assert!(our_fast < 128 && fio_fast < 128, "fio {fio_fast}, ours {our_fast}: [fast] was not stopped");
     assert!(our_fast.abs_diff(fio_fast) <= (fio_fast / 3).max(10), "fio {fio_fast}, ours {our_fast}");
+}
+
+/// fio's jobs that run together each on their own ioengine (exitwhat.fio's `sync` beside `libaio`),
+/// each ending on its own (by its size, by number_ios, at its runtime): the jobs[] entries line up
+/// with fio's (names, groupids, each job's ioengine in its job options, the bounded jobs' counts),
+/// the synchronous job has no submission latencies where the libaio ones have them (fio's sync
+/// engines book none), and the timed job runs its second while the bounded ones end before it.
+#[test]
+fn jobs_on_different_engines_run_together_as_in_fio() {
+    let Some(fio) = tool("fio") else { return };
+    let dir = scratch_dir();
+    let text = "[global]\nfilename=mixed.dat\nsize=1m\nbs=4k\ndirect=1\n\
+                [sync]\nioengine=sync\nrw=write\nsize=256k\n\
+                [aio]\nioengine=libaio\niodepth=8\nrw=randread\nnumber_ios=100\n\
+                [timed]\nnew_group\nioengine=libaio\niodepth=4\nrw=randread\ntime_based\nruntime=1\n";
+    let (theirs, ours) = (fio_in(&fio, dir.path(), text, &[]), ours_in(dir.path(), text, &[]));
+    let entries = |d: &Value| -> Vec<(String, u64, String, bool)> {
+        d["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| {
+                let name = j["jobname"].as_str().unwrap().to_string();
+                let engine = j["job options"]["ioengine"].as_str().unwrap_or("").to_string();
+                let slat = ["read", "write"].iter().any(|d| j[d]["slat_ns"]["N"].as_u64().unwrap_or(0) > 0);
+                (name, j["groupid"].as_u64().unwrap(), engine, slat)
+            })
+            .collect()
+    };
+    let want = [("sync", 0, "sync", false), ("aio", 0, "libaio", true), ("timed", 1, "libaio", true)]
+        .map(|(n, g, e, s)| (n.to_string(), g, e.to_string(), s));
+    assert_eq!(entries(&theirs), want, "fio");
+    assert_eq!(entries(&ours), want, "nvmebench");
+    let (fio_ios, our_ios) = (ios_per_job(&theirs), ios_per_job(&ours));
+    assert_eq!(our_ios[..2], fio_ios[..2], "the bounded jobs, per direction");
+    assert_eq!(our_ios[..2], [("sync".to_string(), [0, 64, 0]), ("aio".to_string(), [100, 0, 0])]);
+    let runtime = |d: &Value, i: usize| d["jobs"][i]["job_runtime"].as_u64().unwrap();
+    for (tool, d) in [("fio", &theirs), ("nvmebench", &ours)] {
+        let (bounded, timed) = (runtime(d, 0).max(runtime(d, 1)), runtime(d, 2));
+        assert!((950..1500).contains(&timed), "{tool}: [timed] ran {timed} ms, not its runtime");
+        assert!(bounded < timed, "{tool}: the bounded jobs ({bounded} ms) ended on their own, before [timed]");
+    }
+}
+
+/// Jobs that run together with as many files as each names (two, one, none on the null engine):
+/// each moves its own count over its own files, as in fio.
+#[test]
+fn jobs_with_their_own_number_of_files_run_together_as_in_fio() {
+    let text = "[global]\nsize=256k\nbs=4k\ndirect=1\n\
+                [a]\nfilename=x:y\nrw=randwrite\n[b]\nfilename=z\nioengine=libaio\niodepth=4\nrw=read\n\
+                [c]\nioengine=null\nrw=randread\nsize=1m\n[d]\nfilename=x\nrw=read\nnumber_ios=10\n";
+    let Some(both) = fio_and_ours(text, &[]) else { return };
+    assert_eq!(both.ours, both.fio, "per job: read, write, trim");
+    let want = [("a", [0, 64, 0]), ("b", [64, 0, 0]), ("c", [256, 0, 0]), ("d", [10, 0, 0])];
+    assert_eq!(both.ours, want.map(|(n, c)| (n.to_string(), c)));
+}
+
+/// exitwhat.fio's first group across two engines: the slow `sync` job (number_ios and a think
+/// time) ends under exit_what=stonewall and stops the paced libaio job beside it, in both tools,
+/// and the group after still runs.
+#[test]
+fn exit_what_stonewall_stops_the_job_on_another_engine_as_fio_does() {
+    let text = "[global]\nfilename=exitmix.dat\nsize=1m\nbs=4k\nexitall\n\
+                [slow]\nioengine=sync\nrw=read\nthinktime=10000\nnumber_ios=30\nexit_what=stonewall\n\
+                [fast]\nnew_group\nioengine=libaio\niodepth=8\nrw=randrw\nrate=200k,200k\n\
+                [after]\nstonewall\nrw=read\n";
+    let Some(both) = fio_and_ours(text, &[]) else { return };
+    assert_eq!(both.ours[0], ("slow".to_string(), [30, 0, 0]));
+    assert_eq!(both.ours[2], ("after".to_string(), [256, 0, 0]), "the next group runs");
+    // [fast] ran as long as [slow] did: 50 IOPS each way for about 0.3 s, nowhere near its 256
+    // I/Os. How long exactly moves with the machine's load, so the counts agree to a third, or to 10.
+    for d in 0..2 {
+        let (theirs, ours) = (both.fio[1].1[d], both.ours[1].1[d]);
+        assert!(
+            ours + both.ours[1].1[1 - d] < 128 && theirs < 128,
+            "fio {theirs}, ours {ours}: [fast] was not stopped"
+        );
+        assert!(ours.abs_diff(theirs) <= (theirs / 3).max(10), "direction {d}: fio {theirs}, ours {ours}");
+    }
 }
 
 /// The sizes of the files in `dir`, by name.
