@@ -9,14 +9,13 @@
 //! `config`) or print anything (that is `report`).
 
 use crate::config::EngineSpec;
-use crate::coordinator::{self, CoordinatorError, IntervalPoint, RunPlan, RunResult};
+use crate::coordinator::{self, CoordinatorError, IntervalPoint, RunPlan, RunResult, ThreadBody};
 use crate::engine::aio::AioBuilder;
 use crate::engine::null::NullBuilder;
 use crate::engine::psync::PsyncBuilder;
 use crate::engine::uring::UringBuilder;
 use crate::engine::uring_cmd::UringCmdBuilder;
 use crate::engine::{EngineBuilder, EngineError};
-use crate::worker::ThreadBody;
 use std::path::PathBuf;
 use std::sync::Arc;
 
