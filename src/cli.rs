@@ -30,7 +30,7 @@ pub struct Cli {
 pub enum Command {
     /// Run one workload on one target and report IOPS, bandwidth and latency percentiles.
     #[command(
-        after_help = "fio's spellings work too (underscores or dashes): --ioengine=io_uring|io_uring_cmd|libaio|psync|null|spdk, \
+        after_help = "fio's spellings work too (underscores or dashes): --ioengine=io_uring|io_uring_cmd|libaio|psync|null|spdk|falloc|ftruncate, \
 --direct=1, --time_based, --norandommap, --randrepeat, --randseed, --rwmixwrite, --bsrange, --percentile_list=99:99.9, \
 --random_distribution, --cpumask, --blockalign, --startdelay, --hipri, --sqthread_poll, --fixedbufs, --registerfiles, \
 --output=FILE, and name, thread, group_reporting and the others that change no measurement. Where fio means \
@@ -217,8 +217,9 @@ pub enum ProgressMode {
 #[derive(Clone, Debug, Args)]
 pub struct RunArgs {
     /// I/O engine: `uring` (options such as `uring:poll`, `uring:sqpoll_cpu=1`), `uring-cmd` (NVMe
-    /// passthrough on /dev/ngXnY), `aio`, `psync`, `null`, `null:lat=20us`, or `spdk` (with --trid;
-    /// needs a build with --features spdk) [default: uring]
+    /// passthrough on /dev/ngXnY), `aio`, `psync`, `null`, `null:lat=20us`, `spdk` (with --trid;
+    /// needs a build with --features spdk), or fio's file-call engines `falloc` and `ftruncate`
+    /// [default: uring]
     #[arg(long, value_name = "ENGINE")]
     pub engine: Option<String>,
 

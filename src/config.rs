@@ -98,6 +98,10 @@ pub enum EngineSpec {
     UringCmd(UringOptions),
     Aio,
     Psync,
+    /// fio's falloc: each I/O a `fallocate` on a regular file, one at a time.
+    Falloc,
+    /// fio's ftruncate: each write an `ftruncate` to its offset, one at a time.
+    Ftruncate,
 }
 
 impl EngineSpec {
@@ -196,11 +200,16 @@ impl EngineSpec {
                 Ok(EngineSpec::Spdk(mode))
             }
             "spdk" => Err(ConfigError::NotCompiledIn("spdk")),
-            "aio" | "libaio" | "psync" => {
+            "aio" | "libaio" | "psync" | "falloc" | "ftruncate" => {
                 if let Some((k, _)) = pairs.into_iter().next() {
                     return Err(opt_err(format!("unknown option '{k}'; the {name} engine takes no options")));
                 }
-                Ok(if name == "psync" { EngineSpec::Psync } else { EngineSpec::Aio })
+                Ok(match name {
+                    "psync" => EngineSpec::Psync,
+                    "falloc" => EngineSpec::Falloc,
+                    "ftruncate" => EngineSpec::Ftruncate,
+                    _ => EngineSpec::Aio,
+                })
             }
             _ => Err(ConfigError::UnknownEngine(text.into())),
         }
@@ -215,6 +224,8 @@ impl EngineSpec {
             EngineSpec::UringCmd(_) => "uring-cmd",
             EngineSpec::Aio => "aio",
             EngineSpec::Psync => "psync",
+            EngineSpec::Falloc => "falloc",
+            EngineSpec::Ftruncate => "ftruncate",
         }
     }
 
@@ -236,7 +247,22 @@ impl EngineSpec {
     /// Whether the engine's I/O can go through the page cache (`--buffered`): the kernel engines
     /// that read and write a file; passthrough commands and SPDK bypass it, null has none.
     pub fn has_page_cache(&self) -> bool {
-        matches!(self, EngineSpec::Psync | EngineSpec::Aio | EngineSpec::Uring(_))
+        matches!(
+            self,
+            EngineSpec::Psync | EngineSpec::Falloc | EngineSpec::Ftruncate | EngineSpec::Aio | EngineSpec::Uring(_)
+        )
+    }
+
+    /// Whether the engine makes one synchronous call per I/O, so one I/O is in flight per worker
+    /// whatever the queue depth asked.
+    pub fn synchronous(&self) -> bool {
+        matches!(self, EngineSpec::Psync | EngineSpec::Falloc | EngineSpec::Ftruncate)
+    }
+
+    /// Whether each I/O changes a file's allocation or length rather than moving data (fio's falloc
+    /// and ftruncate): these run on regular files only.
+    pub fn file_calls(&self) -> bool {
+        matches!(self, EngineSpec::Falloc | EngineSpec::Ftruncate)
     }
 }
 
@@ -579,8 +605,9 @@ impl RunConfig {
             check_writes_allowed(args, Some(t), &workload)?;
         }
         check_sqpoll_cpu(&engine, engine_text)?;
-        // pread/pwrite are synchronous: one I/O in flight per worker, whatever --qd says.
-        let queue_depth = if engine == EngineSpec::Psync { 1 } else { args.qd };
+        // pread/pwrite (fallocate, ftruncate) are synchronous: one I/O in flight per worker, whatever
+        // --qd says.
+        let queue_depth = if engine.synchronous() { 1 } else { args.qd };
         // fio's iodepth is per job, over all its files: those it shares with its clones, or its own
         // (more targets than workers, dealt to them in turn).
         let queue_depth_shared = args.fio.iodepth_per_job
@@ -771,7 +798,7 @@ fn resolve_prio(args: &RunArgs, engine: &EngineSpec, mix: &Mix) -> Result<PrioSp
                         EngineSpec::Null(_) => "null",
                         EngineSpec::Spdk(_) => "spdk",
                         EngineSpec::UringCmd(_) => "io_uring_cmd",
-                        _ => "psync",
+                        other => other.name(),
                     }
                 ),
             ));
@@ -1409,6 +1436,15 @@ fn check_engine_target(engine: &EngineSpec, engine_text: &str, t: &mut Target) -
         }
         _ => {}
     }
+    // fallocate and ftruncate change a file's allocation or length; on a device they would at best
+    // discard its data (fio's falloc takes a block device; this refuses it rather than write one).
+    if engine.file_calls() && t.kind == TargetKind::BlockDevice {
+        return Err(err(format!(
+            "{} changes a regular file's allocation or length, and this is a block device; name a file, or use psync",
+            engine.name()
+        ))
+        .into());
+    }
     if engine.polled() {
         if let PollSupport::No { disk, queue, nvme } = t.poll_support() {
             let queue = queue.display().to_string();
@@ -1567,6 +1603,12 @@ mod tests {
         assert!(EngineSpec::parse("uring-cmd:poll").unwrap().polled());
         assert_eq!(EngineSpec::parse("aio").unwrap(), EngineSpec::Aio);
         assert_eq!(EngineSpec::parse("psync").unwrap().name(), "psync");
+        for (name, spec) in [("falloc", EngineSpec::Falloc), ("ftruncate", EngineSpec::Ftruncate)] {
+            assert_eq!(EngineSpec::parse(name).unwrap(), spec);
+            assert_eq!(spec.name(), name);
+            assert!(spec.synchronous() && spec.file_calls() && spec.has_page_cache());
+        }
+        assert!(EngineSpec::Psync.synchronous() && !EngineSpec::Psync.file_calls());
 
         let e = |t: &str| EngineSpec::parse(t).unwrap_err().to_string();
         assert!(
@@ -1576,6 +1618,7 @@ mod tests {
         assert!(e("uring:sqpoll_cpu=x").contains("sqpoll_cpu=x is not a core number"));
         assert!(e("uring:turbo").contains("unknown option 'turbo'; the uring engine takes poll, sqpoll"));
         assert_eq!(e("aio:poll"), "--engine 'aio:poll': unknown option 'poll'; the aio engine takes no options");
+        assert_eq!(e("falloc:x=1"), "--engine 'falloc:x=1': unknown option 'x'; the falloc engine takes no options");
     }
 
     #[cfg(not(feature = "spdk"))]

@@ -11,7 +11,7 @@ use crate::config::EngineSpec;
 use crate::coordinator::{self, CoordinatorError, IntervalPoint, RunPlan, RunResult};
 use crate::engine::aio::AioBuilder;
 use crate::engine::null::NullBuilder;
-use crate::engine::psync::PsyncBuilder;
+use crate::engine::psync::{PsyncBuilder, SyncCall};
 use crate::engine::uring::UringBuilder;
 use crate::engine::uring_cmd::UringCmdBuilder;
 use crate::engine::{EngineBuilder, EngineError};
@@ -73,8 +73,13 @@ pub fn run_engine(
             let b = paths().map(|path| AioBuilder { path, writes, direct, buffer_seed }).collect();
             coordinator::run(each(b, &target_of), plan, clock, observe)
         }
-        EngineSpec::Psync => {
-            let b = paths().map(|path| PsyncBuilder { path, writes, direct, buffer_seed }).collect();
+        EngineSpec::Psync | EngineSpec::Falloc | EngineSpec::Ftruncate => {
+            let call = match spec {
+                EngineSpec::Falloc => SyncCall::Fallocate,
+                EngineSpec::Ftruncate => SyncCall::Ftruncate,
+                _ => SyncCall::Transfer,
+            };
+            let b = paths().map(|path| PsyncBuilder { path, writes, direct, buffer_seed, call }).collect();
             coordinator::run(each(b, &target_of), plan, clock, observe)
         }
         #[cfg(feature = "spdk")]

@@ -278,7 +278,7 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         "ioengine" if SYNC_ENGINES.contains(&v) => arg("engine", "psync"),
         "ioengine" => {
             let ours = ENGINES.iter().find(|(fio, _)| *fio == v).map(|(_, ours)| *ours).ok_or_else(|| {
-                format!("ioengine={v} is not one of nvmebench's engines; use io_uring, io_uring_cmd, libaio, psync, null or spdk")
+                format!("ioengine={v} is not one of nvmebench's engines; use io_uring, io_uring_cmd, libaio, psync, falloc, ftruncate, null or spdk")
             })?;
             // fio's io_uring defaults: no registered buffers or file; options below turn them on.
             let spec = if ours.starts_with("uring") { format!("{ours}:fixedbufs=0,regfile=0") } else { ours.into() };

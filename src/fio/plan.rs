@@ -783,7 +783,7 @@ fn batch_options(
         return Ok(());
     }
     let Some(&first) = lines.first() else { return Ok(()) };
-    let sync = engine.starts_with("psync") || engine.starts_with("null");
+    let sync = ["psync", "falloc", "ftruncate", "null"].iter().any(|e| engine.starts_with(e));
     if sync {
         notes.push(format!(
             "[{}]: {} accepted; {} changes no batching here",

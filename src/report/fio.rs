@@ -19,13 +19,15 @@ use std::fmt::Write as _;
 use std::time::SystemTime;
 
 /// The engines, in fio's names, and ours.
-pub const ENGINES: [(&str, &str); 6] = [
+pub const ENGINES: [(&str, &str); 8] = [
     ("io_uring", "uring"),
     ("io_uring_cmd", "uring-cmd"),
     ("libaio", "aio"),
     ("psync", "psync"),
     ("null", "null"),
     ("spdk", "spdk"),
+    ("falloc", "falloc"),
+    ("ftruncate", "ftruncate"),
 ];
 
 /// fio's name of one of our engines (`uring` is fio's `io_uring`).

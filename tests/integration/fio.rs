@@ -2077,3 +2077,72 @@ fn buffer_pattern_writes_fios_bytes() {
     assert!(stderr(&o).contains("buffer_pattern=0xab: fills every written block with its bytes"), "{}", stderr(&o));
     assert!(o.stdout.is_empty());
 }
+
+/// Each file's length and allocated bytes after a job file ran: what fio's falloc and ftruncate
+/// engines change.
+fn file_shapes(dir: &Path, names: &[&str]) -> Vec<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    names
+        .iter()
+        .map(|n| {
+            let m = std::fs::metadata(dir.join(n)).unwrap_or_else(|e| panic!("{n}: {e}"));
+            (m.len(), m.blocks() * 512)
+        })
+        .collect()
+}
+
+/// fio's falloc and ftruncate engines: each I/O a fallocate (a write allocates, a trim punches a
+/// hole) or an ftruncate to the write's offset. The same job file leaves its files with the same
+/// length and the same allocation after fio and after nvmebench, with fio's I/O counts.
+#[test]
+fn falloc_and_ftruncate_engines_change_files_as_fios() {
+    let Some(fio) = tool("fio") else { return };
+    let dir = scratch_dir();
+    if !punches_holes(dir.path()) {
+        return skip(Need::HolePunching, "falloc's trims punch holes");
+    }
+    let text = "[global]\nbs=4k\nsize=256k\n\
+                [grow]\nioengine=ftruncate\nfilename=t.dat\nrw=write\n\
+                [alloc]\nstonewall\nioengine=falloc\nfilename=a.dat\nrw=write\n\
+                [hole]\nstonewall\nioengine=falloc\nfilename=a.dat\nrw=trim\nbs=64k\nsize=128k\n\
+                [shrink]\nstonewall\nioengine=ftruncate\nfilename=s.dat\nrw=write\noffset=64k\nsize=64k\nbs=8k\n";
+    let names = ["t.dat", "a.dat", "s.dat"];
+    let mut shapes = Vec::new();
+    let mut counts = Vec::new();
+    for ours in [false, true] {
+        for n in names.iter().chain(&["both.fio"]) {
+            let _ = std::fs::remove_file(dir.path().join(n));
+        }
+        write(dir.path(), "both.fio", text);
+        let mut cmd = if ours {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_nvmebench"));
+            c.arg("run");
+            c
+        } else {
+            Command::new(&fio)
+        };
+        let out = cmd.args(["both.fio", "--output-format=json"]).current_dir(dir.path()).output().unwrap();
+        assert!(out.status.success(), "ours={ours}: {}", String::from_utf8_lossy(&out.stderr));
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        for j in doc["jobs"].as_array().unwrap() {
+            assert_eq!(j["error"], 0, "ours={ours}: {j}");
+        }
+        counts.push(ios_per_job(&doc));
+        shapes.push(file_shapes(dir.path(), &names));
+    }
+    assert_eq!(counts[1], counts[0], "per job: read, write, trim (nvmebench, then fio)");
+    assert_eq!(
+        counts[1],
+        [
+            ("grow".to_string(), [0, 64, 0]),
+            ("alloc".to_string(), [0, 64, 0]),
+            ("hole".to_string(), [0, 0, 2]),
+            ("shrink".to_string(), [0, 8, 0])
+        ]
+    );
+    assert_eq!(shapes[1], shapes[0], "each file's length and allocated bytes (nvmebench, then fio)");
+    // The last truncate is to the last write's offset; the hole frees the first 128k of 256k.
+    assert_eq!(shapes[1][0].0, 252 << 10, "t.dat ends at its last write's offset");
+    assert_eq!(shapes[1][1], (256 << 10, 128 << 10), "a.dat keeps its length, half of it allocated");
+    assert_eq!(shapes[1][2].0, 120 << 10, "s.dat ends at 64k + 7 * 8k");
+}
