@@ -8,6 +8,7 @@ pub mod clash;
 pub mod fault;
 
 use crate::cli::RunArgs;
+use crate::engine::aio::AioOptions;
 use crate::engine::null::NullOptions;
 use crate::engine::ring::Toggle;
 use crate::engine::uring::UringOptions;
@@ -96,7 +97,7 @@ pub enum EngineSpec {
     Spdk(SpdkMode),
     /// NVMe passthrough through io_uring on `/dev/ngXnY`; the same ring knobs as `uring`.
     UringCmd(UringOptions),
-    Aio,
+    Aio(AioOptions),
     Psync,
     /// fio's falloc: each I/O a `fallocate` on a regular file, one at a time.
     Falloc,
@@ -200,15 +201,32 @@ impl EngineSpec {
                 Ok(EngineSpec::Spdk(mode))
             }
             "spdk" => Err(ConfigError::NotCompiledIn("spdk")),
-            "aio" | "libaio" | "psync" | "falloc" | "ftruncate" => {
+            "aio" | "libaio" => {
+                let mut o = AioOptions::default();
+                for (k, v) in pairs {
+                    match k {
+                        "reap_max" => {
+                            o.reap_max = Some(
+                                v.parse::<u32>().ok().filter(|n| (1..=MAX_BATCH).contains(n)).ok_or_else(|| {
+                                    opt_err(format!(
+                                        "{k}={v} is not a batch size; use a whole number from 1 to {MAX_BATCH}"
+                                    ))
+                                })?,
+                            )
+                        }
+                        _ => return Err(opt_err(format!("unknown option '{k}'; the {name} engine takes reap_max=N"))),
+                    }
+                }
+                Ok(EngineSpec::Aio(o))
+            }
+            "psync" | "falloc" | "ftruncate" => {
                 if let Some((k, _)) = pairs.into_iter().next() {
                     return Err(opt_err(format!("unknown option '{k}'; the {name} engine takes no options")));
                 }
                 Ok(match name {
                     "psync" => EngineSpec::Psync,
                     "falloc" => EngineSpec::Falloc,
-                    "ftruncate" => EngineSpec::Ftruncate,
-                    _ => EngineSpec::Aio,
+                    _ => EngineSpec::Ftruncate,
                 })
             }
             _ => Err(ConfigError::UnknownEngine(text.into())),
@@ -222,7 +240,7 @@ impl EngineSpec {
             EngineSpec::Spdk(SpdkMode::Polled) => "spdk",
             EngineSpec::Spdk(SpdkMode::Interrupt) => "spdk:interrupt",
             EngineSpec::UringCmd(_) => "uring-cmd",
-            EngineSpec::Aio => "aio",
+            EngineSpec::Aio(_) => "aio",
             EngineSpec::Psync => "psync",
             EngineSpec::Falloc => "falloc",
             EngineSpec::Ftruncate => "ftruncate",
@@ -249,7 +267,7 @@ impl EngineSpec {
     pub fn has_page_cache(&self) -> bool {
         matches!(
             self,
-            EngineSpec::Psync | EngineSpec::Falloc | EngineSpec::Ftruncate | EngineSpec::Aio | EngineSpec::Uring(_)
+            EngineSpec::Psync | EngineSpec::Falloc | EngineSpec::Ftruncate | EngineSpec::Aio(_) | EngineSpec::Uring(_)
         )
     }
 
@@ -789,7 +807,7 @@ fn resolve_prio(args: &RunArgs, engine: &EngineSpec, mix: &Mix) -> Result<PrioSp
     if let Some((_, option)) = given.iter().find(|g| g.0) {
         // fio's cmdprio options belong to its libaio and io_uring engines: another engine's job
         // refuses them ("Bad option").
-        if !matches!(engine, EngineSpec::Aio | EngineSpec::Uring(_)) {
+        if !matches!(engine, EngineSpec::Aio(_) | EngineSpec::Uring(_)) {
             return Err(invalid(
                 option,
                 format!(
@@ -1601,7 +1619,8 @@ mod tests {
         let EngineSpec::UringCmd(o) = EngineSpec::parse("uring-cmd:poll").unwrap() else { panic!() };
         assert!(o.ring.iopoll && o.fixed_buffers);
         assert!(EngineSpec::parse("uring-cmd:poll").unwrap().polled());
-        assert_eq!(EngineSpec::parse("aio").unwrap(), EngineSpec::Aio);
+        assert_eq!(EngineSpec::parse("aio").unwrap(), EngineSpec::Aio(AioOptions { reap_max: None }));
+        assert_eq!(EngineSpec::parse("libaio:reap_max=2").unwrap(), EngineSpec::Aio(AioOptions { reap_max: Some(2) }));
         assert_eq!(EngineSpec::parse("psync").unwrap().name(), "psync");
         for (name, spec) in [("falloc", EngineSpec::Falloc), ("ftruncate", EngineSpec::Ftruncate)] {
             assert_eq!(EngineSpec::parse(name).unwrap(), spec);
@@ -1617,7 +1636,8 @@ mod tests {
         assert!(e("uring:submit_batch=0").contains("submit_batch=0 is not a batch size"));
         assert!(e("uring:sqpoll_cpu=x").contains("sqpoll_cpu=x is not a core number"));
         assert!(e("uring:turbo").contains("unknown option 'turbo'; the uring engine takes poll, sqpoll"));
-        assert_eq!(e("aio:poll"), "--engine 'aio:poll': unknown option 'poll'; the aio engine takes no options");
+        assert_eq!(e("aio:poll"), "--engine 'aio:poll': unknown option 'poll'; the aio engine takes reap_max=N");
+        assert!(e("aio:reap_max=0").contains("reap_max=0 is not a batch size"));
         assert_eq!(e("falloc:x=1"), "--engine 'falloc:x=1': unknown option 'x'; the falloc engine takes no options");
     }
 

@@ -69,8 +69,8 @@ pub fn run_engine(
             let b = paths().map(|path| UringCmdBuilder { path, writes, options: *o, buffer_seed }).collect();
             coordinator::run(each(b, &target_of), plan, clock, observe)
         }
-        EngineSpec::Aio => {
-            let b = paths().map(|path| AioBuilder { path, writes, direct, buffer_seed }).collect();
+        EngineSpec::Aio(o) => {
+            let b = paths().map(|path| AioBuilder { path, writes, direct, buffer_seed, options: *o }).collect();
             coordinator::run(each(b, &target_of), plan, clock, observe)
         }
         EngineSpec::Psync | EngineSpec::Falloc | EngineSpec::Ftruncate => {

@@ -636,10 +636,10 @@ fn translate(
     }
     // The job file's engine: the command line's replaces it with its options (see `overlay`).
     let engine = flags.iter().find(|(f, _)| f == "--engine").map(|(_, v)| v.clone()).unwrap_or_default();
-    // The io_uring engines take fio's batching whether the job writes it or not: fio's defaults
-    // submit each I/O as it is queued and reap one completion per call, where the engines' own
-    // defaults reap every completion found.
-    if batching.given() || engine.starts_with("uring") {
+    // The io_uring and libaio engines take fio's batching whether the job writes it or not: fio's
+    // defaults submit each I/O as it is queued and reap one completion per call, where the engines'
+    // own defaults reap every completion found.
+    if batching.given() || engine.starts_with("uring") || engine.starts_with("aio") {
         batch_options(s, &mut flags, &batching, &batch_lines, &engine, notes)?;
     }
     // fio's default is direct=0: buffered I/O through the page cache, on the engines that have one
@@ -780,6 +780,14 @@ fn batch_options(
         let (_, spec) = flags.iter_mut().find(|(f, _)| f == "--engine").expect("an engine is set");
         let sep = if spec.contains(':') { "," } else { ":" };
         *spec = format!("{spec}{sep}submit_batch={submit},reap_batch={min},reap_max={max}");
+        return Ok(());
+    }
+    // libaio submits each I/O as it is queued and waits for one (fio's defaults): of fio's three,
+    // only iodepth_batch_complete_max (1 unless written) has a knob here, the aio engine's reap_max.
+    if engine.starts_with("aio") && (submit, min) == (1, 1) {
+        let (_, spec) = flags.iter_mut().find(|(f, _)| f == "--engine").expect("an engine is set");
+        let sep = if spec.contains(':') { "," } else { ":" };
+        *spec = format!("{spec}{sep}reap_max={max}");
         return Ok(());
     }
     let Some(&first) = lines.first() else { return Ok(()) };
@@ -1527,7 +1535,8 @@ mod tests {
     }
 
     /// fio's batching options become the io_uring engines' knobs with fio's defaults and fix-ups;
-    /// the sync engines and null take them without effect; libaio only at fio's defaults.
+    /// the sync engines and null take them without effect; libaio takes iodepth_batch_complete_max
+    /// (its reap_max, fio's 1 unless written) and the others only at fio's defaults.
     #[test]
     fn batching_options_are_the_uring_engines_knobs() {
         let job = |text: &str| plan_of(text, &[]).map(|p| p.groups[0][0].args.engine.clone().unwrap_or_default());
@@ -1543,7 +1552,13 @@ mod tests {
             .unwrap(),
             "uring:fixedbufs=0,regfile=0,submit_batch=1,reap_batch=4,reap_max=16"
         );
-        assert_eq!(job(&format!("{base}ioengine=libaio\niodepth_batch_submit=1\n")).unwrap(), "aio");
+        assert_eq!(job(&format!("{base}ioengine=libaio\niodepth_batch_submit=1\n")).unwrap(), "aio:reap_max=1");
+        assert_eq!(
+            job(&format!("{base}ioengine=libaio\n")).unwrap(),
+            "aio:reap_max=1",
+            "fio's libaio reaps 1 per call"
+        );
+        assert_eq!(job(&format!("{base}ioengine=libaio\niodepth_batch_complete_max=8\n")).unwrap(), "aio:reap_max=8");
         assert_eq!(job(&format!("{base}iodepth_batch=8\n")).unwrap(), "psync");
         let e = |text: &str| job(text).unwrap_err().to_string();
         let m = e(&format!("{base}ioengine=libaio\niodepth_batch=8\n"));
