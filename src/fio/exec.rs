@@ -427,6 +427,7 @@ fn run_together(
             qd: Some(c.queue_depth),
             // Each job moves its own size (or number_ios), as fio's jobs do.
             ios: c.ios,
+            flow: None,
         })
         .collect();
     let cores: Vec<usize> = group.iter().flat_map(|(_, c)| c.cores.iter().copied()).collect();
