@@ -269,9 +269,12 @@ fn with_one_pass(job: &Job, mut cfg: RunConfig) -> RunConfig {
 /// job's clones count one each, as fio's do). A lone job alone in its flow is never held back, and
 /// runs as `run` runs; otherwise the group runs as streams, whose workers share the flow.
 fn flow_holds(group: &[(Job, RunConfig)]) -> bool {
-    let flows: Vec<(u32, usize)> =
-        group.iter().filter_map(|(j, c)| j.flow.as_ref().map(|f| (f.id, c.cores.len().max(1)))).collect();
-    flows.iter().any(|(id, _)| flows.iter().filter(|(i, _)| i == id).map(|(_, n)| n).sum::<usize>() > 1)
+    group.iter().filter_map(|(j, _)| j.flow.as_ref()).any(|f| flow_workers(group, f.id) > 1)
+}
+
+/// The workers of the group's flow `id` (one per clone of each job in it).
+fn flow_workers(group: &[(Job, RunConfig)], id: u32) -> usize {
+    group.iter().filter(|(j, _)| j.flow.as_ref().is_some_and(|f| f.id == id)).map(|(_, c)| c.cores.len().max(1)).sum()
 }
 
 /// fio counts a job's I/Os over all its files in one place; here each file of a job is driven on
@@ -465,10 +468,11 @@ fn run_together(
     live: &LiveLine,
 ) -> anyhow::Result<GroupRun> {
     let first = &group[0].1;
-    // One flow per flow_id of the group, made before any worker joins it.
+    // One flow per flow_id of the group with two workers or more, made before any worker joins
+    // it; a worker alone in its flow is never held back, and keeps the loop's plain paths.
     let mut flows: Vec<(u32, std::sync::Arc<Flow>)> = Vec::new();
     for f in group.iter().filter_map(|(j, _)| j.flow.as_ref()) {
-        if !flows.iter().any(|(id, _)| *id == f.id) {
+        if flow_workers(&group, f.id) > 1 && !flows.iter().any(|(id, _)| *id == f.id) {
             flows.push((f.id, Flow::new()));
         }
     }
@@ -481,10 +485,9 @@ fn run_together(
             qd: Some(c.queue_depth),
             // Each job moves its own size (or number_ios), as fio's jobs do.
             ios: c.ios,
-            flow: j.flow.as_ref().map(|f| FlowShare {
-                flow: flows.iter().find(|(id, _)| *id == f.id).map(|(_, flow)| flow.clone()).expect("a flow per id"),
-                weight: f.weight,
-                sleep: f.sleep,
+            flow: j.flow.as_ref().and_then(|f| {
+                let (_, flow) = flows.iter().find(|(id, _)| *id == f.id)?;
+                Some(FlowShare { flow: flow.clone(), weight: f.weight, sleep: f.sleep })
             }),
         })
         .collect();
