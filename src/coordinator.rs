@@ -1127,6 +1127,7 @@ mod tests {
                     on_error: OnError::Stop,
                     drain_timeout: Duration::from_secs(5),
                     verify: None,
+                    flow: None,
                 })
                 .collect(),
             interval: Duration::from_millis(100),

@@ -517,6 +517,9 @@ pub fn plan_lanes(cfg: &RunConfig, spec: &Arc<crate::workload::WorkloadSpec>) ->
                 known: v.known.get(lane.target).cloned().flatten(),
                 pass: true,
             }),
+            // A lone job's clones keep one ratio (their equal weights) only in a job file, whose
+            // groups with a flow run as streams (`fio::exec`).
+            flow: None,
         })
         .collect()
 }

@@ -41,6 +41,19 @@ pub enum PlanOption {
     /// `new_group`: the job starts a new reporting group (fio's `groupid`), without waiting for
     /// the jobs before it as `stonewall` does.
     NewGroup,
+    /// `flow`, `flow_id`, `flow_sleep`: the job's part in fio's flow control.
+    Flow(FlowOption),
+}
+
+/// One of fio's flow-control options, as a number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowOption {
+    /// `flow`: the job's weight, 0 (no flow, fio's default) to fio's largest, 1000.
+    Weight(u32),
+    /// `flow_id`: which flow (0, one flow for all, by default).
+    Id(u32),
+    /// `flow_sleep`: microseconds to sleep when held back (0, fio's default: check again at once).
+    SleepUs(u64),
 }
 
 /// The options accepted because they cannot change a measurement here, with the reason
@@ -332,6 +345,19 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         "io_size" | "io_limit" => {
             let bytes = units::parse_size(v).map_err(|m| format!("{key}={v}: {m}"))?;
             Ok(Some(Mapped::Plan(PlanOption::IoSize(bytes))))
+        }
+        "flow" | "flow_id" | "flow_sleep" => {
+            let n: u64 = v.parse().map_err(|_| format!("{key}={v} is not a whole number; write it like {key}=1"))?;
+            let max = if key == "flow" { u64::from(crate::workload::flow::MAX_WEIGHT) } else { u64::from(u32::MAX) };
+            if n > max {
+                return Err(format!("{key}={v} is above fio's largest, {max}"));
+            }
+            let n32 = n as u32;
+            Ok(Some(Mapped::Plan(PlanOption::Flow(match key {
+                "flow" => FlowOption::Weight(n32),
+                "flow_id" => FlowOption::Id(n32),
+                _ => FlowOption::SleepUs(n),
+            }))))
         }
         "verify" => match v {
             // fio's default: no verification.

@@ -6,7 +6,7 @@
 //! Nothing here touches a target; resolving the flags against the machine is the executor's.
 
 use super::ini::{Entry, Origin, Section};
-use super::options::{self, Mapped, PlanOption};
+use super::options::{self, FlowOption, Mapped, PlanOption};
 use super::sources::{JobNames, Sources};
 use super::{FioError, argv, batch, files};
 use crate::cli::{Cli, Command, RunArgs};
@@ -78,6 +78,18 @@ pub struct Job {
     pub loops: u64,
     /// The share of each file's working set its one pass moves (fio's `io_size=N%`; 100 without).
     pub pass_percent: u64,
+    /// fio's flow control, when the job has a `flow` weight above 0.
+    pub flow: Option<JobFlow>,
+}
+
+/// A job's `flow`, `flow_id` and `flow_sleep`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobFlow {
+    pub id: u32,
+    pub weight: u32,
+    pub sleep: std::time::Duration,
+    /// The `flow` line, for refusals.
+    pub at: Origin,
 }
 
 impl Job {
@@ -164,6 +176,7 @@ pub fn build(sections: &[Section], only: &[String], cli: &RunArgs, given: &[Stri
             "the job file has no job sections; add one such as [job1] with rw=randread".into(),
         ));
     }
+    check_flows(&groups)?;
     Ok(Plan { groups, globals: first_globals.unwrap_or_default(), notes })
 }
 
@@ -189,6 +202,29 @@ fn check_group_percentiles<'a>(job: &Job, earlier: impl Iterator<Item = &'a Job>
         }),
         None => Ok(()),
     }
+}
+
+/// fio counts the weight of every job in a flow from when it reads the job file, so a job whose
+/// flow holds a job of a later group (one that waits for it) is held back from its first I/Os
+/// until that job runs, which it never does while this one runs; refused at the later job.
+fn check_flows(groups: &[Vec<Job>]) -> Result<(), FioError> {
+    for (g, group) in groups.iter().enumerate() {
+        for job in group {
+            let Some(flow) = &job.flow else { continue };
+            let earlier = groups[..g].iter().flatten().find(|o| o.flow.as_ref().is_some_and(|f| f.id == flow.id));
+            if let Some(other) = earlier {
+                return Err(FioError::Options {
+                    at: flow.at.clone(),
+                    job: job.name.clone(),
+                    message: format!(
+                        "flow={} shares flow_id {} with [{}], which runs before it (a stonewall between them), and fio counts both weights from the start, so [{}] stalls after its first I/Os; give it another flow_id, or run them together",
+                        flow.weight, flow.id, other.name, other.name
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// fio's `wait_for=NAME` starts a job when job NAME has finished, while other jobs go on. Groups
@@ -278,6 +314,8 @@ fn translate(
     let mut directory: Option<String> = None;
     let mut filesize: Option<(&Entry, u64, usize)> = None;
     let mut wait_for: Option<&Entry> = None;
+    // fio's flow options: the weight and its line, the flow and the sleep.
+    let (mut flow_weight, mut flow_id, mut flow_sleep_us): (Option<(u32, &Entry)>, u32, u64) = (None, 0, 0);
     // fio's nrfiles (files per job without a filename), filename_format and file_service_type.
     let mut nrfiles: Option<(&Entry, usize)> = None;
     let mut filename_format: Option<&Entry> = None;
@@ -423,6 +461,9 @@ fn translate(
                     no_ops.push(options::NO_OPS.iter().find(|(k, _)| *k == key).map_or(key, |(k, _)| k));
                 }
             }
+            Some(Mapped::Plan(PlanOption::Flow(FlowOption::Weight(w)))) => flow_weight = Some((w, e)),
+            Some(Mapped::Plan(PlanOption::Flow(FlowOption::Id(id)))) => flow_id = id,
+            Some(Mapped::Plan(PlanOption::Flow(FlowOption::SleepUs(us)))) => flow_sleep_us = us,
             Some(Mapped::Plan(PlanOption::Stonewall)) => starts.stonewall = true,
             Some(Mapped::Plan(PlanOption::NewGroup)) => starts.new_group = true,
             Some(Mapped::Plan(PlanOption::NoRandomMap(off))) => random_map = !off,
@@ -748,6 +789,12 @@ fn translate(
         one_pass,
         loops: if time_based.is_some() { 1 } else { loops },
         pass_percent: io_share.unwrap_or(100),
+        flow: flow_weight.filter(|(w, _)| *w > 0).map(|(weight, e)| JobFlow {
+            id: flow_id,
+            weight,
+            sleep: std::time::Duration::from_micros(flow_sleep_us),
+            at: e.at.clone(),
+        }),
     };
     Ok((job, starts, wait_for.cloned()))
 }
@@ -1604,6 +1651,40 @@ mod tests {
         assert!(e.ends_with("job.fio:7: [r]: wait_for=w: nvmebench starts a job after all the jobs before it, which is fio's wait_for only when [w] is the job just before and runs alone; put [w] just before it with stonewall, or write stonewall instead"), "{e}");
         let e = plan_of(&format!("{base}[w]\n[r]\nwait_for=w\n[x]\n"), &[]).unwrap_err().to_string();
         assert!(e.ends_with("job.fio:7: section [x]: starts at once in fio, while [r] waits (wait_for=w, line 6), and here it would start with [r]; add stonewall, or wait_for"), "{e}");
+    }
+
+    #[test]
+    fn flow_options_give_each_job_its_weight_flow_and_sleep() {
+        let p = plan_of(
+            "[global]\nioengine=null\nsize=1m\nflow_sleep=1000\n[a]\nflow=1\n[b]\nflow=8\nflow_id=2\nflow_sleep=0\n[c]\nflow=0\n[d]\nflow_id=3\n",
+            &[],
+        )
+        .unwrap();
+        let flows: Vec<Option<(u32, u32, u64)>> =
+            p.groups[0].iter().map(|j| j.flow.as_ref().map(|f| (f.id, f.weight, f.sleep.as_micros() as u64))).collect();
+        assert_eq!(
+            flows,
+            [Some((0, 1, 1000)), Some((2, 8, 0)), None, None],
+            "flow=0, or none, is no flow (fio's default)"
+        );
+        let e = plan_of("[a]\nioengine=null\nsize=1m\nflow=1001\n", &[]).unwrap_err().to_string();
+        assert!(e.ends_with("job.fio:4: option 'flow': flow=1001 is above fio's largest, 1000"), "{e}");
+        let e = plan_of("[a]\nioengine=null\nsize=1m\nflow=-1\n", &[]).unwrap_err().to_string();
+        assert!(e.ends_with("job.fio:4: option 'flow': flow=-1 is not a whole number; write it like flow=1"), "{e}");
+    }
+
+    #[test]
+    fn a_flow_across_a_stonewall_is_refused_at_the_later_job() {
+        let base = "[global]\nioengine=null\nsize=1m\n";
+        let e = plan_of(&format!("{base}[a]\nflow=1\n[b]\nstonewall\nflow=2\n"), &[]).unwrap_err().to_string();
+        assert!(
+            e.ends_with("job.fio:8: [b]: flow=2 shares flow_id 0 with [a], which runs before it (a stonewall between them), and fio counts both weights from the start, so [a] stalls after its first I/Os; give it another flow_id, or run them together"),
+            "{e}"
+        );
+        // Another flow_id, a job without a flow, or new_group (which runs together) are fine.
+        plan_of(&format!("{base}[a]\nflow=1\n[b]\nstonewall\nflow=2\nflow_id=1\n"), &[]).unwrap();
+        plan_of(&format!("{base}[a]\nflow=1\n[b]\nstonewall\n"), &[]).unwrap();
+        plan_of(&format!("{base}[a]\nflow=1\n[b]\nnew_group\nflow=2\n"), &[]).unwrap();
     }
 
     #[test]

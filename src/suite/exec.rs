@@ -31,6 +31,9 @@ pub struct ResolvedStream {
     /// The stream's own I/O count, over all its workers (a fio job's size or number_ios), split over
     /// its lanes; `None`: its lanes' share of `Timing::ios`.
     pub ios: Option<u64>,
+    /// fio's flow control: the flow the stream's workers join, each with the stream's weight (a
+    /// fio job's clones; the job file's executor refuses a job with a flow on several files).
+    pub flow: Option<crate::workload::flow::FlowShare>,
 }
 
 /// What the run is measured over.
@@ -225,6 +228,8 @@ pub fn measure(
                 drain_timeout: streams[s.stream].cfg.drain_timeout,
                 // Suites measure; `run --verify` checks data.
                 verify: None,
+                // Joined here, before the gate: every weight counts from the first I/O on.
+                flow: streams[s.stream].flow.as_ref().map(|f| f.seat()),
             });
         }
     }

@@ -23,6 +23,7 @@ use crate::options::{LatencyMode, OnError};
 use crate::stats::{HistTally, PrioStats, Stats};
 use crate::verify::{GenTable, Verifier};
 use crate::workload::contents::{self, Filler};
+use crate::workload::flow::FlowMember;
 use crate::workload::rate::{Gate, Pacer};
 use crate::workload::{Generator, RwMode};
 
@@ -158,6 +159,13 @@ pub(super) struct Loop<'c, E: Engine> {
     plain: bool,
     /// Slots queued and not yet stamped as sent, in queue order (split only).
     unsent: Vec<u32>,
+    /// fio's flow control: this worker's count in the flow it shares (`None`: no flow, and the
+    /// loop pays nothing for it but a branch per pass).
+    flow: Option<FlowMember>,
+    /// Held back by the flow at the last refill: with `flow_sleep`, nothing more goes out until
+    /// the I/Os in flight are back and the sleep is over (fio's quiesce and usleep); without, the
+    /// next pass checks again.
+    flow_held: bool,
 }
 
 /// Idle passes between clock reads. An idle pass (the last one reaped nothing, every slot is in
@@ -226,7 +234,8 @@ impl<'c, E: Engine> Loop<'c, E> {
             && filler.is_none()
             && split.is_none()
             && plan.latency.stamps()
-            && limits.max_retries == 0;
+            && limits.max_retries == 0
+            && plan.flow.is_none();
         let mut state = Loop {
             plain,
             tallies: Direction::ALL.map(|d| if plan.spec.mix.issues(d) { HistTally::new() } else { HistTally::none() }),
@@ -283,6 +292,8 @@ impl<'c, E: Engine> Loop<'c, E> {
             coast: 0,
             ahead: None,
             done: Vec::with_capacity(qd),
+            flow: plan.flow.clone().map(FlowMember::new),
+            flow_held: false,
         };
         state.prepare_spares();
         state
@@ -611,9 +622,21 @@ impl<'c, E: Engine> Loop<'c, E> {
         if self.plain && self.pending.is_none() {
             return self.refill_plain();
         }
+        let mut cap = self.cap;
+        if let Some(f) = &self.flow {
+            if self.flow_held && !f.sleep().is_zero() {
+                return Ok(());
+            }
+            let budget = f.budget();
+            self.flow_held = budget == 0;
+            if self.flow_held {
+                return Ok(());
+            }
+            cap = cap.min(self.in_flight.saturating_add(u32::try_from(budget).unwrap_or(u32::MAX)));
+        }
         let mut staged = 0u32;
         while let Some(&slot) = self.free.last() {
-            if self.in_flight + staged >= self.cap
+            if self.in_flight + staged >= cap
                 || self.measuring && self.limits.io_limit.is_some_and(|l| self.issued_measured >= l)
             {
                 break;
@@ -681,6 +704,9 @@ impl<'c, E: Engine> Loop<'c, E> {
                     break;
                 }
             }
+        }
+        if let Some(f) = &mut self.flow {
+            f.issued(u64::from(staged));
         }
         // Submitted after the reap, together with a wait when nothing is ready: one syscall per
         // round trip instead of two (fio's submit-and-getevents).
@@ -804,6 +830,7 @@ impl<'c, E: Engine> Loop<'c, E> {
     fn inline_ok(&self) -> bool {
         !self.shares_qd
             && self.pacer.is_none()
+            && self.flow.is_none()
             && self.verifier.is_none()
             && (self.filler.is_none() || self.spares > 0)
             && self.pending.is_none()
@@ -982,7 +1009,9 @@ impl<'c, E: Engine> Loop<'c, E> {
         } else if self.to_submit {
             self.engine.submit()?;
         } else if self.in_flight == 0 {
-            if let Some(ns) = self.idle_for() {
+            if self.flow_held {
+                self.flow_pause();
+            } else if let Some(ns) = self.idle_for() {
                 self.engine.wait_for(ns)?;
                 // The last completion's stamp is no longer now: the next pass reads the clock.
                 self.recent = None;
@@ -990,6 +1019,25 @@ impl<'c, E: Engine> Loop<'c, E> {
         }
         self.to_submit = false;
         Ok(())
+    }
+
+    /// Held back by the flow with nothing in flight: sleeps `flow_sleep` (fio's usleep after its
+    /// quiesce), or without one gives the core away once, since the workers it waits for may share
+    /// it (a flow can have more workers than the machine has cores); then the next pass checks
+    /// again. The sleep ends at the next decision (interval boundary, deadline) if that comes first.
+    #[cold]
+    #[inline(never)]
+    fn flow_pause(&mut self) {
+        self.flow_held = false;
+        let sleep = self.flow.as_ref().map_or(std::time::Duration::ZERO, FlowMember::sleep);
+        if sleep.is_zero() {
+            std::thread::yield_now();
+        } else {
+            let until = self.next_cut.min(self.deadline.unwrap_or(u64::MAX));
+            let ns = (sleep.as_nanos() as u64).min(until.saturating_sub(self.now_ns()));
+            std::thread::sleep(std::time::Duration::from_nanos(ns));
+        }
+        self.recent = None;
     }
 
     /// How long a paced worker on an interrupt-driven engine may sleep now: until its next I/O is
@@ -1025,6 +1073,11 @@ impl<'c, E: Engine> Loop<'c, E> {
 
     /// Sends the last interval (the rest of the run, up to the last completion) and sums up.
     fn finish(&mut self, links: &Links, worker: usize, lost: u64) -> WorkerSummary {
+        // Out of the flow as soon as its last I/O is back (fio's flow_exit_job at the job's end):
+        // the others run on among themselves.
+        if let Some(f) = &mut self.flow {
+            f.leave();
+        }
         let (reason, stopped_at) = self.stop.unwrap_or((StopReason::Requested, self.last_completion));
         let end = self.last_completion.max(stopped_at).max(self.cut_from);
         let (phase, index) = if self.measuring {
@@ -1080,6 +1133,9 @@ impl<'c, E: Engine> Loop<'c, E> {
 
     /// What was measured until an engine failure: the statistics not yet sent, and a summary.
     pub(super) fn partial(&mut self) -> (Box<Stats>, WorkerSummary) {
+        if let Some(f) = &mut self.flow {
+            f.leave();
+        }
         self.settle_tallies();
         let summary = self.summary(StopReason::Error, self.last_completion, 0);
         (std::mem::take(&mut self.stats), WorkerSummary { first_error: None, ..summary })

@@ -64,6 +64,9 @@ pub struct WorkerPlan {
     pub drain_timeout: Duration,
     /// Data verification (`--verify`): this worker's slice and its known state.
     pub verify: Option<VerifyPlan>,
+    /// fio's flow control: the worker's place in the flow it shares with other workers (a fio
+    /// job's clone, on one target), taken before the start gate.
+    pub flow: Option<crate::workload::flow::FlowSeat>,
 }
 
 /// What a worker needs to verify data.

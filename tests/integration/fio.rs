@@ -1289,6 +1289,54 @@ fn wait_for_and_filesize_run_as_in_fio() {
     assert_eq!(both.ours, [("writers".to_string(), [0, 8, 0]), ("readers".to_string(), [128, 0, 0])]);
 }
 
+/// fio's flow control keeps the I/Os of the jobs of a flow in the ratio of their weights, each of a
+/// job's clones with the job's weight: [a]'s two clones at flow=1 beside [b] at flow=6 issue 1:3,
+/// in fio and here (without the flow lines [a], which reads in order, issues more than [b]). A
+/// lone job whose clones share a flow ([c], after a stonewall, on a flow of its own, checking
+/// again at once when held back) runs too.
+#[test]
+fn flow_keeps_jobs_in_the_ratio_of_their_weights_as_in_fio() {
+    // Held back without flow_sleep, fio's jobs spin, and three spinning on a loaded machine's two
+    // cores leave it a few hundred I/Os; and a job of fio's that ends first leaves the flow, so
+    // the others run free until they end too. A short sleep, and exitall (which stops the others
+    // at the first end, before the flow lets them go), keep fio's own ratio steady under load.
+    let text = "[global]\nioengine=null\nsize=1g\nbs=4k\ntime_based\nruntime=1\nflow_sleep=10\nexitall\n\
+                [a]\nrw=read\nflow=1\nnumjobs=2\n[b]\nrw=randwrite\nflow=6\n\
+                [c]\nstonewall\nrw=read\nflow_id=1\nflow=1\nflow_sleep=0\nnumjobs=2\n";
+    let Some(both) = fio_and_ours(text, &[]) else { return };
+    for (who, ios) in [("fio", &both.fio), ("nvmebench", &both.ours)] {
+        let names: Vec<&str> = ios.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c"], "{who}");
+        let total = |i: usize| ios[i].1.iter().sum::<u64>() as f64;
+        // The flow holds each job to its share within a pass's I/Os, however the threads are
+        // scheduled; without it the ratio is near 1.
+        let ratio = total(1) / total(0);
+        assert!((2.7..=3.3).contains(&ratio), "{who}: [b] against [a] {ratio:.2}: {ios:?}");
+        assert!(total(2) > 0.0, "{who}: {ios:?}");
+    }
+}
+
+/// A job with a flow on several files is refused in one sentence (fio counts its I/Os over all
+/// its files in one place, and nvmebench drives each file of a job on its own), and so are clones
+/// sharing a flow with steady state (they run as streams, which steady state does not stop).
+#[test]
+fn a_flow_on_several_files_or_with_steady_state_is_refused() {
+    let dir = scratch_dir();
+    assert_refused(
+        dir.path(),
+        &[
+            (
+                "[a]\nfilename=f1:f2\nsize=1m\nflow=2\n[b]\nfilename=f3:f4\nsize=1m\n",
+                "bad.fio:4: [a]: flow=2 on a job of 2 files: fio counts the job's I/Os over all of them in one place, and nvmebench drives each file of a job on its own; give the job one file, or remove flow",
+            ),
+            (
+                "[a]\nioengine=null\nsize=1m\nnumjobs=2\ngroup_reporting\nflow=1\nss_dur=2\ntime_based\nruntime=5\n",
+                "bad.fio:6: [a]: flow=1 between the job's 2 clones, with steady state (ss): nvmebench runs clones that share a flow as streams, which do not stop once steady as fio would; remove flow or ss",
+            ),
+        ],
+    );
+}
+
 /// fio's sync, pvsync and pvsync2 run as psync (the same I/Os, one at a time), with a note, and
 /// fio's I/O counts.
 #[test]
