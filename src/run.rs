@@ -517,6 +517,7 @@ pub fn plan_lanes(cfg: &RunConfig, spec: &Arc<crate::workload::WorkloadSpec>) ->
                 known: v.known.get(lane.target).cloned().flatten(),
                 pass: true,
             }),
+            latency_target: cfg.latency_target,
         })
         .collect()
 }

@@ -225,6 +225,8 @@ pub fn measure(
                 drain_timeout: streams[s.stream].cfg.drain_timeout,
                 // Suites measure; `run --verify` checks data.
                 verify: None,
+                // fio's latency target is refused on jobs that run together (`fio::plan`).
+                latency_target: None,
             });
         }
     }
