@@ -743,6 +743,7 @@ impl FioArgs {
             (self.log_avg_msec.is_some(), "--log_avg_msec"),
             (self.per_job_logs.is_some(), "--per_job_logs"),
             (self.lat_percentiles.is_some(), "--lat_percentiles"),
+            (self.latency_target.is_some(), "--latency_target"),
         ]
         .into_iter()
         .find_map(|(given, what)| given.then_some(what))

@@ -653,9 +653,14 @@ fn resolve_latency_target(
             "a synchronous engine has one I/O in flight whatever the depth, so there is no depth to search; use an asynchronous engine (io_uring, libaio) or drop latency_target".into(),
         );
     }
-    if workers > 1 || targets > 1 {
+    if workers > 1 {
         return refuse(format!(
-            "fio searches one depth per job on its own, and this job runs {workers} worker(s) on {targets} target(s); give it one file and numjobs=1, or drop latency_target"
+            "fio searches one depth per job on its own, and this job runs {workers} workers (numjobs); give it numjobs=1, or drop latency_target"
+        ));
+    }
+    if targets > 1 {
+        return refuse(format!(
+            "fio searches one depth per job over all its files, and this job's {targets} files each get a depth of their own here; give it one file, or drop latency_target"
         ));
     }
     Ok(Some(LatencyTarget {

@@ -2089,7 +2089,15 @@ fn latency_target_where_fio_cannot_be_followed_is_refused() {
         dir.path(),
         &[
             (format!("{job}[b]\nioengine=null\nsize=1m\nrw=read\n"), "has latency_target and runs together with [b]"),
-            (format!("{job}numjobs=2\n"), "fio searches one depth per job on its own"),
+            (
+                format!("{job}numjobs=2\n"),
+                "bad.fio:6: [a]: latency_target=500: fio searches one depth per job on its own",
+            ),
+            (
+                "[a]\nioengine=libaio\ndirect=1\nsize=1m\nrw=randread\niodepth=8\nlatency_target=500\nnrfiles=2\n"
+                    .to_string(),
+                "fio searches one depth per job over all its files",
+            ),
             (
                 "[a]\nioengine=psync\nsize=1m\nrw=randread\nlatency_target=500\nfilename=f.dat\n".to_string(),
                 "bad.fio:5: [a]: latency_target=500: a synchronous engine has one I/O in flight",
