@@ -165,6 +165,8 @@ pub(super) struct Loop<'c, E: Engine> {
     /// The search lowered the depth (or began its last window): nothing is issued until every
     /// I/O in flight has completed, then a new window starts (fio's `io_u_quiesce`).
     draining: bool,
+    /// The search's last window began and the measurement restarted with it (once).
+    restarted: bool,
 }
 
 /// Idle passes between clock reads. An idle pass (the last one reaped nothing, every slot is in
@@ -280,6 +282,7 @@ impl<'c, E: Engine> Loop<'c, E> {
             cap: search.as_ref().map_or(plan.queue_depth, DepthSearch::depth),
             search,
             draining: false,
+            restarted: false,
             shares_qd: plan.worker_qd.is_some(),
             to_submit: false,
             stop: None,
@@ -460,7 +463,7 @@ impl<'c, E: Engine> Loop<'c, E> {
                         self.cut_interval(now, links, plan.index);
                     }
                     if self.search.is_some() {
-                        self.steer(now);
+                        self.steer(now, links, plan.index);
                     }
                     self.refill(now)?;
                 }
@@ -627,13 +630,16 @@ impl<'c, E: Engine> Loop<'c, E> {
     /// fio's latency target, once per pass: ends a drain once nothing is in flight (and starts
     /// the next window), and judges the window once it has lasted (not during the ramp, as fio).
     #[inline(never)]
-    fn steer(&mut self, now: u64) {
+    fn steer(&mut self, now: u64, links: &Links, worker: usize) {
         let Some(s) = &mut self.search else { return };
         if self.draining {
             if self.in_flight == 0 {
                 self.draining = false;
                 s.new_cycle(now);
                 self.cap = s.depth();
+                if s.final_run() && !self.restarted && self.measuring {
+                    self.restart_measuring(now, links, worker);
+                }
             }
             return;
         }
@@ -652,6 +658,30 @@ impl<'c, E: Engine> Loop<'c, E> {
                 self.stop = Some((StopReason::LatencyTarget, now));
             }
         }
+    }
+
+    /// fio's start of the search's last window (`lat_target_success` with `latency_run=0`):
+    /// after the drain, the job's statistics, measured span, CPU and batch counts start again
+    /// (`reset_all_stats`, `reset_io_stats`), so the figures are the settled depth's. What the
+    /// worker already sent is dropped by the coordinator. The I/O count towards the job's size goes
+    /// on, as fio's does; the runtime is the run's timeline and goes on too, where fio's restarts.
+    #[cold]
+    #[inline(never)]
+    fn restart_measuring(&mut self, now: u64, links: &Links, worker: usize) {
+        self.restarted = true;
+        self.settle_tallies();
+        let unsent_ios = self.stats.ios() + self.stats.errors.total();
+        self.stats.reset();
+        let _ = links.reports.send(Report::Restart { worker, unsent_ios });
+        self.cut_from = now;
+        self.measure_start = now;
+        self.probe.start(now);
+        self.batches_start = self.engine.batches();
+        self.busy_ticks = 0;
+        self.busy_polls = 0;
+        self.perf_last = None;
+        self.perf_busy_ticks = 0;
+        self.perf_idle_ticks = 0;
     }
 
     /// Fills every free slot: one generator call, one clock read and one queue call per I/O.

@@ -12,8 +12,8 @@
 //! was drains, starts a last window, and the next such success ends the job.
 //!
 //! This module owns only the arithmetic; the worker (`super::hot`) feeds it each completion's
-//! latency and the pass's clock, and applies the depth it returns. It does not own the statistics
-//! reset fio makes at the start of the last window (nvmebench's figures cover the whole search).
+//! latency and the pass's clock, and applies the depth it returns, and it restarts the measurement
+//! when the last window begins (fio's `reset_io_stats` there), which is not this module's.
 
 pub use crate::options::LatencyTarget;
 

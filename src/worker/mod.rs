@@ -250,6 +250,13 @@ pub enum Report {
         summary: WorkerSummary,
         verify: Option<Box<Verifier>>,
     },
+    /// fio's latency target began its last window (`latency_run=0`): what the worker measured
+    /// before no longer counts, as fio resets a job's statistics there (`reset_io_stats`).
+    /// `unsent_ios`: the I/Os (and failures) it dropped without sending, for the run's CPU per I/O.
+    Restart {
+        worker: usize,
+        unsent_ios: u64,
+    },
     /// The worker stopped on an error; after the start, what it measured until then comes along.
     Failed {
         worker: usize,
