@@ -1237,6 +1237,26 @@ mod tests {
         assert_eq!(r.workers[0].summary.as_ref().unwrap().latency_depth, Some(8));
     }
 
+    /// With a ramp, no window is judged before it ends (fio calls lat_target_check outside the ramp
+    /// only): 20 ms at depth 1, 200 I/Os, then the search as without it from the ramp's end.
+    #[test]
+    fn the_latency_search_waits_for_the_ramps_end() {
+        let (b, clock, _) = fake(Script { default_latency_ns: 100_000, ..Script::default() });
+        let mut p = plan(1, 8, spec(RwMode::RandRead, 100));
+        p.workers[0].ramp = Duration::from_millis(20);
+        p.workers[0].latency_target = Some(crate::options::LatencyTarget {
+            target_ns: 1_000_000,
+            window_ns: 10_000_000,
+            percentile: 99.0,
+            run: false,
+        });
+        let r = run(b, p, clock, |_| {}).unwrap();
+        assert_eq!(r.workers[0].summary.as_ref().unwrap().latency_depth, Some(8));
+        let ios = r.total.read().ios;
+        assert!((795..=810).contains(&ios), "{ios}");
+        assert!((2_490..=2_510).contains(&r.cpu.ios), "{}", r.cpu.ios);
+    }
+
     /// No I/O meets the target: the worker stays at depth 1 (one I/O at a time: 50 I/Os of 2 ms
     /// take 100 ms), and fio's depth is 1.
     #[test]
