@@ -14,7 +14,7 @@ use crate::engine::ring::Toggle;
 use crate::engine::uring::UringOptions;
 use crate::engine::uring_cmd;
 use crate::io::Direction;
-use crate::options::{LatencyMode, OnError, OutputFormat};
+use crate::options::{LatencyMode, LatencyTarget, OnError, OutputFormat};
 use crate::target::{PollSupport, Target, TargetError, TargetKind};
 use crate::units::{self, SizeOrPercent, format_size};
 use crate::verify::{GenTable, VerifyState};
@@ -519,6 +519,9 @@ pub struct RunConfig {
     /// over a job's files), not each worker's per target.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub queue_depth_shared: bool,
+    /// fio's latency target: each worker searches for its depth, up to `queue_depth`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<LatencyTarget>,
     #[serde(serialize_with = "opt_secs")]
     pub runtime: Option<Duration>,
     #[serde(serialize_with = "secs")]
@@ -631,7 +634,9 @@ impl RunConfig {
         let queue_depth_shared = args.fio.iodepth_per_job
             && targets.len() > 1
             && (args.each_worker_all_targets || targets.len() > cores.len());
+        let latency_target = resolve_latency_target(args, &engine, targets.len(), cores.len())?;
         Ok(RunConfig {
+            latency_target,
             engine,
             target: targets.first().cloned(),
             targets,
@@ -674,6 +679,41 @@ impl RunConfig {
         c.dedup();
         self.cores.len().div_ceil(c.len().max(1))
     }
+}
+
+/// fio's latency target, where a worker can follow fio's search: one worker on one target (fio's
+/// search is one job's; the depth of lanes that share a worker, or of clones reported together,
+/// is not one job's), on an engine that keeps several I/Os in flight. `latency_window`,
+/// `latency_percentile` and `latency_run` without a target do nothing, as in fio.
+fn resolve_latency_target(
+    args: &RunArgs,
+    engine: &EngineSpec,
+    targets: usize,
+    workers: usize,
+) -> Result<Option<LatencyTarget>, ConfigError> {
+    let Some(target) = args.fio.latency_target.filter(|t| !t.is_zero()) else { return Ok(None) };
+    let refuse = |message: String| Err(Fault::Invalid { option: "latency_target", message }.into());
+    if *engine == EngineSpec::Psync {
+        return refuse(
+            "a synchronous engine has one I/O in flight whatever the depth, so there is no depth to search; use an asynchronous engine (io_uring, libaio) or drop latency_target".into(),
+        );
+    }
+    if workers > 1 {
+        return refuse(format!(
+            "fio searches one depth per job on its own, and this job runs {workers} workers (numjobs); give it numjobs=1, or drop latency_target"
+        ));
+    }
+    if targets > 1 {
+        return refuse(format!(
+            "fio searches one depth per job over all its files, and this job's {targets} files each get a depth of their own here; give it one file, or drop latency_target"
+        ));
+    }
+    Ok(Some(LatencyTarget {
+        target_ns: u64::try_from(target.as_nanos()).unwrap_or(u64::MAX),
+        window_ns: args.fio.latency_window.map_or(0, |w| u64::try_from(w.as_nanos()).unwrap_or(u64::MAX)),
+        percentile: args.fio.latency_percentile.unwrap_or(100.0),
+        run: args.fio.latency_run.unwrap_or(false),
+    }))
 }
 
 /// `--rate`, `--rate-process` and `--thinktime*`: each refused where it would pace nothing.

@@ -726,6 +726,12 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
                 let stats = self.on_interval(r);
                 let _ = crew.spares[worker].try_send(stats);
             }
+            Report::Restart { worker, unsent_ios } => {
+                // Still I/Os of the run, for its CPU per I/O, as the ramp's are.
+                let t = &mut self.totals[worker];
+                self.ramp_ios += unsent_ios + t.ios() + t.errors.total();
+                t.reset();
+            }
             Report::Done { worker, summary, verify } => {
                 self.verifiers.extend(verify.map(|v| (self.target_of[worker], *v)));
                 self.summaries[worker] = Some(summary);
@@ -1128,6 +1134,7 @@ mod tests {
                     drain_timeout: Duration::from_secs(5),
                     verify: None,
                     flow: None,
+                    latency_target: None,
                 })
                 .collect(),
             interval: Duration::from_millis(100),
@@ -1177,6 +1184,99 @@ mod tests {
         let mut g = crate::workload::Generator::new(&spec(RwMode::RandRead, 100), 0, 1);
         let expected: Vec<_> = (0..100).map(|_| g.next_op()).collect();
         assert_eq!(seen.lock().unwrap()[0], expected);
+    }
+
+    /// A run of one worker with fio's latency target (1 ms, windows of 10 ms) on I/Os that each
+    /// take `latency_ns`.
+    fn latency_target_run(latency_ns: u64, percentile: f64, qd: u32, io_limit: Option<u64>) -> RunResult {
+        latency_target_run_cut(latency_ns, percentile, qd, io_limit, Duration::from_millis(100))
+    }
+
+    /// [`latency_target_run`] with intervals of `interval`.
+    fn latency_target_run_cut(
+        latency_ns: u64,
+        percentile: f64,
+        qd: u32,
+        io_limit: Option<u64>,
+        interval: Duration,
+    ) -> RunResult {
+        let (b, clock, _) = fake(Script { default_latency_ns: latency_ns, ..Script::default() });
+        let mut p = plan(1, qd, spec(RwMode::RandRead, 100));
+        p.interval = interval;
+        p.workers[0].interval = interval;
+        p.workers[0].io_limit = io_limit;
+        p.workers[0].runtime = Some(Duration::from_secs(1));
+        p.workers[0].latency_target =
+            Some(crate::options::LatencyTarget { target_ns: 1_000_000, window_ns: 10_000_000, percentile, run: false });
+        run(b, p, clock, |_| {}).unwrap()
+    }
+
+    /// Every I/O meets the target: the worker issues at depth 1, 2, 4 and 8 for a window each, then
+    /// (8 again) drains and runs one more window at 8, and stops (fio's latency_run=0): 100 µs
+    /// I/Os, so 100, 200, 400, 800 and 800 of them, where a worker that ignored the depth would
+    /// have done 80 per ms throughout. As in fio, only the last window counts: 800 I/Os in 10 ms,
+    /// the 1500 before it among the ramp's.
+    #[test]
+    fn the_latency_target_moves_the_depth_in_flight_and_ends_the_run_when_settled() {
+        let r = latency_target_run(100_000, 99.0, 8, None);
+        let s = r.workers[0].summary.as_ref().unwrap();
+        assert_eq!((s.stop_reason, s.latency_depth), (StopReason::LatencyTarget, Some(8)));
+        let ios = r.total.read().ios;
+        assert!((795..=810).contains(&ios), "{ios}");
+        assert!((10_000_000..10_200_000).contains(&r.elapsed_ns), "{}", r.elapsed_ns);
+        assert!((1_490..=1_510).contains(&r.cpu.ios.saturating_sub(ios)), "{}", r.cpu.ios);
+    }
+
+    /// The same with intervals of 3 ms: those the coordinator took before the last window are
+    /// dropped with the rest, and the I/Os of the search still count for the CPU per I/O.
+    #[test]
+    fn the_last_window_alone_counts_when_intervals_were_sent_before_it() {
+        let r = latency_target_run_cut(100_000, 99.0, 8, None, Duration::from_millis(3));
+        let ios = r.total.read().ios;
+        assert!((795..=810).contains(&ios), "{ios}");
+        assert!((2_290..=2_310).contains(&r.cpu.ios), "{}", r.cpu.ios);
+        assert_eq!(r.workers[0].summary.as_ref().unwrap().latency_depth, Some(8));
+    }
+
+    /// With a ramp, no window is judged before it ends (fio calls lat_target_check outside the ramp
+    /// only): 20 ms at depth 1, 200 I/Os, then the search as without it from the ramp's end.
+    #[test]
+    fn the_latency_search_waits_for_the_ramps_end() {
+        let (b, clock, _) = fake(Script { default_latency_ns: 100_000, ..Script::default() });
+        let mut p = plan(1, 8, spec(RwMode::RandRead, 100));
+        p.workers[0].ramp = Duration::from_millis(20);
+        p.workers[0].latency_target = Some(crate::options::LatencyTarget {
+            target_ns: 1_000_000,
+            window_ns: 10_000_000,
+            percentile: 99.0,
+            run: false,
+        });
+        let r = run(b, p, clock, |_| {}).unwrap();
+        assert_eq!(r.workers[0].summary.as_ref().unwrap().latency_depth, Some(8));
+        let ios = r.total.read().ios;
+        assert!((795..=810).contains(&ios), "{ios}");
+        assert!((2_490..=2_510).contains(&r.cpu.ios), "{}", r.cpu.ios);
+    }
+
+    /// No I/O meets the target: the worker stays at depth 1 (one I/O at a time: 50 I/Os of 2 ms
+    /// take 100 ms), and fio's depth is 1.
+    #[test]
+    fn a_latency_target_no_io_meets_keeps_one_io_in_flight() {
+        let r = latency_target_run(2_000_000, 99.0, 8, Some(50));
+        let s = r.workers[0].summary.as_ref().unwrap();
+        assert_eq!((s.stop_reason, s.latency_depth), (StopReason::IoLimit, Some(1)));
+        assert_eq!((r.total.read().ios, r.elapsed_ns), (50, 100_000_000));
+    }
+
+    /// With a percentile of 100, the first I/O over the target at depth 1 fails with ETIMEDOUT and
+    /// stops the run (fio's lat_fatal).
+    #[test]
+    fn a_latency_target_of_100_percent_fails_the_first_slow_io_at_depth_1() {
+        let r = latency_target_run(2_000_000, 100.0, 8, None);
+        let s = r.workers[0].summary.as_ref().unwrap();
+        assert_eq!((s.stop_reason, s.latency_depth), (StopReason::Error, Some(1)));
+        assert_eq!(s.first_error.unwrap().error, IoError::Errno { errno: libc::ETIMEDOUT });
+        assert_eq!((r.total.read().ios, r.error_count()), (0, 1));
     }
 
     #[test]

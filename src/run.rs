@@ -520,6 +520,7 @@ pub fn plan_lanes(cfg: &RunConfig, spec: &Arc<crate::workload::WorkloadSpec>) ->
             // A lone job's clones keep one ratio (their equal weights) only in a job file, whose
             // groups with a flow run as streams (`fio::exec`).
             flow: None,
+            latency_target: cfg.latency_target,
         })
         .collect()
 }

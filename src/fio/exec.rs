@@ -201,6 +201,7 @@ fn resolve_all(plan: &Plan) -> Result<Resolved, FioError> {
         check_flow_steady(&resolved)?;
         for (job, cfg) in &resolved {
             check_steady(job, cfg, &resolved)?;
+            check_latency_alone(job, cfg, &resolved)?;
         }
         exit_ends(&resolved, exitall, plan.groups.get(g + 1).and_then(|n| n.first()))?;
         groups.push(resolved);
@@ -457,6 +458,26 @@ fn check_steady(job: &Job, cfg: &RunConfig, group: &[(Job, RunConfig)]) -> Resul
         ));
     }
     Ok(())
+}
+
+/// fio's latency target moves one job's depth, judged on that job's own I/Os; jobs that run
+/// together here run as one run's streams, whose workers keep their depth. So such a job runs
+/// alone in its group.
+fn check_latency_alone(job: &Job, cfg: &RunConfig, group: &[(Job, RunConfig)]) -> Result<(), FioError> {
+    if cfg.latency_target.is_none() {
+        return Ok(());
+    }
+    match group.iter().find(|(o, _)| o.name != job.name || o.at != job.at) {
+        Some((other, _)) => Err(FioError::Section {
+            at: job.at.clone(),
+            name: job.name.clone(),
+            message: format!(
+                "has latency_target and runs together with [{}]: fio searches this job's depth on its own I/Os, and jobs that run together here keep theirs; add stonewall to run it alone",
+                other.name
+            ),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Runs a group's jobs together, as a suite runs a step's streams.

@@ -243,11 +243,12 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         "dedupe_global" => arg("dedupe_global", if fio_bool()? { "1" } else { "0" }),
         "prio" | "prioclass" | "cmdprio_percentage" | "cmdprio_class" | "cmdprio" | "cmdprio_bssplit" => arg(key, v),
         "log_prio" => arg("log_prio", if fio_bool()? { "1" } else { "0" }),
-        // fio's latency profile changes the depth in flight at each window's end; nvmebench's
-        // worker keeps its depth, and its sweep measures each depth instead.
-        "latency_target" | "latency_window" | "latency_percentile" | "latency_run" => Err(format!(
-            "{key}={v}: fio's search for the deepest queue whose latency stays under a target is not taken; `nvmebench suite PROFILE --sweep 1x1..128` runs each queue depth and reports its p99 and the knee, or drop the latency_* options to run at iodepth"
-        )),
+        // fio keeps latency_target and latency_window in microseconds unless a unit says otherwise.
+        "latency_target" | "latency_window" => {
+            arg(key, &format!("{}ns", fio_time(key, v, TimeUnit::Micros)?.as_nanos()))
+        }
+        "latency_percentile" => arg(key, v),
+        "latency_run" => arg(key, if fio_bool()? { "1" } else { "0" }),
         "number_ios" => arg("number_ios", v),
         "zonemode" => match v {
             "zbd" => Err(
@@ -685,7 +686,11 @@ mod tests {
         assert_eq!(args("dedupe_percentage", Some("30")), ["--dedupe-percentage=30"]);
         assert_eq!(args("cmdprio_bssplit", Some("4k/10/1/2")), ["--cmdprio_bssplit=4k/10/1/2"]);
         assert_eq!(args("dedupe_mode", Some("working_set")), ["--dedupe-mode=working_set"]);
-        assert!(map("latency_target", Some("500000")).unwrap_err().contains("--sweep 1x1..128"));
+        assert_eq!(args("latency_target", Some("500000")), ["--latency_target=500000000ns"], "fio's bare time is µs");
+        assert_eq!(args("latency_window", Some("5s")), ["--latency_window=5000000000ns"]);
+        assert_eq!(args("latency_percentile", Some("99.9")), ["--latency_percentile=99.9"]);
+        assert_eq!(args("latency_run", Some("1")), ["--latency_run=1"]);
+        assert!(map("latency_run", None).is_err(), "fio's bool options need a value");
         assert_eq!(args("cpumask", Some("5")), ["--cpus_allowed=0x5"]);
         assert_eq!(args("readwrite", Some("readwrite")), ["--rw=rw"]);
         assert_eq!(map("hipri", None).unwrap(), Some(Mapped::EngineOption("poll=1".into())));

@@ -230,6 +230,8 @@ pub fn measure(
                 verify: None,
                 // Joined here, before the gate: every weight counts from the first I/O on.
                 flow: streams[s.stream].flow.as_ref().map(|f| f.seat()),
+                // fio's latency target is refused on jobs that run together (`fio::plan`).
+                latency_target: None,
             });
         }
     }

@@ -14,6 +14,7 @@
 //! on a completion stamp there (the interval boundary, the deadline) compare raw readings with
 //! the boundary's raw equivalent, worked out once per boundary (see [`Timeline`]).
 
+use super::latency::{DepthSearch, Step};
 use super::{BusyTime, FailedIo, IntervalReport, Links, Phase, Report, Shared, StopReason, WorkerPlan, WorkerSummary};
 use crate::batches::BatchCounts;
 use crate::cpu::CpuProbe;
@@ -166,6 +167,14 @@ pub(super) struct Loop<'c, E: Engine> {
     /// the I/Os in flight are back and the sleep is over (fio's quiesce and usleep); without, the
     /// next pass checks again.
     flow_held: bool,
+    /// fio's latency target: the depth search, which sets `cap` (see `steer`). Such a lane never
+    /// takes the plain or inline paths, so that a lane without it pays nothing per I/O for it.
+    search: Option<DepthSearch>,
+    /// The search lowered the depth (or began its last window): nothing is issued until every
+    /// I/O in flight has completed, then a new window starts (fio's `io_u_quiesce`).
+    draining: bool,
+    /// The search's last window began and the measurement restarted with it (once).
+    restarted: bool,
 }
 
 /// Idle passes between clock reads. An idle pass (the last one reaped nothing, every slot is in
@@ -235,7 +244,9 @@ impl<'c, E: Engine> Loop<'c, E> {
             && split.is_none()
             && plan.latency.stamps()
             && limits.max_retries == 0
-            && plan.flow.is_none();
+            && plan.flow.is_none()
+            && plan.latency_target.is_none();
+        let search = plan.latency_target.map(|t| DepthSearch::new(t, plan.queue_depth, 0));
         let mut state = Loop {
             plain,
             tallies: Direction::ALL.map(|d| if plan.spec.mix.issues(d) { HistTally::new() } else { HistTally::none() }),
@@ -277,7 +288,10 @@ impl<'c, E: Engine> Loop<'c, E> {
             cut_from: 0,
             issued_measured: 0,
             in_flight: 0,
-            cap: plan.queue_depth,
+            cap: search.as_ref().map_or(plan.queue_depth, DepthSearch::depth),
+            search,
+            draining: false,
+            restarted: false,
             shares_qd: plan.worker_qd.is_some(),
             to_submit: false,
             stop: None,
@@ -459,6 +473,9 @@ impl<'c, E: Engine> Loop<'c, E> {
                     if now >= self.next_cut {
                         self.cut_interval(now, links, plan.index);
                     }
+                    if self.search.is_some() {
+                        self.steer(now, links, plan.index);
+                    }
                     self.refill(now)?;
                 }
                 Some(_) if self.in_flight == 0 => return Ok(Pass::Drained),
@@ -576,6 +593,11 @@ impl<'c, E: Engine> Loop<'c, E> {
     }
 
     fn begin_measuring(&mut self, now: u64) {
+        if let Some(s) = &mut self.search {
+            // fio's reset of its statistics at the ramp's end restarts the search too.
+            self.cap = s.reset(now);
+            self.draining = false;
+        }
         self.measuring = true;
         self.measure_start = now;
         self.cut_from = now;
@@ -614,6 +636,63 @@ impl<'c, E: Engine> Loop<'c, E> {
             None => self.stats.reset(),
         }
         self.cut_from = now;
+    }
+
+    /// fio's latency target, once per pass: ends a drain once nothing is in flight (and starts
+    /// the next window), and judges the window once it has lasted (not during the ramp, as fio).
+    #[inline(never)]
+    fn steer(&mut self, now: u64, links: &Links, worker: usize) {
+        let Some(s) = &mut self.search else { return };
+        if self.draining {
+            if self.in_flight == 0 {
+                self.draining = false;
+                s.new_cycle(now);
+                self.cap = s.depth();
+                if s.final_run() && !self.restarted && self.measuring {
+                    self.restart_measuring(now, links, worker);
+                }
+            }
+            return;
+        }
+        if !self.measuring {
+            return;
+        }
+        match s.check(now) {
+            Step::Stay | Step::Fatal => {}
+            Step::Depth(qd) => self.cap = qd,
+            Step::Drain(_) => {
+                self.cap = 0;
+                self.draining = true;
+            }
+            Step::Done => {
+                self.cap = 0;
+                self.stop = Some((StopReason::LatencyTarget, now));
+            }
+        }
+    }
+
+    /// fio's start of the search's last window (`lat_target_success` with `latency_run=0`):
+    /// after the drain, the job's statistics, measured span, CPU and batch counts start again
+    /// (`reset_all_stats`, `reset_io_stats`), so the figures are the settled depth's. What the
+    /// worker already sent is dropped by the coordinator. The I/O count towards the job's size goes
+    /// on, as fio's does; the runtime is the run's timeline and goes on too, where fio's restarts.
+    #[cold]
+    #[inline(never)]
+    fn restart_measuring(&mut self, now: u64, links: &Links, worker: usize) {
+        self.restarted = true;
+        self.settle_tallies();
+        let unsent_ios = self.stats.ios() + self.stats.errors.total();
+        self.stats.reset();
+        let _ = links.reports.send(Report::Restart { worker, unsent_ios });
+        self.cut_from = now;
+        self.measure_start = now;
+        self.probe.start(now);
+        self.batches_start = self.engine.batches();
+        self.busy_ticks = 0;
+        self.busy_polls = 0;
+        self.perf_last = None;
+        self.perf_busy_ticks = 0;
+        self.perf_idle_ticks = 0;
     }
 
     /// Fills every free slot: one generator call, one clock read and one queue call per I/O.
@@ -790,9 +869,11 @@ impl<'c, E: Engine> Loop<'c, E> {
             return self.reap_plain();
         }
         let (clock, max_retries, stamp, split) = (self.clock, self.limits.max_retries, self.stamp, self.split);
-        let Loop { slots, free, stats, tallies, verifier, tries, retry, first_error, last_raw, sent, .. } = self;
+        let Loop { slots, free, stats, tallies, verifier, tries, retry, first_error, last_raw, sent, search, .. } =
+            self;
         let mut error_seen = false;
-        let reaped = self.engine.poll(self.limits.qd, |slot, result| {
+        let mut drain = false;
+        let reaped = self.engine.poll(self.limits.qd, |slot, mut result| {
             let (start, op) = slots[slot as usize];
             let latency = if stamp {
                 let end = clock.raw();
@@ -802,6 +883,17 @@ impl<'c, E: Engine> Loop<'c, E> {
             } else {
                 Latency::UNMEASURED
             };
+            // Without a latency target, this one branch is all the search costs an I/O.
+            if let Some(s) = search.as_mut() {
+                if result.is_ok() {
+                    match s.complete(latency.total) {
+                        Step::Stay => {}
+                        // fio's lat_fatal: the I/O itself fails.
+                        Step::Fatal => result = Err(IoError::Errno { errno: libc::ETIMEDOUT }),
+                        _ => drain = true,
+                    }
+                }
+            }
             if let Some(v) = verifier.as_mut() {
                 v.complete(slot, &op, result.is_ok());
             }
@@ -817,6 +909,11 @@ impl<'c, E: Engine> Loop<'c, E> {
             // One reading for the whole poll: the time its completions were seen by.
             self.last_raw = self.clock.raw();
         }
+        if drain {
+            // An I/O over the target with a percentile of 100 lowered the depth at once.
+            self.cap = 0;
+            self.draining = true;
+        }
         self.in_flight -= reaped;
         Ok((reaped, error_seen))
     }
@@ -829,6 +926,7 @@ impl<'c, E: Engine> Loop<'c, E> {
     #[inline]
     fn inline_ok(&self) -> bool {
         !self.shares_qd
+            && self.search.is_none()
             && self.pacer.is_none()
             && self.flow.is_none()
             && self.verifier.is_none()
@@ -1114,6 +1212,7 @@ impl<'c, E: Engine> Loop<'c, E> {
             stop_reason: reason,
             lost_in_flight: lost,
             first_error: self.first_error,
+            latency_depth: self.search.as_ref().map(DepthSearch::depth),
             busy: self.busy_on.then(|| BusyTime {
                 busy_ns: if self.measuring { self.clock.delta_as_nanos(0, self.busy_ticks) } else { 0 },
                 busy_polls: if self.measuring { self.busy_polls } else { 0 },

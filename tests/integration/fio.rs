@@ -2059,23 +2059,101 @@ fn steady_state_on_the_command_line_is_refused() {
     }
 }
 
-/// latency-profile.fio's options are refused in one line naming the option and the sweep that
-/// measures each depth instead; nothing is written.
+/// fio's latency target, against fio 3.33 on a scratch file (libaio, direct): a target no I/O
+/// meets (1 µs, 99% of each window) leaves the search at depth 1 in both, and one every I/O meets
+/// (10 s) takes it to the full iodepth, where the job ends after one more window (latency_run=0),
+/// long before its runtime, with the figures of that last window alone (fio resets its statistics
+/// when it begins); both write fio's latency_* keys with the options' values.
 #[test]
-fn latency_target_is_refused_naming_the_sweep() {
+fn latency_target_searches_the_depth_as_fio_does() {
+    let text = "[global]\nioengine=libaio\ndirect=1\nbs=4k\nrw=randread\nfilename=lat.dat\nsize=4m\niodepth=8\n\
+                latency_window=50ms\n\
+                [none]\nlatency_target=1\nlatency_percentile=99\nio_size=1m\n\
+                [all]\nstonewall\nlatency_target=10s\ntime_based\nruntime=20\n";
+    let Some(fio) = tool("fio") else { return };
     let dir = scratch_dir();
-    write(dir.path(), "bad.fio", "[a]\nioengine=null\nsize=1m\nrw=randread\niodepth=128\nlatency_target=500000\n");
-    let o = nvmebench_in(dir.path(), &["run", "bad.fio", "--output-format=json"]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
-    assert!(
-        stderr(&o)
-            .contains("bad.fio:6: option 'latency_target': latency_target=500000: fio's search for the deepest queue"),
-        "{}",
-        stderr(&o)
+    let theirs = fio_in(&fio, dir.path(), text, &[]);
+    let ours = ours_in(dir.path(), text, &[]);
+    for (who, d) in [("fio", &theirs), ("nvmebench", &ours)] {
+        let jobs = d["jobs"].as_array().unwrap();
+        assert_eq!(jobs.len(), 2, "{who}");
+        let (none, all) = (&jobs[0], &jobs[1]);
+        assert_eq!(none["latency_target"], 1_000, "{who}: fio keeps the target in ns");
+        assert_eq!(none["latency_percentile"], 99.0, "{who}");
+        assert_eq!(none["latency_window"], 50_000, "{who}: and the window in µs");
+        assert_eq!(all["latency_target"], 10_000_000_000u64, "{who}");
+        assert_eq!(all["latency_percentile"], 100.0, "{who}: fio's default");
+        for j in jobs {
+            let depth = j["latency_depth"].as_u64().unwrap();
+            assert!((1..=8).contains(&depth), "{who}: [{}] depth {depth}", j["jobname"]);
+        }
+        assert_eq!(none["latency_depth"], 1, "{who}: no window met 1 µs");
+        assert_eq!(none["read"]["total_ios"], 256, "{who}: io_size ends it");
+        assert_eq!(all["latency_depth"], 8, "{who}: every window met 10 s");
+        // 1, 2, 4, 8, 8 (the last window), 8 (done): six windows of 50 ms, not 20 s; and the
+        // figures are the last window's, not the search's 300 ms and more.
+        let ms = all["job_runtime"].as_u64().unwrap();
+        assert!(ms < 200, "{who}: the last window alone counts, and the settled search ends the job: {ms} ms");
+        assert_eq!(all["error"], 0, "{who}");
+    }
+    // nvmebench's own document says it too.
+    write(dir.path(), "g.fio", text);
+    let o = nvmebench_in(dir.path(), &["run", "g.fio", "--section=all", "--json=own.json", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let own: Value = serde_json::from_slice(&std::fs::read(dir.path().join("own.json")).unwrap()).unwrap();
+    let run = &own["runs"][0];
+    assert_eq!(run["config"]["latency_target"]["target_ns"], 10_000_000_000u64, "{own}");
+    let summary = &run["results"]["workers"][0]["summary"];
+    assert_eq!((&summary["latency_depth"], &summary["stop_reason"]), (&Value::from(8), &Value::from("latency_target")));
+}
+
+/// With fio's default latency_percentile of 100, an I/O over the target at depth 1 ends the job
+/// with ETIMEDOUT (fio's lat_fatal): both exit with an error, and write error 110.
+#[test]
+fn latency_target_at_100_percent_fails_the_job_at_depth_1_as_fio_does() {
+    let text = "[j]\nioengine=libaio\ndirect=1\nbs=4k\nrw=randread\nfilename=lat.dat\nsize=4m\niodepth=4\n\
+                latency_target=1\n";
+    let Some(fio) = tool("fio") else { return };
+    let dir = scratch_dir();
+    write(dir.path(), "g.fio", text);
+    let theirs = Command::new(&fio).current_dir(dir.path()).args(["g.fio", "--output-format=json"]).output().unwrap();
+    let ours = nvmebench_in(dir.path(), &["run", "g.fio", "--output-format=json"]);
+    assert_ne!(theirs.status.code(), Some(0), "fio");
+    assert_eq!(ours.status.code(), Some(1), "{}", stderr(&ours));
+    for (who, o) in [("fio", &theirs), ("nvmebench", &ours)] {
+        let text = String::from_utf8_lossy(&o.stdout);
+        let start = text.find('{').unwrap_or(0);
+        let d: Value = serde_json::from_str(&text[start..]).unwrap();
+        let j = &d["jobs"][0];
+        assert_eq!((&j["error"], &j["latency_depth"]), (&Value::from(110), &Value::from(1)), "{who}");
+    }
+}
+
+/// A job with a latency target runs alone in its group and on one worker; a synchronous engine has
+/// no depth to search. Each is refused in one line naming the file's line.
+#[test]
+fn latency_target_where_fio_cannot_be_followed_is_refused() {
+    let dir = scratch_dir();
+    let job = "[a]\nioengine=null\nsize=1m\nrw=randread\niodepth=8\nlatency_target=500\n";
+    assert_refused(
+        dir.path(),
+        &[
+            (format!("{job}[b]\nioengine=null\nsize=1m\nrw=read\n"), "has latency_target and runs together with [b]"),
+            (
+                format!("{job}numjobs=2\n"),
+                "bad.fio:6: [a]: latency_target=500: fio searches one depth per job on its own",
+            ),
+            (
+                "[a]\nioengine=libaio\ndirect=1\nsize=1m\nrw=randread\niodepth=8\nlatency_target=500\nnrfiles=2\n"
+                    .to_string(),
+                "fio searches one depth per job over all its files",
+            ),
+            (
+                "[a]\nioengine=psync\nsize=1m\nrw=randread\nlatency_target=500\nfilename=f.dat\n".to_string(),
+                "bad.fio:5: [a]: latency_target=500: a synchronous engine has one I/O in flight",
+            ),
+        ],
     );
-    assert!(stderr(&o).contains("--sweep 1x1..128"), "{}", stderr(&o));
-    assert!(o.stdout.is_empty());
 }
 
 /// fio's io_size=N% (io_limit too) moves that share of each file's working set: half of an
