@@ -338,7 +338,7 @@ impl Crew {
 pub fn run<B: EngineBuilder + 'static>(
     builder: Arc<B>,
     mut plan: RunPlan,
-    clock: quanta::Clock,
+    clock: crate::clock::Clock,
     observe: impl FnMut(&IntervalPoint),
 ) -> Result<RunResult, CoordinatorError> {
     // Measured before any worker exists, on a core of the same CPU.
@@ -400,7 +400,7 @@ pub fn run<B: EngineBuilder + 'static>(
 fn spawn<B: EngineBuilder + 'static>(
     builder: Arc<B>,
     plan: &RunPlan,
-    clock: &quanta::Clock,
+    clock: &crate::clock::Clock,
 ) -> Result<Crew, CoordinatorError> {
     let n = plan.workers.len();
     let shared = Arc::new(Shared::default());
@@ -1146,8 +1146,8 @@ mod tests {
         }
     }
 
-    fn fake(script: Script) -> (Arc<FakeBuilder>, quanta::Clock, SeenOps) {
-        let (clock, mock) = quanta::Clock::mock();
+    fn fake(script: Script) -> (Arc<FakeBuilder>, crate::clock::Clock, SeenOps) {
+        let (clock, mock) = crate::clock::Clock::mock();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let slept = Arc::new(std::sync::atomic::AtomicU64::new(0));
         (Arc::new(FakeBuilder { script, mock, seen: seen.clone(), slept }), clock, seen)
@@ -1396,7 +1396,7 @@ mod tests {
             w.io_limit = Some(50_000);
         }
         let b = Arc::new(NullBuilder { options: NullOptions::default() });
-        let r = run(b, p, quanta::Clock::new(), |_| {}).unwrap();
+        let r = run(b, p, crate::clock::Clock::new(), |_| {}).unwrap();
         assert_eq!(r.total.ios(), 100_000);
         let sum: u64 = r.workers.iter().map(|w| w.stats.ios()).sum();
         assert_eq!(sum, 100_000);
@@ -1413,7 +1413,7 @@ mod tests {
         let at = SystemTime::now() + Duration::from_millis(300);
         p.start_at = Some(at);
         let b = Arc::new(NullBuilder { options: NullOptions::default() });
-        let r = run(b, p, quanta::Clock::new(), |_| {}).unwrap();
+        let r = run(b, p, crate::clock::Clock::new(), |_| {}).unwrap();
         let late = r.started_at.duration_since(at).expect("the gate never opens before the start time");
         assert!(late < Duration::from_millis(100), "opened {late:?} after the start time");
         assert_eq!(r.total.ios(), 2000);
@@ -1425,7 +1425,7 @@ mod tests {
         p.start_at = Some(SystemTime::now() + Duration::from_secs(3600));
         p.signal.store(15, Ordering::Relaxed);
         let b = Arc::new(NullBuilder { options: NullOptions::default() });
-        let e = run(b, p, quanta::Clock::new(), |_| {}).unwrap_err();
+        let e = run(b, p, crate::clock::Clock::new(), |_| {}).unwrap_err();
         assert!(matches!(e, CoordinatorError::Interrupted(15)), "{e}");
     }
 
@@ -1438,7 +1438,7 @@ mod tests {
             std::thread::sleep(Duration::from_millis(200));
             sig.store(2, Ordering::Relaxed);
         });
-        let r = run(b, p, quanta::Clock::new(), |_| {}).unwrap();
+        let r = run(b, p, crate::clock::Clock::new(), |_| {}).unwrap();
         t.join().unwrap();
         assert_eq!(r.interrupted_by, Some(2));
         assert!(r.total.read().ios > 0);
@@ -1455,7 +1455,7 @@ mod tests {
         p.workers[0].drain_timeout = Duration::from_millis(100);
         let b = Arc::new(NullBuilder { options: NullOptions { service_time: Duration::from_secs(5) } });
         let started = Instant::now();
-        let r = run(b, p, quanta::Clock::new(), |_| {}).unwrap();
+        let r = run(b, p, crate::clock::Clock::new(), |_| {}).unwrap();
         assert!(started.elapsed() < Duration::from_secs(3), "took {:?}", started.elapsed());
         let s = r.workers[0].summary.as_ref().unwrap();
         assert_eq!((s.stop_reason, s.lost_in_flight), (StopReason::Time, 4));
@@ -1482,7 +1482,7 @@ mod tests {
     #[test]
     fn a_worker_failing_set_up_stops_everyone_before_the_start() {
         let p = plan(3, 4, spec(RwMode::RandRead, 100));
-        let e = run(Arc::new(FailingBuilder), p, quanta::Clock::new(), |_| {}).unwrap_err();
+        let e = run(Arc::new(FailingBuilder), p, crate::clock::Clock::new(), |_| {}).unwrap_err();
         assert!(e.to_string().starts_with("worker 1: null: test set-up failed"), "{e}");
     }
 

@@ -47,7 +47,7 @@ pub fn run_engine(
     plan: RunPlan,
     observe: impl FnMut(&IntervalPoint),
 ) -> Result<RunResult, CoordinatorError> {
-    let clock = quanta::Clock::new();
+    let clock = crate::clock::Clock::new();
     let target_of: Vec<usize> = plan.workers.iter().map(|w| w.target).collect();
     let paths = || {
         assert!(!on.paths.is_empty(), "every engine but null and spdk has a target path");

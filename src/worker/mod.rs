@@ -277,7 +277,13 @@ pub struct Links {
 
 /// Runs one worker to completion on the calling thread. Every outcome, failure included, ends in a
 /// report on `links.reports`.
-pub fn run<B: EngineBuilder>(builder: &B, plan: &WorkerPlan, shared: &Shared, links: &Links, clock: &quanta::Clock) {
+pub fn run<B: EngineBuilder>(
+    builder: &B,
+    plan: &WorkerPlan,
+    shared: &Shared,
+    links: &Links,
+    clock: &crate::clock::Clock,
+) {
     let worker = plan.index;
     let fail = |error: WorkerError| {
         shared.abort();
