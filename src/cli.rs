@@ -30,7 +30,7 @@ pub struct Cli {
 pub enum Command {
     /// Run one workload on one target and report IOPS, bandwidth and latency percentiles.
     #[command(
-        after_help = "fio's spellings work too (underscores or dashes): --ioengine=io_uring|io_uring_cmd|libaio|psync|null|spdk, \
+        after_help = "fio's spellings work too (underscores or dashes): --ioengine=io_uring|io_uring_cmd|libaio|psync|null|spdk|falloc|ftruncate, \
 --direct=1, --time_based, --norandommap, --randrepeat, --randseed, --rwmixwrite, --bsrange, --percentile_list=99:99.9, \
 --random_distribution, --cpumask, --blockalign, --startdelay, --hipri, --sqthread_poll, --fixedbufs, --registerfiles, \
 --output=FILE, and name, thread, group_reporting and the others that change no measurement. Where fio means \
@@ -217,8 +217,9 @@ pub enum ProgressMode {
 #[derive(Clone, Debug, Args)]
 pub struct RunArgs {
     /// I/O engine: `uring` (options such as `uring:poll`, `uring:sqpoll_cpu=1`), `uring-cmd` (NVMe
-    /// passthrough on /dev/ngXnY), `aio`, `psync`, `null`, `null:lat=20us`, or `spdk` (with --trid;
-    /// needs a build with --features spdk) [default: uring]
+    /// passthrough on /dev/ngXnY), `aio`, `psync`, `null`, `null:lat=20us`, `spdk` (with --trid;
+    /// needs a build with --features spdk), or fio's file-call engines `falloc` and `ftruncate`
+    /// [default: uring]
     #[arg(long, value_name = "ENGINE")]
     pub engine: Option<String>,
 
@@ -702,6 +703,26 @@ pub struct FioArgs {
     /// fio's disable_lat=1: fio-shaped JSON writes lat_ns as fio's zeros, and no lat log.
     #[arg(long = "disable_lat", value_name = "0|1", value_parser = clap::builder::BoolishValueParser::new())]
     pub disable_lat: Option<bool>,
+
+    /// fio's latency_target: each worker starts at depth 1 and searches for the deepest queue
+    /// depth, up to --qd, at which --latency_percentile of each window's I/Os take at most this
+    /// long (total latency; a number without a unit is microseconds, as fio reads it).
+    #[arg(long = "latency_target", value_name = "TIME", value_parser = parse_fio_micros)]
+    pub latency_target: Option<Duration>,
+
+    /// fio's latency_window: how long each depth runs before it is judged [default: 0, every pass].
+    #[arg(long = "latency_window", value_name = "TIME", value_parser = parse_fio_micros)]
+    pub latency_window: Option<Duration>,
+
+    /// fio's latency_percentile: the share of a window's I/Os that must meet --latency_target
+    /// [default: 100].
+    #[arg(long = "latency_percentile", value_name = "PCT", value_parser = parse_latency_percentile)]
+    pub latency_percentile: Option<f64>,
+
+    /// fio's latency_run=1: keep adjusting the depth once the search settles; with 0 (the
+    /// default) the job ends after one more window at the depth found.
+    #[arg(long = "latency_run", value_name = "0|1", value_parser = clap::builder::BoolishValueParser::new())]
+    pub latency_run: Option<bool>,
 }
 
 impl FioArgs {
@@ -723,6 +744,7 @@ impl FioArgs {
             (self.log_avg_msec.is_some(), "--log_avg_msec"),
             (self.per_job_logs.is_some(), "--per_job_logs"),
             (self.lat_percentiles.is_some(), "--lat_percentiles"),
+            (self.latency_target.is_some(), "--latency_target"),
         ]
         .into_iter()
         .find_map(|(given, what)| given.then_some(what))
@@ -739,6 +761,26 @@ impl FioArgs {
     pub fn fio_json(&self) -> bool {
         self.output_format.as_deref().is_some_and(|f| f.starts_with("json"))
     }
+}
+
+/// A time as fio reads its microsecond options: a bare number is microseconds; `Nns` is exact.
+fn parse_fio_micros(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        return t.parse().map(Duration::from_micros).map_err(|_| format!("'{text}' is too long a time"));
+    }
+    if let Some(ns) = t.strip_suffix("ns").filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) {
+        return ns.parse().map(Duration::from_nanos).map_err(|_| format!("'{text}' is too long a time"));
+    }
+    units::parse_duration(t)
+}
+
+fn parse_latency_percentile(text: &str) -> Result<f64, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|p| (0.0..=100.0).contains(p))
+        .ok_or_else(|| format!("'{text}' is not a percentage; write a number from 0 to 100, as 99.9"))
 }
 
 fn parse_cpus_allowed(text: &str) -> Result<CoreList, String> {

@@ -8,12 +8,13 @@ pub mod clash;
 pub mod fault;
 
 use crate::cli::RunArgs;
+use crate::engine::aio::AioOptions;
 use crate::engine::null::NullOptions;
 use crate::engine::ring::Toggle;
 use crate::engine::uring::UringOptions;
 use crate::engine::uring_cmd;
 use crate::io::Direction;
-use crate::options::{LatencyMode, OnError, OutputFormat};
+use crate::options::{LatencyMode, LatencyTarget, OnError, OutputFormat};
 use crate::target::{PollSupport, Target, TargetError, TargetKind};
 use crate::units::{self, SizeOrPercent, format_size};
 use crate::verify::{GenTable, VerifyState};
@@ -96,8 +97,12 @@ pub enum EngineSpec {
     Spdk(SpdkMode),
     /// NVMe passthrough through io_uring on `/dev/ngXnY`; the same ring knobs as `uring`.
     UringCmd(UringOptions),
-    Aio,
+    Aio(AioOptions),
     Psync,
+    /// fio's falloc: each I/O a `fallocate` on a regular file, one at a time.
+    Falloc,
+    /// fio's ftruncate: each write an `ftruncate` to its offset, one at a time.
+    Ftruncate,
 }
 
 impl EngineSpec {
@@ -196,11 +201,33 @@ impl EngineSpec {
                 Ok(EngineSpec::Spdk(mode))
             }
             "spdk" => Err(ConfigError::NotCompiledIn("spdk")),
-            "aio" | "libaio" | "psync" => {
+            "aio" | "libaio" => {
+                let mut o = AioOptions::default();
+                for (k, v) in pairs {
+                    match k {
+                        "reap_max" => {
+                            o.reap_max = Some(
+                                v.parse::<u32>().ok().filter(|n| (1..=MAX_BATCH).contains(n)).ok_or_else(|| {
+                                    opt_err(format!(
+                                        "{k}={v} is not a batch size; use a whole number from 1 to {MAX_BATCH}"
+                                    ))
+                                })?,
+                            )
+                        }
+                        _ => return Err(opt_err(format!("unknown option '{k}'; the {name} engine takes reap_max=N"))),
+                    }
+                }
+                Ok(EngineSpec::Aio(o))
+            }
+            "psync" | "falloc" | "ftruncate" => {
                 if let Some((k, _)) = pairs.into_iter().next() {
                     return Err(opt_err(format!("unknown option '{k}'; the {name} engine takes no options")));
                 }
-                Ok(if name == "psync" { EngineSpec::Psync } else { EngineSpec::Aio })
+                Ok(match name {
+                    "psync" => EngineSpec::Psync,
+                    "falloc" => EngineSpec::Falloc,
+                    _ => EngineSpec::Ftruncate,
+                })
             }
             _ => Err(ConfigError::UnknownEngine(text.into())),
         }
@@ -213,8 +240,10 @@ impl EngineSpec {
             EngineSpec::Spdk(SpdkMode::Polled) => "spdk",
             EngineSpec::Spdk(SpdkMode::Interrupt) => "spdk:interrupt",
             EngineSpec::UringCmd(_) => "uring-cmd",
-            EngineSpec::Aio => "aio",
+            EngineSpec::Aio(_) => "aio",
             EngineSpec::Psync => "psync",
+            EngineSpec::Falloc => "falloc",
+            EngineSpec::Ftruncate => "ftruncate",
         }
     }
 
@@ -236,7 +265,22 @@ impl EngineSpec {
     /// Whether the engine's I/O can go through the page cache (`--buffered`): the kernel engines
     /// that read and write a file; passthrough commands and SPDK bypass it, null has none.
     pub fn has_page_cache(&self) -> bool {
-        matches!(self, EngineSpec::Psync | EngineSpec::Aio | EngineSpec::Uring(_))
+        matches!(
+            self,
+            EngineSpec::Psync | EngineSpec::Falloc | EngineSpec::Ftruncate | EngineSpec::Aio(_) | EngineSpec::Uring(_)
+        )
+    }
+
+    /// Whether the engine makes one synchronous call per I/O, so one I/O is in flight per worker
+    /// whatever the queue depth asked.
+    pub fn synchronous(&self) -> bool {
+        matches!(self, EngineSpec::Psync | EngineSpec::Falloc | EngineSpec::Ftruncate)
+    }
+
+    /// Whether each I/O changes a file's allocation or length rather than moving data (fio's falloc
+    /// and ftruncate): these run on regular files only.
+    pub fn file_calls(&self) -> bool {
+        matches!(self, EngineSpec::Falloc | EngineSpec::Ftruncate)
     }
 }
 
@@ -475,6 +519,9 @@ pub struct RunConfig {
     /// over a job's files), not each worker's per target.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub queue_depth_shared: bool,
+    /// fio's latency target: each worker searches for its depth, up to `queue_depth`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<LatencyTarget>,
     #[serde(serialize_with = "opt_secs")]
     pub runtime: Option<Duration>,
     #[serde(serialize_with = "secs")]
@@ -579,14 +626,17 @@ impl RunConfig {
             check_writes_allowed(args, Some(t), &workload)?;
         }
         check_sqpoll_cpu(&engine, engine_text)?;
-        // pread/pwrite are synchronous: one I/O in flight per worker, whatever --qd says.
-        let queue_depth = if engine == EngineSpec::Psync { 1 } else { args.qd };
+        // pread/pwrite (fallocate, ftruncate) are synchronous: one I/O in flight per worker, whatever
+        // --qd says.
+        let queue_depth = if engine.synchronous() { 1 } else { args.qd };
         // fio's iodepth is per job, over all its files: those it shares with its clones, or its own
         // (more targets than workers, dealt to them in turn).
         let queue_depth_shared = args.fio.iodepth_per_job
             && targets.len() > 1
             && (args.each_worker_all_targets || targets.len() > cores.len());
+        let latency_target = resolve_latency_target(args, &engine, targets.len(), cores.len())?;
         Ok(RunConfig {
+            latency_target,
             engine,
             target: targets.first().cloned(),
             targets,
@@ -629,6 +679,41 @@ impl RunConfig {
         c.dedup();
         self.cores.len().div_ceil(c.len().max(1))
     }
+}
+
+/// fio's latency target, where a worker can follow fio's search: one worker on one target (fio's
+/// search is one job's; the depth of lanes that share a worker, or of clones reported together,
+/// is not one job's), on an engine that keeps several I/Os in flight. `latency_window`,
+/// `latency_percentile` and `latency_run` without a target do nothing, as in fio.
+fn resolve_latency_target(
+    args: &RunArgs,
+    engine: &EngineSpec,
+    targets: usize,
+    workers: usize,
+) -> Result<Option<LatencyTarget>, ConfigError> {
+    let Some(target) = args.fio.latency_target.filter(|t| !t.is_zero()) else { return Ok(None) };
+    let refuse = |message: String| Err(Fault::Invalid { option: "latency_target", message }.into());
+    if *engine == EngineSpec::Psync {
+        return refuse(
+            "a synchronous engine has one I/O in flight whatever the depth, so there is no depth to search; use an asynchronous engine (io_uring, libaio) or drop latency_target".into(),
+        );
+    }
+    if workers > 1 {
+        return refuse(format!(
+            "fio searches one depth per job on its own, and this job runs {workers} workers (numjobs); give it numjobs=1, or drop latency_target"
+        ));
+    }
+    if targets > 1 {
+        return refuse(format!(
+            "fio searches one depth per job over all its files, and this job's {targets} files each get a depth of their own here; give it one file, or drop latency_target"
+        ));
+    }
+    Ok(Some(LatencyTarget {
+        target_ns: u64::try_from(target.as_nanos()).unwrap_or(u64::MAX),
+        window_ns: args.fio.latency_window.map_or(0, |w| u64::try_from(w.as_nanos()).unwrap_or(u64::MAX)),
+        percentile: args.fio.latency_percentile.unwrap_or(100.0),
+        run: args.fio.latency_run.unwrap_or(false),
+    }))
 }
 
 /// `--rate`, `--rate-process` and `--thinktime*`: each refused where it would pace nothing.
@@ -762,7 +847,7 @@ fn resolve_prio(args: &RunArgs, engine: &EngineSpec, mix: &Mix) -> Result<PrioSp
     if let Some((_, option)) = given.iter().find(|g| g.0) {
         // fio's cmdprio options belong to its libaio and io_uring engines: another engine's job
         // refuses them ("Bad option").
-        if !matches!(engine, EngineSpec::Aio | EngineSpec::Uring(_)) {
+        if !matches!(engine, EngineSpec::Aio(_) | EngineSpec::Uring(_)) {
             return Err(invalid(
                 option,
                 format!(
@@ -771,7 +856,7 @@ fn resolve_prio(args: &RunArgs, engine: &EngineSpec, mix: &Mix) -> Result<PrioSp
                         EngineSpec::Null(_) => "null",
                         EngineSpec::Spdk(_) => "spdk",
                         EngineSpec::UringCmd(_) => "io_uring_cmd",
-                        _ => "psync",
+                        other => other.name(),
                     }
                 ),
             ));
@@ -1409,6 +1494,15 @@ fn check_engine_target(engine: &EngineSpec, engine_text: &str, t: &mut Target) -
         }
         _ => {}
     }
+    // fallocate and ftruncate change a file's allocation or length; on a device they would at best
+    // discard its data (fio's falloc takes a block device; this refuses it rather than write one).
+    if engine.file_calls() && t.kind == TargetKind::BlockDevice {
+        return Err(err(format!(
+            "{} changes a regular file's allocation or length, and this is a block device; name a file, or use psync",
+            engine.name()
+        ))
+        .into());
+    }
     if engine.polled() {
         if let PollSupport::No { disk, queue, nvme } = t.poll_support() {
             let queue = queue.display().to_string();
@@ -1565,8 +1659,15 @@ mod tests {
         let EngineSpec::UringCmd(o) = EngineSpec::parse("uring-cmd:poll").unwrap() else { panic!() };
         assert!(o.ring.iopoll && o.fixed_buffers);
         assert!(EngineSpec::parse("uring-cmd:poll").unwrap().polled());
-        assert_eq!(EngineSpec::parse("aio").unwrap(), EngineSpec::Aio);
+        assert_eq!(EngineSpec::parse("aio").unwrap(), EngineSpec::Aio(AioOptions { reap_max: None }));
+        assert_eq!(EngineSpec::parse("libaio:reap_max=2").unwrap(), EngineSpec::Aio(AioOptions { reap_max: Some(2) }));
         assert_eq!(EngineSpec::parse("psync").unwrap().name(), "psync");
+        for (name, spec) in [("falloc", EngineSpec::Falloc), ("ftruncate", EngineSpec::Ftruncate)] {
+            assert_eq!(EngineSpec::parse(name).unwrap(), spec);
+            assert_eq!(spec.name(), name);
+            assert!(spec.synchronous() && spec.file_calls() && spec.has_page_cache());
+        }
+        assert!(EngineSpec::Psync.synchronous() && !EngineSpec::Psync.file_calls());
 
         let e = |t: &str| EngineSpec::parse(t).unwrap_err().to_string();
         assert!(
@@ -1575,7 +1676,9 @@ mod tests {
         assert!(e("uring:submit_batch=0").contains("submit_batch=0 is not a batch size"));
         assert!(e("uring:sqpoll_cpu=x").contains("sqpoll_cpu=x is not a core number"));
         assert!(e("uring:turbo").contains("unknown option 'turbo'; the uring engine takes poll, sqpoll"));
-        assert_eq!(e("aio:poll"), "--engine 'aio:poll': unknown option 'poll'; the aio engine takes no options");
+        assert_eq!(e("aio:poll"), "--engine 'aio:poll': unknown option 'poll'; the aio engine takes reap_max=N");
+        assert!(e("aio:reap_max=0").contains("reap_max=0 is not a batch size"));
+        assert_eq!(e("falloc:x=1"), "--engine 'falloc:x=1': unknown option 'x'; the falloc engine takes no options");
     }
 
     #[cfg(not(feature = "spdk"))]

@@ -339,7 +339,7 @@ impl Crew {
 pub fn run<B: EngineBuilder + 'static>(
     builder: Arc<B>,
     plan: RunPlan,
-    clock: quanta::Clock,
+    clock: crate::clock::Clock,
     observe: impl FnMut(&IntervalPoint),
 ) -> Result<RunResult, CoordinatorError> {
     let threads = plan.workers.iter().map(|w| w.thread + 1).max().unwrap_or(0);
@@ -355,7 +355,7 @@ pub fn run<B: EngineBuilder + 'static>(
 pub fn run_threads(
     bodies: Vec<Arc<dyn ThreadBody>>,
     mut plan: RunPlan,
-    clock: quanta::Clock,
+    clock: crate::clock::Clock,
     observe: impl FnMut(&IntervalPoint),
 ) -> Result<RunResult, CoordinatorError> {
     // Measured before any worker exists, on a core of the same CPU.
@@ -414,7 +414,11 @@ pub fn run_threads(
 }
 
 /// Spawns one thread per worker; a worker with several lanes (targets) drives them all.
-fn spawn(bodies: &[Arc<dyn ThreadBody>], plan: &RunPlan, clock: &quanta::Clock) -> Result<Crew, CoordinatorError> {
+fn spawn(
+    bodies: &[Arc<dyn ThreadBody>],
+    plan: &RunPlan,
+    clock: &crate::clock::Clock,
+) -> Result<Crew, CoordinatorError> {
     let n = plan.workers.len();
     let shared = Arc::new(Shared::default());
     let (report_tx, reports) = bounded(n * 4 + 4);
@@ -739,6 +743,12 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
                 let worker = r.worker;
                 let stats = self.on_interval(r);
                 let _ = crew.spares[worker].try_send(stats);
+            }
+            Report::Restart { worker, unsent_ios } => {
+                // Still I/Os of the run, for its CPU per I/O, as the ramp's are.
+                let t = &mut self.totals[worker];
+                self.ramp_ios += unsent_ios + t.ios() + t.errors.total();
+                t.reset();
             }
             Report::Done { worker, summary, verify } => {
                 self.verifiers.extend(verify.map(|v| (self.target_of[worker], *v)));
@@ -1141,6 +1151,8 @@ mod tests {
                     on_error: OnError::Stop,
                     drain_timeout: Duration::from_secs(5),
                     verify: None,
+                    flow: None,
+                    latency_target: None,
                 })
                 .collect(),
             interval: Duration::from_millis(100),
@@ -1152,8 +1164,8 @@ mod tests {
         }
     }
 
-    fn fake(script: Script) -> (Arc<FakeBuilder>, quanta::Clock, SeenOps) {
-        let (clock, mock) = quanta::Clock::mock();
+    fn fake(script: Script) -> (Arc<FakeBuilder>, crate::clock::Clock, SeenOps) {
+        let (clock, mock) = crate::clock::Clock::mock();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let slept = Arc::new(std::sync::atomic::AtomicU64::new(0));
         (Arc::new(FakeBuilder { script, mock, seen: seen.clone(), slept }), clock, seen)
@@ -1190,6 +1202,99 @@ mod tests {
         let mut g = crate::workload::Generator::new(&spec(RwMode::RandRead, 100), 0, 1);
         let expected: Vec<_> = (0..100).map(|_| g.next_op()).collect();
         assert_eq!(seen.lock().unwrap()[0], expected);
+    }
+
+    /// A run of one worker with fio's latency target (1 ms, windows of 10 ms) on I/Os that each
+    /// take `latency_ns`.
+    fn latency_target_run(latency_ns: u64, percentile: f64, qd: u32, io_limit: Option<u64>) -> RunResult {
+        latency_target_run_cut(latency_ns, percentile, qd, io_limit, Duration::from_millis(100))
+    }
+
+    /// [`latency_target_run`] with intervals of `interval`.
+    fn latency_target_run_cut(
+        latency_ns: u64,
+        percentile: f64,
+        qd: u32,
+        io_limit: Option<u64>,
+        interval: Duration,
+    ) -> RunResult {
+        let (b, clock, _) = fake(Script { default_latency_ns: latency_ns, ..Script::default() });
+        let mut p = plan(1, qd, spec(RwMode::RandRead, 100));
+        p.interval = interval;
+        p.workers[0].interval = interval;
+        p.workers[0].io_limit = io_limit;
+        p.workers[0].runtime = Some(Duration::from_secs(1));
+        p.workers[0].latency_target =
+            Some(crate::options::LatencyTarget { target_ns: 1_000_000, window_ns: 10_000_000, percentile, run: false });
+        run(b, p, clock, |_| {}).unwrap()
+    }
+
+    /// Every I/O meets the target: the worker issues at depth 1, 2, 4 and 8 for a window each, then
+    /// (8 again) drains and runs one more window at 8, and stops (fio's latency_run=0): 100 µs
+    /// I/Os, so 100, 200, 400, 800 and 800 of them, where a worker that ignored the depth would
+    /// have done 80 per ms throughout. As in fio, only the last window counts: 800 I/Os in 10 ms,
+    /// the 1500 before it among the ramp's.
+    #[test]
+    fn the_latency_target_moves_the_depth_in_flight_and_ends_the_run_when_settled() {
+        let r = latency_target_run(100_000, 99.0, 8, None);
+        let s = r.workers[0].summary.as_ref().unwrap();
+        assert_eq!((s.stop_reason, s.latency_depth), (StopReason::LatencyTarget, Some(8)));
+        let ios = r.total.read().ios;
+        assert!((795..=810).contains(&ios), "{ios}");
+        assert!((10_000_000..10_200_000).contains(&r.elapsed_ns), "{}", r.elapsed_ns);
+        assert!((1_490..=1_510).contains(&r.cpu.ios.saturating_sub(ios)), "{}", r.cpu.ios);
+    }
+
+    /// The same with intervals of 3 ms: those the coordinator took before the last window are
+    /// dropped with the rest, and the I/Os of the search still count for the CPU per I/O.
+    #[test]
+    fn the_last_window_alone_counts_when_intervals_were_sent_before_it() {
+        let r = latency_target_run_cut(100_000, 99.0, 8, None, Duration::from_millis(3));
+        let ios = r.total.read().ios;
+        assert!((795..=810).contains(&ios), "{ios}");
+        assert!((2_290..=2_310).contains(&r.cpu.ios), "{}", r.cpu.ios);
+        assert_eq!(r.workers[0].summary.as_ref().unwrap().latency_depth, Some(8));
+    }
+
+    /// With a ramp, no window is judged before it ends (fio calls lat_target_check outside the ramp
+    /// only): 20 ms at depth 1, 200 I/Os, then the search as without it from the ramp's end.
+    #[test]
+    fn the_latency_search_waits_for_the_ramps_end() {
+        let (b, clock, _) = fake(Script { default_latency_ns: 100_000, ..Script::default() });
+        let mut p = plan(1, 8, spec(RwMode::RandRead, 100));
+        p.workers[0].ramp = Duration::from_millis(20);
+        p.workers[0].latency_target = Some(crate::options::LatencyTarget {
+            target_ns: 1_000_000,
+            window_ns: 10_000_000,
+            percentile: 99.0,
+            run: false,
+        });
+        let r = run(b, p, clock, |_| {}).unwrap();
+        assert_eq!(r.workers[0].summary.as_ref().unwrap().latency_depth, Some(8));
+        let ios = r.total.read().ios;
+        assert!((795..=810).contains(&ios), "{ios}");
+        assert!((2_490..=2_510).contains(&r.cpu.ios), "{}", r.cpu.ios);
+    }
+
+    /// No I/O meets the target: the worker stays at depth 1 (one I/O at a time: 50 I/Os of 2 ms
+    /// take 100 ms), and fio's depth is 1.
+    #[test]
+    fn a_latency_target_no_io_meets_keeps_one_io_in_flight() {
+        let r = latency_target_run(2_000_000, 99.0, 8, Some(50));
+        let s = r.workers[0].summary.as_ref().unwrap();
+        assert_eq!((s.stop_reason, s.latency_depth), (StopReason::IoLimit, Some(1)));
+        assert_eq!((r.total.read().ios, r.elapsed_ns), (50, 100_000_000));
+    }
+
+    /// With a percentile of 100, the first I/O over the target at depth 1 fails with ETIMEDOUT and
+    /// stops the run (fio's lat_fatal).
+    #[test]
+    fn a_latency_target_of_100_percent_fails_the_first_slow_io_at_depth_1() {
+        let r = latency_target_run(2_000_000, 100.0, 8, None);
+        let s = r.workers[0].summary.as_ref().unwrap();
+        assert_eq!((s.stop_reason, s.latency_depth), (StopReason::Error, Some(1)));
+        assert_eq!(s.first_error.unwrap().error, IoError::Errno { errno: libc::ETIMEDOUT });
+        assert_eq!((r.total.read().ios, r.error_count()), (0, 1));
     }
 
     #[test]
@@ -1309,7 +1414,7 @@ mod tests {
             w.io_limit = Some(50_000);
         }
         let b = Arc::new(NullBuilder { options: NullOptions::default() });
-        let r = run(b, p, quanta::Clock::new(), |_| {}).unwrap();
+        let r = run(b, p, crate::clock::Clock::new(), |_| {}).unwrap();
         assert_eq!(r.total.ios(), 100_000);
         let sum: u64 = r.workers.iter().map(|w| w.stats.ios()).sum();
         assert_eq!(sum, 100_000);
@@ -1326,7 +1431,7 @@ mod tests {
         let at = SystemTime::now() + Duration::from_millis(300);
         p.start_at = Some(at);
         let b = Arc::new(NullBuilder { options: NullOptions::default() });
-        let r = run(b, p, quanta::Clock::new(), |_| {}).unwrap();
+        let r = run(b, p, crate::clock::Clock::new(), |_| {}).unwrap();
         let late = r.started_at.duration_since(at).expect("the gate never opens before the start time");
         assert!(late < Duration::from_millis(100), "opened {late:?} after the start time");
         assert_eq!(r.total.ios(), 2000);
@@ -1338,7 +1443,7 @@ mod tests {
         p.start_at = Some(SystemTime::now() + Duration::from_secs(3600));
         p.signal.store(15, Ordering::Relaxed);
         let b = Arc::new(NullBuilder { options: NullOptions::default() });
-        let e = run(b, p, quanta::Clock::new(), |_| {}).unwrap_err();
+        let e = run(b, p, crate::clock::Clock::new(), |_| {}).unwrap_err();
         assert!(matches!(e, CoordinatorError::Interrupted(15)), "{e}");
     }
 
@@ -1351,7 +1456,7 @@ mod tests {
             std::thread::sleep(Duration::from_millis(200));
             sig.store(2, Ordering::Relaxed);
         });
-        let r = run(b, p, quanta::Clock::new(), |_| {}).unwrap();
+        let r = run(b, p, crate::clock::Clock::new(), |_| {}).unwrap();
         t.join().unwrap();
         assert_eq!(r.interrupted_by, Some(2));
         assert!(r.total.read().ios > 0);
@@ -1368,7 +1473,7 @@ mod tests {
         p.workers[0].drain_timeout = Duration::from_millis(100);
         let b = Arc::new(NullBuilder { options: NullOptions { service_time: Duration::from_secs(5) } });
         let started = Instant::now();
-        let r = run(b, p, quanta::Clock::new(), |_| {}).unwrap();
+        let r = run(b, p, crate::clock::Clock::new(), |_| {}).unwrap();
         assert!(started.elapsed() < Duration::from_secs(3), "took {:?}", started.elapsed());
         let s = r.workers[0].summary.as_ref().unwrap();
         assert_eq!((s.stop_reason, s.lost_in_flight), (StopReason::Time, 4));
@@ -1395,7 +1500,7 @@ mod tests {
     #[test]
     fn a_worker_failing_set_up_stops_everyone_before_the_start() {
         let p = plan(3, 4, spec(RwMode::RandRead, 100));
-        let e = run(Arc::new(FailingBuilder), p, quanta::Clock::new(), |_| {}).unwrap_err();
+        let e = run(Arc::new(FailingBuilder), p, crate::clock::Clock::new(), |_| {}).unwrap_err();
         assert!(e.to_string().starts_with("worker 1: null: test set-up failed"), "{e}");
     }
 

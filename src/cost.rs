@@ -421,7 +421,7 @@ impl RunCost {
 /// `worker::hot` books a completion.
 /// Measured once per process, the least of five rounds (a preemption only makes a round slower);
 /// the recorded values spread over 64 µs so that the record walks histogram buckets as a run's do.
-pub fn stamp_cost_ns(clock: &quanta::Clock) -> f64 {
+pub fn stamp_cost_ns(clock: &crate::clock::Clock) -> f64 {
     static COST: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
     *COST.get_or_init(|| {
         const N: u64 = 20_000;
@@ -570,7 +570,7 @@ mod tests {
 
     #[test]
     fn stamping_costs_something_and_little() {
-        let ns = stamp_cost_ns(&quanta::Clock::new());
+        let ns = stamp_cost_ns(&crate::clock::Clock::new());
         // Two clock reads and a record: above a nanosecond, far below a microsecond on any CPU
         // this runs on (debug builds included).
         assert!(ns > 1.0 && ns < 2_000.0, "{ns}");

@@ -12,7 +12,7 @@ use crate::config::EngineSpec;
 use crate::coordinator::{self, CoordinatorError, IntervalPoint, RunPlan, RunResult, ThreadBody};
 use crate::engine::aio::AioBuilder;
 use crate::engine::null::NullBuilder;
-use crate::engine::psync::PsyncBuilder;
+use crate::engine::psync::{PsyncBuilder, SyncCall};
 use crate::engine::uring::UringBuilder;
 use crate::engine::uring_cmd::UringCmdBuilder;
 use crate::engine::{EngineBuilder, EngineError};
@@ -70,7 +70,7 @@ pub fn run_engines(
     let target_of: Vec<usize> = plan.workers.iter().map(|w| w.target).collect();
     let bodies: Vec<Arc<dyn ThreadBody>> = engines.iter().map(|(spec, on)| body(spec, *on, &target_of)).collect();
     let per_thread = engine_of.iter().map(|&e| bodies[e].clone()).collect();
-    coordinator::run_threads(per_thread, plan, quanta::Clock::new(), observe)
+    coordinator::run_threads(per_thread, plan, crate::clock::Clock::new(), observe)
 }
 
 /// The one engine dispatch: a worker thread's body on the engine `spec` names, its lanes each on
@@ -93,11 +93,16 @@ fn body(spec: &EngineSpec, on: EngineTarget<'_>, target_of: &[usize]) -> Arc<dyn
         EngineSpec::UringCmd(o) => {
             each(paths().map(|path| UringCmdBuilder { path, writes, options: *o, buffer_seed }).collect(), target_of)
         }
-        EngineSpec::Aio => {
-            each(paths().map(|path| AioBuilder { path, writes, direct, buffer_seed }).collect(), target_of)
+        EngineSpec::Aio(o) => {
+            each(paths().map(|path| AioBuilder { path, writes, direct, buffer_seed, options: *o }).collect(), target_of)
         }
-        EngineSpec::Psync => {
-            each(paths().map(|path| PsyncBuilder { path, writes, direct, buffer_seed }).collect(), target_of)
+        EngineSpec::Psync | EngineSpec::Falloc | EngineSpec::Ftruncate => {
+            let call = match spec {
+                EngineSpec::Falloc => SyncCall::Fallocate,
+                EngineSpec::Ftruncate => SyncCall::Ftruncate,
+                _ => SyncCall::Transfer,
+            };
+            each(paths().map(|path| PsyncBuilder { path, writes, direct, buffer_seed, call }).collect(), target_of)
         }
         #[cfg(feature = "spdk")]
         EngineSpec::Spdk(_) => {

@@ -6,6 +6,7 @@
 
 pub mod batches;
 pub mod cli;
+pub mod clock;
 pub mod compare;
 pub mod config;
 pub mod coordinator;

@@ -266,3 +266,22 @@ mod load_tests {
         }
     }
 }
+
+/// fio's latency target (`latency_target`, `latency_window`, `latency_percentile`,
+/// `latency_run`): each worker searches for the deepest queue depth, up to its `--qd`, at which
+/// `percentile` of the I/Os of each window complete within `target_ns` (see
+/// `worker::latency`). fio's job-file words only; there is no `run` flag of nvmebench's own.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct LatencyTarget {
+    /// The most a total latency may take, in nanoseconds (fio's `latency_target`).
+    pub target_ns: u64,
+    /// How long each window lasts before it is judged, in nanoseconds (fio's `latency_window`;
+    /// 0, fio's default, judges after every pass).
+    pub window_ns: u64,
+    /// The share of a window's I/Os, in percent, that must meet the target (fio's
+    /// `latency_percentile`, 100 by default).
+    pub percentile: f64,
+    /// Keep adjusting the depth once the search settles (fio's `latency_run=1`), instead of
+    /// ending the job after one more window at that depth.
+    pub run: bool,
+}

@@ -517,6 +517,10 @@ pub fn plan_lanes(cfg: &RunConfig, spec: &Arc<crate::workload::WorkloadSpec>) ->
                 known: v.known.get(lane.target).cloned().flatten(),
                 pass: true,
             }),
+            // A lone job's clones keep one ratio (their equal weights) only in a job file, whose
+            // groups with a flow run as streams (`fio::exec`).
+            flow: None,
+            latency_target: cfg.latency_target,
         })
         .collect()
 }
@@ -556,13 +560,10 @@ pub fn install_signal_handlers() -> Result<Arc<AtomicUsize>, SetupError> {
     Ok(which)
 }
 
-/// What times I/Os: the TSC (through quanta, calibrated against CLOCK_MONOTONIC) when the CPU says
-/// it is invariant, the vDSO's CLOCK_MONOTONIC otherwise.
+/// What times I/Os: the TSC where the CPU says it is invariant or the kernel keeps its time with
+/// it, the vDSO's CLOCK_MONOTONIC otherwise ([`crate::clock`]).
 pub fn clock_source() -> &'static str {
-    let flags = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let line = flags.lines().find(|l| l.starts_with("flags")).unwrap_or("");
-    let has = |f: &str| line.split_whitespace().any(|x| x == f);
-    if has("constant_tsc") && has("nonstop_tsc") && has("rdtscp") { "tsc" } else { "clock_monotonic" }
+    crate::clock::Clock::new().source()
 }
 
 /// Starts SPDK and attaches the `--trid` controllers; the target is their selected namespaces.

@@ -65,12 +65,22 @@ const _: () = {
     assert!(std::mem::size_of::<IoEvent>() == 32);
 };
 
+/// The aio engine's options (`aio:reap_max=2`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AioOptions {
+    /// At most this many completions handed to the worker per poll before their replacements are
+    /// submitted (fio's `iodepth_batch_complete_max`); `None`: the queue depth, as the uring
+    /// engines' default. See [`super::VIRTIO_REAP_MAX`] for when a bound pays.
+    pub reap_max: Option<u32>,
+}
+
 pub struct AioBuilder {
     pub path: PathBuf,
     pub writes: bool,
     /// O_DIRECT; false: through the page cache (`--buffered`, fio's direct=0).
     pub direct: bool,
     pub buffer_seed: u64,
+    pub options: AioOptions,
 }
 
 impl EngineBuilder for AioBuilder {
@@ -110,6 +120,7 @@ impl EngineBuilder for AioBuilder {
             in_flight: 0,
             bufs: SlotBuffers::new(qd, max_io_bytes as usize, self.buffer_seed ^ worker as u64),
             lens: vec![0; qd],
+            reap_max: self.options.reap_max.unwrap_or(queue_depth).clamp(1, queue_depth.max(1)),
             _file: file,
             batches: BatchCounts::default(),
         })
@@ -140,6 +151,8 @@ pub struct AioEngine {
     in_flight: u32,
     bufs: SlotBuffers,
     lens: Vec<u32>,
+    /// At most this many completions handed out per poll ([`AioOptions::reap_max`]).
+    reap_max: u32,
     ops: RangeOps,
     finished: Finished,
     /// What each io_submit sent and each io_getevents brought (fio's iodepth_submit/complete).
@@ -270,7 +283,7 @@ impl Engine for AioEngine {
             self.ready = 0..n;
         }
         let mut reaped = 0;
-        while reaped < max.min(super::VIRTIO_REAP_MAX) {
+        while reaped < max.min(self.reap_max) {
             let Some(i) = self.ready.next() else { break };
             let ev = self.events[i];
             let slot = ev.data as u32;
@@ -323,7 +336,10 @@ impl Engine for AioEngine {
     }
 
     fn info(&self) -> EngineInfo {
-        EngineInfo { name: NAME.into(), options: vec![("direct".into(), "1".into())] }
+        EngineInfo {
+            name: NAME.into(),
+            options: vec![("direct".into(), "1".into()), ("reap_max".into(), self.reap_max.to_string())],
+        }
     }
 }
 
@@ -355,7 +371,9 @@ mod tests {
         let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
         let path = dir.path().join("p.dat");
         File::create(&path).unwrap().write_all(&[0u8; 16384]).unwrap();
-        let mut e = AioBuilder { path, writes: false, direct: true, buffer_seed: 3 }.build(0, 2, 4096).unwrap();
+        let mut e = AioBuilder { path, writes: false, direct: true, buffer_seed: 3, options: AioOptions::default() }
+            .build(0, 2, 4096)
+            .unwrap();
         let idle2 = IoPrio { value: (3 << 13) | 2 };
         run_one(&mut e, 1, IoOp { dir: Direction::Read, offset: 4096, len: 4096, prio: idle2 }).unwrap();
         assert_eq!((e.iocbs[1].aio_reqprio, e.iocbs[1].aio_flags), ((3 << 13) | 2, IOCB_FLAG_IOPRIO));
@@ -369,8 +387,15 @@ mod tests {
         let path = dir.path().join("a.dat");
         let data: Vec<u8> = (0..65536u32).map(|i| (i / 4096) as u8).collect();
         File::create(&path).unwrap().write_all(&data).unwrap();
-        let mut e =
-            AioBuilder { path: path.clone(), writes: true, direct: true, buffer_seed: 3 }.build(0, 4, 8192).unwrap();
+        let mut e = AioBuilder {
+            path: path.clone(),
+            writes: true,
+            direct: true,
+            buffer_seed: 3,
+            options: AioOptions::default(),
+        }
+        .build(0, 4, 8192)
+        .unwrap();
         run_one(&mut e, 2, IoOp { dir: Direction::Read, offset: 12288, len: 4096, prio: IoPrio::NONE }).unwrap();
         assert!(e.bufs.slot(2)[..4096].iter().all(|&b| b == 3));
 
@@ -401,5 +426,39 @@ mod tests {
         }
         assert_eq!(seen, [1, 1, 1, 1]);
         assert!(e.info().to_string().starts_with("aio"));
+    }
+
+    /// reap_max bounds the completions one poll hands out (the rest wait for the next poll, with
+    /// no system call); by default a poll hands out every completion ready, up to the queue depth.
+    #[test]
+    fn reap_max_bounds_each_poll() {
+        let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+        let path = dir.path().join("r.dat");
+        File::create(&path).unwrap().write_all(&[0u8; 65536]).unwrap();
+        for (reap_max, per_poll) in [(None, 8), (Some(2), 2), (Some(64), 8)] {
+            let options = AioOptions { reap_max };
+            let b = AioBuilder { path: path.clone(), writes: false, direct: true, buffer_seed: 3, options };
+            let mut e = b.build(0, 8, 4096).unwrap();
+            for s in 0..8 {
+                e.queue(s, &IoOp { dir: Direction::Read, offset: u64::from(s) * 4096, len: 4096, prio: IoPrio::NONE })
+                    .unwrap();
+            }
+            e.submit().unwrap();
+            // Wait until all 8 are ready, then count what one poll hands out.
+            let mut got = 0;
+            while e.ready.len() < 8 && got == 0 {
+                e.wait().unwrap();
+                if e.ready.len() < 8 {
+                    got = e.poll(8, |_, r| assert_eq!(r, Ok(()))).unwrap();
+                }
+            }
+            if got == 0 {
+                got = e.poll(8, |_, r| assert_eq!(r, Ok(()))).unwrap();
+                assert_eq!(got, per_poll, "reap_max {reap_max:?}");
+            } else {
+                assert!(got <= per_poll, "reap_max {reap_max:?}: {got}");
+            }
+            assert_eq!(e.info().options.iter().find(|(k, _)| k == "reap_max").unwrap().1, per_poll.to_string());
+        }
     }
 }

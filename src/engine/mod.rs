@@ -35,8 +35,8 @@ use std::io;
 /// replacement by the preparation of the whole batch and the device runs below the depth asked for.
 /// On this machine's virtio-blk disk (randread 4k QD32, five alternating rounds) 2 gave 98.6k IOPS
 /// against 94.6k for 4, 92.6k for 8 and ~80k for 32. On a CPU-bound device the bound is a syscall
-/// per two I/Os instead of one per queue's worth, so the uring engines' default is fio's: the
-/// queue depth ([`ring::RingOptions::reap_max`]). The aio engine keeps this bound (it has no knob).
+/// per two I/Os instead of one per queue's worth, so the engines' default is t/io_uring's, the
+/// queue depth ([`ring::RingOptions::reap_max`], `aio:reap_max`), and this bound an option.
 pub const VIRTIO_REAP_MAX: u32 = 2;
 
 /// Opens a kernel engine's target, writable only when the workload writes: for O_DIRECT I/O, or

@@ -168,6 +168,11 @@ pub fn normalize_noted(argv: Vec<OsString>) -> Result<(Vec<OsString>, Vec<String
             Some(Mapped::Plan(PlanOption::NewGroup)) => {
                 note(format!("--{key} accepted; a command line runs one job, which is fio's group 0 either way"))
             }
+            Some(Mapped::Plan(PlanOption::Flow(_))) => {
+                return Err(format!(
+                    "--{key} keeps jobs of a job file in the ratio of their weights, and a command line runs one job; put the jobs in a job file"
+                ));
+            }
             Some(Mapped::Plan(PlanOption::Stonewall)) => {
                 return Err(format!("--{key} orders the jobs of a job file; a command line runs one job"));
             }
@@ -432,6 +437,18 @@ mod tests {
             norm(&["--filename=trtype=PCIe traddr=0000.01.00.0"]).unwrap(),
             ["--trid=trtype:PCIe traddr:0000:01:00.0"]
         );
+    }
+
+    #[test]
+    fn flow_is_refused_on_the_command_line_in_one_sentence() {
+        for opt in ["--flow=2", "--flow_id=1", "--flow_sleep=1000"] {
+            let e = norm(&[opt]).unwrap_err();
+            assert!(
+                e.ends_with("keeps jobs of a job file in the ratio of their weights, and a command line runs one job; put the jobs in a job file"),
+                "{e}"
+            );
+        }
+        assert_eq!(norm(&["--flow=x"]).unwrap_err(), "--flow=x is not a whole number; write it like flow=1");
     }
 
     #[test]

@@ -22,6 +22,7 @@ use crate::stats::Stats;
 use crate::suite::exec::{self as suite_exec, Bench, Measurement, ResolvedStream, Timing};
 use crate::suite::profile::Threads;
 use crate::target::{self, RemoveOnDrop, TargetKind};
+use crate::workload::flow::{Flow, FlowShare};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -92,7 +93,7 @@ pub fn run_job_file(path: &Path, cli: &RunArgs, given: &[String]) -> anyhow::Res
             crate::run::live_mode(cli, quiet),
             crate::report::live::Plan { ramp: first.ramp, runtime: first.runtime },
         );
-        let run = if group.len() == 1 {
+        let run = if group.len() == 1 && !flow_holds(&group) {
             // Checked when resolved (`check_steady`): a job with ss_dur runs alone in its group.
             let steady = steady_spec(&group[0].0).ok().flatten().map(|s| Arc::new(Mutex::new(steady::Window::new(s))));
             let watch = steady
@@ -194,11 +195,14 @@ fn resolve_all(plan: &Plan) -> Result<Resolved, FioError> {
                 }
             };
             let cfg = with_one_pass(job, cfg);
+            check_flow(job, &cfg)?;
             resolved.push((job.clone(), cfg));
         }
         check_together(&resolved)?;
+        check_flow_steady(&resolved)?;
         for (job, cfg) in &resolved {
             check_steady(job, cfg, &resolved)?;
+            check_latency_alone(job, cfg, &resolved)?;
         }
         exit_ends(&resolved, exitall, plan.groups.get(g + 1).and_then(|n| n.first()))?;
         groups.push(resolved);
@@ -261,6 +265,53 @@ fn with_one_pass(job: &Job, mut cfg: RunConfig) -> RunConfig {
         }
     }
     cfg
+}
+
+/// Whether the group's flow control can hold a worker back: a flow with two workers or more (a
+/// job's clones count one each, as fio's do). A lone job alone in its flow is never held back, and
+/// runs as `run` runs; otherwise the group runs as streams, whose workers share the flow.
+fn flow_holds(group: &[(Job, RunConfig)]) -> bool {
+    group.iter().filter_map(|(j, _)| j.flow.as_ref()).any(|f| flow_workers(group, f.id) > 1)
+}
+
+/// The workers of the group's flow `id` (one per clone of each job in it).
+fn flow_workers(group: &[(Job, RunConfig)], id: u32) -> usize {
+    group.iter().filter(|(j, _)| j.flow.as_ref().is_some_and(|f| f.id == id)).map(|(_, c)| c.cores.len().max(1)).sum()
+}
+
+/// fio counts a job's I/Os over all its files in one place; here each file of a job is driven on
+/// its own (a lane of the job's worker), so a job with a flow has one file.
+fn check_flow(job: &Job, cfg: &RunConfig) -> Result<(), FioError> {
+    match &job.flow {
+        Some(f) if cfg.targets.len() > 1 => Err(FioError::Options {
+            at: f.at.clone(),
+            job: job.name.clone(),
+            message: format!(
+                "flow={} on a job of {} files: fio counts the job's I/Os over all of them in one place, and nvmebench drives each file of a job on its own; give the job one file, or remove flow",
+                f.weight,
+                cfg.targets.len()
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// A lone job whose clones share a flow runs as streams (`flow_holds`), which have no steady-state
+/// watch; fio would stop it once steady, so it is refused.
+fn check_flow_steady(group: &[(Job, RunConfig)]) -> Result<(), FioError> {
+    let [(job, _)] = group else { return Ok(()) };
+    match &job.flow {
+        Some(f) if flow_holds(group) && steady_spec(job)?.is_some() => Err(FioError::Options {
+            at: f.at.clone(),
+            job: job.name.clone(),
+            message: format!(
+                "flow={} between the job's {} clones, with steady state (ss): nvmebench runs clones that share a flow as streams, which do not stop once steady as fio would; remove flow or ss",
+                f.weight,
+                job.clones()
+            ),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Jobs of one group run as one coordinated run (one start gate, one coordinator): they must
@@ -403,6 +454,26 @@ fn check_steady(job: &Job, cfg: &RunConfig, group: &[(Job, RunConfig)]) -> Resul
     Ok(())
 }
 
+/// fio's latency target moves one job's depth, judged on that job's own I/Os; jobs that run
+/// together here run as one run's streams, whose workers keep their depth. So such a job runs
+/// alone in its group.
+fn check_latency_alone(job: &Job, cfg: &RunConfig, group: &[(Job, RunConfig)]) -> Result<(), FioError> {
+    if cfg.latency_target.is_none() {
+        return Ok(());
+    }
+    match group.iter().find(|(o, _)| o.name != job.name || o.at != job.at) {
+        Some((other, _)) => Err(FioError::Section {
+            at: job.at.clone(),
+            name: job.name.clone(),
+            message: format!(
+                "has latency_target and runs together with [{}]: fio searches this job's depth on its own I/Os, and jobs that run together here keep theirs; add stonewall to run it alone",
+                other.name
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Runs a group's jobs together, as a suite runs a step's streams.
 fn run_together(
     group: Vec<(Job, RunConfig)>,
@@ -412,6 +483,14 @@ fn run_together(
     live: &LiveLine,
 ) -> anyhow::Result<GroupRun> {
     let first = &group[0].1;
+    // One flow per flow_id of the group with two workers or more, made before any worker joins
+    // it; a worker alone in its flow is never held back, and keeps the loop's plain paths.
+    let mut flows: Vec<(u32, std::sync::Arc<Flow>)> = Vec::new();
+    for f in group.iter().filter_map(|(j, _)| j.flow.as_ref()) {
+        if flow_workers(&group, f.id) > 1 && !flows.iter().any(|(id, _)| *id == f.id) {
+            flows.push((f.id, Flow::new()));
+        }
+    }
     let streams: Vec<ResolvedStream> = group
         .iter()
         .map(|(j, c)| ResolvedStream {
@@ -423,6 +502,10 @@ fn run_together(
             // runtime; with neither it runs until the exitall of another ends it.
             ios: c.ios,
             runtime: c.runtime,
+            flow: j.flow.as_ref().and_then(|f| {
+                let (_, flow) = flows.iter().find(|(id, _)| *id == f.id)?;
+                Some(FlowShare { flow: flow.clone(), weight: f.weight, sleep: f.sleep })
+            }),
         })
         .collect();
     let cores: Vec<usize> = group.iter().flat_map(|(_, c)| c.cores.iter().copied()).collect();

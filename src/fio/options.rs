@@ -41,6 +41,19 @@ pub enum PlanOption {
     /// `new_group`: the job starts a new reporting group (fio's `groupid`), without waiting for
     /// the jobs before it as `stonewall` does.
     NewGroup,
+    /// `flow`, `flow_id`, `flow_sleep`: the job's part in fio's flow control.
+    Flow(FlowOption),
+}
+
+/// One of fio's flow-control options, as a number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowOption {
+    /// `flow`: the job's weight, 0 (no flow, fio's default) to fio's largest, 1000.
+    Weight(u32),
+    /// `flow_id`: which flow (0, one flow for all, by default).
+    Id(u32),
+    /// `flow_sleep`: microseconds to sleep when held back (0, fio's default: check again at once).
+    SleepUs(u64),
 }
 
 /// The options accepted because they cannot change a measurement here, with the reason
@@ -230,11 +243,12 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         "dedupe_global" => arg("dedupe_global", if fio_bool()? { "1" } else { "0" }),
         "prio" | "prioclass" | "cmdprio_percentage" | "cmdprio_class" | "cmdprio" | "cmdprio_bssplit" => arg(key, v),
         "log_prio" => arg("log_prio", if fio_bool()? { "1" } else { "0" }),
-        // fio's latency profile changes the depth in flight at each window's end; nvmebench's
-        // worker keeps its depth, and its sweep measures each depth instead.
-        "latency_target" | "latency_window" | "latency_percentile" | "latency_run" => Err(format!(
-            "{key}={v}: fio's search for the deepest queue whose latency stays under a target is not taken; `nvmebench suite PROFILE --sweep 1x1..128` runs each queue depth and reports its p99 and the knee, or drop the latency_* options to run at iodepth"
-        )),
+        // fio keeps latency_target and latency_window in microseconds unless a unit says otherwise.
+        "latency_target" | "latency_window" => {
+            arg(key, &format!("{}ns", fio_time(key, v, TimeUnit::Micros)?.as_nanos()))
+        }
+        "latency_percentile" => arg(key, v),
+        "latency_run" => arg(key, if fio_bool()? { "1" } else { "0" }),
         "number_ios" => arg("number_ios", v),
         "zonemode" => match v {
             "zbd" => Err(
@@ -278,7 +292,7 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         "ioengine" if SYNC_ENGINES.contains(&v) => arg("engine", "psync"),
         "ioengine" => {
             let ours = ENGINES.iter().find(|(fio, _)| *fio == v).map(|(_, ours)| *ours).ok_or_else(|| {
-                format!("ioengine={v} is not one of nvmebench's engines; use io_uring, io_uring_cmd, libaio, psync, null or spdk")
+                format!("ioengine={v} is not one of nvmebench's engines; use io_uring, io_uring_cmd, libaio, psync, falloc, ftruncate, null or spdk")
             })?;
             // fio's io_uring defaults: no registered buffers or file; options below turn them on.
             let spec = if ours.starts_with("uring") { format!("{ours}:fixedbufs=0,regfile=0") } else { ours.into() };
@@ -332,6 +346,19 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         "io_size" | "io_limit" => {
             let bytes = units::parse_size(v).map_err(|m| format!("{key}={v}: {m}"))?;
             Ok(Some(Mapped::Plan(PlanOption::IoSize(bytes))))
+        }
+        "flow" | "flow_id" | "flow_sleep" => {
+            let n: u64 = v.parse().map_err(|_| format!("{key}={v} is not a whole number; write it like {key}=1"))?;
+            let max = if key == "flow" { u64::from(crate::workload::flow::MAX_WEIGHT) } else { u64::from(u32::MAX) };
+            if n > max {
+                return Err(format!("{key}={v} is above fio's largest, {max}"));
+            }
+            let n32 = n as u32;
+            Ok(Some(Mapped::Plan(PlanOption::Flow(match key {
+                "flow" => FlowOption::Weight(n32),
+                "flow_id" => FlowOption::Id(n32),
+                _ => FlowOption::SleepUs(n),
+            }))))
         }
         "verify" => match v {
             // fio's default: no verification.
@@ -659,7 +686,11 @@ mod tests {
         assert_eq!(args("dedupe_percentage", Some("30")), ["--dedupe-percentage=30"]);
         assert_eq!(args("cmdprio_bssplit", Some("4k/10/1/2")), ["--cmdprio_bssplit=4k/10/1/2"]);
         assert_eq!(args("dedupe_mode", Some("working_set")), ["--dedupe-mode=working_set"]);
-        assert!(map("latency_target", Some("500000")).unwrap_err().contains("--sweep 1x1..128"));
+        assert_eq!(args("latency_target", Some("500000")), ["--latency_target=500000000ns"], "fio's bare time is µs");
+        assert_eq!(args("latency_window", Some("5s")), ["--latency_window=5000000000ns"]);
+        assert_eq!(args("latency_percentile", Some("99.9")), ["--latency_percentile=99.9"]);
+        assert_eq!(args("latency_run", Some("1")), ["--latency_run=1"]);
+        assert!(map("latency_run", None).is_err(), "fio's bool options need a value");
         assert_eq!(args("cpumask", Some("5")), ["--cpus_allowed=0x5"]);
         assert_eq!(args("readwrite", Some("readwrite")), ["--rw=rw"]);
         assert_eq!(map("hipri", None).unwrap(), Some(Mapped::EngineOption("poll=1".into())));

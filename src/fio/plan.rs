@@ -6,7 +6,7 @@
 //! Nothing here touches a target; resolving the flags against the machine is the executor's.
 
 use super::ini::{Entry, Origin, Section};
-use super::options::{self, Mapped, PlanOption};
+use super::options::{self, FlowOption, Mapped, PlanOption};
 use super::sources::{JobNames, Sources};
 use super::{FioError, argv, batch, files};
 use crate::cli::{Cli, Command, RunArgs};
@@ -78,6 +78,18 @@ pub struct Job {
     pub loops: u64,
     /// The share of each file's working set its one pass moves (fio's `io_size=N%`; 100 without).
     pub pass_percent: u64,
+    /// fio's flow control, when the job has a `flow` weight above 0.
+    pub flow: Option<JobFlow>,
+}
+
+/// A job's `flow`, `flow_id` and `flow_sleep`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobFlow {
+    pub id: u32,
+    pub weight: u32,
+    pub sleep: std::time::Duration,
+    /// The `flow` line, for refusals.
+    pub at: Origin,
 }
 
 impl Job {
@@ -164,6 +176,7 @@ pub fn build(sections: &[Section], only: &[String], cli: &RunArgs, given: &[Stri
             "the job file has no job sections; add one such as [job1] with rw=randread".into(),
         ));
     }
+    check_flows(&groups)?;
     Ok(Plan { groups, globals: first_globals.unwrap_or_default(), notes })
 }
 
@@ -189,6 +202,29 @@ fn check_group_percentiles<'a>(job: &Job, earlier: impl Iterator<Item = &'a Job>
         }),
         None => Ok(()),
     }
+}
+
+/// fio counts the weight of every job in a flow from when it reads the job file, so a job whose
+/// flow holds a job of a later group (one that waits for it) is held back from its first I/Os
+/// until that job runs, which it never does while this one runs; refused at the later job.
+fn check_flows(groups: &[Vec<Job>]) -> Result<(), FioError> {
+    for (g, group) in groups.iter().enumerate() {
+        for job in group {
+            let Some(flow) = &job.flow else { continue };
+            let earlier = groups[..g].iter().flatten().find(|o| o.flow.as_ref().is_some_and(|f| f.id == flow.id));
+            if let Some(other) = earlier {
+                return Err(FioError::Options {
+                    at: flow.at.clone(),
+                    job: job.name.clone(),
+                    message: format!(
+                        "flow={} shares flow_id {} with [{}], which runs before it (a stonewall between them), and fio counts both weights from the start, so [{}] stalls after its first I/Os; give it another flow_id, or run them together",
+                        flow.weight, flow.id, other.name, other.name
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// fio's `wait_for=NAME` starts a job when job NAME has finished, while other jobs go on. Groups
@@ -278,6 +314,8 @@ fn translate(
     let mut directory: Option<String> = None;
     let mut filesize: Option<(&Entry, u64, usize)> = None;
     let mut wait_for: Option<&Entry> = None;
+    // fio's flow options: the weight and its line, the flow and the sleep.
+    let (mut flow_weight, mut flow_id, mut flow_sleep_us): (Option<(u32, &Entry)>, u32, u64) = (None, 0, 0);
     // fio's nrfiles (files per job without a filename), filename_format and file_service_type.
     let mut nrfiles: Option<(&Entry, usize)> = None;
     let mut filename_format: Option<&Entry> = None;
@@ -423,6 +461,9 @@ fn translate(
                     no_ops.push(options::NO_OPS.iter().find(|(k, _)| *k == key).map_or(key, |(k, _)| k));
                 }
             }
+            Some(Mapped::Plan(PlanOption::Flow(FlowOption::Weight(w)))) => flow_weight = Some((w, e)),
+            Some(Mapped::Plan(PlanOption::Flow(FlowOption::Id(id)))) => flow_id = id,
+            Some(Mapped::Plan(PlanOption::Flow(FlowOption::SleepUs(us)))) => flow_sleep_us = us,
             Some(Mapped::Plan(PlanOption::Stonewall)) => starts.stonewall = true,
             Some(Mapped::Plan(PlanOption::NewGroup)) => starts.new_group = true,
             Some(Mapped::Plan(PlanOption::NoRandomMap(off))) => random_map = !off,
@@ -636,10 +677,10 @@ fn translate(
     }
     // The job file's engine: the command line's replaces it with its options (see `overlay`).
     let engine = flags.iter().find(|(f, _)| f == "--engine").map(|(_, v)| v.clone()).unwrap_or_default();
-    // The io_uring engines take fio's batching whether the job writes it or not: fio's defaults
-    // submit each I/O as it is queued and reap one completion per call, where the engines' own
-    // defaults reap every completion found.
-    if batching.given() || engine.starts_with("uring") {
+    // The io_uring and libaio engines take fio's batching whether the job writes it or not: fio's
+    // defaults submit each I/O as it is queued and reap one completion per call, where the engines'
+    // own defaults reap every completion found.
+    if batching.given() || engine.starts_with("uring") || engine.starts_with("aio") {
         batch_options(s, &mut flags, &batching, &batch_lines, &engine, notes)?;
     }
     // fio's default is direct=0: buffered I/O through the page cache, on the engines that have one
@@ -748,6 +789,12 @@ fn translate(
         one_pass,
         loops: if time_based.is_some() { 1 } else { loops },
         pass_percent: io_share.unwrap_or(100),
+        flow: flow_weight.filter(|(w, _)| *w > 0).map(|(weight, e)| JobFlow {
+            id: flow_id,
+            weight,
+            sleep: std::time::Duration::from_micros(flow_sleep_us),
+            at: e.at.clone(),
+        }),
     };
     Ok((job, starts, wait_for.cloned()))
 }
@@ -782,8 +829,16 @@ fn batch_options(
         *spec = format!("{spec}{sep}submit_batch={submit},reap_batch={min},reap_max={max}");
         return Ok(());
     }
+    // libaio submits each I/O as it is queued and waits for one (fio's defaults): of fio's three,
+    // only iodepth_batch_complete_max (1 unless written) has a knob here, the aio engine's reap_max.
+    if engine.starts_with("aio") && (submit, min) == (1, 1) {
+        let (_, spec) = flags.iter_mut().find(|(f, _)| f == "--engine").expect("an engine is set");
+        let sep = if spec.contains(':') { "," } else { ":" };
+        *spec = format!("{spec}{sep}reap_max={max}");
+        return Ok(());
+    }
     let Some(&first) = lines.first() else { return Ok(()) };
-    let sync = engine.starts_with("psync") || engine.starts_with("null");
+    let sync = ["psync", "falloc", "ftruncate", "null"].iter().any(|e| engine.starts_with(e));
     if sync {
         notes.push(format!(
             "[{}]: {} accepted; {} changes no batching here",
@@ -1527,7 +1582,8 @@ mod tests {
     }
 
     /// fio's batching options become the io_uring engines' knobs with fio's defaults and fix-ups;
-    /// the sync engines and null take them without effect; libaio only at fio's defaults.
+    /// the sync engines and null take them without effect; libaio takes iodepth_batch_complete_max
+    /// (its reap_max, fio's 1 unless written) and the others only at fio's defaults.
     #[test]
     fn batching_options_are_the_uring_engines_knobs() {
         let job = |text: &str| plan_of(text, &[]).map(|p| p.groups[0][0].args.engine.clone().unwrap_or_default());
@@ -1543,7 +1599,13 @@ mod tests {
             .unwrap(),
             "uring:fixedbufs=0,regfile=0,submit_batch=1,reap_batch=4,reap_max=16"
         );
-        assert_eq!(job(&format!("{base}ioengine=libaio\niodepth_batch_submit=1\n")).unwrap(), "aio");
+        assert_eq!(job(&format!("{base}ioengine=libaio\niodepth_batch_submit=1\n")).unwrap(), "aio:reap_max=1");
+        assert_eq!(
+            job(&format!("{base}ioengine=libaio\n")).unwrap(),
+            "aio:reap_max=1",
+            "fio's libaio reaps 1 per call"
+        );
+        assert_eq!(job(&format!("{base}ioengine=libaio\niodepth_batch_complete_max=8\n")).unwrap(), "aio:reap_max=8");
         assert_eq!(job(&format!("{base}iodepth_batch=8\n")).unwrap(), "psync");
         let e = |text: &str| job(text).unwrap_err().to_string();
         let m = e(&format!("{base}ioengine=libaio\niodepth_batch=8\n"));
@@ -1589,6 +1651,40 @@ mod tests {
         assert!(e.ends_with("job.fio:7: [r]: wait_for=w: nvmebench starts a job after all the jobs before it, which is fio's wait_for only when [w] is the job just before and runs alone; put [w] just before it with stonewall, or write stonewall instead"), "{e}");
         let e = plan_of(&format!("{base}[w]\n[r]\nwait_for=w\n[x]\n"), &[]).unwrap_err().to_string();
         assert!(e.ends_with("job.fio:7: section [x]: starts at once in fio, while [r] waits (wait_for=w, line 6), and here it would start with [r]; add stonewall, or wait_for"), "{e}");
+    }
+
+    #[test]
+    fn flow_options_give_each_job_its_weight_flow_and_sleep() {
+        let p = plan_of(
+            "[global]\nioengine=null\nsize=1m\nflow_sleep=1000\n[a]\nflow=1\n[b]\nflow=8\nflow_id=2\nflow_sleep=0\n[c]\nflow=0\n[d]\nflow_id=3\n",
+            &[],
+        )
+        .unwrap();
+        let flows: Vec<Option<(u32, u32, u64)>> =
+            p.groups[0].iter().map(|j| j.flow.as_ref().map(|f| (f.id, f.weight, f.sleep.as_micros() as u64))).collect();
+        assert_eq!(
+            flows,
+            [Some((0, 1, 1000)), Some((2, 8, 0)), None, None],
+            "flow=0, or none, is no flow (fio's default)"
+        );
+        let e = plan_of("[a]\nioengine=null\nsize=1m\nflow=1001\n", &[]).unwrap_err().to_string();
+        assert!(e.ends_with("job.fio:4: option 'flow': flow=1001 is above fio's largest, 1000"), "{e}");
+        let e = plan_of("[a]\nioengine=null\nsize=1m\nflow=-1\n", &[]).unwrap_err().to_string();
+        assert!(e.ends_with("job.fio:4: option 'flow': flow=-1 is not a whole number; write it like flow=1"), "{e}");
+    }
+
+    #[test]
+    fn a_flow_across_a_stonewall_is_refused_at_the_later_job() {
+        let base = "[global]\nioengine=null\nsize=1m\n";
+        let e = plan_of(&format!("{base}[a]\nflow=1\n[b]\nstonewall\nflow=2\n"), &[]).unwrap_err().to_string();
+        assert!(
+            e.ends_with("job.fio:8: [b]: flow=2 shares flow_id 0 with [a], which runs before it (a stonewall between them), and fio counts both weights from the start, so [a] stalls after its first I/Os; give it another flow_id, or run them together"),
+            "{e}"
+        );
+        // Another flow_id, a job without a flow, or new_group (which runs together) are fine.
+        plan_of(&format!("{base}[a]\nflow=1\n[b]\nstonewall\nflow=2\nflow_id=1\n"), &[]).unwrap();
+        plan_of(&format!("{base}[a]\nflow=1\n[b]\nstonewall\n"), &[]).unwrap();
+        plan_of(&format!("{base}[a]\nflow=1\n[b]\nnew_group\nflow=2\n"), &[]).unwrap();
     }
 
     #[test]

@@ -52,7 +52,10 @@ use std::collections::BTreeMap;
 /// (`slat`, `clat`: counts, summaries and whole histograms) beside `lat_ns`, the total.
 /// 11: `config.workload.random_dist` may be fio's `zoned`, with its `zones`;
 /// `config.workload.seq_add_bytes` (fio's `rw=read:8k`).
-pub const SCHEMA_VERSION: u32 = 11;
+/// 12: fio's latency target: `config.latency_target` (`target_ns`, `window_ns`, `percentile`,
+/// `run`), each worker's `summary.latency_depth` (the depth its search ended at), and the stop
+/// reason `latency_target` (the search settled, with `latency_run=0`).
+pub const SCHEMA_VERSION: u32 = 12;
 pub const HIST_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
 /// Default number of rounds in a steady-state measurement window (SNIA PTS).
 pub const DEFAULT_STEADY_WINDOW: usize = 5;
@@ -356,6 +359,10 @@ pub struct ConfigDoc {
     /// over a job's files, schema 9), not each worker's per target.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub queue_depth_shared: bool,
+    /// fio's latency target (schema 12): each worker searched for the deepest queue depth, up to
+    /// `queue_depth`, at which `percentile` of each window's I/Os took at most `target_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<LatencyTargetDoc>,
     pub runtime: Option<f64>,
     pub ramp: f64,
     pub ios: Option<u64>,
@@ -1246,6 +1253,19 @@ pub struct WorkerDoc {
     pub input: Option<usize>,
 }
 
+/// fio's latency target, as the run took it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LatencyTargetDoc {
+    /// The most an I/O's total latency may take (fio's `latency_target`).
+    pub target_ns: u64,
+    /// How long each depth ran before it was judged (fio's `latency_window`; 0: every pass).
+    pub window_ns: u64,
+    /// The share of a window's I/Os, in percent, that had to meet the target.
+    pub percentile: f64,
+    /// The search kept adjusting once settled (fio's `latency_run=1`).
+    pub run: bool,
+}
+
 /// A worker's closing facts.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct WorkerSummaryDoc {
@@ -1258,6 +1278,9 @@ pub struct WorkerSummaryDoc {
     /// I/Os still in flight when the drain timed out.
     pub lost_in_flight: u64,
     pub first_error: Option<FailedIoDoc>,
+    /// With fio's latency target, the queue depth the worker's search ended at (schema 12).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_depth: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -1267,6 +1290,8 @@ pub enum StopReason {
     IoLimit,
     Error,
     Requested,
+    /// fio's latency target settled (`latency_run=0`; schema 12).
+    LatencyTarget,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -19,13 +19,15 @@ use std::fmt::Write as _;
 use std::time::SystemTime;
 
 /// The engines, in fio's names, and ours.
-pub const ENGINES: [(&str, &str); 6] = [
+pub const ENGINES: [(&str, &str); 8] = [
     ("io_uring", "uring"),
     ("io_uring_cmd", "uring-cmd"),
     ("libaio", "aio"),
     ("psync", "psync"),
     ("null", "null"),
     ("spdk", "spdk"),
+    ("falloc", "falloc"),
+    ("ftruncate", "ftruncate"),
 ];
 
 /// fio's name of one of our engines (`uring` is fio's `io_uring`).
@@ -74,6 +76,8 @@ pub struct FioClone<'a> {
     pub batches: Option<BatchCounts>,
     /// Its own series: fio's bandwidth and IOPS samples are per thread.
     pub series: &'a [ThreadPoint],
+    /// With fio's latency target, the depth its search ended at (fio's `latency_qd`).
+    pub latency_depth: Option<u32>,
 }
 
 /// One entry of the document's `jobs[]`: one clone, or the clones fio's `group_reporting` sums.
@@ -106,6 +110,9 @@ pub struct FioJob<'a> {
     pub lat_percentiles: bool,
     /// The fio latencies the entry reports (see [`FioJobSpec::latencies`]).
     pub latencies: crate::options::FioLatencies,
+    /// With fio's latency target, the depth its last clone's search ended at, as fio's
+    /// `sum_thread_stats` keeps the last thread's.
+    pub latency_depth: Option<u32>,
 }
 
 /// Where fio's `jobs[]` entries start, over clones given in fio's thread order as (reporting
@@ -174,6 +181,7 @@ pub fn entries<'a>(specs: &[FioJobSpec<'a>], clones: &[FioClone<'a>]) -> Vec<Fio
                 group_agg: agg_of(first.group_id),
                 lat_percentiles: last.lat_percentiles,
                 latencies: last.latencies,
+                latency_depth: members[members.len() - 1].latency_depth,
             }
         })
         .collect()
@@ -276,18 +284,26 @@ fn job(j: &FioJob<'_>, plus: bool) -> Value {
     o.insert("ctx".into(), json!(j.counts.ctx));
     o.insert("majf".into(), json!(j.counts.majf));
     o.insert("minf".into(), json!(j.counts.minf));
-    if j.cfg.rate_iops.is_none() && !j.cfg.workload.pacing.is_set() {
+    // With a latency target the depth moved during the run, which the shares fio counts per
+    // submission would show and one depth cannot: left out.
+    if j.cfg.rate_iops.is_none() && !j.cfg.workload.pacing.is_set() && j.cfg.latency_target.is_none() {
         o.insert("iodepth_level".into(), iodepth_level(j.cfg.queue_depth));
     }
     if let Some(b) = &j.batches {
         o.insert("iodepth_submit".into(), batch_shares(&b.submit));
         o.insert("iodepth_complete".into(), batch_shares(&b.complete));
     }
-    // fio's latency_target is off here; these are the values fio writes then.
-    o.insert("latency_depth".into(), json!(j.cfg.queue_depth));
-    o.insert("latency_target".into(), json!(0));
-    o.insert("latency_percentile".into(), json!(100.0));
-    o.insert("latency_window".into(), json!(0));
+    // fio 3.33's stat.c: the depth its search ended at (the job's iodepth without a target), the
+    // target in ns, the percentile, and the window in µs.
+    let (depth, target) = match (j.cfg.latency_target, j.latency_depth) {
+        (Some(t), Some(d)) => (d, Some(t)),
+        (Some(t), None) => (1, Some(t)),
+        (None, _) => (j.cfg.queue_depth, None),
+    };
+    o.insert("latency_depth".into(), json!(depth));
+    o.insert("latency_target".into(), json!(target.map_or(0, |t| t.target_ns)));
+    o.insert("latency_percentile".into(), json!(target.map_or(100.0, |t| t.percentile)));
+    o.insert("latency_window".into(), json!(target.map_or(0, |t| t.window_ns / 1_000)));
     // fio's io_u_mark_latency marks each I/O's completion latency, unless disable_clat.
     let clat_all = j.stats.split.as_ref().filter(|_| j.latencies.clat).map(|s| {
         let mut all = DirStats::default();
@@ -706,6 +722,17 @@ pub fn log_lines_prio(kind: LogKind, series: &[ThreadPoint], block_sizes: [u64; 
     out
 }
 
+/// fio 3.33's line for a job with a latency target, in its normal output (stat.c's
+/// `show_thread_status_normal`): the target in ns, the window in µs, the percentile, the depth.
+pub fn latency_target_line(t: &crate::options::LatencyTarget, depth: u32) -> String {
+    format!(
+        "latency   : target={}, window={}, percentile={:.2}%, depth={depth}",
+        t.target_ns,
+        t.window_ns / 1_000,
+        t.percentile
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -741,6 +768,7 @@ mod tests {
             group_agg: [0; 5],
             lat_percentiles: false,
             latencies: crate::options::FioLatencies::default(),
+            latency_depth: None,
         };
         let d = render(&[], &[j], &[], false, SystemTime::UNIX_EPOCH);
         let job = &d["jobs"][0];
@@ -775,6 +803,7 @@ mod tests {
                 group_agg: [4096 * 1024, 0, 0, 0, 0],
                 lat_percentiles: plus,
                 latencies: crate::options::FioLatencies::default(),
+                latency_depth: None,
             };
             render(&[], &[j], &[], plus, SystemTime::UNIX_EPOCH)
         };
@@ -862,7 +891,16 @@ mod tests {
             let cpu = CpuUsage { user_ns: user_ms * 1_000_000, sys_ns: user_ms * 100_000, ios };
             let counts = ThreadCounts { ctx: ios, majf: 0, minf: 1 };
             let batches = Some(BatchCounts { submit: [0, ios, 0, 0, 0, 0, 0], complete: [0, 0, ios, 0, 0, 0, 1] });
-            FioClone { job, stats, span_ns: span_ms * 1_000_000 + 999_999, cpu, counts, batches, series: &[] }
+            FioClone {
+                job,
+                stats,
+                span_ns: span_ms * 1_000_000 + 999_999,
+                cpu,
+                counts,
+                batches,
+                series: &[],
+                latency_depth: None,
+            }
         };
         let clones = [clone(0, 100, 300, 150), clone(0, 200, 400, 100), clone(1, 50, 200, 50), clone(2, 10, 100, 10)];
         let e = entries(&specs, &clones);

@@ -112,10 +112,12 @@ pub fn clones_of<'r>(r: &'r RunResult, lanes: &[usize], job: usize) -> Vec<FioCl
             let mut counts = ThreadCounts::default();
             let mut batches: Option<BatchCounts> = None;
             let mut span_ns = 0;
+            let mut latency_depth = None;
             for w in lanes.iter().map(|&l| &r.workers[l]).filter(|w| w.thread == t) {
                 stats += &w.stats;
                 let Some(s) = &w.summary else { continue };
                 span_ns = span_ns.max(s.measured_ns);
+                latency_depth = s.latency_depth.or(latency_depth);
                 if let Some(b) = &s.batches {
                     *batches.get_or_insert_with(BatchCounts::default) += b;
                 }
@@ -134,6 +136,7 @@ pub fn clones_of<'r>(r: &'r RunResult, lanes: &[usize], job: usize) -> Vec<FioCl
                 counts,
                 batches,
                 series: r.threads.get(t).map_or(&[][..], Vec::as_slice),
+                latency_depth,
             }
         })
         .collect()

@@ -531,6 +531,7 @@ pub(crate) fn sample_document(read: &DirStats, write: &DirStats, elapsed_ns: u64
         cores: vec![0],
         queue_depth: 1,
         queue_depth_shared: false,
+        latency_target: None,
         runtime: Some(1.0),
         ramp: 0.0,
         ios: None,
@@ -640,7 +641,13 @@ mod tests {
         for (i, e) in errors.iter().enumerate() {
             stats.errors.count(if i == 0 { Direction::Read } else { Direction::Write }, *e, 1);
         }
-        let stops = [StopReason::Time, StopReason::IoLimit, StopReason::Error, StopReason::Requested];
+        let stops = [
+            StopReason::Time,
+            StopReason::IoLimit,
+            StopReason::Error,
+            StopReason::Requested,
+            StopReason::LatencyTarget,
+        ];
         let workers = stops
             .iter()
             .enumerate()
@@ -659,6 +666,7 @@ mod tests {
                     stop_reason,
                     lost_in_flight: 0,
                     busy: None,
+                    latency_depth: (stop_reason == StopReason::LatencyTarget).then_some(6),
                     first_error: errors.get(i).map(|&error| FailedIo {
                         error,
                         dir: Direction::Write,

@@ -406,6 +406,10 @@ fn worker_notes(out: &mut String, cfg: &RunConfig, r: &RunResult) {
                 cfg.drain_timeout
             );
         }
+        if let (Some(t), Some(depth)) = (&cfg.latency_target, s.latency_depth) {
+            let line = super::fio::latency_target_line(t, depth);
+            let _ = writeln!(out, "worker {}: {line}", lane_name(cfg, wr));
+        }
         if let Some(f) = &s.first_error {
             let _ = writeln!(
                 out,

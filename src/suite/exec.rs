@@ -33,6 +33,9 @@ pub struct ResolvedStream {
     pub ios: Option<u64>,
     /// The stream's own runtime (a fio job's, which ends it alone); `None`: `Timing::runtime`.
     pub runtime: Option<Duration>,
+    /// fio's flow control: the flow the stream's workers join, each with the stream's weight (a
+    /// fio job's clones; the job file's executor refuses a job with a flow on several files).
+    pub flow: Option<crate::workload::flow::FlowShare>,
 }
 
 /// What the run is measured over.
@@ -227,6 +230,10 @@ pub fn measure(
                 drain_timeout: streams[s.stream].cfg.drain_timeout,
                 // Suites measure; `run --verify` checks data.
                 verify: None,
+                // Joined here, before the gate: every weight counts from the first I/O on.
+                flow: streams[s.stream].flow.as_ref().map(|f| f.seat()),
+                // fio's latency target is refused on jobs that run together (`fio::plan`).
+                latency_target: None,
             });
         }
     }

@@ -520,7 +520,7 @@ fn resolve(
     let cfg = RunConfig::resolve_with(&run_args, &args.engine, Some(&mut attach))
         .map_err(|e| SuiteError::Usage(format!("{at}: {e}")))?;
     debug_assert_eq!(&cfg.engine, engine);
-    Ok(ResolvedStream { name: s.name.clone(), cfg, threads: s.threads, qd: s.qd, ios: None, runtime: None })
+    Ok(ResolvedStream { name: s.name.clone(), cfg, threads: s.threads, qd: s.qd, ios: None, runtime: None, flow: None })
 }
 
 /// `nvmebench suite --list`.

@@ -14,6 +14,7 @@
 //! on a completion stamp there (the interval boundary, the deadline) compare raw readings with
 //! the boundary's raw equivalent, worked out once per boundary (see [`Timeline`]).
 
+use super::latency::{DepthSearch, Step};
 use super::{BusyTime, FailedIo, IntervalReport, Links, Phase, Report, Shared, StopReason, WorkerPlan, WorkerSummary};
 use crate::batches::BatchCounts;
 use crate::cpu::CpuProbe;
@@ -23,6 +24,7 @@ use crate::options::{LatencyMode, OnError};
 use crate::stats::{HistTally, PrioStats, Stats};
 use crate::verify::{GenTable, Verifier};
 use crate::workload::contents::{self, Filler};
+use crate::workload::flow::FlowMember;
 use crate::workload::rate::{Gate, Pacer};
 use crate::workload::{Generator, RwMode};
 
@@ -56,7 +58,7 @@ pub(super) enum Pass {
 pub(super) struct Loop<'c, E: Engine> {
     engine: E,
     generator: Generator,
-    clock: &'c quanta::Clock,
+    clock: &'c crate::clock::Clock,
     /// Raw clock reading of time zero (the gate's opening), and the scale to go back and forth.
     timeline: Timeline,
     limits: Limits,
@@ -158,6 +160,21 @@ pub(super) struct Loop<'c, E: Engine> {
     plain: bool,
     /// Slots queued and not yet stamped as sent, in queue order (split only).
     unsent: Vec<u32>,
+    /// fio's flow control: this worker's count in the flow it shares (`None`: no flow, and the
+    /// loop pays nothing for it but a branch per pass).
+    flow: Option<FlowMember>,
+    /// Held back by the flow at the last refill: with `flow_sleep`, nothing more goes out until
+    /// the I/Os in flight are back and the sleep is over (fio's quiesce and usleep); without, the
+    /// next pass checks again.
+    flow_held: bool,
+    /// fio's latency target: the depth search, which sets `cap` (see `steer`). Such a lane never
+    /// takes the plain or inline paths, so that a lane without it pays nothing per I/O for it.
+    search: Option<DepthSearch>,
+    /// The search lowered the depth (or began its last window): nothing is issued until every
+    /// I/O in flight has completed, then a new window starts (fio's `io_u_quiesce`).
+    draining: bool,
+    /// The search's last window began and the measurement restarted with it (once).
+    restarted: bool,
 }
 
 /// Idle passes between clock reads. An idle pass (the last one reaped nothing, every slot is in
@@ -168,7 +185,7 @@ pub(super) struct Loop<'c, E: Engine> {
 const COAST_PASSES: u32 = 7;
 
 impl<'c, E: Engine> Loop<'c, E> {
-    pub(super) fn new(engine: E, plan: &WorkerPlan, clock: &'c quanta::Clock) -> Self {
+    pub(super) fn new(engine: E, plan: &WorkerPlan, clock: &'c crate::clock::Clock) -> Self {
         let qd = plan.queue_depth as usize;
         let idle = IoOp { dir: Direction::Read, offset: 0, len: 0, prio: IoPrio::NONE };
         // Verified workers own disjoint slices, so no unit is written by two workers at once.
@@ -226,7 +243,10 @@ impl<'c, E: Engine> Loop<'c, E> {
             && filler.is_none()
             && split.is_none()
             && plan.latency.stamps()
-            && limits.max_retries == 0;
+            && limits.max_retries == 0
+            && plan.flow.is_none()
+            && plan.latency_target.is_none();
+        let search = plan.latency_target.map(|t| DepthSearch::new(t, plan.queue_depth, 0));
         let mut state = Loop {
             plain,
             tallies: Direction::ALL.map(|d| if plan.spec.mix.issues(d) { HistTally::new() } else { HistTally::none() }),
@@ -268,7 +288,10 @@ impl<'c, E: Engine> Loop<'c, E> {
             cut_from: 0,
             issued_measured: 0,
             in_flight: 0,
-            cap: plan.queue_depth,
+            cap: search.as_ref().map_or(plan.queue_depth, DepthSearch::depth),
+            search,
+            draining: false,
+            restarted: false,
             shares_qd: plan.worker_qd.is_some(),
             to_submit: false,
             stop: None,
@@ -283,6 +306,8 @@ impl<'c, E: Engine> Loop<'c, E> {
             coast: 0,
             ahead: None,
             done: Vec::with_capacity(qd),
+            flow: plan.flow.clone().map(FlowMember::new),
+            flow_held: false,
         };
         state.prepare_spares();
         state
@@ -360,7 +385,7 @@ impl<'c, E: Engine> Loop<'c, E> {
     /// What a completed slot's I/O took, from its raw stamps: its total and, split, fio's slat
     /// (none for a synchronous engine) and clat.
     #[inline(always)]
-    fn latencies(clock: &quanta::Clock, split: Option<Sends>, start: u64, sent: u64, end: u64) -> Latency {
+    fn latencies(clock: &crate::clock::Clock, split: Option<Sends>, start: u64, sent: u64, end: u64) -> Latency {
         let total = clock.delta_as_nanos(start, end);
         let parts = match split {
             None => None,
@@ -447,6 +472,9 @@ impl<'c, E: Engine> Loop<'c, E> {
                 None => {
                     if now >= self.next_cut {
                         self.cut_interval(now, links, plan.index);
+                    }
+                    if self.search.is_some() {
+                        self.steer(now, links, plan.index);
                     }
                     self.refill(now)?;
                 }
@@ -565,6 +593,11 @@ impl<'c, E: Engine> Loop<'c, E> {
     }
 
     fn begin_measuring(&mut self, now: u64) {
+        if let Some(s) = &mut self.search {
+            // fio's reset of its statistics at the ramp's end restarts the search too.
+            self.cap = s.reset(now);
+            self.draining = false;
+        }
         self.measuring = true;
         self.measure_start = now;
         self.cut_from = now;
@@ -605,15 +638,84 @@ impl<'c, E: Engine> Loop<'c, E> {
         self.cut_from = now;
     }
 
+    /// fio's latency target, once per pass: ends a drain once nothing is in flight (and starts
+    /// the next window), and judges the window once it has lasted (not during the ramp, as fio).
+    #[inline(never)]
+    fn steer(&mut self, now: u64, links: &Links, worker: usize) {
+        let Some(s) = &mut self.search else { return };
+        if self.draining {
+            if self.in_flight == 0 {
+                self.draining = false;
+                s.new_cycle(now);
+                self.cap = s.depth();
+                if s.final_run() && !self.restarted && self.measuring {
+                    self.restart_measuring(now, links, worker);
+                }
+            }
+            return;
+        }
+        if !self.measuring {
+            return;
+        }
+        match s.check(now) {
+            Step::Stay | Step::Fatal => {}
+            Step::Depth(qd) => self.cap = qd,
+            Step::Drain(_) => {
+                self.cap = 0;
+                self.draining = true;
+            }
+            Step::Done => {
+                self.cap = 0;
+                self.stop = Some((StopReason::LatencyTarget, now));
+            }
+        }
+    }
+
+    /// fio's start of the search's last window (`lat_target_success` with `latency_run=0`):
+    /// after the drain, the job's statistics, measured span, CPU and batch counts start again
+    /// (`reset_all_stats`, `reset_io_stats`), so the figures are the settled depth's. What the
+    /// worker already sent is dropped by the coordinator. The I/O count towards the job's size goes
+    /// on, as fio's does; the runtime is the run's timeline and goes on too, where fio's restarts.
+    #[cold]
+    #[inline(never)]
+    fn restart_measuring(&mut self, now: u64, links: &Links, worker: usize) {
+        self.restarted = true;
+        self.settle_tallies();
+        let unsent_ios = self.stats.ios() + self.stats.errors.total();
+        self.stats.reset();
+        let _ = links.reports.send(Report::Restart { worker, unsent_ios });
+        self.cut_from = now;
+        self.measure_start = now;
+        self.probe.start(now);
+        self.batches_start = self.engine.batches();
+        self.busy_ticks = 0;
+        self.busy_polls = 0;
+        self.perf_last = None;
+        self.perf_busy_ticks = 0;
+        self.perf_idle_ticks = 0;
+    }
+
     /// Fills every free slot: one generator call, one clock read and one queue call per I/O.
     #[inline]
     fn refill(&mut self, now: u64) -> Result<(), EngineError> {
         if self.plain && self.pending.is_none() {
             return self.refill_plain();
         }
+        let mut cap = self.cap;
+        if let Some(f) = &self.flow {
+            if self.flow_held && !f.sleep().is_zero() {
+                return Ok(());
+            }
+            let budget = f.budget();
+            self.flow_held = budget == 0;
+            if self.flow_held {
+                return Ok(());
+            }
+            cap = cap.min(self.in_flight.saturating_add(u32::try_from(budget).unwrap_or(u32::MAX)));
+        }
         let mut staged = 0u32;
         while let Some(&slot) = self.free.last() {
-            if self.in_flight + staged >= self.cap
+            if self.in_flight + staged >= cap
                 || self.measuring && self.limits.io_limit.is_some_and(|l| self.issued_measured >= l)
             {
                 break;
@@ -681,6 +783,9 @@ impl<'c, E: Engine> Loop<'c, E> {
                     break;
                 }
             }
+        }
+        if let Some(f) = &mut self.flow {
+            f.issued(u64::from(staged));
         }
         // Submitted after the reap, together with a wait when nothing is ready: one syscall per
         // round trip instead of two (fio's submit-and-getevents).
@@ -764,9 +869,11 @@ impl<'c, E: Engine> Loop<'c, E> {
             return self.reap_plain();
         }
         let (clock, max_retries, stamp, split) = (self.clock, self.limits.max_retries, self.stamp, self.split);
-        let Loop { slots, free, stats, tallies, verifier, tries, retry, first_error, last_raw, sent, .. } = self;
+        let Loop { slots, free, stats, tallies, verifier, tries, retry, first_error, last_raw, sent, search, .. } =
+            self;
         let mut error_seen = false;
-        let reaped = self.engine.poll(self.limits.qd, |slot, result| {
+        let mut drain = false;
+        let reaped = self.engine.poll(self.limits.qd, |slot, mut result| {
             let (start, op) = slots[slot as usize];
             let latency = if stamp {
                 let end = clock.raw();
@@ -776,6 +883,17 @@ impl<'c, E: Engine> Loop<'c, E> {
             } else {
                 Latency::UNMEASURED
             };
+            // Without a latency target, this one branch is all the search costs an I/O.
+            if let Some(s) = search.as_mut() {
+                if result.is_ok() {
+                    match s.complete(latency.total) {
+                        Step::Stay => {}
+                        // fio's lat_fatal: the I/O itself fails.
+                        Step::Fatal => result = Err(IoError::Errno { errno: libc::ETIMEDOUT }),
+                        _ => drain = true,
+                    }
+                }
+            }
             if let Some(v) = verifier.as_mut() {
                 v.complete(slot, &op, result.is_ok());
             }
@@ -791,6 +909,11 @@ impl<'c, E: Engine> Loop<'c, E> {
             // One reading for the whole poll: the time its completions were seen by.
             self.last_raw = self.clock.raw();
         }
+        if drain {
+            // An I/O over the target with a percentile of 100 lowered the depth at once.
+            self.cap = 0;
+            self.draining = true;
+        }
         self.in_flight -= reaped;
         Ok((reaped, error_seen))
     }
@@ -803,7 +926,9 @@ impl<'c, E: Engine> Loop<'c, E> {
     #[inline]
     fn inline_ok(&self) -> bool {
         !self.shares_qd
+            && self.search.is_none()
             && self.pacer.is_none()
+            && self.flow.is_none()
             && self.verifier.is_none()
             && (self.filler.is_none() || self.spares > 0)
             && self.pending.is_none()
@@ -982,7 +1107,9 @@ impl<'c, E: Engine> Loop<'c, E> {
         } else if self.to_submit {
             self.engine.submit()?;
         } else if self.in_flight == 0 {
-            if let Some(ns) = self.idle_for() {
+            if self.flow_held {
+                self.flow_pause();
+            } else if let Some(ns) = self.idle_for() {
                 self.engine.wait_for(ns)?;
                 // The last completion's stamp is no longer now: the next pass reads the clock.
                 self.recent = None;
@@ -990,6 +1117,25 @@ impl<'c, E: Engine> Loop<'c, E> {
         }
         self.to_submit = false;
         Ok(())
+    }
+
+    /// Held back by the flow with nothing in flight: sleeps `flow_sleep` (fio's usleep after its
+    /// quiesce), or without one gives the core away once, since the workers it waits for may share
+    /// it (a flow can have more workers than the machine has cores); then the next pass checks
+    /// again. The sleep ends at the next decision (interval boundary, deadline) if that comes first.
+    #[cold]
+    #[inline(never)]
+    fn flow_pause(&mut self) {
+        self.flow_held = false;
+        let sleep = self.flow.as_ref().map_or(std::time::Duration::ZERO, FlowMember::sleep);
+        if sleep.is_zero() {
+            std::thread::yield_now();
+        } else {
+            let until = self.next_cut.min(self.deadline.unwrap_or(u64::MAX));
+            let ns = (sleep.as_nanos() as u64).min(until.saturating_sub(self.now_ns()));
+            std::thread::sleep(std::time::Duration::from_nanos(ns));
+        }
+        self.recent = None;
     }
 
     /// How long a paced worker on an interrupt-driven engine may sleep now: until its next I/O is
@@ -1025,6 +1171,11 @@ impl<'c, E: Engine> Loop<'c, E> {
 
     /// Sends the last interval (the rest of the run, up to the last completion) and sums up.
     fn finish(&mut self, links: &Links, worker: usize, lost: u64) -> WorkerSummary {
+        // Out of the flow as soon as its last I/O is back (fio's flow_exit_job at the job's end):
+        // the others run on among themselves.
+        if let Some(f) = &mut self.flow {
+            f.leave();
+        }
         let (reason, stopped_at) = self.stop.unwrap_or((StopReason::Requested, self.last_completion));
         let end = self.last_completion.max(stopped_at).max(self.cut_from);
         let (phase, index) = if self.measuring {
@@ -1061,6 +1212,7 @@ impl<'c, E: Engine> Loop<'c, E> {
             stop_reason: reason,
             lost_in_flight: lost,
             first_error: self.first_error,
+            latency_depth: self.search.as_ref().map(DepthSearch::depth),
             busy: self.busy_on.then(|| BusyTime {
                 busy_ns: if self.measuring { self.clock.delta_as_nanos(0, self.busy_ticks) } else { 0 },
                 busy_polls: if self.measuring { self.busy_polls } else { 0 },
@@ -1080,6 +1232,9 @@ impl<'c, E: Engine> Loop<'c, E> {
 
     /// What was measured until an engine failure: the statistics not yet sent, and a summary.
     pub(super) fn partial(&mut self) -> (Box<Stats>, WorkerSummary) {
+        if let Some(f) = &mut self.flow {
+            f.leave();
+        }
         self.settle_tallies();
         let summary = self.summary(StopReason::Error, self.last_completion, 0);
         (std::mem::take(&mut self.stats), WorkerSummary { first_error: None, ..summary })
@@ -1284,7 +1439,7 @@ struct Timeline {
 }
 
 impl Timeline {
-    fn new(clock: &quanta::Clock) -> Self {
+    fn new(clock: &crate::clock::Clock) -> Self {
         // The clock's own scaling of a long span (a mock clock and the monotonic fallback count
         // nanoseconds: 1.0).
         const SPAN: u64 = 1 << 40;
@@ -1294,7 +1449,7 @@ impl Timeline {
 
     /// Nanoseconds since time zero at raw reading `raw`.
     #[inline]
-    fn ns(&self, clock: &quanta::Clock, raw: u64) -> u64 {
+    fn ns(&self, clock: &crate::clock::Clock, raw: u64) -> u64 {
         clock.delta_as_nanos(self.epoch, raw)
     }
 
@@ -1302,7 +1457,7 @@ impl Timeline {
     /// when `ns(raw) >= ns` (`u64::MAX` if no reading gets there). The scale's guess is settled by
     /// galloping to a bracket and halving it, with the clock's own scaling as the judge, so the
     /// answer agrees with it to the tick; a few scalings when the guess is good.
-    fn raw_at(&self, clock: &quanta::Clock, ns: u64) -> u64 {
+    fn raw_at(&self, clock: &crate::clock::Clock, ns: u64) -> u64 {
         if ns == 0 {
             return self.epoch;
         }
@@ -1382,7 +1537,7 @@ mod tests {
     /// however far off the scale's guess is.
     #[test]
     fn raw_readings_of_boundaries_agree_with_the_clock_to_the_tick() {
-        let clock = quanta::Clock::new();
+        let clock = crate::clock::Clock::new();
         let real = Timeline::new(&clock);
         for ticks_per_ns in [real.ticks_per_ns, real.ticks_per_ns * 0.5, real.ticks_per_ns * 3.0, 1e-3, 1e3] {
             let t = Timeline { epoch: clock.raw(), ticks_per_ns };
@@ -1394,7 +1549,7 @@ mod tests {
             assert_eq!(t.raw_at(&clock, 0), t.epoch);
         }
         // A mock clock counts nanoseconds.
-        let (mock_clock, _mock) = quanta::Clock::mock();
+        let (mock_clock, _mock) = crate::clock::Clock::mock();
         let t = Timeline { epoch: 5, ..Timeline::new(&mock_clock) };
         assert_eq!(t.ticks_per_ns, 1.0);
         assert_eq!(t.raw_at(&mock_clock, 10), 15);

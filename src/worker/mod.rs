@@ -10,12 +10,13 @@
 //! What the worker does not do: decide what to issue (the generator does) or print anything.
 
 mod hot;
+pub mod latency;
 pub mod targets;
 
 use crate::cpu::CpuWindow;
 use crate::engine::{EngineBuilder, EngineError, EngineInfo};
 use crate::io::{Direction, IoError};
-use crate::options::{LatencyMode, OnError};
+use crate::options::{LatencyMode, LatencyTarget, OnError};
 use crate::stats::Stats;
 use crate::verify::{GenTable, Verifier};
 use crate::workload::WorkloadSpec;
@@ -64,6 +65,12 @@ pub struct WorkerPlan {
     pub drain_timeout: Duration,
     /// Data verification (`--verify`): this worker's slice and its known state.
     pub verify: Option<VerifyPlan>,
+    /// fio's flow control: the worker's place in the flow it shares with other workers (a fio
+    /// job's clone, on one target), taken before the start gate.
+    pub flow: Option<crate::workload::flow::FlowSeat>,
+    /// fio's latency target: the lane searches for its depth, up to `queue_depth` (see
+    /// [`latency`]); `None`: it keeps `queue_depth` in flight.
+    pub latency_target: Option<LatencyTarget>,
 }
 
 /// What a worker needs to verify data.
@@ -139,6 +146,8 @@ pub enum StopReason {
     IoLimit,
     Error,
     Requested,
+    /// fio's latency target settled (`latency_run=0`): one more window at the depth found met it.
+    LatencyTarget,
 }
 
 /// A worker's closing facts.
@@ -164,6 +173,10 @@ pub struct WorkerSummary {
     pub lost_in_flight: u64,
     /// The first failed I/O, for the error line.
     pub first_error: Option<FailedIo>,
+    /// With fio's latency target, the depth the search was at when the worker stopped (fio's
+    /// `latency_depth`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_depth: Option<u32>,
     /// Busy time over the measured window, for engines that account it (`Engine::accounts_busy`);
     /// the result document has it in the engine's section (`engine.spdk.busy`).
     #[serde(skip)]
@@ -240,6 +253,13 @@ pub enum Report {
         summary: WorkerSummary,
         verify: Option<Box<Verifier>>,
     },
+    /// fio's latency target began its last window (`latency_run=0`): what the worker measured
+    /// before no longer counts, as fio resets a job's statistics there (`reset_io_stats`).
+    /// `unsent_ios`: the I/Os (and failures) it dropped without sending, for the run's CPU per I/O.
+    Restart {
+        worker: usize,
+        unsent_ios: u64,
+    },
     /// The worker stopped on an error; after the start, what it measured until then comes along.
     Failed {
         worker: usize,
@@ -262,11 +282,11 @@ pub struct Links {
 /// start, never an I/O.
 pub trait ThreadBody: Send + Sync {
     /// Runs the lanes `plans` (all of one thread, `links` in the same order).
-    fn run_thread(&self, plans: &[WorkerPlan], shared: &Shared, links: &[Links], clock: &quanta::Clock);
+    fn run_thread(&self, plans: &[WorkerPlan], shared: &Shared, links: &[Links], clock: &crate::clock::Clock);
 }
 
 impl<B: EngineBuilder> ThreadBody for B {
-    fn run_thread(&self, plans: &[WorkerPlan], shared: &Shared, links: &[Links], clock: &quanta::Clock) {
+    fn run_thread(&self, plans: &[WorkerPlan], shared: &Shared, links: &[Links], clock: &crate::clock::Clock) {
         if let ([plan], [link]) = (plans, links) {
             run(self, plan, shared, link, clock);
         } else {
@@ -277,7 +297,13 @@ impl<B: EngineBuilder> ThreadBody for B {
 
 /// Runs one worker to completion on the calling thread. Every outcome, failure included, ends in a
 /// report on `links.reports`.
-pub fn run<B: EngineBuilder>(builder: &B, plan: &WorkerPlan, shared: &Shared, links: &Links, clock: &quanta::Clock) {
+pub fn run<B: EngineBuilder>(
+    builder: &B,
+    plan: &WorkerPlan,
+    shared: &Shared,
+    links: &Links,
+    clock: &crate::clock::Clock,
+) {
     let worker = plan.index;
     let fail = |error: WorkerError| {
         shared.abort();

@@ -148,7 +148,7 @@ pub fn run_lanes<B: EngineBuilder>(
     plans: &[WorkerPlan],
     shared: &Shared,
     links: &[Links],
-    clock: &quanta::Clock,
+    clock: &crate::clock::Clock,
 ) {
     let fail = |lane: usize, error: WorkerError| {
         shared.abort();

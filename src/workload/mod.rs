@@ -8,6 +8,7 @@
 pub mod bssplit;
 pub mod contents;
 pub mod dist;
+pub mod flow;
 pub mod pattern;
 pub mod prio;
 pub mod rate;

@@ -112,6 +112,21 @@ fn writes_need_allow_destroy() {
     let o = nvmebench(&["run", "--filename", &lo.dev, "--rw", "randread", "--ios", "100"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 
+    // fio's file-call engines change a file's allocation or length: never a device's, even a
+    // read (falloc allocates), even with --allow-destroy.
+    for engine in ["falloc", "ftruncate"] {
+        let o = nvmebench(&["run", "--filename", &lo.dev, "--engine", engine, "--rw", "write", "--allow-destroy"]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert_eq!(
+            stderr(&o).trim(),
+            format!(
+                "nvmebench: --engine {engine} on {}: {engine} changes a regular file's allocation or length, and this is a block device; name a file, or use psync",
+                lo.dev
+            )
+        );
+        assert_eq!(lo.backing_bytes(), before, "refused runs write nothing");
+    }
+
     let o = nvmebench(&["run", "--filename", &lo.dev, "--rw", "randwrite", "--ios", "500", "--allow-destroy"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("block device"));

@@ -1289,6 +1289,54 @@ fn wait_for_and_filesize_run_as_in_fio() {
     assert_eq!(both.ours, [("writers".to_string(), [0, 8, 0]), ("readers".to_string(), [128, 0, 0])]);
 }
 
+/// fio's flow control keeps the I/Os of the jobs of a flow in the ratio of their weights, each of a
+/// job's clones with the job's weight: [a]'s two clones at flow=1 beside [b] at flow=6 issue 1:3,
+/// in fio and here (without the flow lines [a], which reads in order, issues more than [b]). A
+/// lone job whose clones share a flow ([c], after a stonewall, on a flow of its own, checking
+/// again at once when held back) runs too.
+#[test]
+fn flow_keeps_jobs_in_the_ratio_of_their_weights_as_in_fio() {
+    // Held back without flow_sleep, fio's jobs spin, and three spinning on a loaded machine's two
+    // cores leave it a few hundred I/Os; and a job of fio's that ends first leaves the flow, so
+    // the others run free until they end too. A short sleep, and exitall (which stops the others
+    // at the first end, before the flow lets them go), keep fio's own ratio steady under load.
+    let text = "[global]\nioengine=null\nsize=1g\nbs=4k\ntime_based\nruntime=1\nflow_sleep=10\nexitall\n\
+                [a]\nrw=read\nflow=1\nnumjobs=2\n[b]\nrw=randwrite\nflow=6\n\
+                [c]\nstonewall\nrw=read\nflow_id=1\nflow=1\nflow_sleep=0\nnumjobs=2\n";
+    let Some(both) = fio_and_ours(text, &[]) else { return };
+    for (who, ios) in [("fio", &both.fio), ("nvmebench", &both.ours)] {
+        let names: Vec<&str> = ios.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c"], "{who}");
+        let total = |i: usize| ios[i].1.iter().sum::<u64>() as f64;
+        // The flow holds each job to its share within a pass's I/Os, however the threads are
+        // scheduled; without it the ratio is near 1.
+        let ratio = total(1) / total(0);
+        assert!((2.7..=3.3).contains(&ratio), "{who}: [b] against [a] {ratio:.2}: {ios:?}");
+        assert!(total(2) > 0.0, "{who}: {ios:?}");
+    }
+}
+
+/// A job with a flow on several files is refused in one sentence (fio counts its I/Os over all
+/// its files in one place, and nvmebench drives each file of a job on its own), and so are clones
+/// sharing a flow with steady state (they run as streams, which steady state does not stop).
+#[test]
+fn a_flow_on_several_files_or_with_steady_state_is_refused() {
+    let dir = scratch_dir();
+    assert_refused(
+        dir.path(),
+        &[
+            (
+                "[a]\nfilename=f1:f2\nsize=1m\nflow=2\n[b]\nfilename=f3:f4\nsize=1m\n",
+                "bad.fio:4: [a]: flow=2 on a job of 2 files: fio counts the job's I/Os over all of them in one place, and nvmebench drives each file of a job on its own; give the job one file, or remove flow",
+            ),
+            (
+                "[a]\nioengine=null\nsize=1m\nnumjobs=2\ngroup_reporting\nflow=1\nss_dur=2\ntime_based\nruntime=5\n",
+                "bad.fio:6: [a]: flow=1 between the job's 2 clones, with steady state (ss): nvmebench runs clones that share a flow as streams, which do not stop once steady as fio would; remove flow or ss",
+            ),
+        ],
+    );
+}
+
 /// fio's sync, pvsync and pvsync2 run as psync (the same I/Os, one at a time), with a note, and
 /// fio's I/O counts.
 #[test]
@@ -2096,23 +2144,101 @@ fn steady_state_on_the_command_line_is_refused() {
     }
 }
 
-/// latency-profile.fio's options are refused in one line naming the option and the sweep that
-/// measures each depth instead; nothing is written.
+/// fio's latency target, against fio 3.33 on a scratch file (libaio, direct): a target no I/O
+/// meets (1 µs, 99% of each window) leaves the search at depth 1 in both, and one every I/O meets
+/// (10 s) takes it to the full iodepth, where the job ends after one more window (latency_run=0),
+/// long before its runtime, with the figures of that last window alone (fio resets its statistics
+/// when it begins); both write fio's latency_* keys with the options' values.
 #[test]
-fn latency_target_is_refused_naming_the_sweep() {
+fn latency_target_searches_the_depth_as_fio_does() {
+    let text = "[global]\nioengine=libaio\ndirect=1\nbs=4k\nrw=randread\nfilename=lat.dat\nsize=4m\niodepth=8\n\
+                latency_window=50ms\n\
+                [none]\nlatency_target=1\nlatency_percentile=99\nio_size=1m\n\
+                [all]\nstonewall\nlatency_target=10s\ntime_based\nruntime=20\n";
+    let Some(fio) = tool("fio") else { return };
     let dir = scratch_dir();
-    write(dir.path(), "bad.fio", "[a]\nioengine=null\nsize=1m\nrw=randread\niodepth=128\nlatency_target=500000\n");
-    let o = nvmebench_in(dir.path(), &["run", "bad.fio", "--output-format=json"]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
-    assert!(
-        stderr(&o)
-            .contains("bad.fio:6: option 'latency_target': latency_target=500000: fio's search for the deepest queue"),
-        "{}",
-        stderr(&o)
+    let theirs = fio_in(&fio, dir.path(), text, &[]);
+    let ours = ours_in(dir.path(), text, &[]);
+    for (who, d) in [("fio", &theirs), ("nvmebench", &ours)] {
+        let jobs = d["jobs"].as_array().unwrap();
+        assert_eq!(jobs.len(), 2, "{who}");
+        let (none, all) = (&jobs[0], &jobs[1]);
+        assert_eq!(none["latency_target"], 1_000, "{who}: fio keeps the target in ns");
+        assert_eq!(none["latency_percentile"], 99.0, "{who}");
+        assert_eq!(none["latency_window"], 50_000, "{who}: and the window in µs");
+        assert_eq!(all["latency_target"], 10_000_000_000u64, "{who}");
+        assert_eq!(all["latency_percentile"], 100.0, "{who}: fio's default");
+        for j in jobs {
+            let depth = j["latency_depth"].as_u64().unwrap();
+            assert!((1..=8).contains(&depth), "{who}: [{}] depth {depth}", j["jobname"]);
+        }
+        assert_eq!(none["latency_depth"], 1, "{who}: no window met 1 µs");
+        assert_eq!(none["read"]["total_ios"], 256, "{who}: io_size ends it");
+        assert_eq!(all["latency_depth"], 8, "{who}: every window met 10 s");
+        // 1, 2, 4, 8, 8 (the last window), 8 (done): six windows of 50 ms, not 20 s; and the
+        // figures are the last window's, not the search's 300 ms and more.
+        let ms = all["job_runtime"].as_u64().unwrap();
+        assert!(ms < 200, "{who}: the last window alone counts, and the settled search ends the job: {ms} ms");
+        assert_eq!(all["error"], 0, "{who}");
+    }
+    // nvmebench's own document says it too.
+    write(dir.path(), "g.fio", text);
+    let o = nvmebench_in(dir.path(), &["run", "g.fio", "--section=all", "--json=own.json", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let own: Value = serde_json::from_slice(&std::fs::read(dir.path().join("own.json")).unwrap()).unwrap();
+    let run = &own["runs"][0];
+    assert_eq!(run["config"]["latency_target"]["target_ns"], 10_000_000_000u64, "{own}");
+    let summary = &run["results"]["workers"][0]["summary"];
+    assert_eq!((&summary["latency_depth"], &summary["stop_reason"]), (&Value::from(8), &Value::from("latency_target")));
+}
+
+/// With fio's default latency_percentile of 100, an I/O over the target at depth 1 ends the job
+/// with ETIMEDOUT (fio's lat_fatal): both exit with an error, and write error 110.
+#[test]
+fn latency_target_at_100_percent_fails_the_job_at_depth_1_as_fio_does() {
+    let text = "[j]\nioengine=libaio\ndirect=1\nbs=4k\nrw=randread\nfilename=lat.dat\nsize=4m\niodepth=4\n\
+                latency_target=1\n";
+    let Some(fio) = tool("fio") else { return };
+    let dir = scratch_dir();
+    write(dir.path(), "g.fio", text);
+    let theirs = Command::new(&fio).current_dir(dir.path()).args(["g.fio", "--output-format=json"]).output().unwrap();
+    let ours = nvmebench_in(dir.path(), &["run", "g.fio", "--output-format=json"]);
+    assert_ne!(theirs.status.code(), Some(0), "fio");
+    assert_eq!(ours.status.code(), Some(1), "{}", stderr(&ours));
+    for (who, o) in [("fio", &theirs), ("nvmebench", &ours)] {
+        let text = String::from_utf8_lossy(&o.stdout);
+        let start = text.find('{').unwrap_or(0);
+        let d: Value = serde_json::from_str(&text[start..]).unwrap();
+        let j = &d["jobs"][0];
+        assert_eq!((&j["error"], &j["latency_depth"]), (&Value::from(110), &Value::from(1)), "{who}");
+    }
+}
+
+/// A job with a latency target runs alone in its group and on one worker; a synchronous engine has
+/// no depth to search. Each is refused in one line naming the file's line.
+#[test]
+fn latency_target_where_fio_cannot_be_followed_is_refused() {
+    let dir = scratch_dir();
+    let job = "[a]\nioengine=null\nsize=1m\nrw=randread\niodepth=8\nlatency_target=500\n";
+    assert_refused(
+        dir.path(),
+        &[
+            (format!("{job}[b]\nioengine=null\nsize=1m\nrw=read\n"), "has latency_target and runs together with [b]"),
+            (
+                format!("{job}numjobs=2\n"),
+                "bad.fio:6: [a]: latency_target=500: fio searches one depth per job on its own",
+            ),
+            (
+                "[a]\nioengine=libaio\ndirect=1\nsize=1m\nrw=randread\niodepth=8\nlatency_target=500\nnrfiles=2\n"
+                    .to_string(),
+                "fio searches one depth per job over all its files",
+            ),
+            (
+                "[a]\nioengine=psync\nsize=1m\nrw=randread\nlatency_target=500\nfilename=f.dat\n".to_string(),
+                "bad.fio:5: [a]: latency_target=500: a synchronous engine has one I/O in flight",
+            ),
+        ],
     );
-    assert!(stderr(&o).contains("--sweep 1x1..128"), "{}", stderr(&o));
-    assert!(o.stdout.is_empty());
 }
 
 /// fio's io_size=N% (io_limit too) moves that share of each file's working set: half of an
@@ -2161,4 +2287,73 @@ fn buffer_pattern_writes_fios_bytes() {
     assert!(stderr(&o).contains("bad.fio:5: "), "{}", stderr(&o));
     assert!(stderr(&o).contains("buffer_pattern=0xab: fills every written block with its bytes"), "{}", stderr(&o));
     assert!(o.stdout.is_empty());
+}
+
+/// Each file's length and allocated bytes after a job file ran: what fio's falloc and ftruncate
+/// engines change.
+fn file_shapes(dir: &Path, names: &[&str]) -> Vec<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    names
+        .iter()
+        .map(|n| {
+            let m = std::fs::metadata(dir.join(n)).unwrap_or_else(|e| panic!("{n}: {e}"));
+            (m.len(), m.blocks() * 512)
+        })
+        .collect()
+}
+
+/// fio's falloc and ftruncate engines: each I/O a fallocate (a write allocates, a trim punches a
+/// hole) or an ftruncate to the write's offset. The same job file leaves its files with the same
+/// length and the same allocation after fio and after nvmebench, with fio's I/O counts.
+#[test]
+fn falloc_and_ftruncate_engines_change_files_as_fios() {
+    let Some(fio) = tool("fio") else { return };
+    let dir = scratch_dir();
+    if !punches_holes(dir.path()) {
+        return skip(Need::HolePunching, "falloc's trims punch holes");
+    }
+    let text = "[global]\nbs=4k\nsize=256k\n\
+                [grow]\nioengine=ftruncate\nfilename=t.dat\nrw=write\n\
+                [alloc]\nstonewall\nioengine=falloc\nfilename=a.dat\nrw=write\n\
+                [hole]\nstonewall\nioengine=falloc\nfilename=a.dat\nrw=trim\nbs=64k\nsize=128k\n\
+                [shrink]\nstonewall\nioengine=ftruncate\nfilename=s.dat\nrw=write\noffset=64k\nsize=64k\nbs=8k\n";
+    let names = ["t.dat", "a.dat", "s.dat"];
+    let mut shapes = Vec::new();
+    let mut counts = Vec::new();
+    for ours in [false, true] {
+        for n in names.iter().chain(&["both.fio"]) {
+            let _ = std::fs::remove_file(dir.path().join(n));
+        }
+        write(dir.path(), "both.fio", text);
+        let mut cmd = if ours {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_nvmebench"));
+            c.arg("run");
+            c
+        } else {
+            Command::new(&fio)
+        };
+        let out = cmd.args(["both.fio", "--output-format=json"]).current_dir(dir.path()).output().unwrap();
+        assert!(out.status.success(), "ours={ours}: {}", String::from_utf8_lossy(&out.stderr));
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        for j in doc["jobs"].as_array().unwrap() {
+            assert_eq!(j["error"], 0, "ours={ours}: {j}");
+        }
+        counts.push(ios_per_job(&doc));
+        shapes.push(file_shapes(dir.path(), &names));
+    }
+    assert_eq!(counts[1], counts[0], "per job: read, write, trim (nvmebench, then fio)");
+    assert_eq!(
+        counts[1],
+        [
+            ("grow".to_string(), [0, 64, 0]),
+            ("alloc".to_string(), [0, 64, 0]),
+            ("hole".to_string(), [0, 0, 2]),
+            ("shrink".to_string(), [0, 8, 0])
+        ]
+    );
+    assert_eq!(shapes[1], shapes[0], "each file's length and allocated bytes (nvmebench, then fio)");
+    // The last truncate is to the last write's offset; the hole frees the first 128k of 256k.
+    assert_eq!(shapes[1][0].0, 252 << 10, "t.dat ends at its last write's offset");
+    assert_eq!(shapes[1][1], (256 << 10, 128 << 10), "a.dat keeps its length, half of it allocated");
+    assert_eq!(shapes[1][2].0, 120 << 10, "s.dat ends at 64k + 7 * 8k");
 }

@@ -24,6 +24,8 @@ fn every_kind(dir: &Path) -> Vec<(&'static str, PathBuf)> {
     };
     run("a.json", &["--time", "300ms", "--rw", "randrw", "--bssplit", "4k/50:64k/50", "--random-dist", "zipf:1.1"]);
     run("b.json", &["--ios", "5000", "--on-error", "retry:2", "--rate-iops", "20000", "--ramp", "100ms"]);
+    // fio's latency target, settled (its stop reason, each worker's depth, the config's target).
+    run("c.json", &["--jobs", "1", "--time", "5s", "--qd", "4", "--latency_target=1s", "--latency_window=10ms"]);
     ok(&["merge", &s(&p("a.json")), &s(&p("b.json")), "-o", &s(&p("merged.json"))]);
     ok(&["compare", "--quiet", "--engines", "null,null:lat=2us", "--ios", "2000", "--json", &s(&p("compare.json"))]);
     let suite = s(&p("suite"));
@@ -32,7 +34,7 @@ fn every_kind(dir: &Path) -> Vec<(&'static str, PathBuf)> {
     args.extend(["--sweep", "1..2x1..2", "--curve", "--stop-latency", "1ms"]);
     args.extend(common);
     ok(&args);
-    let mut kinds = vec![("run", p("a.json")), ("run", p("b.json")), ("merge", p("merged.json"))];
+    let mut kinds = vec![("run", p("a.json")), ("run", p("b.json")), ("run", p("c.json")), ("merge", p("merged.json"))];
     kinds.push(("compare", p("compare.json")));
     let mut steps: Vec<PathBuf> = std::fs::read_dir(&suite).unwrap().map(|e| e.unwrap().path()).collect();
     steps.retain(|f| f.extension().is_some_and(|e| e == "json"));
@@ -51,6 +53,8 @@ fn every_document_conforms_and_reads_back() {
     for key in ["round_runs", "streams", "sweep_points", "iorate", "merged", "summary"] {
         assert!(has(key), "no document with {key} among {kinds:?}");
     }
+    let settled = &docs[2]["results"]["workers"][0]["summary"];
+    assert_eq!((&settled["stop_reason"], &settled["latency_depth"]), (&json!("latency_target"), &json!(4)));
     // Stdout JSON conforms too (`json` checks it).
     let o = nvmebench(&["run", "--quiet", "--engine", "null", "--ios", "100", "--output", "json"]);
     assert_eq!(json(&o)["results"]["total"]["read"]["ios"], 100);

@@ -433,6 +433,8 @@ const JOB_SEEDS: &[&str] = &[
      file_service_type=roundrobin\n[z]\nrw=randread\nrandom_distribution=zoned_abs:60/64k:40/0\nio_size=50%\n\
      iodepth_batch=4\niodepth_batch_complete_max=8\niodepth_low=1\n[c]\nnumjobs=2\noffset_increment=4k\n\
      continue_on_error=all\n",
+    "[lat]\nioengine=null\nsize=1m\nrw=randread\niodepth=8\nlatency_target=500\nlatency_window=10ms\n\
+     latency_percentile=99.5\nlatency_run=0\n",
 ];
 
 const INC_SEEDS: &[&str] = &[
