@@ -262,16 +262,20 @@ mod tests {
         assert_eq!(s.check(20 * MS), Step::Drain(1));
     }
 
+    /// One more 10 ms window, all of it within the target (`good`) or half of it over, judged
+    /// and drained.
+    fn judge_next(s: &mut DepthSearch, at: &mut u64, good: bool) -> Step {
+        *at += 10 * MS;
+        let step = if good { window(s, 100, 0, *at) } else { window(s, 50, 50, *at) };
+        drained(s, step, *at)
+    }
+
     #[test]
     fn a_failure_bisects_down_and_successes_bisect_back_up() {
         // fio's steps, worked by hand from io_u.c: (low, qd, high) after each window.
         let mut s = DepthSearch::new(opts(99.0, false), 128, 0);
         let mut at = 0;
-        let mut judge = |s: &mut DepthSearch, good: bool| {
-            at += 10 * MS;
-            let step = if good { window(s, 100, 0, at) } else { window(s, 50, 50, at) };
-            drained(s, step, at)
-        };
+        let mut judge = |s: &mut DepthSearch, good: bool| judge_next(s, &mut at, good);
         assert_eq!(judge(&mut s, true), Step::Depth(2));
         assert_eq!(judge(&mut s, true), Step::Depth(4));
         assert_eq!(judge(&mut s, true), Step::Depth(8));
@@ -293,11 +297,7 @@ mod tests {
     fn latency_run_keeps_going_and_the_ceiling_creeps_up_after_three_stable_successes() {
         let mut s = DepthSearch::new(opts(99.0, true), 128, 0);
         let mut at = 0;
-        let mut judge = |s: &mut DepthSearch, good: bool| {
-            at += 10 * MS;
-            let step = if good { window(s, 100, 0, at) } else { window(s, 50, 50, at) };
-            drained(s, step, at)
-        };
+        let mut judge = |s: &mut DepthSearch, good: bool| judge_next(s, &mut at, good);
         assert_eq!(judge(&mut s, true), Step::Depth(2));
         assert_eq!(judge(&mut s, true), Step::Depth(4));
         // 4 fails: high 4, low 2 -> 3.
