@@ -139,7 +139,7 @@ fn each_bad_input_exits_2_with_one_sentence() {
             "the extension says Markdown, but the report is fio's JSON (--output-format json+); name it",
         ),
         (&["--filename", f, "--bs", "-4k"], "--bs cannot be negative ('-4k')"),
-        (&["--filename", f, "--engine", "aio:poll"], "the aio engine takes no options"),
+        (&["--filename", f, "--engine", "aio:poll"], "the aio engine takes reap_max=N"),
         (&["--filename", f, "--engine", "psync:x=1"], "the psync engine takes no options"),
         (&["--filename", f, "--engine", "uring:sqpoll,defer_taskrun=1"], "do not go with sqpoll"),
         (&["--filename", f, "--engine", "uring:submit_batch=0"], "is not a batch size"),

@@ -24,7 +24,7 @@ fn json_report_carries_whole_histograms() {
         nvmebench(&["run", "--engine", "null", "--jobs", "2", "--ios", "200001", "--rw", "randrw", "--output", "json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let j = json(&o);
-    assert_eq!(j["schema_version"], 11);
+    assert_eq!(j["schema_version"], nvmebench::report::doc::SCHEMA_VERSION);
     assert_eq!(j["engine"]["name"], "null");
     assert_eq!(j["config"]["queue_depth"], 32);
     let total = &j["results"]["total"];
