@@ -9,6 +9,7 @@
 //! an observer (the live line) how the last interval went. It never formats or prints: that is the
 //! caller's business.
 
+use crate::clock::Clock;
 use crate::cost::{self, CoreReason, DeviceIrqs, Interrupts, RunCost, WorkerWindow};
 use crate::cpu::{self, CpuTimes, CpuUsage, Placement};
 use crate::engine::{EngineBuilder, EngineInfo};
@@ -339,7 +340,7 @@ impl Crew {
 pub fn run<B: EngineBuilder + 'static>(
     builder: Arc<B>,
     plan: RunPlan,
-    clock: crate::clock::Clock,
+    clock: Clock,
     observe: impl FnMut(&IntervalPoint),
 ) -> Result<RunResult, CoordinatorError> {
     let threads = plan.workers.iter().map(|w| w.thread + 1).max().unwrap_or(0);
@@ -355,7 +356,7 @@ pub fn run<B: EngineBuilder + 'static>(
 pub fn run_threads(
     bodies: Vec<Arc<dyn ThreadBody>>,
     mut plan: RunPlan,
-    clock: crate::clock::Clock,
+    clock: Clock,
     observe: impl FnMut(&IntervalPoint),
 ) -> Result<RunResult, CoordinatorError> {
     // Measured before any worker exists, on a core of the same CPU.
@@ -414,11 +415,7 @@ pub fn run_threads(
 }
 
 /// Spawns one thread per worker; a worker with several lanes (targets) drives them all.
-fn spawn(
-    bodies: &[Arc<dyn ThreadBody>],
-    plan: &RunPlan,
-    clock: &crate::clock::Clock,
-) -> Result<Crew, CoordinatorError> {
+fn spawn(bodies: &[Arc<dyn ThreadBody>], plan: &RunPlan, clock: &Clock) -> Result<Crew, CoordinatorError> {
     let n = plan.workers.len();
     let shared = Arc::new(Shared::default());
     let (report_tx, reports) = bounded(n * 4 + 4);
@@ -1164,8 +1161,8 @@ mod tests {
         }
     }
 
-    fn fake(script: Script) -> (Arc<FakeBuilder>, crate::clock::Clock, SeenOps) {
-        let (clock, mock) = crate::clock::Clock::mock();
+    fn fake(script: Script) -> (Arc<FakeBuilder>, Clock, SeenOps) {
+        let (clock, mock) = Clock::mock();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let slept = Arc::new(std::sync::atomic::AtomicU64::new(0));
         (Arc::new(FakeBuilder { script, mock, seen: seen.clone(), slept }), clock, seen)
@@ -1414,7 +1411,7 @@ mod tests {
             w.io_limit = Some(50_000);
         }
         let b = Arc::new(NullBuilder { options: NullOptions::default() });
-        let r = run(b, p, crate::clock::Clock::new(), |_| {}).unwrap();
+        let r = run(b, p, Clock::new(), |_| {}).unwrap();
         assert_eq!(r.total.ios(), 100_000);
         let sum: u64 = r.workers.iter().map(|w| w.stats.ios()).sum();
         assert_eq!(sum, 100_000);
@@ -1431,7 +1428,7 @@ mod tests {
         let at = SystemTime::now() + Duration::from_millis(300);
         p.start_at = Some(at);
         let b = Arc::new(NullBuilder { options: NullOptions::default() });
-        let r = run(b, p, crate::clock::Clock::new(), |_| {}).unwrap();
+        let r = run(b, p, Clock::new(), |_| {}).unwrap();
         let late = r.started_at.duration_since(at).expect("the gate never opens before the start time");
         assert!(late < Duration::from_millis(100), "opened {late:?} after the start time");
         assert_eq!(r.total.ios(), 2000);
@@ -1443,7 +1440,7 @@ mod tests {
         p.start_at = Some(SystemTime::now() + Duration::from_secs(3600));
         p.signal.store(15, Ordering::Relaxed);
         let b = Arc::new(NullBuilder { options: NullOptions::default() });
-        let e = run(b, p, crate::clock::Clock::new(), |_| {}).unwrap_err();
+        let e = run(b, p, Clock::new(), |_| {}).unwrap_err();
         assert!(matches!(e, CoordinatorError::Interrupted(15)), "{e}");
     }
 
@@ -1456,7 +1453,7 @@ mod tests {
             std::thread::sleep(Duration::from_millis(200));
             sig.store(2, Ordering::Relaxed);
         });
-        let r = run(b, p, crate::clock::Clock::new(), |_| {}).unwrap();
+        let r = run(b, p, Clock::new(), |_| {}).unwrap();
         t.join().unwrap();
         assert_eq!(r.interrupted_by, Some(2));
         assert!(r.total.read().ios > 0);
@@ -1473,7 +1470,7 @@ mod tests {
         p.workers[0].drain_timeout = Duration::from_millis(100);
         let b = Arc::new(NullBuilder { options: NullOptions { service_time: Duration::from_secs(5) } });
         let started = Instant::now();
-        let r = run(b, p, crate::clock::Clock::new(), |_| {}).unwrap();
+        let r = run(b, p, Clock::new(), |_| {}).unwrap();
         assert!(started.elapsed() < Duration::from_secs(3), "took {:?}", started.elapsed());
         let s = r.workers[0].summary.as_ref().unwrap();
         assert_eq!((s.stop_reason, s.lost_in_flight), (StopReason::Time, 4));
@@ -1500,7 +1497,7 @@ mod tests {
     #[test]
     fn a_worker_failing_set_up_stops_everyone_before_the_start() {
         let p = plan(3, 4, spec(RwMode::RandRead, 100));
-        let e = run(Arc::new(FailingBuilder), p, crate::clock::Clock::new(), |_| {}).unwrap_err();
+        let e = run(Arc::new(FailingBuilder), p, Clock::new(), |_| {}).unwrap_err();
         assert!(e.to_string().starts_with("worker 1: null: test set-up failed"), "{e}");
     }
 

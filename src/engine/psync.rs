@@ -16,7 +16,6 @@ use crate::io::IoError;
 use crate::io::{Direction, IoOp};
 use std::fs::File;
 use std::io;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
@@ -129,12 +128,7 @@ impl PsyncEngine {
             Direction::Write => 0,
             Direction::Trim | Direction::WriteZeroes | Direction::Flush => return self.ops.run(op),
         };
-        let (Ok(offset), len) = (libc::off_t::try_from(op.offset), libc::off_t::from(op.len)) else {
-            return Err(IoError::Errno { errno: libc::EFBIG });
-        };
-        // SAFETY: fallocate takes plain integers; `file` stays open across the call.
-        let rc = unsafe { libc::fallocate(self.file.as_raw_fd(), mode, offset, len) };
-        if rc < 0 { Err(last_error()) } else { Ok(()) }
+        self.ops.fallocate(mode, op)
     }
 
     /// fio's ftruncate: a write sets the file's length to its offset, a flush syncs, and any
@@ -149,10 +143,6 @@ impl PsyncEngine {
             Direction::Read | Direction::Trim | Direction::WriteZeroes => Err(IoError::Errno { errno: libc::EINVAL }),
         }
     }
-}
-
-fn last_error() -> IoError {
-    IoError::Errno { errno: io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) }
 }
 
 impl Engine for PsyncEngine {
@@ -219,12 +209,15 @@ impl Engine for PsyncEngine {
     }
 
     fn info(&self) -> EngineInfo {
-        let (name, calls) = match self.call {
-            SyncCall::Transfer => ("psync", "1 (pread/pwrite are synchronous)"),
-            SyncCall::Fallocate => ("falloc", "1 (fallocate is synchronous)"),
-            SyncCall::Ftruncate => ("ftruncate", "1 (ftruncate is synchronous)"),
+        let calls = match self.call {
+            SyncCall::Transfer => "1 (pread/pwrite are synchronous)",
+            SyncCall::Fallocate => "1 (fallocate is synchronous)",
+            SyncCall::Ftruncate => "1 (ftruncate is synchronous)",
         };
-        EngineInfo { name: name.into(), options: vec![("iodepth".into(), calls.into()), ("direct".into(), "1".into())] }
+        EngineInfo {
+            name: self.call.name().into(),
+            options: vec![("iodepth".into(), calls.into()), ("direct".into(), "1".into())],
+        }
     }
 }
 

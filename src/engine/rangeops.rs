@@ -47,28 +47,26 @@ impl RangeOps {
             (Direction::Trim, true) => unsafe { libc::ioctl(self.fd, BLKDISCARD, range.as_ptr()) },
             // SAFETY: as above.
             (Direction::WriteZeroes, true) => unsafe { libc::ioctl(self.fd, BLKZEROOUT, range.as_ptr()) },
-            // SAFETY: fallocate takes plain integers; `fd` is the engine's open file.
-            (Direction::Trim, false) => unsafe {
-                libc::fallocate(
-                    self.fd,
-                    libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
-                    op.offset as libc::off_t,
-                    libc::off_t::from(op.len),
-                )
-            },
-            // SAFETY: as above.
-            (Direction::WriteZeroes, false) => unsafe {
-                libc::fallocate(
-                    self.fd,
-                    libc::FALLOC_FL_ZERO_RANGE | libc::FALLOC_FL_KEEP_SIZE,
-                    op.offset as libc::off_t,
-                    libc::off_t::from(op.len),
-                )
-            },
+            (Direction::Trim, false) => {
+                return self.fallocate(libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, op);
+            }
+            (Direction::WriteZeroes, false) => {
+                return self.fallocate(libc::FALLOC_FL_ZERO_RANGE | libc::FALLOC_FL_KEEP_SIZE, op);
+            }
             // SAFETY: `fd` is the engine's open file.
             (Direction::Flush, _) => unsafe { libc::fsync(self.fd) },
             (Direction::Read | Direction::Write, _) => return Err(IoError::Errno { errno: libc::EINVAL }),
         };
+        if rc < 0 { Err(IoError::Errno { errno: last_errno() }) } else { Ok(()) }
+    }
+
+    /// `fallocate(mode)` over `op`'s range of a regular file: a trim's hole, a write-zeroes' zeroed
+    /// range, and each I/O of the falloc engine (`psync`).
+    #[inline]
+    pub fn fallocate(&self, mode: libc::c_int, op: &IoOp) -> Result<(), IoError> {
+        let Ok(offset) = libc::off_t::try_from(op.offset) else { return Err(IoError::Errno { errno: libc::EFBIG }) };
+        // SAFETY: fallocate takes plain integers; `fd` is the engine's open file.
+        let rc = unsafe { libc::fallocate(self.fd, mode, offset, libc::off_t::from(op.len)) };
         if rc < 0 { Err(IoError::Errno { errno: last_errno() }) } else { Ok(()) }
     }
 }

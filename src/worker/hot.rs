@@ -17,6 +17,7 @@
 use super::latency::{DepthSearch, Step};
 use super::{BusyTime, FailedIo, IntervalReport, Links, Phase, Report, Shared, StopReason, WorkerPlan, WorkerSummary};
 use crate::batches::BatchCounts;
+use crate::clock::Clock;
 use crate::cpu::CpuProbe;
 use crate::engine::{Engine, EngineError, EngineInfo, Queued, Sends};
 use crate::io::{Direction, IoError, IoOp, IoPrio};
@@ -58,7 +59,7 @@ pub(super) enum Pass {
 pub(super) struct Loop<'c, E: Engine> {
     engine: E,
     generator: Generator,
-    clock: &'c crate::clock::Clock,
+    clock: &'c Clock,
     /// Raw clock reading of time zero (the gate's opening), and the scale to go back and forth.
     timeline: Timeline,
     limits: Limits,
@@ -185,7 +186,7 @@ pub(super) struct Loop<'c, E: Engine> {
 const COAST_PASSES: u32 = 7;
 
 impl<'c, E: Engine> Loop<'c, E> {
-    pub(super) fn new(engine: E, plan: &WorkerPlan, clock: &'c crate::clock::Clock) -> Self {
+    pub(super) fn new(engine: E, plan: &WorkerPlan, clock: &'c Clock) -> Self {
         let qd = plan.queue_depth as usize;
         let idle = IoOp { dir: Direction::Read, offset: 0, len: 0, prio: IoPrio::NONE };
         // Verified workers own disjoint slices, so no unit is written by two workers at once.
@@ -385,7 +386,7 @@ impl<'c, E: Engine> Loop<'c, E> {
     /// What a completed slot's I/O took, from its raw stamps: its total and, split, fio's slat
     /// (none for a synchronous engine) and clat.
     #[inline(always)]
-    fn latencies(clock: &crate::clock::Clock, split: Option<Sends>, start: u64, sent: u64, end: u64) -> Latency {
+    fn latencies(clock: &Clock, split: Option<Sends>, start: u64, sent: u64, end: u64) -> Latency {
         let total = clock.delta_as_nanos(start, end);
         let parts = match split {
             None => None,
@@ -1439,7 +1440,7 @@ struct Timeline {
 }
 
 impl Timeline {
-    fn new(clock: &crate::clock::Clock) -> Self {
+    fn new(clock: &Clock) -> Self {
         // The clock's own scaling of a long span (a mock clock and the monotonic fallback count
         // nanoseconds: 1.0).
         const SPAN: u64 = 1 << 40;
@@ -1449,7 +1450,7 @@ impl Timeline {
 
     /// Nanoseconds since time zero at raw reading `raw`.
     #[inline]
-    fn ns(&self, clock: &crate::clock::Clock, raw: u64) -> u64 {
+    fn ns(&self, clock: &Clock, raw: u64) -> u64 {
         clock.delta_as_nanos(self.epoch, raw)
     }
 
@@ -1457,7 +1458,7 @@ impl Timeline {
     /// when `ns(raw) >= ns` (`u64::MAX` if no reading gets there). The scale's guess is settled by
     /// galloping to a bracket and halving it, with the clock's own scaling as the judge, so the
     /// answer agrees with it to the tick; a few scalings when the guess is good.
-    fn raw_at(&self, clock: &crate::clock::Clock, ns: u64) -> u64 {
+    fn raw_at(&self, clock: &Clock, ns: u64) -> u64 {
         if ns == 0 {
             return self.epoch;
         }

@@ -13,6 +13,7 @@ mod hot;
 pub mod latency;
 pub mod targets;
 
+use crate::clock::Clock;
 use crate::cpu::CpuWindow;
 use crate::engine::{EngineBuilder, EngineError, EngineInfo};
 use crate::io::{Direction, IoError};
@@ -282,11 +283,11 @@ pub struct Links {
 /// start, never an I/O.
 pub trait ThreadBody: Send + Sync {
     /// Runs the lanes `plans` (all of one thread, `links` in the same order).
-    fn run_thread(&self, plans: &[WorkerPlan], shared: &Shared, links: &[Links], clock: &crate::clock::Clock);
+    fn run_thread(&self, plans: &[WorkerPlan], shared: &Shared, links: &[Links], clock: &Clock);
 }
 
 impl<B: EngineBuilder> ThreadBody for B {
-    fn run_thread(&self, plans: &[WorkerPlan], shared: &Shared, links: &[Links], clock: &crate::clock::Clock) {
+    fn run_thread(&self, plans: &[WorkerPlan], shared: &Shared, links: &[Links], clock: &Clock) {
         if let ([plan], [link]) = (plans, links) {
             run(self, plan, shared, link, clock);
         } else {
@@ -297,13 +298,7 @@ impl<B: EngineBuilder> ThreadBody for B {
 
 /// Runs one worker to completion on the calling thread. Every outcome, failure included, ends in a
 /// report on `links.reports`.
-pub fn run<B: EngineBuilder>(
-    builder: &B,
-    plan: &WorkerPlan,
-    shared: &Shared,
-    links: &Links,
-    clock: &crate::clock::Clock,
-) {
+pub fn run<B: EngineBuilder>(builder: &B, plan: &WorkerPlan, shared: &Shared, links: &Links, clock: &Clock) {
     let worker = plan.index;
     let fail = |error: WorkerError| {
         shared.abort();
