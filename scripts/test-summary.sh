@@ -39,8 +39,22 @@ results=$(awk '
     printf "%s\t%s\t%s\n", bin, name, outcome
   }' "$out")
 
-awk -F'\t' -v skiplog="$skips" '
+# What each failed test printed (its panic message first), a few lines per test, so the end of
+# the log says why, not only which.
+panics=$(awk '
+  /^---- .* stdout ----$/ { name = $2; n = 0; next }
+  /^(failures:|test result:|---- )/ { name = ""; next }
+  name != "" && n < 8 && NF > 0 { printf "%s\t%s\n", name, substr($0, 1, 400); n++ }' "$out")
+
+awk -F'\t' -v skiplog="$skips" -v panics="$panics" '
   BEGIN {
+    np = split(panics, pl, "\n")
+    for (i = 1; i <= np; i++) {
+      tab = index(pl[i], "\t")
+      if (tab == 0) continue
+      t = substr(pl[i], 1, tab - 1)
+      said[t] = said[t] "    " substr(pl[i], tab + 1) "\n"
+    }
     while ((getline line < skiplog) > 0) {
       split(line, f, "\t")
       key = f[1] "\t" f[2]
@@ -70,7 +84,11 @@ awk -F'\t' -v skiplog="$skips" '
   END {
     for (i = 1; i <= ngroups; i++) printf "ran: %s (%d): %s\n", order[i], count[order[i]], members[order[i]]
     for (i = 1; i <= nskips; i++) print why[i]
-    for (i = 1; i <= nfailed; i++) printf "failed: %s\n", failed[i]
+    for (i = 1; i <= nfailed; i++) {
+      printf "failed: %s\n", failed[i]
+      t = failed[i]; sub(/^[^ ]* /, "", t)
+      if (t in said) printf "%s", said[t]
+    }
     nt = 0; for (k in skipped) nt++
     printf "tests: %d ran, %d skipped in whole or in part (%d skips, %d that CI requires to run), %d failed, %d ignored\n", ran, nt, nskips, required, nfailed, ignored
     exit (required > 0 || nfailed > 0) ? 1 : 0

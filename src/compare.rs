@@ -583,7 +583,9 @@ fn plan_rebind(args: &CompareArgs, engines: &[EngineSpec]) -> Result<Option<Rebi
 /// The figures of one column, as numbers (`None` where there were no I/Os).
 struct Figures {
     iops: f64,
-    mb_s: f64,
+    /// Bytes per second, as the run's document has it (MB/s is only how the text prints it, so
+    /// the summary never round-trips through it).
+    bw_bytes: f64,
     mean_ns: Option<f64>,
     percentiles_ns: Vec<Option<f64>>,
     max_ns: Option<f64>,
@@ -606,7 +608,7 @@ fn figures_of(d: &DirStats, elapsed_ns: u64, cpu_ns_per_io: Option<f64>, stamped
     let has = d.ios > 0 && stamped;
     Figures {
         iops,
-        mb_s: bw / 1e6,
+        bw_bytes: bw,
         mean_ns: has.then(|| d.mean_ns()),
         percentiles_ns: TABLE_PERCENTILES.iter().map(|(p, _)| has.then(|| d.percentile_ns(*p) as f64)).collect(),
         max_ns: has.then_some(d.max_ns as f64),
@@ -704,7 +706,7 @@ fn plain_table(out: &mut String, columns: &[Column]) {
     row(out, "qd", &|c, _| c.cfg.queue_depth.to_string());
     row(out, "measured", &|c, _| format!("{:.2}s", c.result.elapsed_ns as f64 / 1e9));
     row(out, "IOPS", &|_, f| format_count(f.iops));
-    row(out, "MB/s", &|_, f| format!("{:.1}", f.mb_s));
+    row(out, "MB/s", &|_, f| format!("{:.1}", f.bw_bytes / 1e6));
     row(out, "lat mean", &|_, f| lat(f.mean_ns));
     for (i, (_, name)) in TABLE_PERCENTILES.iter().enumerate() {
         row(out, &format!("lat {name}"), &|_, f| lat(f.percentiles_ns[i]));
@@ -735,7 +737,7 @@ fn target_rows(out: &mut String, columns: &[Column], width: usize) {
         let _ = writeln!(out, "target {t}: {}", target.path.display());
         let rows: [FigureRow<'_>; 4] = [
             ("  IOPS", &|f| format_count(f.iops)),
-            ("  MB/s", &|f| format!("{:.1}", f.mb_s)),
+            ("  MB/s", &|f| format!("{:.1}", f.bw_bytes / 1e6)),
             ("  lat mean", &|f| lat(f.mean_ns)),
             ("  lat p99", &|f| lat(f.percentiles_ns[1])),
         ];
@@ -774,7 +776,7 @@ fn render_json(report: &Report<'_>, clock: &str) -> CompareDocument {
                             target: t,
                             path: target.path.display().to_string(),
                             iops: f.iops,
-                            bw_bytes: f.mb_s * 1e6,
+                            bw_bytes: f.bw_bytes,
                             lat_ns: latency(&f),
                             errors: c.result.targets[t].stats.errors.total(),
                             ratio_to_first: CompareRatios {
@@ -789,7 +791,7 @@ fn render_json(report: &Report<'_>, clock: &str) -> CompareDocument {
                 engine: c.spec.clone(),
                 queue_depth: c.cfg.queue_depth,
                 iops: f.iops,
-                bw_bytes: f.mb_s * 1e6,
+                bw_bytes: f.bw_bytes,
                 lat_ns: latency(f),
                 cpu_ns_per_io: f.cpu_ns_per_io,
                 cores_used: f.cores_used,

@@ -114,10 +114,23 @@ running 3 tests
 test fio::fio_plot_draws_our_json ... ok
 test null::runs ... ok
 test testbed::boots ... FAILED
+
+failures:
+
+---- testbed::boots stdout ----
+
+thread 'testbed::boots' panicked at tests/integration/testbed.rs:9:5:
+the guest did not boot
+
+failures:
+    testbed::boots
+
+test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 1.00s
 ";
 
-/// The summary lists what ran by binary and module, every skip with its reason, and failures; it
-/// fails on a failure or on a skip CI required, and passes skips CI does not promise to avoid.
+/// The summary lists what ran by binary and module, every skip with its reason, and failures with
+/// what they printed (the end of CI's log is what a reader sees); it fails on a failure or on a
+/// skip CI required, and passes skips CI does not promise to avoid.
 #[test]
 fn the_summary_lists_what_ran_and_what_skipped() {
     let skips = "lib\tengine::uring::tests::ring\tio_uring\tallowed\tio_uring unavailable here\n";
@@ -132,6 +145,8 @@ fn the_summary_lists_what_ran_and_what_skipped() {
             "ran: integration null (1): runs",
             "skipped: lib engine::uring::tests::ring [io_uring]: io_uring unavailable here",
             "failed: integration testbed::boots",
+            "    thread 'testbed::boots' panicked at tests/integration/testbed.rs:9:5:",
+            "    the guest did not boot",
             "tests: 4 ran, 1 skipped in whole or in part (1 skips, 0 that CI requires to run), 1 failed, 0 ignored",
         ]
     );
