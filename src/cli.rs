@@ -644,6 +644,12 @@ pub struct FioArgs {
     #[arg(long = "number_ios", value_name = "N", value_parser = parse_ios)]
     pub number_ios_per_job: Option<u64>,
 
+    /// Bytes each job moves before it ends, counted at issue as fio counts them: set from a job
+    /// file's size (or io_size) when its block sizes vary, where an I/O count would move another
+    /// amount. Not a flag.
+    #[arg(skip)]
+    pub bytes_per_job: Option<u64>,
+
     /// Cores in fio's or SPDK's syntax (`0-3,8`, `[0-3]`, `0xf`); numjobs workers are pinned to
     /// them in turn (fio would let its jobs float over the set).
     #[arg(long = "cpus_allowed", value_name = "CPUS", value_parser = parse_cpus_allowed)]

@@ -527,6 +527,10 @@ pub struct RunConfig {
     #[serde(serialize_with = "secs")]
     pub ramp: Duration,
     pub ios: Option<u64>,
+    /// Bytes each worker thread (fio job clone) moves before it ends, counted at issue (fio's end
+    /// by size for a job whose block sizes vary); split over the thread's targets.
+    #[serde(skip)]
+    pub io_bytes_per_job: Option<u64>,
     pub rate_iops: Option<f64>,
     #[serde(serialize_with = "secs")]
     pub interval: Duration,
@@ -649,6 +653,7 @@ impl RunConfig {
             runtime: resolve_runtime(args, scratch),
             ramp: args.ramp.unwrap_or(Duration::ZERO),
             ios: args.ios,
+            io_bytes_per_job: args.fio.bytes_per_job,
             rate_iops: args.rate_iops,
             interval: args.interval,
             telemetry_interval: args.telemetry_interval.0,
@@ -1449,7 +1454,7 @@ pub fn resolve_latency(args: &RunArgs) -> LatencyMode {
 
 /// `--time`, or none when `--ios` bounds the run, else the default (shorter on a scratch file).
 fn resolve_runtime(args: &RunArgs, scratch: bool) -> Option<Duration> {
-    match (args.time, args.ios) {
+    match (args.time, args.ios.or(args.fio.bytes_per_job)) {
         (Some(t), _) => Some(t),
         (None, Some(_)) => None,
         (None, None) if scratch => Some(SCRATCH_RUNTIME),

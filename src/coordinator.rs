@@ -1141,6 +1141,7 @@ mod tests {
                     ramp: Duration::ZERO,
                     runtime: None,
                     io_limit: None,
+                    byte_limit: None,
                     rate_iops: None,
                     rate_share: 1.0,
                     interval: Duration::from_millis(100),

@@ -505,6 +505,7 @@ pub fn plan_lanes(cfg: &RunConfig, spec: &Arc<crate::workload::WorkloadSpec>) ->
             ramp: cfg.ramp,
             runtime: cfg.runtime,
             io_limit: cfg.ios.map(|t| t / n as u64 + u64::from((index as u64) < t % n as u64)),
+            byte_limit: cfg.io_bytes_per_job.map(|b| share_of(b, lanes_of(lane.worker), rank_in(&lanes, index))),
             rate_iops: cfg.rate_iops.map(|r| r / n as f64),
             rate_share: 1.0 / lanes_of(lane.worker) as f64,
             interval: cfg.interval,
@@ -523,6 +524,17 @@ pub fn plan_lanes(cfg: &RunConfig, spec: &Arc<crate::workload::WorkloadSpec>) ->
             latency_target: cfg.latency_target,
         })
         .collect()
+}
+
+/// Lane `rank`'s part of `total` split over `lanes` (the remainder to the first).
+pub fn share_of(total: u64, lanes: usize, rank: usize) -> u64 {
+    let lanes = lanes.max(1) as u64;
+    total / lanes + if rank == 0 { total % lanes } else { 0 }
+}
+
+/// Where lane `index` comes among its worker's lanes.
+fn rank_in(lanes: &[crate::worker::targets::Lane], index: usize) -> usize {
+    lanes[..index].iter().filter(|l| l.worker == lanes[index].worker).count()
 }
 
 /// Worker `worker`'s workload: the run's, or, with fio's offset_increment, its own working set

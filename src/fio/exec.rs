@@ -255,6 +255,16 @@ fn with_one_pass(job: &Job, mut cfg: RunConfig) -> RunConfig {
         // fio's io_size=N% moves that share of each file's working set.
         let share = cfg.workload.range_bytes * job.pass_percent / 100;
         let bytes = share as f64 * cfg.targets.len().max(1) as f64;
+        if job.pass_in_bytes {
+            // Sizes that vary: the pass is its bytes, as fio counts them (number_ios, already
+            // the run's I/O count, may still end it earlier); fio's loops repeat both.
+            cfg.io_bytes_per_job = Some((bytes as u64).saturating_mul(job.loops));
+            cfg.ios = cfg.ios.map(|n| n.saturating_mul(job.loops));
+            if job.args.time.is_none() {
+                cfg.runtime = None;
+            }
+            return cfg;
+        }
         let per_job = ((bytes / mean_bs).floor() as u64).max(1);
         let pass = per_job.saturating_mul(cfg.cores.len() as u64);
         // number_ios (already the run's I/O count) only ends the job earlier; fio's loops repeat

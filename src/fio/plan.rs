@@ -74,6 +74,9 @@ pub struct Job {
     /// job neither `time_based` nor sized in bytes (no `size`, or `size=N%`), whose I/O count is
     /// known once its target's size is (the executor sets it).
     pub one_pass: Option<f64>,
+    /// The one pass is counted in bytes (its block sizes vary, so a count of I/Os at the mean
+    /// size would move another amount than fio moves).
+    pub pass_in_bytes: bool,
     /// fio's `loops`: the job's I/Os (its size, or its one pass) that many times over.
     pub loops: u64,
     /// The share of each file's working set its one pass moves (fio's `io_size=N%`; 100 without).
@@ -726,6 +729,7 @@ fn translate(
     // in bytes. number_ios only ends it earlier (fio: it "does not extend the amount of I/O that
     // will be done").
     let mut one_pass = None;
+    let mut pass_in_bytes = false;
     let number_ios = args.fio.number_ios_per_job;
     if time_based.is_none() {
         // fio's io_size=N% is that share of each file's working set (filesetup.c), added up.
@@ -743,15 +747,16 @@ fn translate(
         match amount {
             Some(bytes) => {
                 let (mean_bs, exact) = mean_block_size(&args).map_err(&size_err)?;
-                let ios = ((bytes as f64 / mean_bs).floor() as u64).max(1);
                 // fio's loops repeat the job's size, and its number_ios too (backend.c counts
                 // both against the loops).
-                args.fio.number_ios_per_job = Some(number_ios.map_or(ios, |n| n.min(ios)).saturating_mul(loops));
-                if !exact && number_ios.is_none_or(|n| n > ios) {
-                    notes.push(format!(
-                        "[{}]: not time_based, so it ends after {ios} I/Os per job ({bytes} bytes at the mean block size of {mean_bs:.0}); fio counts bytes",
-                        s.name
-                    ));
+                if exact {
+                    let ios = ((bytes as f64 / mean_bs).floor() as u64).max(1);
+                    args.fio.number_ios_per_job = Some(number_ios.map_or(ios, |n| n.min(ios)).saturating_mul(loops));
+                } else {
+                    // Sizes that vary: fio's count of bytes issued ends the job, whatever the
+                    // sizes drawn (and, with its random map, however they were cut short).
+                    args.fio.bytes_per_job = Some(bytes.saturating_mul(loops));
+                    args.fio.number_ios_per_job = number_ios.map(|n| n.saturating_mul(loops));
                 }
             }
             None if number_ios.is_some() && args.engine.as_deref().is_some_and(|e| e.starts_with("null")) => {
@@ -765,12 +770,7 @@ fn translate(
             None => {
                 let (mean_bs, exact) = mean_block_size(&args).map_err(&size_err)?;
                 one_pass = Some(mean_bs);
-                if !exact {
-                    notes.push(format!(
-                        "[{}]: not time_based, so it ends after one pass over its working set at the mean block size of {mean_bs:.0}; fio counts bytes",
-                        s.name
-                    ));
-                }
+                pass_in_bytes = !exact;
             }
         }
     }
@@ -787,6 +787,7 @@ fn translate(
         percentile_list,
         sources,
         one_pass,
+        pass_in_bytes,
         loops: if time_based.is_some() { 1 } else { loops },
         pass_percent: io_share.unwrap_or(100),
         flow: flow_weight.filter(|(w, _)| *w > 0).map(|(weight, e)| JobFlow {

@@ -222,6 +222,11 @@ pub fn measure(
                     Some(t) => Some(t / m + u64::from(k < t % m)),
                     None => timing.ios.map(|t| t / n as u64 + u64::from((index as u64) < t % n as u64)),
                 },
+                // The job clone's bytes, over the targets it drives.
+                byte_limit: streams[s.stream]
+                    .cfg
+                    .io_bytes_per_job
+                    .map(|b| crate::run::share_of(b, targets, own.iter().position(|&o| o == t).unwrap_or(0))),
                 rate_iops: rates.map(|r| (r[thread] / targets as f64).max(1.0)),
                 rate_share: 1.0 / targets as f64,
                 interval: bench.interval,

@@ -190,7 +190,10 @@ impl<'c, E: Engine> Loop<'c, E> {
         let qd = plan.queue_depth as usize;
         let idle = IoOp { dir: Direction::Read, offset: 0, len: 0, prio: IoPrio::NONE };
         // Verified workers own disjoint slices, so no unit is written by two workers at once.
-        let generator = Generator::with_slices(&plan.spec, plan.slice, plan.slices, plan.verify.is_some());
+        let mut generator = Generator::with_slices(&plan.spec, plan.slice, plan.slices, plan.verify.is_some());
+        if let Some(bytes) = plan.byte_limit {
+            generator.set_byte_budget(bytes);
+        }
         let verifier = plan.verify.as_ref().map(|v| {
             let (start, end) = generator.range();
             let mut table = GenTable::new(start, end - start, v.unit);
@@ -246,7 +249,8 @@ impl<'c, E: Engine> Loop<'c, E> {
             && plan.latency.stamps()
             && limits.max_retries == 0
             && plan.flow.is_none()
-            && plan.latency_target.is_none();
+            && plan.latency_target.is_none()
+            && !generator.bounded();
         let search = plan.latency_target.map(|t| DepthSearch::new(t, plan.queue_depth, 0));
         let mut state = Loop {
             plain,
@@ -565,7 +569,9 @@ impl<'c, E: Engine> Loop<'c, E> {
             }
         } else if self.deadline.is_some_and(|d| now >= d) {
             StopReason::Time
-        } else if self.measuring && self.limits.io_limit.is_some_and(|l| self.issued_measured >= l) {
+        } else if self.measuring && self.limits.io_limit.is_some_and(|l| self.issued_measured >= l)
+            || self.generator.spent() && self.pending.is_none() && self.ahead.is_none()
+        {
             StopReason::IoLimit
         } else {
             return;
@@ -723,11 +729,17 @@ impl<'c, E: Engine> Loop<'c, E> {
             }
             let mut op = match self.pending.take().or_else(|| self.ahead.take()) {
                 Some(op) => op,
+                // A job that moved its bytes draws nothing more (fio's io_bytes_exceeded).
+                None if self.generator.spent() => break,
                 None => self.generator.next_op(),
             };
             let due = match self.pacer.as_mut().map(|p| p.gate(op.dir, now, self.in_flight + staged)) {
                 None | Some(Gate::Go(None)) => None,
                 Some(Gate::Go(Some(d))) => Some(d),
+                Some(Gate::Switch(_)) if self.generator.spent() => {
+                    self.pending = Some(op);
+                    break;
+                }
                 Some(Gate::Switch(dir)) => {
                     // The held I/O waits for its direction's turn; one of the other goes first (if
                     // the verifier or the engine cannot take that one yet, it is dropped).
@@ -928,6 +940,7 @@ impl<'c, E: Engine> Loop<'c, E> {
     fn inline_ok(&self) -> bool {
         !self.shares_qd
             && self.search.is_none()
+            && !self.generator.bounded()
             && self.pacer.is_none()
             && self.flow.is_none()
             && self.verifier.is_none()
@@ -1040,7 +1053,7 @@ impl<'c, E: Engine> Loop<'c, E> {
             }
         }
         self.done.clear();
-        if self.ahead.is_none() {
+        if self.ahead.is_none() && !self.generator.spent() {
             self.ahead = Some(self.generator.next_op());
         }
         if self.spares_ready < self.spares {

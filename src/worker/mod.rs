@@ -52,6 +52,9 @@ pub struct WorkerPlan {
     pub runtime: Option<Duration>,
     /// This lane's share of `--ios`.
     pub io_limit: Option<u64>,
+    /// The bytes this lane moves before it ends (fio's end of a job of several block sizes by
+    /// its `size` in bytes, counted at issue); `None`: no such end.
+    pub byte_limit: Option<u64>,
     /// This lane's share of `--rate-iops`.
     pub rate_iops: Option<f64>,
     /// This lane's share of its worker's `--rate` (bytes per second, which is per worker as fio's

@@ -5,6 +5,7 @@
 //! knows nothing of engines: the same seed yields the same sequence of operations whichever engine
 //! carries them out, which is what lets `compare` put engines side by side on identical work.
 
+pub mod blockmap;
 pub mod bssplit;
 pub mod contents;
 pub mod dist;
@@ -425,6 +426,24 @@ pub struct Generator {
     seed: u64,
     /// Each I/O's priority, when the job sends any (`WorkloadSpec::prio`).
     prio: Option<prio::PrioPicker>,
+    /// fio's random map where sizes vary: random blocks and sizes drawn as fio draws them, each
+    /// I/O cut short at the first block already done (it replaces `map` and `sampler`).
+    fill: Option<blockmap::BlockMap>,
+    /// fio's end of a job that moves a number of bytes (`set_byte_budget`).
+    budget: Option<ByteBudget>,
+    /// Nothing more to draw: the byte budget is spent, or the fill map's pass is done with a
+    /// budget to end on.
+    spent: bool,
+    /// The directions the mix issues.
+    issues: [bool; Direction::COUNT],
+}
+
+/// The bytes a job still moves before it ends (fio's `io_bytes_exceeded`, counted at issue): of
+/// reads and writes when it does both, else of its one direction.
+#[derive(Clone, Copy, Debug)]
+struct ByteBudget {
+    counted: [bool; Direction::COUNT],
+    left: u64,
 }
 
 /// One direction and size at uniform offsets without a map: `start + bounded(draw, n) * align`.
@@ -498,9 +517,53 @@ impl Generator {
             zone: spec.zones.map(|zones| ZoneCursor { zones, start, moved: 0, entered: 0 }),
             seed,
             prio: prio::PrioPicker::new(&spec.prio, seed),
+            fill: None,
+            budget: None,
+            spent: false,
+            issues: Direction::ALL.map(|d| spec.mix.issues(d)),
         };
+        // Sizes that vary under fio's map: its axmap's walk (see `blockmap`), over every block
+        // of the span, where one size walks the bijection.
+        let varied = Direction::ALL.iter().any(|&d| spec.mix.issues(d) && !g.bs[d as usize].is_single());
+        if g.map.is_some() && varied && g.zone.is_none() && g.random {
+            g.map = None;
+            g.fill = Some(blockmap::BlockMap::new(((end - start) / spec.align_bytes.max(1)).max(1)));
+        }
         g.uniform = g.uniform_draw();
         g
+    }
+
+    /// Ends the generator after `bytes` (per fio's count: reads and writes when the mix has both,
+    /// else its one direction); with a fill map, also once its pass is done. A worker asks
+    /// [`spent`](Self::spent) before each draw.
+    pub fn set_byte_budget(&mut self, bytes: u64) {
+        let issues = |d: Direction| self.issues[d as usize];
+        let (r, w) = (issues(Direction::Read), issues(Direction::Write) || issues(Direction::WriteZeroes));
+        let mut counted = [false; Direction::COUNT];
+        let dirs: &[Direction] = match (r, w) {
+            (true, true) => &[Direction::Read, Direction::Write, Direction::WriteZeroes],
+            (false, true) => &[Direction::Write, Direction::WriteZeroes],
+            (true, false) => &[Direction::Read],
+            (false, false) => &[Direction::Trim],
+        };
+        for &d in dirs {
+            counted[d as usize] = true;
+        }
+        self.budget = Some(ByteBudget { counted, left: bytes });
+        self.spent = bytes == 0;
+        // The fast path keeps no count.
+        self.uniform = None;
+    }
+
+    /// Whether the byte budget is spent: draw nothing more.
+    #[inline]
+    pub fn spent(&self) -> bool {
+        self.spent
+    }
+
+    /// Whether this generator ends by itself (it has a byte budget).
+    pub fn bounded(&self) -> bool {
+        self.budget.is_some()
     }
 
     /// The fast path's parameters, when the workload is the common case it covers.
@@ -543,11 +606,18 @@ impl Generator {
         self.with_prio(op)
     }
 
-    /// `op` with its priority drawn, after its size (which cmdprio_bssplit goes by).
+    /// `op` with its priority drawn, after its size (which cmdprio_bssplit goes by), and counted
+    /// against the byte budget.
     #[inline(always)]
     fn with_prio(&mut self, mut op: IoOp) -> IoOp {
         if let Some(p) = &mut self.prio {
             op.prio = p.pick(op.dir, op.len);
+        }
+        if let Some(b) = &mut self.budget {
+            if b.counted[op.dir as usize] {
+                b.left = b.left.saturating_sub(u64::from(op.len));
+                self.spent |= b.left == 0;
+            }
         }
         op
     }
@@ -583,6 +653,9 @@ impl Generator {
         if dir == Direction::Flush {
             return IoOp { dir, offset: 0, len: 0, prio: IoPrio::NONE };
         }
+        if self.fill.is_some() {
+            return self.draw_filling(dir);
+        }
         let split = &self.bs[dir as usize];
         let len = if split.is_single() { split.pick(0) } else { split.pick(self.rng.next_u64()) };
         let base = match self.zone {
@@ -610,6 +683,38 @@ impl Generator {
             *c += u64::from(len).div_ceil(self.align) * self.align;
             off
         };
+        if self.trimwrite {
+            self.then_write = Some((offset, len));
+        }
+        IoOp { dir, offset, len, prio: IoPrio::NONE }
+    }
+
+    /// An I/O in `dir` under the fill map, as fio's `get_next_rand_offset`, `get_next_buflen` and
+    /// `mark_random_map` make it: a uniform block over the whole span (the next free one after it
+    /// when it is done), a size drawn until one fits before the span's end, then cut to the free
+    /// blocks from there. A full map starts a new pass, or spends a bounded generator.
+    fn draw_filling(&mut self, dir: Direction) -> IoOp {
+        let map = self.fill.as_mut().expect("called with a fill map");
+        if map.is_full() {
+            map.clear();
+        }
+        let mut block = dist::bounded(self.rng.next_u64(), map.blocks());
+        if map.is_set(block) {
+            block = map.next_free_after(block).expect("a map that is not full has a free block");
+        }
+        let offset = self.start + block * self.align;
+        let split = &self.bs[dir as usize];
+        let mut len = split.pick(self.rng.next_u64());
+        // The smallest size is the alignment, which always fits.
+        while offset + u64::from(len) > self.end && len > split.min_bytes() {
+            len = split.pick(self.rng.next_u64());
+        }
+        let align = self.align.max(1);
+        let marked = map.set_run(block, u64::from(len).div_ceil(align));
+        let len = u64::from(len).min(marked * align) as u32;
+        if map.is_full() && self.budget.is_some() {
+            self.spent = true;
+        }
         if self.trimwrite {
             self.then_write = Some((offset, len));
         }
@@ -810,6 +915,55 @@ mod tests {
         m.range_bytes = 16 << 20;
         m.random_map = true;
         assert!(touched(&m).iter().all(|&c| c == 1));
+    }
+
+    /// fio's map with sizes that vary: each I/O starts on a free block and is cut short at the
+    /// first one done, so a bounded pass covers every block exactly once, moves exactly the span's
+    /// bytes, and takes more I/Os than the span over the mean size (fio's iometer example: 3506
+    /// I/Os for 16 MiB where the mean size, 11.1 KiB, gives 1478). Then nothing more is drawn.
+    #[test]
+    fn the_map_cuts_sizes_that_vary_and_a_budget_ends_the_pass() {
+        let mut s = spec(RwMode::RandRw, 80, "512/10:1k/5:2k/5:4k/60:8k/2:16k/4:32k/4:64k/10");
+        (s.range_bytes, s.align_bytes, s.random_map) = (16 << 20, 512, true);
+        let blocks = (s.range_bytes / 512) as usize;
+        let mut g = Generator::new(&s, 0, 1);
+        g.set_byte_budget(s.range_bytes);
+        let mut seen = vec![0u32; blocks];
+        let (mut ios, mut bytes, mut cut) = (0u64, 0u64, 0u64);
+        while !g.spent() {
+            let op = g.next_op();
+            let first = ((op.offset - s.range_start) / 512) as usize;
+            seen[first..first + (op.len as usize).div_ceil(512)].iter_mut().for_each(|c| *c += 1);
+            cut += u64::from(!s.bs_write.entries.iter().any(|e| e.bytes == op.len));
+            ios += 1;
+            bytes += u64::from(op.len);
+            assert!(ios < 1 << 20, "the pass ends");
+        }
+        assert!(seen.iter().all(|&c| c == 1), "every block once");
+        assert_eq!(bytes, s.range_bytes);
+        assert!((3000..4200).contains(&ios), "{ios} I/Os, as fio's 3333 to 3735 over six seeds");
+        assert!(cut > 0, "some I/Os were cut short");
+        // Without a map a budget ends on the first draw that reaches it.
+        let mut s = spec(RwMode::RandWrite, 0, "4k/50:64k/50");
+        s.range_bytes = 16 << 20;
+        let mut g = Generator::new(&s, 0, 1);
+        g.set_byte_budget(1 << 20);
+        let mut bytes = 0;
+        while !g.spent() {
+            bytes += u64::from(g.next_op().len);
+        }
+        assert!(((1 << 20)..(1 << 20) + (64 << 10)).contains(&bytes), "{bytes}");
+        // A read-write mix counts both; a trim in the mix does not count (fio's td_rw).
+        let mut m = spec(RwMode::RandRw, 50, "4k/50:8k/50");
+        m.mix = m.mix.with(Direction::Trim, 20).with(Direction::Read, 40);
+        let mut g = Generator::new(&m, 0, 1);
+        g.set_byte_budget(1 << 20);
+        let mut counted = 0;
+        while !g.spent() {
+            let op = g.next_op();
+            counted += if op.dir == Direction::Trim { 0 } else { u64::from(op.len) };
+        }
+        assert!(((1 << 20)..(1 << 20) + (8 << 10)).contains(&counted), "{counted}");
     }
 
     /// The uniform fast path draws what the general path draws: the same sequence, seed for seed.
