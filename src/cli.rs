@@ -30,7 +30,7 @@ pub struct Cli {
 pub enum Command {
     /// Run one workload on one target and report IOPS, bandwidth and latency percentiles.
     #[command(
-        after_help = "fio's spellings work too (underscores or dashes): --ioengine=io_uring|io_uring_cmd|libaio|psync|null|spdk|falloc|ftruncate, \
+        after_help = "fio's spellings work too (underscores or dashes): --ioengine=io_uring|io_uring_cmd|libaio|posixaio|psync|null|spdk|falloc|ftruncate, \
 --direct=1, --time_based, --norandommap, --randrepeat, --randseed, --rwmixwrite, --bsrange, --percentile_list=99:99.9, \
 --random_distribution, --cpumask, --blockalign, --startdelay, --hipri, --sqthread_poll, --fixedbufs, --registerfiles, \
 --output=FILE, and name, thread, group_reporting and the others that change no measurement. Where fio means \
@@ -217,14 +217,14 @@ pub enum ProgressMode {
 #[derive(Clone, Debug, Args)]
 pub struct RunArgs {
     /// I/O engine: `uring` (options such as `uring:poll`, `uring:sqpoll_cpu=1`), `uring-cmd` (NVMe
-    /// passthrough on /dev/ngXnY), `aio`, `psync`, `null`, `null:lat=20us`, `spdk` (with --trid;
-    /// needs a build with --features spdk), or fio's file-call engines `falloc` and `ftruncate`
-    /// [default: uring]
+    /// passthrough on /dev/ngXnY), `aio`, `posixaio` (POSIX AIO), `psync`, `null`, `null:lat=20us`,
+    /// `spdk` (with --trid; needs a build with --features spdk), or fio's file-call engines `falloc`
+    /// and `ftruncate` [default: uring]
     #[arg(long, value_name = "ENGINE")]
     pub engine: Option<String>,
 
     /// Buffered I/O through the page cache, as fio's direct=0 (its default in job files): psync,
-    /// aio and uring open the target without O_DIRECT, and drop its cached pages first (fio's
+    /// aio, posixaio and uring open the target without O_DIRECT, and drop its cached pages first (fio's
     /// invalidate=1). Other engines have no page cache to go through and ignore it.
     #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true",
           action = clap::ArgAction::Set)]
@@ -1002,7 +1002,7 @@ pub struct SuiteArgs {
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
 
-    /// I/O engine, as for `run` (uring, uring-cmd, aio, psync, null, null:lat=DURATION, or spdk
+    /// I/O engine, as for `run` (uring, uring-cmd, aio, posixaio, psync, null, null:lat=DURATION, or spdk
     /// with --trid).
     #[arg(long, default_value = "uring", value_name = "ENGINE")]
     pub engine: String,

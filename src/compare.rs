@@ -48,7 +48,7 @@ mod loads;
 /// Engine names that start a new entry in an `--engines` list (anything else after a comma is an
 /// option of the engine before it, as in `uring:fixedbufs=0,regfile=0,aio`).
 const ENGINE_NAMES: &[&str] =
-    &["null", "uring", "io_uring", "uring-cmd", "io_uring_cmd", "aio", "libaio", "psync", "spdk"];
+    &["null", "uring", "io_uring", "uring-cmd", "io_uring_cmd", "aio", "libaio", "posixaio", "psync", "spdk"];
 
 /// Percentiles in the table.
 const TABLE_PERCENTILES: [(f64, &str); 4] = [(50.0, "p50"), (99.0, "p99"), (99.9, "p99.9"), (99.99, "p99.99")];

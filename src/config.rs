@@ -56,7 +56,9 @@ pub const DEFAULT_SEED: u64 = 0x6e76_6d65_6265_6e63;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("--engine '{0}' is not an engine; use uring, uring-cmd, aio, psync, null, null:lat=DURATION or spdk")]
+    #[error(
+        "--engine '{0}' is not an engine; use uring, uring-cmd, aio, posixaio, psync, null, null:lat=DURATION or spdk"
+    )]
     UnknownEngine(String),
     #[error("{0}: not compiled in; build with --features {0}")]
     NotCompiledIn(&'static str),
@@ -98,6 +100,8 @@ pub enum EngineSpec {
     /// NVMe passthrough through io_uring on `/dev/ngXnY`; the same ring knobs as `uring`.
     UringCmd(UringOptions),
     Aio(AioOptions),
+    /// fio's posixaio: `aio_read`/`aio_write` of the C library, `iodepth` in flight.
+    PosixAio,
     Psync,
     /// fio's falloc: each I/O a `fallocate` on a regular file, one at a time.
     Falloc,
@@ -219,11 +223,12 @@ impl EngineSpec {
                 }
                 Ok(EngineSpec::Aio(o))
             }
-            "psync" | "falloc" | "ftruncate" => {
+            "posixaio" | "psync" | "falloc" | "ftruncate" => {
                 if let Some((k, _)) = pairs.into_iter().next() {
                     return Err(opt_err(format!("unknown option '{k}'; the {name} engine takes no options")));
                 }
                 Ok(match name {
+                    "posixaio" => EngineSpec::PosixAio,
                     "psync" => EngineSpec::Psync,
                     "falloc" => EngineSpec::Falloc,
                     _ => EngineSpec::Ftruncate,
@@ -241,6 +246,7 @@ impl EngineSpec {
             EngineSpec::Spdk(SpdkMode::Interrupt) => "spdk:interrupt",
             EngineSpec::UringCmd(_) => "uring-cmd",
             EngineSpec::Aio(_) => "aio",
+            EngineSpec::PosixAio => "posixaio",
             EngineSpec::Psync => "psync",
             EngineSpec::Falloc => "falloc",
             EngineSpec::Ftruncate => "ftruncate",
@@ -267,7 +273,12 @@ impl EngineSpec {
     pub fn has_page_cache(&self) -> bool {
         matches!(
             self,
-            EngineSpec::Psync | EngineSpec::Falloc | EngineSpec::Ftruncate | EngineSpec::Aio(_) | EngineSpec::Uring(_)
+            EngineSpec::Psync
+                | EngineSpec::Falloc
+                | EngineSpec::Ftruncate
+                | EngineSpec::Aio(_)
+                | EngineSpec::PosixAio
+                | EngineSpec::Uring(_)
         )
     }
 
@@ -1609,7 +1620,7 @@ mod tests {
         assert_eq!(u, EngineSpec::Uring(UringOptions { fixed_buffers: false, ..UringOptions::default() }));
         assert_eq!(
             EngineSpec::parse("spdk2").unwrap_err().to_string(),
-            "--engine 'spdk2' is not an engine; use uring, uring-cmd, aio, psync, null, null:lat=DURATION or spdk"
+            "--engine 'spdk2' is not an engine; use uring, uring-cmd, aio, posixaio, psync, null, null:lat=DURATION or spdk"
         );
         assert!(EngineSpec::parse("null:foo=1").unwrap_err().to_string().contains("unknown option 'foo'"));
         assert!(EngineSpec::parse("uring:fixedbufs=maybe").unwrap_err().to_string().contains("is not on or off"));
@@ -1673,6 +1684,9 @@ mod tests {
             assert!(spec.synchronous() && spec.file_calls() && spec.has_page_cache());
         }
         assert!(EngineSpec::Psync.synchronous() && !EngineSpec::Psync.file_calls());
+        let posix = EngineSpec::parse("posixaio").unwrap();
+        assert_eq!((posix.clone(), posix.name()), (EngineSpec::PosixAio, "posixaio"));
+        assert!(!posix.synchronous() && posix.has_page_cache() && !posix.file_calls(), "iodepth in flight");
 
         let e = |t: &str| EngineSpec::parse(t).unwrap_err().to_string();
         assert!(
@@ -1684,6 +1698,7 @@ mod tests {
         assert_eq!(e("aio:poll"), "--engine 'aio:poll': unknown option 'poll'; the aio engine takes reap_max=N");
         assert!(e("aio:reap_max=0").contains("reap_max=0 is not a batch size"));
         assert_eq!(e("falloc:x=1"), "--engine 'falloc:x=1': unknown option 'x'; the falloc engine takes no options");
+        assert_eq!(e("posixaio:x"), "--engine 'posixaio:x': unknown option 'x'; the posixaio engine takes no options");
     }
 
     #[cfg(not(feature = "spdk"))]

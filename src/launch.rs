@@ -12,6 +12,7 @@ use crate::config::EngineSpec;
 use crate::coordinator::{self, CoordinatorError, IntervalPoint, RunPlan, RunResult, ThreadBody};
 use crate::engine::aio::AioBuilder;
 use crate::engine::null::NullBuilder;
+use crate::engine::posixaio::PosixAioBuilder;
 use crate::engine::psync::{PsyncBuilder, SyncCall};
 use crate::engine::uring::UringBuilder;
 use crate::engine::uring_cmd::UringCmdBuilder;
@@ -95,6 +96,9 @@ fn body(spec: &EngineSpec, on: EngineTarget<'_>, target_of: &[usize]) -> Arc<dyn
         }
         EngineSpec::Aio(o) => {
             each(paths().map(|path| AioBuilder { path, writes, direct, buffer_seed, options: *o }).collect(), target_of)
+        }
+        EngineSpec::PosixAio => {
+            each(paths().map(|path| PosixAioBuilder { path, writes, direct, buffer_seed }).collect(), target_of)
         }
         EngineSpec::Psync | EngineSpec::Falloc | EngineSpec::Ftruncate => {
             let call = match spec {

@@ -11,6 +11,7 @@ pub mod admin;
 pub mod aio;
 pub mod buf;
 pub mod null;
+pub mod posixaio;
 pub mod psync;
 pub mod rangeops;
 pub mod ring;

@@ -292,7 +292,7 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         "ioengine" if SYNC_ENGINES.contains(&v) => arg("engine", "psync"),
         "ioengine" => {
             let ours = ENGINES.iter().find(|(fio, _)| *fio == v).map(|(_, ours)| *ours).ok_or_else(|| {
-                format!("ioengine={v} is not one of nvmebench's engines; use io_uring, io_uring_cmd, libaio, psync, falloc, ftruncate, null or spdk")
+                format!("ioengine={v} is not one of nvmebench's engines; use io_uring, io_uring_cmd, libaio, posixaio, psync, falloc, ftruncate, null or spdk")
             })?;
             // fio's io_uring defaults: no registered buffers or file; options below turn them on.
             let spec = if ours.starts_with("uring") { format!("{ours}:fixedbufs=0,regfile=0") } else { ours.into() };
@@ -679,6 +679,7 @@ mod tests {
         assert_eq!(args("bs", Some("4k,64k,1m")), ["--bs=4k,64k,1m"]);
         assert_eq!(args("rate", Some("1m,2m,3m")), ["--rate=1m,2m,3m"]);
         assert_eq!(args("ioengine", Some("libaio")), ["--engine=aio"]);
+        assert_eq!(args("ioengine", Some("posixaio")), ["--engine=posixaio"]);
         assert_eq!(args("ioengine", Some("io_uring")), ["--engine=uring:fixedbufs=0,regfile=0"]);
         assert_eq!(args("rate", Some("1m,")), ["--rate=1m,"]);
         assert_eq!(args("rate_iops", Some("100,200")), ["--rate_iops=100,200"], "per direction, as rate");
@@ -821,7 +822,7 @@ mod tests {
             e("invalidate", "0"),
             "invalidate=0: a buffered job's cached pages are always dropped when its file is opened, as fio's default drops them; remove it, or write invalidate=1"
         );
-        assert!(e("ioengine", "posixaio").contains("is not one of nvmebench's engines"), "it keeps iodepth in flight");
+        assert!(e("ioengine", "mmap").contains("is not one of nvmebench's engines"));
         for sync in SYNC_ENGINES {
             assert_eq!(args("ioengine", Some(sync)), ["--engine=psync"], "{sync}");
         }

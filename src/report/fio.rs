@@ -19,10 +19,11 @@ use std::fmt::Write as _;
 use std::time::SystemTime;
 
 /// The engines, in fio's names, and ours.
-pub const ENGINES: [(&str, &str); 8] = [
+pub const ENGINES: [(&str, &str); 9] = [
     ("io_uring", "uring"),
     ("io_uring_cmd", "uring-cmd"),
     ("libaio", "aio"),
+    ("posixaio", "posixaio"),
     ("psync", "psync"),
     ("null", "null"),
     ("spdk", "spdk"),

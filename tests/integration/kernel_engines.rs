@@ -1,4 +1,4 @@
-//! The kernel engines besides plain io_uring (aio, psync, uring-cmd) and io_uring's modes, on
+//! The kernel engines besides plain io_uring (aio, posixaio, psync, uring-cmd) and io_uring's modes, on
 //! regular files: what works on a file runs, what needs an NVMe device is refused in one sentence
 //! or skipped with the reason.
 
@@ -65,6 +65,22 @@ fn aio_writes_land_and_read_back() {
     let j = json(&o);
     assert_eq!(j["engine"]["name"], "aio");
     assert_eq!(j["engine"]["options"]["direct"], "1");
+}
+
+/// POSIX AIO keeps the queue depth in flight: the report says qd=8 and the engine its name.
+#[test]
+fn posixaio_writes_land_and_read_back() {
+    write_then_read("posixaio");
+    let dir = scratch_dir();
+    let f = make_file(dir.path(), "x.bin", 1 << 20);
+    let fs = f.to_str().unwrap();
+    let o =
+        nvmebench(&["run", "--engine", "posixaio", "--filename", fs, "--qd", "8", "--ios", "50", "--output", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    assert_eq!(j["engine"]["name"], "posixaio");
+    assert_eq!(j["engine"]["options"]["direct"], "1");
+    assert_eq!(j["config"]["queue_depth"], 8, "{}", j["config"]);
 }
 
 #[test]
@@ -210,7 +226,7 @@ fn trims_and_write_zeroes_on_a_file_through_every_kernel_engine() {
     if !uring_available() || !punches_holes(scratch_dir().path()) {
         return;
     }
-    for engine in ["psync", "aio", "uring"] {
+    for engine in ["psync", "aio", "posixaio", "uring"] {
         let dir = scratch_dir();
         let f = make_file(dir.path(), "t.bin", 4 << 20);
         let fs = f.to_str().unwrap();
