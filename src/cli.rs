@@ -497,7 +497,7 @@ pub struct RunArgs {
     /// With --verify: load what an earlier verified run left (if FILE exists) and save what this one
     /// leaves, so a later run (e.g. after a power cycle) checks the data. With several targets the
     /// file holds a section per target, keyed by its path (or SPDK transport ID).
-    #[arg(long, value_name = "FILE", requires = "verify")]
+    #[arg(long, value_name = "FILE")]
     pub verify_state: Option<PathBuf>,
 
     /// Start the workers at this UNIX time (seconds, fractions allowed), so that processes on

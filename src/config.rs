@@ -405,6 +405,13 @@ fn resolve_verify(
     targets: &[Target],
 ) -> Result<(Option<VerifyConfig>, Option<u64>), ConfigError> {
     if !args.verify {
+        // Asked here rather than by the flag's parser: a job file's verify= turns --verify on.
+        if args.verify_state.is_some() {
+            return Err(invalid(
+                "verify-state",
+                "keeps what a verified run wrote, and this run verifies nothing; add --verify (or verify= to the job file)".into(),
+            ));
+        }
         return Ok((None, None));
     }
     if matches!(engine, EngineSpec::Null(_)) {

@@ -147,13 +147,7 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
     }
 
     let clock = clock_source();
-    if let (Some(v), Some(vc)) = (&result.verify, cfg.verify.as_ref()) {
-        if let Some(p) = &vc.state_path {
-            verify_state(&cfg, v, &vc.carried)
-                .save(p)
-                .map_err(|e| anyhow::anyhow!("cannot write --verify-state {}: {e}", p.display()))?;
-        }
-    }
+    save_verify_state(&cfg, &result)?;
     let mut document = report::json::document(&cfg, &result, clock);
     document.fleet_member = member.as_ref().and_then(|m| m.doc(result.started_at));
     let json = serde_json::to_value(&document).expect("a result document always serialises");
@@ -457,6 +451,21 @@ fn execute_with(
     let mut result = launch::run_engine(&cfg.engine, on, plan, |p| live.update(p))?;
     result.telemetry = sampler.map(|s| s.finish(result.error_count() > 0));
     Ok(result)
+}
+
+/// Saves what a verified run leaves where `--verify-state` says, when it says.
+///
+/// # Errors
+/// A state file that cannot be written.
+pub fn save_verify_state(cfg: &RunConfig, result: &coordinator::RunResult) -> anyhow::Result<()> {
+    if let (Some(v), Some(vc)) = (&result.verify, cfg.verify.as_ref()) {
+        if let Some(p) = &vc.state_path {
+            verify_state(cfg, v, &vc.carried)
+                .save(p)
+                .map_err(|e| anyhow::anyhow!("cannot write --verify-state {}: {e}", p.display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// What `--verify-state` keeps after a run: its seed and each target's table (unnamed with one

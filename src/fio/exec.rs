@@ -100,6 +100,7 @@ pub fn run_job_file(path: &Path, cli: &RunArgs, given: &[String]) -> anyhow::Res
                 .clone()
                 .map(|window| Box::new(steady::Watch { window, ramp_time: group[0].1.ramp }) as Box<dyn RunWatch>);
             let result = crate::run::execute_watched(&group[0].1, spdk.as_ref(), signal.clone(), &live, None, watch)?;
+            crate::run::save_verify_state(&group[0].1, &result)?;
             let workers = vec![(0..result.workers.len()).collect()];
             GroupRun { jobs: group, result, workers, measured: None, steady }
         } else {
@@ -127,9 +128,18 @@ pub fn run_job_file(path: &Path, cli: &RunArgs, given: &[String]) -> anyhow::Res
         if r.result.error_count() > 0 {
             eprintln!("nvmebench: [{}]: {} I/O errors", r.jobs[0].0.name, r.result.error_count());
         }
+        if let Some(v) = r.result.verify.as_ref().filter(|v| v.mismatch_count + v.read_errors > 0) {
+            eprintln!(
+                "nvmebench: [{}]: verify found {} mismatches (data that is not what was written) and {} reads that failed",
+                r.jobs[0].0.name, v.mismatch_count, v.read_errors
+            );
+        }
     }
     let interrupted = runs.iter().find_map(|r| r.result.interrupted_by);
-    let failed = runs.iter().any(|r| r.result.failed());
+    // A verify that found damage fails the job file as it fails a run (fio ends with an error).
+    let damaged =
+        |r: &crate::coordinator::RunResult| r.verify.as_ref().is_some_and(|v| v.mismatch_count + v.read_errors > 0);
+    let failed = runs.iter().any(|r| r.result.failed() || damaged(&r.result));
     Ok(match (interrupted, failed) {
         (Some(sig), _) => Outcome::Interrupted(sig),
         (None, true) => Outcome::IoErrors,

@@ -25,7 +25,7 @@ const FIO_DEFAULT_ENGINE: &str = "psync";
 
 /// Command-line flags a job-file run takes (the rest of `run`'s flags describe a workload, which
 /// the job file does).
-pub const GLOBAL_FLAGS: [&str; 19] = [
+pub const GLOBAL_FLAGS: [&str; 20] = [
     "job_file",
     "section",
     "engine",
@@ -45,6 +45,7 @@ pub const GLOBAL_FLAGS: [&str; 19] = [
     "write_lat_log",
     "log_avg_msec",
     "per_job_logs",
+    "verify_state",
 ];
 
 /// The SPDK engine's flags, which a job-file run takes from the command line too.
@@ -1045,6 +1046,7 @@ fn overlay(s: &mut RunArgs, c: &RunArgs, given: &[String]) {
         "drain_timeout" => drain_timeout;
         "on_error" => on_error;
         "percentiles" => percentiles;
+        "verify_state" => verify_state;
     }
     s.spdk.env.no_huge |= c.spdk.env.no_huge;
     s.quiet |= c.quiet;

@@ -147,3 +147,37 @@ fn verify_needs_a_real_target() {
     let o = nvmebench(&["run", "--engine", "null", "--verify-state", "x", "--ios", "10"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// A job file's verify keeps its state with `--verify-state` as a run does (it was refused there,
+/// though the read-only job's refusal sent the user to it), and damage it finds ends the job file
+/// with status 1 and a line saying so, where it ended with 0.
+#[test]
+fn a_job_files_verify_keeps_its_state_and_fails_on_damage() {
+    let dir = scratch_dir();
+    let data = dir.path().join("v.dat");
+    std::fs::write(&data, vec![7u8; 1 << 20]).unwrap();
+    let state = dir.path().join("state.json");
+    let job = |rw: &str| {
+        let p = dir.path().join(format!("{rw}.fio"));
+        std::fs::write(&p, format!("[v]\nfilename={}\nrw={rw}\nbs=4k\nverify=md5\nsize=1m\n", data.display())).unwrap();
+        p
+    };
+    let run = |rw: &str| {
+        let (j, s) = (job(rw), state.to_str().unwrap().to_string());
+        nvmebench(&["run", j.to_str().unwrap(), "--verify-state", &s, "--output-format=json"])
+    };
+    let o = run("write");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(state.exists(), "the job file's run saved its state");
+    let o = run("read");
+    assert_eq!(o.status.code(), Some(0), "the data is as written: {}", stderr(&o));
+    let mut bytes = std::fs::read(&data).unwrap();
+    bytes[5 * UNIT..6 * UNIT].fill(0xee);
+    std::fs::write(&data, bytes).unwrap();
+    let o = run("read");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("[v]: verify found"), "{}", stderr(&o));
+    let o = nvmebench(&["run", "--filename", data.to_str().unwrap(), "--verify-state", state.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("this run verifies nothing; add --verify"), "{}", stderr(&o));
+}
