@@ -231,7 +231,9 @@ impl<'c, E: Engine> Loop<'c, E> {
             verify_pass: plan.verify.as_ref().is_some_and(|v| v.pass),
         };
         let gap_spins = spins_for(engine.idle_poll_gap_ns());
-        let pacer = Pacer::new(plan.rate_iops, &plan.spec.pacing, switch, seed).map(|p| p.shared(plan.rate_share));
+        let think_depth = plan.queue_depth.min(engine.max_in_flight());
+        let pacer = Pacer::new(plan.rate_iops, &plan.spec.pacing, switch, seed)
+            .map(|p| p.shared(plan.rate_share).think_depth(think_depth));
         let sleeps = engine.interrupt_driven() && pacer.as_ref().is_some_and(Pacer::is_open_loop);
         if sleeps {
             // A refusal leaves the default slack: later wake-ups, counted in latency as they come.
@@ -479,7 +481,22 @@ impl<'c, E: Engine> Loop<'c, E> {
                     }
                     self.refill(now)?;
                 }
-                Some(_) if self.in_flight == 0 => return Ok(Pass::Drained),
+                Some((reason, _)) if self.in_flight == 0 => {
+                    // Out of I/Os, the worker still thinks if its last one made up a count, as fio.
+                    let last = match (reason, &mut self.pacer) {
+                        (StopReason::IoLimit, Some(p)) => p.think_last(now),
+                        _ => None,
+                    };
+                    match last {
+                        None => return Ok(Pass::Drained),
+                        Some(false) => {}
+                        Some(true) => {
+                            // The run ends with the stall, as fio's job runtime does.
+                            self.stop = Some((reason, now));
+                            return Ok(Pass::Drained);
+                        }
+                    }
+                }
                 Some((_, at)) => {
                     if now.saturating_sub(at) > self.limits.drain_ns {
                         // The device did not answer in time; the caller leaks the engine (see `run`).

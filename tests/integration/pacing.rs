@@ -187,7 +187,38 @@ fn poisson_arrivals_keep_the_mean_rate_and_the_text_report_names_the_options() {
 
 #[test]
 fn think_time_stalls_after_each_batch() {
-    // 4 I/Os, then a 2 ms stall once they completed: about 2000 IOPS whatever the queue depth.
+    // Counted at issue: 4 I/Os, then a 2 ms stall once they completed: about 2000 IOPS whatever
+    // the queue depth.
+    let o = nvmebench(&[
+        "run",
+        "--engine",
+        "null",
+        "--qd",
+        "32",
+        "--thinktime",
+        "2ms",
+        "--thinktime-blocks",
+        "4",
+        "--thinktime_blocks_type",
+        "issue",
+        "--time",
+        "1",
+        "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    // Counted, not divided by the span (which ends at the last completion): at most 4 I/Os per
+    // 2 ms stall in 1 s. Sleep overshoots (timer slack) and a busy machine delays the loop, so the
+    // count can only fall below that.
+    let ios = j["results"]["total"]["read"]["ios"].as_u64().unwrap();
+    assert!(ios > 250 && ios <= 2004, "{ios} I/Os");
+    let p = &j["config"]["workload"]["pacing"];
+    assert_eq!((p["thinktime_s"].as_f64(), p["thinktime_blocks"].as_u64()), (Some(0.002), Some(4)));
+    assert_eq!(p["thinktime_blocks_type"], "issue");
+    // Counted at completion (fio's default), as fio's loop reaps them: one per issue once the 32
+    // are out, so the 4th comes at the 35th issue, and the 31 still in flight make up the next
+    // count after one more: 36 I/Os per two stalls, 9000 IOPS at most.
     let o = nvmebench(&[
         "run",
         "--engine",
@@ -205,13 +236,9 @@ fn think_time_stalls_after_each_batch() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let j = json(&o);
-    // Counted, not divided by the span (which ends at the last completion): at most 4 I/Os per
-    // 2 ms stall in 1 s. Sleep overshoots (timer slack) and a busy machine delays the loop, so the
-    // count can only fall below that.
     let ios = j["results"]["total"]["read"]["ios"].as_u64().unwrap();
-    assert!(ios > 250 && ios <= 2004, "{ios} I/Os");
-    let p = &j["config"]["workload"]["pacing"];
-    assert_eq!((p["thinktime_s"].as_f64(), p["thinktime_blocks"].as_u64()), (Some(0.002), Some(4)));
+    assert!(ios > 2004 && ios <= 9036, "{ios} I/Os");
+    assert_eq!(j["config"]["workload"]["pacing"]["thinktime_blocks_type"], "complete");
     // fio's spelling: a bare number is microseconds; spinning the whole time is exact.
     let o = nvmebench(&[
         "run",
@@ -219,6 +246,7 @@ fn think_time_stalls_after_each_batch() {
         "null",
         "--thinktime=500",
         "--thinktime_spin=500",
+        "--thinktime_blocks_type=issue",
         "--time",
         "500ms",
         "--output",
