@@ -459,7 +459,7 @@ impl Pacer {
     #[cold]
     pub fn think_last(&mut self, now: u64) -> Option<bool> {
         let t = self.think.as_mut()?;
-        if t.counted < t.blocks {
+        if !t.made_up() {
             return None;
         }
         // Nothing is issued after it, so nothing carries over to a count after it.
@@ -467,8 +467,13 @@ impl Pacer {
         Some(t.stall(now, 0))
     }
 
-    /// Restarts every schedule at `start_ns` (after the ramp).
+    /// Restarts every schedule at `start_ns` (after the ramp), and the think time's count from 0,
+    /// as fio's `reset_all_stats` zeroes it (but not the count at the last stall: fio thinks
+    /// again only once the count passes that, so the I/Os of the ramp go out once more unthrottled).
     pub fn restart(&mut self, start_ns: u64) {
+        if let Some(t) = &mut self.think {
+            t.counted = 0;
+        }
         for s in self.sched.iter_mut().flatten() {
             s.next_fp = start_ns << 16;
         }
@@ -495,8 +500,11 @@ fn exp1(rng: &mut Xoshiro256PlusPlus) -> f64 {
 struct Thinker {
     blocks: u32,
     count: ThinkCount,
-    /// I/Os counted since the last stall.
-    counted: u32,
+    /// I/Os counted since the start, or since the ramp's end (fio's `io_blocks` or `io_issues`).
+    counted: u64,
+    /// `counted` when the last stall was decided (fio's `last_thinktime_blocks`), which the ramp's
+    /// end does not reset: fio then counts from 0 again and thinks only once the count passes it.
+    last: u64,
     /// fio's queue depth.
     depth: u32,
     /// I/Os in fio's queue, issued and not yet reaped by its loop (at completion only).
@@ -513,6 +521,7 @@ impl Thinker {
             blocks: t.blocks.max(1),
             count: t.count,
             counted: 0,
+            last: 0,
             depth: 1,
             outstanding: 0,
             think_ns: t.think.as_nanos() as u64,
@@ -538,7 +547,13 @@ impl Thinker {
 
     #[inline]
     fn may_issue(&mut self, now: u64, in_flight: u32) -> bool {
-        self.counted < self.blocks || self.stall(now, in_flight)
+        !self.made_up() || self.stall(now, in_flight)
+    }
+
+    /// Whether the I/Os counted since the last stall make up `blocks`.
+    #[inline]
+    fn made_up(&self) -> bool {
+        self.counted >= self.last + u64::from(self.blocks)
     }
 
     /// The count is made up: wait for the queue to drain, then think (spin, then sleep).
@@ -553,7 +568,8 @@ impl Thinker {
         if now >= end {
             self.since = None;
             // What fio reaped while it waited counts toward the next stall.
-            self.counted = self.outstanding;
+            self.last = self.counted;
+            self.counted += u64::from(self.outstanding);
             self.outstanding = 0;
             return true;
         }
@@ -804,6 +820,24 @@ mod tests {
         // Fewer I/Os than fill the queue: fio reaps none before the end, so never thinks.
         assert_eq!(stalls(thinker(ThinkCount::Complete, 8, 4), 5).0, 0);
         assert_eq!(stalls(thinker(ThinkCount::Issue, 8, 4), 5).0, 1);
+    }
+
+    /// fio zeroes its count at the ramp's end but not the count at its last stall, so after the
+    /// ramp it thinks again only once as many I/Os as the ramp's have gone out.
+    #[test]
+    fn after_the_ramp_fio_thinks_once_the_count_passes_the_ramps() {
+        let mut p = thinker(ThinkCount::Issue, 1, 1);
+        assert_eq!(stalls(p.clone(), 10).0, 10);
+        let mut now = 0;
+        for _ in 0..10 {
+            if p.gate(Direction::Read, now, 0) == Gate::Wait {
+                now += 1_000;
+                assert_eq!(p.gate(Direction::Read, now, 0), Gate::Go(None));
+            }
+            p.issued(Direction::Read, 4096);
+        }
+        p.restart(now);
+        assert_eq!(stalls(p, 20), (11, vec![10, 1, 1]), "10 before the first, then one after each I/O");
     }
 
     #[test]
