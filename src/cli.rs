@@ -347,8 +347,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "PROCESS", value_parser = RateProcess::parse)]
     pub rate_process: Option<RateProcess>,
 
-    /// After --thinktime-blocks I/Os, wait for them to complete and stall this long before issuing
-    /// more (fio's thinktime; a number without a unit is whole microseconds, as fio reads it, and
+    /// After --thinktime-blocks I/Os, wait for all in flight to complete and stall this long before
+    /// issuing more (fio's thinktime; a number without a unit is whole microseconds, as fio reads it, and
     /// one with a unit may be a fraction: 1.5ms).
     #[arg(long, value_name = "DURATION", value_parser = rate::parse_think)]
     pub thinktime: Option<Duration>,
@@ -358,9 +358,15 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", value_parser = rate::parse_think)]
     pub thinktime_spin: Option<Duration>,
 
-    /// I/Os issued between think times (fio's thinktime_blocks) [default: 1]
+    /// I/Os counted between think times (fio's thinktime_blocks) [default: 1]
     #[arg(long, value_name = "N", value_parser = parse_think_blocks)]
     pub thinktime_blocks: Option<u32>,
+
+    /// What --thinktime-blocks counts (fio's thinktime_blocks_type): complete, I/Os completed as
+    /// fio's loop reaps them; or issue, I/Os issued, which caps the depth at --thinktime-blocks
+    /// [default: complete]
+    #[arg(long, value_name = "TYPE", value_parser = rate::ThinkCount::parse)]
+    pub thinktime_blocks_type: Option<rate::ThinkCount>,
 
     /// Percentage of each written 512-byte chunk that is zeros, so the data compresses to about
     /// the rest (fio's buffer_compress_percentage) [default: 0, random]

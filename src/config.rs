@@ -22,7 +22,7 @@ use crate::workload::bssplit::BsSplit;
 use crate::workload::contents::{BufferContents, DedupeMode};
 use crate::workload::dist::RandomDist;
 use crate::workload::prio::{CmdPrioOptions, PrioSpec, resolve as resolve_priorities};
-use crate::workload::rate::{PaceSpec, RateProcess, ThinkTime};
+use crate::workload::rate::{PaceSpec, RateProcess, ThinkCount, ThinkTime};
 use crate::workload::{Mix, RwMode, StridedZones, WorkloadSpec};
 use clash::Clash;
 use fault::Fault;
@@ -772,6 +772,7 @@ fn resolve_pacing(args: &RunArgs, mix: &Mix) -> Result<PaceSpec, ConfigError> {
             think,
             spin: args.thinktime_spin.unwrap_or(Duration::ZERO),
             blocks: args.thinktime_blocks.unwrap_or(1),
+            count: args.thinktime_blocks_type.unwrap_or_default(),
         }),
         // 0 is fio's default: no think time (a job file's thinktime=0 replaces a [global] one).
         given => {
@@ -779,8 +780,15 @@ fn resolve_pacing(args: &RunArgs, mix: &Mix) -> Result<PaceSpec, ConfigError> {
             // file may spell its defaults out; any other shape of no think time is a mistake.
             let spin = args.thinktime_spin.is_some_and(|d| !d.is_zero());
             let blocks = args.thinktime_blocks.is_some_and(|b| b != 1);
-            let shape = if spin { "thinktime-spin" } else { "thinktime-blocks" };
-            if spin || blocks {
+            let count = args.thinktime_blocks_type.is_some_and(|c| c != ThinkCount::Complete);
+            let shape = if spin {
+                "thinktime-spin"
+            } else if blocks {
+                "thinktime-blocks"
+            } else {
+                "thinktime-blocks-type"
+            };
+            if spin || blocks || count {
                 return Err(match given {
                     Some(_) => Clash::ThinkShapeOfNone { shape },
                     None => Clash::ThinkShapeAlone { shape },

@@ -271,6 +271,13 @@ pub trait Engine {
         false
     }
 
+    /// The most I/Os the engine keeps in flight, whatever the worker's queue depth: 1 on a
+    /// synchronous engine, which answers Busy to a second (fio's sync engines complete each I/O
+    /// as it is queued, which its think time counts by).
+    fn max_in_flight(&self) -> u32 {
+        u32::MAX
+    }
+
     /// Called instead of `progress` by a paced worker whose poll found nothing and whose next I/O
     /// is due in `timeout_ns`, on engines that are [`interrupt_driven`](Engine::interrupt_driven):
     /// submits what is queued, then sleeps until a completion arrives or the time passes (with

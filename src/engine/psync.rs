@@ -200,6 +200,10 @@ impl Engine for PsyncEngine {
         self.bufs.slot_mut(0)
     }
 
+    fn max_in_flight(&self) -> u32 {
+        1
+    }
+
     fn sends(&self) -> Sends {
         Sends::Synchronous
     }

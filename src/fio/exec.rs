@@ -932,6 +932,10 @@ mod tests {
                 "job.fio:6: [a]: thinktime_blocks=4: it shapes thinktime, which is not given; add thinktime",
             ),
             (
+                "[a]\nthinktime_blocks_type=issue\n",
+                "job.fio:6: [a]: thinktime_blocks_type=issue: it shapes thinktime, which is not given; add thinktime",
+            ),
+            (
                 "[a]\nthinktime_spin=200\nthinktime=100\n",
                 "job.fio:6: [a]: thinktime_spin=200 is longer than thinktime=100 (line 7); spin for at most",
             ),

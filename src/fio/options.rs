@@ -236,6 +236,7 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
             arg(&flag, &format!("{}us", fio_time(key, v, TimeUnit::Micros)?.as_micros()))
         }
         "thinktime_blocks" => arg("thinktime-blocks", v),
+        "thinktime_blocks_type" => arg("thinktime-blocks-type", v),
         "buffer_compress_percentage" => arg("buffer-compress-percentage", v),
         "dedupe_percentage" => arg("dedupe-percentage", v),
         "dedupe_mode" => arg("dedupe-mode", v),
@@ -800,6 +801,7 @@ mod tests {
             "thinktime",
             "thinktime-spin",
             "thinktime-blocks",
+            "thinktime-blocks-type",
             "buffer-compress-percentage",
             "dedupe-percentage",
             "rwmixread",

@@ -947,7 +947,7 @@ fn engine_of(flags: &[(String, String)], cli: &RunArgs, given: &[String]) -> Str
 /// the sizes when neither is given), so `[global] bs=4k` with a job's `bssplit=` is that split;
 /// and `rwmixread`/`rwmixwrite` mean nothing to a job that only reads or only writes (fio ignores
 /// them there), so a `[global]` mix may serve a file that also holds such jobs; `thinktime=0` is
-/// no think time (fio's default), which `thinktime_spin` and `thinktime_blocks` do not shape, so a
+/// no think time (fio's default), which `thinktime_spin`, `thinktime_blocks` and its type do not shape, so a
 /// job may turn off a `[global]` think time with its shapes.
 fn fio_precedence(flags: &mut Vec<(String, String)>) {
     if flags.iter().any(|(f, _)| f == "--bssplit") {
@@ -961,7 +961,9 @@ fn fio_precedence(flags: &mut Vec<(String, String)>) {
     }
     let no_think = flags.iter().any(|(f, v)| f == "--thinktime" && parse_think(v).is_ok_and(|t| t.is_zero()));
     if no_think {
-        flags.retain(|(f, _)| f != "--thinktime-spin" && f != "--thinktime-blocks");
+        flags.retain(|(f, _)| {
+            !matches!(f.as_str(), "--thinktime-spin" | "--thinktime-blocks" | "--thinktime-blocks-type")
+        });
     }
 }
 

@@ -591,6 +591,10 @@ pub struct PacingDoc {
     /// The part of each stall spent spinning, seconds.
     pub thinktime_spin_s: Option<f64>,
     pub thinktime_blocks: Option<u32>,
+    /// What `thinktime_blocks` counts: completions (fio's default) or issues. Absent from older
+    /// documents, whose think times counted issues.
+    #[serde(default)]
+    pub thinktime_blocks_type: Option<ThinkCountDoc>,
 }
 
 /// fio's `rate_process`.
@@ -600,6 +604,14 @@ pub enum RateProcessDoc {
     #[default]
     Linear,
     Poisson,
+}
+
+/// fio's `thinktime_blocks_type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ThinkCountDoc {
+    Complete,
+    Issue,
 }
 
 /// Written data: `compress_percent`% of every 512-byte chunk is zeros (fio's

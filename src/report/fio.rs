@@ -69,6 +69,9 @@ pub struct FioClone<'a> {
     pub stats: Stats,
     /// Its measured span, from the end of the ramp to its end (fio's runtime of the thread).
     pub span_ns: u64,
+    /// Its verify pass's span after that (0 without one), whose reads `stats` holds: fio counts
+    /// them in the job's reads, and the pass's time in its read runtime and its job_runtime.
+    pub verify_ns: u64,
     /// Its own thread's CPU time over that span (zero when it was not measured).
     pub cpu: CpuUsage,
     /// Its own thread's context switches and page faults over that span.
@@ -93,8 +96,13 @@ pub struct FioJob<'a> {
     pub stats: Stats,
     /// The entry's measured time: its longest clone's.
     pub elapsed_ns: u64,
-    /// fio's `job_runtime`: its clones' spans in whole milliseconds, added up as fio adds its
-    /// threads' `total_run_time`.
+    /// Its reads' time, its longest clone's: the measured span, the verify pass's added (fio's
+    /// `update_runtime` after `do_verify`), or the pass's alone in a job that reads only there.
+    pub read_elapsed_ns: u64,
+    /// Its longest clone's verify pass.
+    pub verify_ns: u64,
+    /// fio's `job_runtime`: its clones' spans (verify passes included) in whole milliseconds,
+    /// added up as fio adds its threads' `total_run_time`.
     pub runtime_ms: u64,
     /// Its clones' own threads' CPU time, added up.
     pub cpu: CpuUsage,
@@ -141,10 +149,20 @@ pub fn entry_ranges(clones: &[(usize, bool)]) -> Vec<std::ops::Range<usize>> {
 pub fn entries<'a>(specs: &[FioJobSpec<'a>], clones: &[FioClone<'a>]) -> Vec<FioJob<'a>> {
     let keys: Vec<(usize, bool)> =
         clones.iter().map(|c| (specs[c.job].group_id, specs[c.job].group_reporting)).collect();
+    // A clone's time in a direction: its span; for reads, with its verify pass's (alone when the
+    // job reads nothing before it, as fio's read runtime then holds only the pass).
+    let span_of = |c: &FioClone<'_>, dir: Direction| match dir {
+        Direction::Read if c.verify_ns > 0 && !specs[c.job].cfg.workload.mix.issues(Direction::Read) => c.verify_ns,
+        Direction::Read => c.span_ns + c.verify_ns,
+        _ => c.span_ns,
+    };
     let agg_of = |group: usize| {
         Direction::ALL.map(|dir| {
             group_agg(
-                clones.iter().filter(|c| specs[c.job].group_id == group).map(|c| (c.stats.of(dir).bytes, c.span_ns)),
+                clones
+                    .iter()
+                    .filter(|c| specs[c.job].group_id == group)
+                    .map(|c| (c.stats.of(dir).bytes, span_of(c, dir))),
             )
         })
     };
@@ -174,7 +192,9 @@ pub fn entries<'a>(specs: &[FioJobSpec<'a>], clones: &[FioClone<'a>]) -> Vec<Fio
                 cfg: last.cfg,
                 stats,
                 elapsed_ns: members.iter().map(|c| c.span_ns).max().unwrap_or(0),
-                runtime_ms: members.iter().map(|c| c.span_ns / 1_000_000).sum(),
+                read_elapsed_ns: members.iter().map(|c| span_of(c, Direction::Read)).max().unwrap_or(0),
+                verify_ns: members.iter().map(|c| c.verify_ns).max().unwrap_or(0),
+                runtime_ms: members.iter().map(|c| (c.span_ns + c.verify_ns) / 1_000_000).sum(),
                 cpu,
                 counts,
                 batches,
@@ -245,7 +265,8 @@ fn job(j: &FioJob<'_>, plus: bool) -> Value {
     o.insert("error".into(), json!(errno));
     // What fio 3.x writes for a job that has finished (its "no estimate", INT_MAX).
     o.insert("eta".into(), json!(i32::MAX));
-    o.insert("elapsed".into(), json!((j.cfg.ramp.as_nanos() as u64 + j.elapsed_ns).div_ceil(1_000_000_000)));
+    let elapsed_ns = j.cfg.ramp.as_nanos() as u64 + j.elapsed_ns + j.verify_ns;
+    o.insert("elapsed".into(), json!(elapsed_ns.div_ceil(1_000_000_000)));
     o.insert("job options".into(), options(&j.options));
     // fio sorts its percentile_list; its tables run in numeric order.
     let mut pcts = j.cfg.percentiles.clone();
@@ -328,7 +349,8 @@ fn job(j: &FioJob<'_>, plus: bool) -> Value {
 /// One direction: fio's counters, rates, latencies and bandwidth and IOPS statistics.
 fn direction(dir: Direction, j: &FioJob<'_>, pcts: &[f64], plus: bool) -> Value {
     let d = j.stats.of(dir);
-    let secs = j.elapsed_ns as f64 / 1e9;
+    let elapsed_ns = if dir == Direction::Read { j.read_elapsed_ns } else { j.elapsed_ns };
+    let secs = elapsed_ns as f64 / 1e9;
     let bw_bytes = if secs > 0.0 { (d.bytes as f64 / secs).round() as u64 } else { 0 };
     let iops = if secs > 0.0 { d.ios as f64 / secs } else { 0.0 };
     let mut o = Map::new();
@@ -339,7 +361,7 @@ fn direction(dir: Direction, j: &FioJob<'_>, pcts: &[f64], plus: bool) -> Value 
     o.insert("iops".into(), json!(iops));
     // fio's thread runtime is whole microseconds rounded up to ms (backend.c's `(elapsed_us + 999)
     // / 1000`), so a job shorter than a millisecond ran for 1.
-    let runtime_ms = (j.elapsed_ns / 1_000).div_ceil(1_000);
+    let runtime_ms = (elapsed_ns / 1_000).div_ceil(1_000);
     o.insert("runtime".into(), json!(if d.ios > 0 { runtime_ms } else { 0 }));
     o.insert("total_ios".into(), json!(d.ios));
     o.insert("short_ios".into(), json!(0));
@@ -761,6 +783,8 @@ mod tests {
             cfg: &cfg,
             stats,
             elapsed_ns: 1_000_000_000,
+            read_elapsed_ns: 1_000_000_000,
+            verify_ns: 0,
             runtime_ms: 1_000,
             cpu: CpuUsage::default(),
             counts: ThreadCounts::default(),
@@ -774,6 +798,57 @@ mod tests {
         let d = render(&[], &[j], &[], false, SystemTime::UNIX_EPOCH);
         let job = &d["jobs"][0];
         assert_eq!((&job["error"], &job["total_err"], &job["first_error"]), (&json!(5), &json!(3), &json!(5)));
+    }
+
+    /// fio counts its verify pass's reads in the job's reads (clones_of adds them to the clone's),
+    /// and the pass's time in its read runtime, alone in a job that reads nothing before it, after
+    /// the run's in one that does, and in its job_runtime.
+    #[test]
+    fn a_verify_pass_counts_in_the_reads_and_their_runtime_as_fios() {
+        let (writes, mixed) = (null_config(&["--rw", "randwrite"]), null_config(&["--rw", "randrw"]));
+        let spec = |cfg| FioJobSpec {
+            name: "v",
+            group_id: 0,
+            group_reporting: false,
+            options: &[],
+            cfg,
+            lat_percentiles: false,
+            latencies: crate::options::FioLatencies::default(),
+        };
+        let mut stats = Stats::new(false);
+        stats.dir[1].record(1_000, 100, 4096 * 100);
+        stats.dir[0].record(500, 100, 4096 * 100);
+        let clone = |job| FioClone {
+            job,
+            stats: stats.clone(),
+            span_ns: 300_000_000,
+            verify_ns: 100_000_000,
+            cpu: CpuUsage::default(),
+            counts: ThreadCounts::default(),
+            batches: None,
+            series: &[],
+            latency_depth: None,
+        };
+        let d = render(
+            &[],
+            &entries(&[spec(&writes), spec(&mixed)], &[clone(0), clone(1)]),
+            &[],
+            false,
+            SystemTime::UNIX_EPOCH,
+        );
+        let figures = |j: &Value| {
+            [
+                &j["read"]["total_ios"],
+                &j["read"]["runtime"],
+                &j["read"]["bw_bytes"],
+                &j["write"]["runtime"],
+                &j["job_runtime"],
+            ]
+            .map(|v| v.as_u64().unwrap())
+        };
+        assert_eq!(figures(&d["jobs"][0]), [100, 100, 4_096_000, 300, 400], "a write job: the pass's 100 ms");
+        assert_eq!(figures(&d["jobs"][1]), [100, 400, 1_024_000, 300, 400], "a mixed job: the run's and the pass's");
+        assert!(d["jobs"][0]["read"]["lat_ns"]["N"] == 100, "timed as fio times them");
     }
 
     #[test]
@@ -796,6 +871,8 @@ mod tests {
                 cfg: &cfg,
                 stats: stats.clone(),
                 elapsed_ns: 1_000_000_000,
+                read_elapsed_ns: 1_000_000_000,
+                verify_ns: 0,
                 runtime_ms: 1_000,
                 cpu,
                 counts: ThreadCounts { ctx: 12, majf: 1, minf: 30 },
@@ -896,6 +973,7 @@ mod tests {
                 job,
                 stats,
                 span_ns: span_ms * 1_000_000 + 999_999,
+                verify_ns: 0,
                 cpu,
                 counts,
                 batches,

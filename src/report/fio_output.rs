@@ -111,12 +111,17 @@ pub fn clones_of<'r>(r: &'r RunResult, lanes: &[usize], job: usize) -> Vec<FioCl
             let mut cpu = CpuUsage::default();
             let mut counts = ThreadCounts::default();
             let mut batches: Option<BatchCounts> = None;
-            let mut span_ns = 0;
+            let (mut span_ns, mut verify_ns, mut verified) = (0, 0, Stats::default());
             let mut latency_depth = None;
             for w in lanes.iter().map(|&l| &r.workers[l]).filter(|w| w.thread == t) {
                 stats += &w.stats;
                 let Some(s) = &w.summary else { continue };
                 span_ns = span_ns.max(s.measured_ns);
+                // A thread's lanes verify one after another, each once it has drained.
+                if let Some(v) = &s.verify_reads {
+                    verified += &*v.stats;
+                    verify_ns += v.span_ns;
+                }
                 latency_depth = s.latency_depth.or(latency_depth);
                 if let Some(b) = &s.batches {
                     *batches.get_or_insert_with(BatchCounts::default) += b;
@@ -128,10 +133,12 @@ pub fn clones_of<'r>(r: &'r RunResult, lanes: &[usize], job: usize) -> Vec<FioCl
                 }
             }
             cpu.ios = stats.ios();
+            stats += &verified;
             FioClone {
                 job,
                 stats,
                 span_ns: if span_ns == 0 { r.elapsed_ns } else { span_ns },
+                verify_ns,
                 cpu,
                 counts,
                 batches,

@@ -498,7 +498,10 @@ fn workload_facts(f: &mut Facts, r: &RunDoc) {
     f.add(
         "think time",
         p["thinktime_s"].as_f64().map(|t| {
-            format!("{} after every {} I/Os", format_latency(t * 1e9), p["thinktime_blocks"].as_u64().unwrap_or(1))
+            // Older documents, without the type, counted issues.
+            let counted = if p["thinktime_blocks_type"] == "complete" { "completed" } else { "issued" };
+            let blocks = p["thinktime_blocks"].as_u64().unwrap_or(1);
+            format!("{} after every {blocks} I/Os {counted}", format_latency(t * 1e9))
         }),
     );
     let b = &w["buffers"];

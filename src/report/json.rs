@@ -666,6 +666,7 @@ mod tests {
                     stop_reason,
                     lost_in_flight: 0,
                     busy: None,
+                    verify_reads: None,
                     latency_depth: (stop_reason == StopReason::LatencyTarget).then_some(6),
                     first_error: errors.get(i).map(|&error| FailedIo {
                         error,

@@ -112,7 +112,7 @@ fn header(cfg: &RunConfig, r: &RunResult, clock_source: &str) -> String {
 }
 
 /// The pacing and buffer options in effect, in fio's words: ` rate=100m,20m/s per worker
-/// rate_process=poisson thinktime=100.00µs every 4 I/Os buffers=compress50%,dedupe30%`; a run
+/// rate_process=poisson thinktime=100.00µs every 4 I/Os completed buffers=compress50%,dedupe30%`; a run
 /// without pacing says nothing of it, and a run that writes always says what its buffers hold.
 fn pacing_words(cfg: &RunConfig) -> String {
     let (w, mut out) = (&cfg.workload, String::new());
@@ -128,7 +128,7 @@ fn pacing_words(cfg: &RunConfig) -> String {
         if !t.spin.is_zero() {
             let _ = write!(out, "(spin {})", format_latency(t.spin.as_nanos() as f64));
         }
-        let _ = write!(out, " every {} I/O{}", t.blocks, if t.blocks == 1 { "" } else { "s" });
+        let _ = write!(out, " every {} I/O{} {}", t.blocks, if t.blocks == 1 { "" } else { "s" }, t.count.counted());
     }
     if w.writes() {
         let b = w.buffers;

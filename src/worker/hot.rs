@@ -15,7 +15,10 @@
 //! the boundary's raw equivalent, worked out once per boundary (see [`Timeline`]).
 
 use super::latency::{DepthSearch, Step};
-use super::{BusyTime, FailedIo, IntervalReport, Links, Phase, Report, Shared, StopReason, WorkerPlan, WorkerSummary};
+use super::{
+    BusyTime, FailedIo, IntervalReport, Links, Phase, Report, Shared, StopReason, VerifyReads, WorkerPlan,
+    WorkerSummary,
+};
 use crate::batches::BatchCounts;
 use crate::clock::Clock;
 use crate::cpu::CpuProbe;
@@ -234,7 +237,9 @@ impl<'c, E: Engine> Loop<'c, E> {
             verify_pass: plan.verify.as_ref().is_some_and(|v| v.pass),
         };
         let gap_spins = spins_for(engine.idle_poll_gap_ns());
-        let pacer = Pacer::new(plan.rate_iops, &plan.spec.pacing, switch, seed).map(|p| p.shared(plan.rate_share));
+        let think_depth = plan.queue_depth.min(engine.max_in_flight());
+        let pacer = Pacer::new(plan.rate_iops, &plan.spec.pacing, switch, seed)
+            .map(|p| p.shared(plan.rate_share).think_depth(think_depth));
         let sleeps = engine.interrupt_driven() && pacer.as_ref().is_some_and(Pacer::is_open_loop);
         if sleeps {
             // A refusal leaves the default slack: later wake-ups, counted in latency as they come.
@@ -483,7 +488,22 @@ impl<'c, E: Engine> Loop<'c, E> {
                     }
                     self.refill(now)?;
                 }
-                Some(_) if self.in_flight == 0 => return Ok(Pass::Drained),
+                Some((reason, _)) if self.in_flight == 0 => {
+                    // Out of I/Os, the worker still thinks if its last one made up a count, as fio.
+                    let last = match (reason, &mut self.pacer) {
+                        (StopReason::IoLimit, Some(p)) => p.think_last(now),
+                        _ => None,
+                    };
+                    match last {
+                        None => return Ok(Pass::Drained),
+                        Some(false) => {}
+                        Some(true) => {
+                            // The run ends with the stall, as fio's job runtime does.
+                            self.stop = Some((reason, now));
+                            return Ok(Pass::Drained);
+                        }
+                    }
+                }
                 Some((_, at)) => {
                     if now.saturating_sub(at) > self.limits.drain_ns {
                         // The device did not answer in time; the caller leaks the engine (see `run`).
@@ -538,9 +558,9 @@ impl<'c, E: Engine> Loop<'c, E> {
 
     /// After the drain: the final interval and, with `--verify`, the re-read of everything written.
     pub(super) fn end(&mut self, plan: &WorkerPlan, links: &Links) -> Result<WorkerSummary, EngineError> {
-        let summary = self.finish(links, plan.index, 0);
+        let mut summary = self.finish(links, plan.index, 0);
         if self.limits.verify_pass {
-            self.verify_pass()?;
+            summary.verify_reads = self.verify_pass()?;
         }
         Ok(summary)
     }
@@ -1227,6 +1247,7 @@ impl<'c, E: Engine> Loop<'c, E> {
             lost_in_flight: lost,
             first_error: self.first_error,
             latency_depth: self.search.as_ref().map(DepthSearch::depth),
+            verify_reads: None,
             busy: self.busy_on.then(|| BusyTime {
                 busy_ns: if self.measuring { self.clock.delta_as_nanos(0, self.busy_ticks) } else { 0 },
                 busy_polls: if self.measuring { self.busy_polls } else { 0 },
@@ -1276,12 +1297,21 @@ impl<'c, E: Engine> Loop<'c, E> {
     }
 
     /// Re-reads every unit this worker's slice is known to hold and checks it, a queue depth at a
-    /// time. Runs after the measurement: its time is in no figure.
-    fn verify_pass(&mut self) -> Result<(), EngineError> {
+    /// time. Runs after the measurement, so its time is in none of the run's figures; its reads are
+    /// booked apart, each timed from its queueing to its completion (and, split, to the return of
+    /// the submit call that sent it), with the pass's span: fio counts its verify pass's reads in
+    /// the job's reads, which fio's JSON follows (`WorkerSummary::verify_reads`).
+    fn verify_pass(&mut self) -> Result<Option<VerifyReads>, EngineError> {
         let qd = self.limits.qd;
-        let Some(v) = self.verifier.as_mut() else { return Ok(()) };
+        let Some(v) = self.verifier.as_mut() else { return Ok(None) };
         let unit = v.table.unit_bytes() as u32;
         let todo: Vec<u64> = v.table.written().map(|(off, _)| off).collect();
+        let (clock, stamp, split) = (self.clock, self.stamp, self.split);
+        let mut stats = Box::new(Stats::new(split.is_some()));
+        let mut tallies = Direction::ALL.map(|_| HistTally::none());
+        let mut sent = vec![0u64; qd as usize];
+        let mut unsent: Vec<u32> = Vec::with_capacity(qd as usize);
+        let start = clock.raw();
         let mut next = 0;
         let mut in_flight = 0u32;
         let mut free: Vec<u32> = (0..qd).collect();
@@ -1289,21 +1319,38 @@ impl<'c, E: Engine> Loop<'c, E> {
             while next < todo.len() {
                 let Some(&slot) = free.last() else { break };
                 let op = IoOp { dir: Direction::Read, offset: todo[next], len: unit, prio: IoPrio::NONE };
+                let issued = if stamp { clock.raw() } else { 0 };
                 if self.engine.queue(slot, &op)? == Queued::Busy {
                     break;
                 }
                 free.pop();
-                self.slots[slot as usize].1 = op;
+                unsent.push(slot);
+                self.slots[slot as usize] = (issued, op);
                 next += 1;
                 in_flight += 1;
             }
             self.engine.submit()?;
+            if split.is_some() {
+                let now = clock.raw();
+                for slot in unsent.drain(..) {
+                    sent[slot as usize] = now;
+                }
+            }
+            unsent.clear();
             let slots = &self.slots;
             let v = self.verifier.as_mut().expect("checked above");
             let mut failed = 0u64;
             let reaped = self.engine.poll(qd, |slot, result| {
-                v.complete(slot, &slots[slot as usize].1, result.is_ok());
-                failed += u64::from(result.is_err());
+                let (issued, op) = slots[slot as usize];
+                v.complete(slot, &op, result.is_ok());
+                match (&result, stamp) {
+                    (Err(_), _) => failed += 1,
+                    (Ok(()), true) => {
+                        let latency = Self::latencies(clock, split, issued, sent[slot as usize], clock.raw());
+                        book(&mut stats, &mut tallies, &op, latency);
+                    }
+                    (Ok(()), false) => count(&mut stats, &op),
+                }
                 free.push(slot);
             })?;
             v.read_errors += failed;
@@ -1313,7 +1360,7 @@ impl<'c, E: Engine> Loop<'c, E> {
                 self.engine.wait()?;
             }
         }
-        Ok(())
+        Ok(Some(VerifyReads { stats, span_ns: clock.delta_as_nanos(start, clock.raw()) }))
     }
 }
 

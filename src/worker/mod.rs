@@ -185,6 +185,18 @@ pub struct WorkerSummary {
     /// the result document has it in the engine's section (`engine.spdk.busy`).
     #[serde(skip)]
     pub busy: Option<BusyTime>,
+    /// With `--verify`, the reads of the verify pass after the run: in none of nvmebench's own
+    /// figures, and in fio's JSON, whose job counts them as fio counts its verify reads.
+    #[serde(skip)]
+    pub verify_reads: Option<VerifyReads>,
+}
+
+/// The verify pass's reads, booked as the run's are (counts, bytes, latencies), and how long the
+/// pass took.
+#[derive(Clone, Debug)]
+pub struct VerifyReads {
+    pub stats: Box<Stats>,
+    pub span_ns: u64,
 }
 
 /// A polled worker's busy time over its measured window: the whole span of every poll that reaped

@@ -8,9 +8,10 @@
 //! ahead to catch up. Gaps are fixed (`linear`) or exponential with the same mean (`poisson`, fio's
 //! `rate_process=poisson`), drawn from a seeded generator so a run repeats.
 //!
-//! `--thinktime` is fio's: after `thinktime_blocks` I/Os the worker issues nothing more until all
-//! of them have completed, then stalls for the think time (busy for `thinktime_spin` of it,
-//! asleep for the rest) before it goes on.
+//! `--thinktime` is fio's: once `thinktime_blocks` I/Os have completed (or, with
+//! `thinktime_blocks_type=issue`, have been issued) since the last stall, the worker issues nothing
+//! more until everything in flight has completed, then stalls for the think time (busy for
+//! `thinktime_spin` of it, asleep for the rest) before it goes on.
 //!
 //! This module decides only *when*; what is issued is the generator's business, and the worker
 //! acts on the answers ([`Pacer::gate`]).
@@ -187,15 +188,46 @@ impl IopsRate {
 const LANE: [usize; Direction::COUNT] = [0, 1, 2, 1, 1];
 const LANES: usize = 3;
 
-/// fio's `thinktime`, `thinktime_spin` and `thinktime_blocks`.
+/// fio's `thinktime`, `thinktime_spin`, `thinktime_blocks` and `thinktime_blocks_type`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ThinkTime {
     /// The whole stall.
     pub think: Duration,
     /// How much of it is spent busy (the rest asleep).
     pub spin: Duration,
-    /// I/Os issued between stalls (fio's default 1).
+    /// I/Os counted between stalls (fio's default 1).
     pub blocks: u32,
+    /// Whether they are counted as they complete (fio's default) or as they are issued.
+    pub count: ThinkCount,
+}
+
+/// fio's `thinktime_blocks_type`: what counts toward `thinktime_blocks`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ThinkCount {
+    /// Completions, as fio's loop reaps them (fio's default).
+    #[default]
+    Complete,
+    /// Issues: the worker keeps at most `thinktime_blocks` in flight.
+    Issue,
+}
+
+impl ThinkCount {
+    pub fn parse(text: &str) -> Result<ThinkCount, String> {
+        match text.trim() {
+            "complete" => Ok(ThinkCount::Complete),
+            "issue" => Ok(ThinkCount::Issue),
+            other => Err(format!("'{other}' is not a thinktime_blocks_type; use complete (fio's default) or issue")),
+        }
+    }
+
+    /// What happened to the I/Os it counts: `completed` or `issued`.
+    pub fn counted(&self) -> &'static str {
+        match self {
+            ThinkCount::Complete => "completed",
+            ThinkCount::Issue => "issued",
+        }
+    }
 }
 
 /// Parses a think time (`--thinktime`, `--thinktime-spin`): a number without a unit is
@@ -224,7 +256,7 @@ pub fn parse_think(text: &str) -> Result<Duration, String> {
 /// Everything about a worker's pacing that follows from the flags (the total `--rate-iops` comes
 /// apart, already divided per worker). Serialised flat, times in seconds: `rate_read_bytes_per_s`,
 /// `rate_write_bytes_per_s`, `rate_trim_bytes_per_s`, `rate_process`, `thinktime_s`,
-/// `thinktime_spin_s`, `thinktime_blocks`.
+/// `thinktime_spin_s`, `thinktime_blocks`, `thinktime_blocks_type`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PaceSpec {
     /// fio's `rate`, per worker.
@@ -237,7 +269,7 @@ impl Serialize for PaceSpec {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         let t = self.thinktime;
-        let mut st = s.serialize_struct("PaceSpec", 7)?;
+        let mut st = s.serialize_struct("PaceSpec", 8)?;
         st.serialize_field("rate_read_bytes_per_s", &self.rate.read)?;
         st.serialize_field("rate_write_bytes_per_s", &self.rate.write)?;
         st.serialize_field("rate_trim_bytes_per_s", &self.rate.trim)?;
@@ -245,6 +277,7 @@ impl Serialize for PaceSpec {
         st.serialize_field("thinktime_s", &t.map(|t| t.think.as_secs_f64()))?;
         st.serialize_field("thinktime_spin_s", &t.map(|t| t.spin.as_secs_f64()))?;
         st.serialize_field("thinktime_blocks", &t.map(|t| t.blocks))?;
+        st.serialize_field("thinktime_blocks_type", &t.map(|t| t.count))?;
         st.end()
     }
 }
@@ -397,7 +430,7 @@ impl Pacer {
     #[inline]
     pub fn issued(&mut self, dir: Direction, len: u32) {
         if let Some(t) = &mut self.think {
-            t.left = t.left.saturating_sub(1);
+            t.issued();
         }
         let i = self.index(dir);
         let per_byte = self.per_byte;
@@ -410,8 +443,37 @@ impl Pacer {
         s.next_fp += gap.max(1.0) as u64;
     }
 
-    /// Restarts every schedule at `start_ns` (after the ramp).
+    /// Sets the queue depth fio's loop would run the think time's count at: the worker's own, or
+    /// 1 on an engine that keeps one I/O in flight whatever the depth (fio's sync engines).
+    pub fn think_depth(mut self, depth: u32) -> Pacer {
+        if let Some(t) = &mut self.think {
+            t.depth = depth.max(1);
+        }
+        self
+    }
+
+    /// After the worker's last I/O has completed, the stall fio makes when that I/O made up a
+    /// count (fio checks after each issue, the last one too, and its job's runtime holds that
+    /// stall): `None` when none is owed, `Some(false)` while it lasts (sleeping through the part
+    /// that is not spun), `Some(true)` when it has just ended.
+    #[cold]
+    pub fn think_last(&mut self, now: u64) -> Option<bool> {
+        let t = self.think.as_mut()?;
+        if !t.made_up() {
+            return None;
+        }
+        // Nothing is issued after it, so nothing carries over to a count after it.
+        t.outstanding = 0;
+        Some(t.stall(now, 0))
+    }
+
+    /// Restarts every schedule at `start_ns` (after the ramp), and the think time's count from 0,
+    /// as fio's `reset_all_stats` zeroes it (but not the count at the last stall: fio thinks
+    /// again only once the count passes that, so the I/Os of the ramp go out once more unthrottled).
     pub fn restart(&mut self, start_ns: u64) {
+        if let Some(t) = &mut self.think {
+            t.counted = 0;
+        }
         for s in self.sched.iter_mut().flatten() {
             s.next_fp = start_ns << 16;
         }
@@ -426,12 +488,27 @@ fn exp1(rng: &mut Xoshiro256PlusPlus) -> f64 {
     -u.ln()
 }
 
-/// The think-time countdown.
+/// The think-time count.
+///
+/// Counted at completion, it follows fio's loop rather than the engine's reaping, so that it stalls
+/// where fio stalls whatever the device's speed: fio issues until its queue is full, then reaps one
+/// completion per issue (its defaults `iodepth_batch_complete_min` and `_max` of 1) and checks
+/// the count after each issue. The I/Os it finds in flight when it decides to think complete while
+/// it waits for them, and count toward the next stall (fio's `last_thinktime_blocks` is the count
+/// before that wait).
 #[derive(Clone, Debug)]
 struct Thinker {
     blocks: u32,
-    /// I/Os still to issue before the next stall.
-    left: u32,
+    count: ThinkCount,
+    /// I/Os counted since the start, or since the ramp's end (fio's `io_blocks` or `io_issues`).
+    counted: u64,
+    /// `counted` when the last stall was decided (fio's `last_thinktime_blocks`), which the ramp's
+    /// end does not reset: fio then counts from 0 again and thinks only once the count passes it.
+    last: u64,
+    /// fio's queue depth.
+    depth: u32,
+    /// I/Os in fio's queue, issued and not yet reaped by its loop (at completion only).
+    outstanding: u32,
     think_ns: u64,
     spin_ns: u64,
     /// When the current stall began.
@@ -440,10 +517,13 @@ struct Thinker {
 
 impl Thinker {
     fn new(t: ThinkTime) -> Thinker {
-        let blocks = t.blocks.max(1);
         Thinker {
-            blocks,
-            left: blocks,
+            blocks: t.blocks.max(1),
+            count: t.count,
+            counted: 0,
+            last: 0,
+            depth: 1,
+            outstanding: 0,
             think_ns: t.think.as_nanos() as u64,
             spin_ns: t.spin.min(t.think).as_nanos() as u64,
             since: None,
@@ -451,11 +531,32 @@ impl Thinker {
     }
 
     #[inline]
-    fn may_issue(&mut self, now: u64, in_flight: u32) -> bool {
-        self.left > 0 || self.stall(now, in_flight)
+    fn issued(&mut self) {
+        match self.count {
+            ThinkCount::Issue => self.counted += 1,
+            ThinkCount::Complete => {
+                self.outstanding += 1;
+                if self.outstanding >= self.depth {
+                    // fio's queue is full: it reaps one.
+                    self.outstanding -= 1;
+                    self.counted += 1;
+                }
+            }
+        }
     }
 
-    /// The quota is used up: wait for the queue to drain, then think (spin, then sleep).
+    #[inline]
+    fn may_issue(&mut self, now: u64, in_flight: u32) -> bool {
+        !self.made_up() || self.stall(now, in_flight)
+    }
+
+    /// Whether the I/Os counted since the last stall make up `blocks`.
+    #[inline]
+    fn made_up(&self) -> bool {
+        self.counted >= self.last + u64::from(self.blocks)
+    }
+
+    /// The count is made up: wait for the queue to drain, then think (spin, then sleep).
     #[cold]
     fn stall(&mut self, now: u64, in_flight: u32) -> bool {
         let start = match self.since {
@@ -466,7 +567,10 @@ impl Thinker {
         let end = start + self.think_ns;
         if now >= end {
             self.since = None;
-            self.left = self.blocks;
+            // What fio reaped while it waited counts toward the next stall.
+            self.last = self.counted;
+            self.counted += u64::from(self.outstanding);
+            self.outstanding = 0;
             return true;
         }
         if now >= start + self.spin_ns {
@@ -644,7 +748,12 @@ mod tests {
 
     #[test]
     fn think_time_waits_for_the_queue_to_drain_then_stalls() {
-        let t = ThinkTime { think: Duration::from_micros(100), spin: Duration::from_micros(100), blocks: 2 };
+        let t = ThinkTime {
+            think: Duration::from_micros(100),
+            spin: Duration::from_micros(100),
+            blocks: 2,
+            count: ThinkCount::Issue,
+        };
         let spec = PaceSpec::new(ByteRate::default(), RateProcess::Linear, Some(t));
         let mut p = Pacer::new(None, &spec, None, 1).unwrap();
         assert!(!p.is_open_loop());
@@ -659,6 +768,87 @@ mod tests {
         assert_eq!(p.gate(Direction::Read, 160_000, 0), Gate::Go(None));
         p.issued(Direction::Read, 4096);
         assert_eq!(p.gate(Direction::Read, 160_001, 1), Gate::Go(None));
+    }
+
+    /// A thinker of 1 µs (all spun, so nothing sleeps) counting `count` at `depth`, `blocks` apart.
+    fn thinker(count: ThinkCount, depth: u32, blocks: u32) -> Pacer {
+        let t = ThinkTime { think: Duration::from_micros(1), spin: Duration::from_micros(1), blocks, count };
+        let spec = PaceSpec::new(ByteRate::default(), RateProcess::Linear, Some(t));
+        Pacer::new(None, &spec, None, 1).unwrap().think_depth(depth)
+    }
+
+    /// Issues `n` I/Os through the pacer, each stall taken whole with nothing in flight, the one
+    /// after the last I/O too: the stalls made, and the issues before each of the first three.
+    fn stalls(mut p: Pacer, n: u32) -> (u32, Vec<u32>) {
+        let (mut now, mut stalls, mut since, mut gaps) = (0u64, 0, 0, Vec::new());
+        for _ in 0..n {
+            if p.gate(Direction::Read, now, 0) == Gate::Wait {
+                stalls += 1;
+                gaps.push(since);
+                since = 0;
+                now += 1_000;
+                assert_eq!(p.gate(Direction::Read, now, 0), Gate::Go(None), "a stall lasts its think time");
+            }
+            p.issued(Direction::Read, 4096);
+            since += 1;
+        }
+        if p.think_last(now) == Some(false) {
+            stalls += 1;
+            assert_eq!(p.think_last(now + 1_000), Some(true));
+        }
+        assert_eq!(p.think_last(now + 2_000), None, "one stall at the end at most");
+        gaps.truncate(3);
+        (stalls, gaps)
+    }
+
+    /// fio 3.33 on 256 I/Os: counted at issue, a stall every thinktime_blocks I/Os, the last one's
+    /// too; counted at completion, where fio reaps one completion per issue once its queue is
+    /// full, and the I/Os in flight at a stall count toward the next, 46 stalls at iodepth=8 and
+    /// thinktime_blocks=4 (fio's runtimes: 64 and 46 think times), 26 at iodepth=16, 31 at
+    /// thinktime_blocks=8, 249 at thinktime_blocks=1. At depth 1 (a sync engine) the two agree.
+    #[test]
+    fn think_time_counts_as_fio_counts() {
+        assert_eq!(stalls(thinker(ThinkCount::Issue, 8, 4), 256), (64, vec![4, 4, 4]));
+        // Full at the 8th issue, then a completion per issue: 4 counted at the 11th; the 7 in
+        // flight then count toward the next, made up after one issue.
+        assert_eq!(stalls(thinker(ThinkCount::Complete, 8, 4), 256), (46, vec![11, 1, 10]));
+        assert_eq!(stalls(thinker(ThinkCount::Complete, 16, 4), 256).0, 26);
+        assert_eq!(stalls(thinker(ThinkCount::Complete, 8, 8), 256).0, 31);
+        assert_eq!(stalls(thinker(ThinkCount::Complete, 8, 1), 256).0, 249);
+        assert_eq!(stalls(thinker(ThinkCount::Complete, 4, 4), 256).0, 63);
+        assert_eq!(stalls(thinker(ThinkCount::Complete, 1, 4), 256), stalls(thinker(ThinkCount::Issue, 1, 4), 256));
+        // Fewer I/Os than fill the queue: fio reaps none before the end, so never thinks.
+        assert_eq!(stalls(thinker(ThinkCount::Complete, 8, 4), 5).0, 0);
+        assert_eq!(stalls(thinker(ThinkCount::Issue, 8, 4), 5).0, 1);
+    }
+
+    /// fio zeroes its count at the ramp's end but not the count at its last stall, so after the
+    /// ramp it thinks again only once as many I/Os as the ramp's have gone out.
+    #[test]
+    fn after_the_ramp_fio_thinks_once_the_count_passes_the_ramps() {
+        let mut p = thinker(ThinkCount::Issue, 1, 1);
+        assert_eq!(stalls(p.clone(), 10).0, 10);
+        let mut now = 0;
+        for _ in 0..10 {
+            if p.gate(Direction::Read, now, 0) == Gate::Wait {
+                now += 1_000;
+                assert_eq!(p.gate(Direction::Read, now, 0), Gate::Go(None));
+            }
+            p.issued(Direction::Read, 4096);
+        }
+        p.restart(now);
+        assert_eq!(stalls(p, 20), (11, vec![10, 1, 1]), "10 before the first, then one after each I/O");
+    }
+
+    #[test]
+    fn thinktime_blocks_type_takes_fios_words() {
+        assert_eq!(ThinkCount::parse("complete"), Ok(ThinkCount::Complete));
+        assert_eq!(ThinkCount::parse("issue"), Ok(ThinkCount::Issue));
+        assert_eq!(ThinkCount::default(), ThinkCount::Complete, "fio's default");
+        assert_eq!(
+            ThinkCount::parse("issued").unwrap_err(),
+            "'issued' is not a thinktime_blocks_type; use complete (fio's default) or issue"
+        );
     }
 
     #[test]

@@ -85,6 +85,14 @@ fn each_bad_input_exits_2_with_one_sentence() {
             "'0.5' has no unit, so it is microseconds",
         ),
         (&["--filename", f, "--thinktime-blocks", "4"], "which is not given; add --thinktime"),
+        (
+            &["--filename", f, "--thinktime-blocks-type", "issue"],
+            "--thinktime-blocks-type: it shapes --thinktime, which is not given; add --thinktime",
+        ),
+        (
+            &["--filename", f, "--thinktime", "1ms", "--thinktime-blocks-type", "issued"],
+            "'issued' is not a thinktime_blocks_type; use complete (fio's default) or issue",
+        ),
         (&["--filename", f, "--thinktime", "1ms", "--thinktime-blocks", "0"], "is not a block count"),
         (&["--filename", f, "--thinktime", "1ms", "--thinktime-spin", "2ms"], "spin for at most the think time"),
         (

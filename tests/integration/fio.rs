@@ -432,6 +432,61 @@ fn rate_iops_paces_each_direction_of_each_job_as_fio_does() {
     assert!(writes["read"]["iops"].as_f64().unwrap() > 10_000.0, "unpaced reads: {}", writes["read"]["iops"]);
 }
 
+/// fio's thinktime_blocks_type on an async engine at iodepth=8, thinktime_blocks=4, 256 I/Os:
+/// `issue` thinks after every 4th issue, the last one's too (64 think times); `complete`, fio's
+/// default, counts completions as its loop reaps them, one per issue once the queue is full, and
+/// thinks 46 times. The runtimes are the think times within what a busy machine adds; the I/O
+/// counts are equal.
+#[test]
+fn thinktime_blocks_count_completions_or_issues_as_in_fio() {
+    let Some(fio) = tool("fio") else { return };
+    let dir = scratch_dir();
+    for (count, thinks) in [("complete", 46u64), ("issue", 64)] {
+        let text = format!(
+            "[t]\nioengine=libaio\niodepth=8\nbs=4k\nsize=1m\nrw=read\nfilename=think.dat\n\
+             thinktime=20ms\nthinktime_blocks=4\nthinktime_blocks_type={count}\n"
+        );
+        let theirs = fio_in(&fio, dir.path(), &text, &[]);
+        let ours = ours_in(dir.path(), &text, &[]);
+        let ios = |d: &Value| d["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
+        assert_eq!((ios(&ours), ios(&theirs)), (256, 256), "{count}");
+        // A busy machine's slack: 5 ms a stall and 100 ms for the I/O; 46 stalls with it still end
+        // before 64 would.
+        let least = thinks * 20;
+        for (who, d) in [("fio", &theirs), ("nvmebench", &ours)] {
+            let ms = d["jobs"][0]["job_runtime"].as_u64().unwrap();
+            let most = least + thinks * 5 + 100;
+            assert!((least..most).contains(&ms), "{who}, {count}: {ms} ms, not {thinks} think times of 20 ms");
+        }
+    }
+}
+
+/// fio counts the reads of its verify pass in the job's reads (basic-verify.fio, made small): a
+/// write job with verify=crc32c reads back each block it wrote, timed, and the pass's time is the
+/// read runtime, inside job_runtime. nvmebench's re-read after the run is written as fio writes it.
+#[test]
+fn verify_reads_count_in_the_jobs_reads_as_in_fio() {
+    let Some(fio) = tool("fio") else { return };
+    let dir = scratch_dir();
+    let text = "[write-and-verify]\nrw=randwrite\nbs=4k\ndirect=1\nioengine=libaio\niodepth=16\n\
+                verify=crc32c\nfilename=verify.dat\nsize=512k\n";
+    let theirs = fio_in(&fio, dir.path(), text, &[]);
+    std::fs::remove_file(dir.path().join("verify.dat")).unwrap();
+    let ours = ours_in(dir.path(), text, &[]);
+    let figures = |d: &Value| {
+        let j = &d["jobs"][0];
+        let n = |v: &Value| v.as_u64().unwrap();
+        let (r, w) = (&j["read"], &j["write"]);
+        let at_least_its_parts = n(&j["job_runtime"]) + 2 >= n(&r["runtime"]) + n(&w["runtime"]);
+        (
+            [n(&r["total_ios"]), n(&r["io_bytes"]), n(&r["lat_ns"]["N"]), n(&r["clat_ns"]["N"]), n(&w["total_ios"])],
+            n(&r["runtime"]) > 0 && at_least_its_parts,
+        )
+    };
+    assert_eq!(figures(&theirs), ([128, 512 << 10, 128, 128, 128], true), "fio");
+    assert_eq!(figures(&ours), figures(&theirs), "read: ios, bytes, lat N, clat N; writes; runtimes");
+}
+
 /// A job that is neither time_based nor sized in bytes makes one pass over its file, as fio's does
 /// (it used to be refused, or with runtime= to run for all of it): over the whole file, or over
 /// size=N% of it from offset.

@@ -187,7 +187,8 @@ fn poisson_arrivals_keep_the_mean_rate_and_the_text_report_names_the_options() {
 
 #[test]
 fn think_time_stalls_after_each_batch() {
-    // 4 I/Os, then a 2 ms stall once they completed: about 2000 IOPS whatever the queue depth.
+    // Counted at issue: 4 I/Os, then a 2 ms stall once they completed: about 2000 IOPS whatever
+    // the queue depth.
     let o = nvmebench(&[
         "run",
         "--engine",
@@ -198,6 +199,8 @@ fn think_time_stalls_after_each_batch() {
         "2ms",
         "--thinktime-blocks",
         "4",
+        "--thinktime_blocks_type",
+        "issue",
         "--time",
         "1",
         "--output",
@@ -212,6 +215,32 @@ fn think_time_stalls_after_each_batch() {
     assert!(ios > 250 && ios <= 2004, "{ios} I/Os");
     let p = &j["config"]["workload"]["pacing"];
     assert_eq!((p["thinktime_s"].as_f64(), p["thinktime_blocks"].as_u64()), (Some(0.002), Some(4)));
+    assert_eq!(p["thinktime_blocks_type"], "issue");
+    // Counted at completion (fio's default), as fio's loop reaps them: one per issue once the 32
+    // are out, so the 4th comes at the 35th issue, and the 31 still in flight make up the next
+    // count after one more: 36 I/Os per two stalls. With 10 ms stalls, 1800 IOPS at most, and
+    // more than the 400 that counting at issue allows even when a busy machine stretches each
+    // stall by half.
+    let o = nvmebench(&[
+        "run",
+        "--engine",
+        "null",
+        "--qd",
+        "32",
+        "--thinktime",
+        "10ms",
+        "--thinktime-blocks",
+        "4",
+        "--time",
+        "1",
+        "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    let ios = j["results"]["total"]["read"]["ios"].as_u64().unwrap();
+    assert!(ios > 404 && ios <= 1836, "{ios} I/Os");
+    assert_eq!(j["config"]["workload"]["pacing"]["thinktime_blocks_type"], "complete");
     // fio's spelling: a bare number is microseconds; spinning the whole time is exact.
     let o = nvmebench(&[
         "run",
@@ -219,6 +248,7 @@ fn think_time_stalls_after_each_batch() {
         "null",
         "--thinktime=500",
         "--thinktime_spin=500",
+        "--thinktime_blocks_type=issue",
         "--time",
         "500ms",
         "--output",
