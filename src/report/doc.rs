@@ -55,7 +55,9 @@ use std::collections::BTreeMap;
 /// 12: fio's latency target: `config.latency_target` (`target_ns`, `window_ns`, `percentile`,
 /// `run`), each worker's `summary.latency_depth` (the depth its search ended at), and the stop
 /// reason `latency_target` (the search settled, with `latency_run=0`).
-pub const SCHEMA_VERSION: u32 = 12;
+/// 13: `config.workload.pacing.thinktime_blocks` counts completions unless
+/// `thinktime_blocks_type` says `issue` (older documents counted at issue, without the field).
+pub const SCHEMA_VERSION: u32 = 13;
 pub const HIST_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
 /// Default number of rounds in a steady-state measurement window (SNIA PTS).
 pub const DEFAULT_STEADY_WINDOW: usize = 5;
