@@ -733,9 +733,16 @@ pub struct FioArgs {
 
 impl FioArgs {
     /// The logs' averaging window, if one is given: `log_avg_msec=0` is fio's default (no
-    /// averaging) written out, and nvmebench then logs one line per --interval as without it.
+    /// averaging) written out, and nvmebench then logs every I/O as without it.
     pub fn log_avg_window(&self) -> Option<u64> {
         self.log_avg_msec.filter(|&ms| ms > 0)
+    }
+
+    /// Whether a log is asked for without an averaging window: fio then logs every I/O (its
+    /// `per_unit_log`).
+    pub fn per_io_log(&self) -> bool {
+        let any = self.write_bw_log.is_some() || self.write_iops_log.is_some() || self.write_lat_log.is_some();
+        any && self.log_avg_window().is_none()
     }
 
     /// The first fio-only flag given, as typed, for commands that do not take it.

@@ -570,6 +570,10 @@ pub struct RunConfig {
     /// I/O goes through the page cache (`--buffered`, fio's direct=0), on an engine that has one.
     #[serde(skip)]
     pub buffered: bool,
+    /// fio's per-I/O logs: a log is asked for without an averaging window (`log_avg_msec` absent
+    /// or 0), so each worker records every measured I/O.
+    #[serde(skip)]
+    pub io_log: bool,
 }
 
 impl RunConfig {
@@ -680,6 +684,7 @@ impl RunConfig {
             verify,
             start_at: resolve_start(args, SystemTime::now())?,
             buffered,
+            io_log: args.fio.per_io_log(),
         })
     }
 

@@ -17,6 +17,7 @@ use crate::io::Direction;
 use crate::stats::Stats;
 use crate::verify::{GenTable, Mismatch, Verifier};
 pub use crate::worker::ThreadBody;
+use crate::worker::iolog::{self, IoRecord, LoggedIo};
 use crate::worker::{IntervalReport, Links, Phase, Report, Shared, WorkerError, WorkerPlan, WorkerSummary};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, bounded};
 use serde::Serialize;
@@ -185,6 +186,9 @@ pub struct RunResult {
     /// Per worker thread (fio's job clone; `WorkerResult::thread`), its own measured series: a
     /// point for each interval it reported in, on the run's boundaries.
     pub threads: Vec<Vec<ThreadPoint>>,
+    /// Per worker thread, with fio's per-I/O logs (`WorkerPlan::io_log`), every measured I/O it
+    /// completed without error, in the order it handled them (empty without such a log).
+    pub io_logs: Vec<Vec<LoggedIo>>,
     /// The signal that cut the run short, if any.
     pub interrupted_by: Option<i32>,
     /// A worker that failed after the start; the results are partial.
@@ -323,6 +327,8 @@ struct Crew {
     lanes_of: Vec<Vec<usize>>,
     reports: Receiver<Report>,
     spares: Vec<Sender<Box<Stats>>>,
+    /// Per lane, where its emptied per-I/O record buffers go back (see `worker::iolog`).
+    log_pools: Vec<Sender<Vec<IoRecord>>>,
     shared: Arc<Shared>,
 }
 
@@ -392,9 +398,11 @@ pub fn run_threads(
     }
     let irqs_before = if plan.irqs.is_empty() { None } else { Interrupts::read() };
     let cpu_start = CpuTimes::now();
-    crew.shared.open_gate(clock.raw());
+    let epoch = clock.raw();
+    crew.shared.open_gate(epoch);
     let started_at = SystemTime::now();
     let mut collector = Collector::new(&plan, observe);
+    collector.log_clock = Some((clock.clone(), epoch));
     collector.watch = plan.watch.take();
     collector.collect(&mut crew, &plan);
     let cpu_used = CpuTimes::now().since(cpu_start);
@@ -424,13 +432,28 @@ fn spawn(bodies: &[Arc<dyn ThreadBody>], plan: &RunPlan, clock: &Clock) -> Resul
     for (i, w) in plan.workers.iter().enumerate() {
         lanes_of[w.thread].push(i);
     }
-    let mut crew =
-        Crew { handles: Vec::with_capacity(threads), lanes_of, reports, spares: Vec::with_capacity(n), shared };
+    let mut crew = Crew {
+        handles: Vec::with_capacity(threads),
+        lanes_of,
+        reports,
+        spares: Vec::with_capacity(n),
+        log_pools: Vec::with_capacity(n),
+        shared,
+    };
     let mut links: Vec<Option<Links>> = Vec::with_capacity(n);
-    for _ in &plan.workers {
+    for w in &plan.workers {
         let (spare_tx, spare_rx) = bounded(2);
         crew.spares.push(spare_tx);
-        links.push(Some(Links { reports: report_tx.clone(), spares: spare_rx }));
+        let (pool_tx, log_pool) = bounded(iolog::POOL_BUFFERS);
+        if w.io_log {
+            // The pool starts full, so the worker's hand-overs find a buffer waiting.
+            for _ in 0..iolog::POOL_BUFFERS {
+                let _ = pool_tx.try_send(Vec::with_capacity(iolog::RECORDS_PER_BUFFER));
+            }
+        }
+        crew.log_pools.push(pool_tx);
+        let coordinator = std::thread::current();
+        links.push(Some(Links { reports: report_tx.clone(), spares: spare_rx, log_pool, coordinator }));
     }
     for (worker, lanes) in crew.lanes_of.clone().into_iter().enumerate() {
         let plans: Vec<WorkerPlan> = lanes.iter().map(|&l| plan.workers[l].clone()).collect();
@@ -654,6 +677,9 @@ struct Collector<F> {
     /// The run's interval watch, and whether it asked to end the run since the last look.
     watch: Option<Box<dyn RunWatch>>,
     watch_ended: bool,
+    /// Per lane, its per-I/O log so far; and the clock and time zero its stamps are read against.
+    io_logs: Vec<Vec<LoggedIo>>,
+    log_clock: Option<(Clock, u64)>,
 }
 
 impl<F: FnMut(&IntervalPoint)> Collector<F> {
@@ -689,6 +715,8 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
             gave_up: false,
             watch: None,
             watch_ended: false,
+            io_logs: vec![Vec::new(); n],
+            log_clock: None,
         }
     }
 
@@ -740,6 +768,13 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
                 let worker = r.worker;
                 let stats = self.on_interval(r);
                 let _ = crew.spares[worker].try_send(stats);
+            }
+            Report::IoLog { worker, mut records } => {
+                if let Some((clock, epoch)) = &self.log_clock {
+                    self.io_logs[worker].extend(records.iter().map(|r| r.logged(clock, *epoch)));
+                }
+                records.clear();
+                let _ = crew.log_pools[worker].try_send(records);
             }
             Report::Restart { worker, unsent_ios } => {
                 // Still I/Os of the run, for its CPU per I/O, as the ramp's are.
@@ -934,6 +969,7 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
             })
             .collect();
         let cost = run_cost(&workers, extra_cores);
+        let io_logs = thread_logs(self.io_logs, &self.thread_of, self.thread_intervals.len());
         let mut targets = per_target(&workers);
         for (t, series) in targets.iter_mut().zip(self.target_intervals) {
             t.intervals = series;
@@ -946,6 +982,7 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
             elapsed_ns,
             intervals: self.intervals,
             threads: self.thread_intervals,
+            io_logs,
             interrupted_by: self.interrupted_by,
             failure: self.failure,
             started_at,
@@ -957,6 +994,27 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
             telemetry: None,
         }
     }
+}
+
+/// Each worker thread's per-I/O log from its lanes' (`thread_of`: each lane's thread): a thread
+/// handles its lanes' completions one after another, so their records merge in completion order.
+fn thread_logs(lanes: Vec<Vec<LoggedIo>>, thread_of: &[usize], threads: usize) -> Vec<Vec<LoggedIo>> {
+    let mut out: Vec<Vec<LoggedIo>> = vec![Vec::new(); threads];
+    let mut merged = vec![false; threads];
+    for (lane, log) in lanes.into_iter().enumerate() {
+        let t = thread_of[lane];
+        if out[t].is_empty() {
+            out[t] = log;
+        } else if !log.is_empty() {
+            out[t].extend(log);
+            merged[t] = true;
+        }
+    }
+    for (log, _) in out.iter_mut().zip(merged).filter(|(_, m)| *m) {
+        // Stable: records of one lane with the same stamp keep their order.
+        log.sort_by_key(|r| r.end_ns);
+    }
+    out
 }
 
 /// The run's cost from the workers' CPU windows: one per worker thread (its first lane carries
@@ -1151,6 +1209,7 @@ mod tests {
                     verify: None,
                     flow: None,
                     latency_target: None,
+                    io_log: false,
                 })
                 .collect(),
             interval: Duration::from_millis(100),

@@ -14,6 +14,7 @@ use crate::coordinator::ThreadPoint;
 use crate::cpu::{CpuUsage, ThreadCounts};
 use crate::io::{Direction, IoPrio};
 use crate::stats::{DirStats, PrioStats, Stats};
+use crate::worker::iolog::LoggedIo;
 use serde_json::{Map, Value, json};
 use std::fmt::Write as _;
 use std::time::SystemTime;
@@ -79,6 +80,12 @@ pub struct FioClone<'a> {
     pub series: &'a [ThreadPoint],
     /// With fio's latency target, the depth its search ended at (fio's `latency_qd`).
     pub latency_depth: Option<u32>,
+    /// With fio's per-I/O logs, its I/Os in the order it completed them, and the epoch of their
+    /// lines (when it began measuring, ns since the run's time zero).
+    pub ios: &'a [LoggedIo],
+    pub log_epoch_ns: u64,
+    /// Per-I/O log buffers its worker allocated itself (`WorkerSummary::log_buffers_allocated`).
+    pub log_buffers_allocated: u64,
 }
 
 /// One entry of the document's `jobs[]`: one clone, or the clones fio's `group_reporting` sums.
@@ -723,6 +730,62 @@ pub fn log_lines_prio(kind: LogKind, series: &[ThreadPoint], block_sizes: [u64; 
     out
 }
 
+/// The columns of fio's per-I/O log lines beyond the first four (`log_offset`, `log_prio`), and
+/// the job's own priority, which an I/O without one of its own has (fio's `td->ioprio`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IoLogColumns {
+    pub offset: bool,
+    pub prio: bool,
+    pub job_prio: u16,
+}
+
+/// One job clone's per-I/O log, as fio 3.33 writes it without `log_avg_msec` (iolog.c's
+/// `flush_samples`): a line per I/O, `msec, value, direction, bs[, offset], prio`, in the order fio
+/// adds its samples. `msec` is whole milliseconds since the clone's epoch (`epoch_ns`, when it
+/// began measuring: fio's `mtime_since_now(&td->epoch)`) at the moment fio adds the sample: the
+/// completion for `lat`, `clat`, `bw` and `iops` (io_u.c's `account_io_completion`), the send for
+/// `slat` (`io_u_queued`, only for I/Os sent after the ramp, and only where the engine sends apart
+/// from queuing), so that log is in the order of the sends. Values: `lat` the total latency in
+/// ns, `clat` from the send, `slat` up to it, `bw` the I/O's `bytes * 1000000 / clat` (fio's
+/// `add_bw_sample`, 0 for a clat of 0), `iops` 1. `bs` is the I/O's size; the priority column is
+/// fio's `0x%04x` of the I/O's priority with `log_prio`, else 1 for a real-time class and 0
+/// otherwise. Only reads, writes and trims are logged (directions 0, 1, 2), as fio logs them.
+pub fn io_log_lines(kind: LogKind, ios: &[LoggedIo], epoch_ns: u64, cols: IoLogColumns) -> String {
+    let logged = |io: &&LoggedIo| LOGGED.iter().any(|(d, _)| *d == io.dir);
+    let mut order: Vec<&LoggedIo> = ios.iter().filter(logged).collect();
+    if kind == LogKind::Slat {
+        order.retain(|io| io.has_slat() && io.sent_ns >= epoch_ns);
+        // By issue stamp among I/Os sent by one call (their queue order).
+        order.sort_by_key(|io| (io.sent_ns, io.start_ns));
+    }
+    let mut out = String::with_capacity(order.len() * 32);
+    for io in order {
+        let at_ns = if kind == LogKind::Slat { io.sent_ns } else { io.end_ns };
+        let t_ms = at_ns.saturating_sub(epoch_ns) / 1_000_000;
+        let value = match kind {
+            LogKind::Lat => io.lat_ns(),
+            LogKind::Clat => io.clat_ns(),
+            LogKind::Slat => io.slat_ns(),
+            LogKind::Bw if io.clat_ns() == 0 => 0,
+            LogKind::Bw => u64::from(io.len) * 1_000_000 / io.clat_ns(),
+            LogKind::Iops => 1,
+        };
+        let dir = LOGGED.iter().find(|(d, _)| *d == io.dir).map_or(0, |(_, n)| *n);
+        let _ = write!(out, "{t_ms}, {value}, {dir}, {}, ", io.len);
+        if cols.offset {
+            let _ = write!(out, "{}, ", io.offset);
+        }
+        let prio = if io.prio != 0 { io.prio } else { cols.job_prio };
+        if cols.prio {
+            let _ = writeln!(out, "0x{prio:04x}");
+        } else {
+            // fio's `ioprio_value_is_class_rt`.
+            let _ = writeln!(out, "{}", u8::from(IoPrio::class_level(prio).0 == 1));
+        }
+    }
+    out
+}
+
 /// fio 3.33's line for a job with a latency target, in its normal output (stat.c's
 /// `show_thread_status_normal`): the target in ns, the window in µs, the percentile, the depth.
 pub fn latency_target_line(t: &crate::options::LatencyTarget, depth: u32) -> String {
@@ -901,6 +964,9 @@ mod tests {
                 batches,
                 series: &[],
                 latency_depth: None,
+                ios: &[],
+                log_epoch_ns: 0,
+                log_buffers_allocated: 0,
             }
         };
         let clones = [clone(0, 100, 300, 150), clone(0, 200, 400, 100), clone(1, 50, 200, 50), clone(2, 10, 100, 10)];
@@ -972,6 +1038,99 @@ mod tests {
             });
             assert_eq!(at.unwrap().0, d.percentile_ns(p), "p{p}");
         }
+    }
+
+    /// A logged I/O: issued at `start_us`, sent `slat_ns` later (`None`: no slat measured),
+    /// completed `lat_ns` after issue; times in ns since the run's time zero.
+    fn io(dir: Direction, start_ns: u64, slat_ns: Option<u64>, lat_ns: u64, offset: u64, prio: u16) -> LoggedIo {
+        LoggedIo {
+            start_ns,
+            sent_ns: start_ns + slat_ns.unwrap_or(0),
+            end_ns: start_ns + lat_ns,
+            offset,
+            len: 4096,
+            prio,
+            dir,
+            flags: if slat_ns.is_some() { crate::worker::iolog::FLAG_SLAT } else { 0 },
+        }
+    }
+
+    #[test]
+    fn per_io_logs_have_a_line_per_io_in_fios_format() {
+        const MS: u64 = 1_000_000;
+        let ios = [
+            io(Direction::Read, 5 * MS, Some(1_000), 40_000, 8192, 0),
+            io(Direction::Write, 6 * MS + 999_999, Some(3_000), 2 * MS, 0, 0),
+        ];
+        let plain = IoLogColumns::default();
+        // Times are whole ms since the epoch (1 ms here) at the completion; values in ns.
+        assert_eq!(io_log_lines(LogKind::Lat, &ios, MS, plain), "4, 40000, 0, 4096, 0\n7, 2000000, 1, 4096, 0\n");
+        assert_eq!(io_log_lines(LogKind::Clat, &ios, MS, plain), "4, 39000, 0, 4096, 0\n7, 1997000, 1, 4096, 0\n");
+        // slat at the send: the read's 5.001 ms, the write's 7.002999 ms.
+        assert_eq!(io_log_lines(LogKind::Slat, &ios, MS, plain), "4, 1000, 0, 4096, 0\n6, 3000, 1, 4096, 0\n");
+        // bw: bytes * 1000000 / clat_ns, truncated (fio's add_bw_sample); iops: 1.
+        assert_eq!(io_log_lines(LogKind::Bw, &ios, MS, plain), "4, 105025, 0, 4096, 0\n7, 2051, 1, 4096, 0\n");
+        assert_eq!(io_log_lines(LogKind::Iops, &ios, MS, plain), "4, 1, 0, 4096, 0\n7, 1, 1, 4096, 0\n");
+        // log_offset=1: the offset before the priority column.
+        let offset = IoLogColumns { offset: true, ..plain };
+        assert_eq!(io_log_lines(LogKind::Iops, &ios, MS, offset), "4, 1, 0, 4096, 8192, 0\n7, 1, 1, 4096, 0, 0\n");
+    }
+
+    #[test]
+    fn the_priority_column_is_fios_hex_with_log_prio_else_whether_it_is_real_time() {
+        let rt = IoPrio::value_of(1, 3);
+        let idle = IoPrio::value_of(3, 0);
+        let ios = [
+            io(Direction::Read, 0, None, 100, 0, rt),
+            io(Direction::Read, 0, None, 100, 0, idle),
+            // None of its own: the job's.
+            io(Direction::Read, 0, None, 100, 0, 0),
+        ];
+        let cols = IoLogColumns { offset: false, prio: true, job_prio: IoPrio::value_of(2, 4) };
+        assert_eq!(
+            io_log_lines(LogKind::Lat, &ios, 0, cols),
+            "0, 100, 0, 4096, 0x2003\n0, 100, 0, 4096, 0x6000\n0, 100, 0, 4096, 0x4004\n"
+        );
+        let cols = IoLogColumns { prio: false, offset: true, ..cols };
+        assert_eq!(
+            io_log_lines(LogKind::Lat, &ios, 0, cols),
+            "0, 100, 0, 4096, 0, 1\n0, 100, 0, 4096, 0, 0\n0, 100, 0, 4096, 0, 0\n"
+        );
+    }
+
+    #[test]
+    fn the_slat_log_is_in_send_order_and_only_where_fio_measures_it() {
+        const MS: u64 = 1_000_000;
+        let ios = [
+            // Completed first, sent last.
+            io(Direction::Read, 3 * MS, Some(MS), 2 * MS, 1, 0),
+            // Sent together by one call (one stamp): in issue order, whatever the completions.
+            io(Direction::Read, 2 * MS + 10, Some(MS - 10), 5 * MS, 2, 0),
+            io(Direction::Read, 2 * MS, Some(MS), 6 * MS, 3, 0),
+            // Sent during the ramp (before the epoch): fio's io_u_queued logs nothing then.
+            io(Direction::Read, 0, Some(100), 7 * MS, 4, 0),
+            // A synchronous engine's I/O: no slat.
+            io(Direction::Read, 8 * MS, None, 100, 5, 0),
+        ];
+        let offsets =
+            |text: String| text.lines().map(|l| l.split(", ").nth(4).unwrap().to_string()).collect::<Vec<_>>();
+        let cols = IoLogColumns { offset: true, ..IoLogColumns::default() };
+        assert_eq!(offsets(io_log_lines(LogKind::Slat, &ios, MS, cols)), ["3", "2", "1"]);
+        // The others are in the order given (the order of completion), every I/O.
+        assert_eq!(offsets(io_log_lines(LogKind::Clat, &ios, MS, cols)), ["1", "2", "3", "4", "5"]);
+    }
+
+    #[test]
+    fn per_io_logs_leave_out_flushes_and_write_zeroes_and_number_trims_2() {
+        let ios = [
+            io(Direction::Trim, 0, None, 100, 0, 0),
+            io(Direction::Flush, 0, None, 100, 0, 0),
+            io(Direction::WriteZeroes, 0, None, 100, 0, 0),
+        ];
+        assert_eq!(io_log_lines(LogKind::Iops, &ios, 0, IoLogColumns::default()), "0, 1, 2, 4096, 0\n");
+        // A clat of 0 has a bandwidth of 0, as fio's.
+        let zero = [io(Direction::Read, 0, None, 0, 0, 0)];
+        assert_eq!(io_log_lines(LogKind::Bw, &zero, 0, IoLogColumns::default()), "0, 0, 0, 4096, 0\n");
     }
 
     #[test]

@@ -6,9 +6,9 @@ use super::diskstats as disk;
 use crate::batches::BatchCounts;
 use crate::cli::RunArgs;
 use crate::config::RunConfig;
-use crate::coordinator::{RunResult, ThreadPoint};
+use crate::coordinator::RunResult;
 use crate::cpu::{CpuUsage, ThreadCounts};
-use crate::report::fio::{self as fio_report, DiskUtil, FioClone, FioJobSpec, LogKind};
+use crate::report::fio::{self as fio_report, DiskUtil, FioClone, FioJobSpec, IoLogColumns, LogKind};
 use crate::report::{self};
 use crate::stats::Stats;
 use crate::target::TargetKind;
@@ -23,12 +23,14 @@ pub fn disk_of(cfg: &RunConfig) -> Option<String> {
         .and_then(|t| t.device.clone())
 }
 
-/// Writes the logs `args` asks for, one per job clone (worker thread; `threads`, each its own
-/// series), numbered as fio numbers its threads: `first` for the job's first clone, then on. With
+/// Writes the logs `args` asks for, one per job clone (worker thread; `clones`, each with its own
+/// series and, without `log_avg_msec`, its own per-I/O records), numbered as fio numbers its threads: `first` for the job's first clone, then on. With
 /// `per_job_logs=0` every clone's lines go to one file without a number, appended clone after
 /// clone to what the file holds, as fio appends each thread's log. A log given without a prefix (a
 /// bare `write_bw_log` in a job file) is named after the job, `jobname`, as fio names it. The
 /// block-size column is fio's for the job's sizes (`cfg`; see [`fio_report::log_block_sizes`]).
+/// Without `log_avg_msec` (or with 0) every I/O has its line, as fio logs it
+/// ([`fio_report::io_log_lines`]); with it, each window has one per direction.
 ///
 /// # Errors
 /// A log that cannot be written.
@@ -37,11 +39,14 @@ pub fn write_logs(
     cfg: &RunConfig,
     first: usize,
     jobname: &str,
-    threads: &[&[ThreadPoint]],
+    clones: &[FioClone<'_>],
 ) -> anyhow::Result<()> {
     let f = &args.fio;
+    let per_io = f.per_io_log();
     let bs = fio_report::log_block_sizes(cfg, f.log_avg_window().is_some());
     let prio_column = f.log_prio.unwrap_or(false);
+    let columns =
+        IoLogColumns { offset: f.log_offset.unwrap_or(false), prio: prio_column, job_prio: cfg.workload.prio.job };
     let prefix = |p: &str| if p.is_empty() { jobname.to_string() } else { p.to_string() };
     let mut kinds: Vec<(String, LogKind)> = Vec::new();
     if let Some(p) = &f.write_bw_log {
@@ -59,19 +64,32 @@ pub fn write_logs(
         kinds.extend(logs.into_iter().filter(|(on, _)| *on).map(|(_, kind)| (prefix(p), kind)));
     }
     let cannot = |path: &str, e: std::io::Error| anyhow::anyhow!("cannot write {path}: {e}");
-    let lines = |kind, series| {
-        let text = fio_report::log_lines_prio(kind, series, bs, prio_column);
+    let lines = |kind, clone: &FioClone<'_>| {
+        if per_io {
+            return fio_report::io_log_lines(kind, clone.ios, clone.log_epoch_ns, columns);
+        }
+        let text = fio_report::log_lines_prio(kind, clone.series, bs, prio_column);
         if f.log_offset.unwrap_or(false) { with_offset_column(&text) } else { text }
     };
+    // A perturbation of the measurement worth a line, where the run prints more than its result.
+    if per_io && !kinds.is_empty() && !cfg.quiet {
+        for (i, c) in clones.iter().enumerate().filter(|(_, c)| c.log_buffers_allocated > 0) {
+            eprintln!(
+                "nvmebench: job {jobname} clone {}: the worker allocated {} per-I/O log buffers itself (the coordinator fell behind returning them); the log is whole",
+                first + i,
+                c.log_buffers_allocated
+            );
+        }
+    }
     for (prefix, kind) in kinds {
         if f.per_job_logs.unwrap_or(true) {
-            for (i, series) in threads.iter().enumerate() {
+            for (i, clone) in clones.iter().enumerate() {
                 let path = format!("{prefix}_{}.{}.log", kind.suffix(), first + i);
-                std::fs::write(&path, lines(kind, series)).map_err(|e| cannot(&path, e))?;
+                std::fs::write(&path, lines(kind, clone)).map_err(|e| cannot(&path, e))?;
             }
         } else {
             let path = format!("{prefix}_{}.log", kind.suffix());
-            let text: String = threads.iter().map(|series| lines(kind, series)).collect();
+            let text: String = clones.iter().map(|clone| lines(kind, clone)).collect();
             std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
@@ -113,10 +131,14 @@ pub fn clones_of<'r>(r: &'r RunResult, lanes: &[usize], job: usize) -> Vec<FioCl
             let mut batches: Option<BatchCounts> = None;
             let mut span_ns = 0;
             let mut latency_depth = None;
+            let mut log_epoch_ns: Option<u64> = None;
+            let mut log_buffers_allocated = 0;
             for w in lanes.iter().map(|&l| &r.workers[l]).filter(|w| w.thread == t) {
                 stats += &w.stats;
                 let Some(s) = &w.summary else { continue };
                 span_ns = span_ns.max(s.measured_ns);
+                log_epoch_ns = Some(log_epoch_ns.map_or(s.measure_start_ns, |e| e.min(s.measure_start_ns)));
+                log_buffers_allocated += s.log_buffers_allocated;
                 latency_depth = s.latency_depth.or(latency_depth);
                 if let Some(b) = &s.batches {
                     *batches.get_or_insert_with(BatchCounts::default) += b;
@@ -137,6 +159,9 @@ pub fn clones_of<'r>(r: &'r RunResult, lanes: &[usize], job: usize) -> Vec<FioCl
                 batches,
                 series: r.threads.get(t).map_or(&[][..], Vec::as_slice),
                 latency_depth,
+                ios: r.io_logs.get(t).map_or(&[][..], Vec::as_slice),
+                log_epoch_ns: log_epoch_ns.unwrap_or(0),
+                log_buffers_allocated,
             }
         })
         .collect()
@@ -154,8 +179,9 @@ pub fn single_run_output(
     disk: Option<DiskUtil>,
 ) -> anyhow::Result<Option<String>> {
     let name = args.fio.name.clone().unwrap_or_else(|| "nvmebench".into());
-    let threads: Vec<&[ThreadPoint]> = r.threads.iter().map(Vec::as_slice).collect();
-    write_logs(args, cfg, 1, &name, &threads)?;
+    let lanes: Vec<usize> = (0..r.workers.len()).collect();
+    let clones = clones_of(r, &lanes, 0);
+    write_logs(args, cfg, 1, &name, &clones)?;
     if !args.fio.fio_json() {
         return Ok(None);
     }
@@ -196,8 +222,7 @@ pub fn single_run_output(
         lat_percentiles: args.fio.lat_percentiles.unwrap_or(false),
         latencies: args.fio.fio_latencies(),
     };
-    let lanes: Vec<usize> = (0..r.workers.len()).collect();
-    let jobs = fio_report::entries(&[spec], &clones_of(r, &lanes, 0));
+    let jobs = fio_report::entries(&[spec], &clones);
     let plus = args.fio.output_format.as_deref() == Some("json+");
     let doc = fio_report::render(&[], &jobs, &disk.into_iter().collect::<Vec<_>>(), plus, r.started_at);
     Ok(Some(serde_json::to_string_pretty(&doc).expect("a JSON value always serialises") + "\n"))

@@ -666,6 +666,8 @@ mod tests {
                     stop_reason,
                     lost_in_flight: 0,
                     busy: None,
+                    measure_start_ns: 0,
+                    log_buffers_allocated: 0,
                     latency_depth: (stop_reason == StopReason::LatencyTarget).then_some(6),
                     first_error: errors.get(i).map(|&error| FailedIo {
                         error,
@@ -703,6 +705,7 @@ mod tests {
             elapsed_ns: 1_000_000,
             intervals: vec![point],
             threads: Vec::new(),
+            io_logs: Vec::new(),
             interrupted_by: Some(2),
             failure: None,
             started_at: std::time::SystemTime::now(),
