@@ -1792,6 +1792,69 @@ mod tests {
         }
     }
 
+    /// fio's per-I/O logs: with `io_log`, every measured I/O has its record, on each path of the
+    /// loop (plain, inline refill, split on every kind of engine), over several buffers' worth (the
+    /// hand-overs and the pool), none from the ramp; each record's latencies are the ones booked.
+    /// Without it, none.
+    #[test]
+    fn per_io_logs_record_every_measured_io_on_every_path() {
+        use crate::engine::Sends;
+        use crate::options::LatencyMode;
+        let ios = 3 * iolog::RECORDS_PER_BUFFER as u64 + 17;
+        let cases = [
+            (LatencyMode::Total, None, false),
+            (LatencyMode::Total, None, true),
+            (LatencyMode::Split, Some(Sends::OnSubmit), false),
+            (LatencyMode::Split, Some(Sends::OnPoll), true),
+            (LatencyMode::Split, Some(Sends::Synchronous), false),
+        ];
+        for (latency, sends, inline) in cases {
+            for io_log in [true, false] {
+                let script = Script {
+                    default_latency_ns: 1_000,
+                    queue_cost_ns: 20,
+                    submit_cost_ns: 300,
+                    sends,
+                    inline_refill: inline,
+                    ..Script::default()
+                };
+                let (b, clock, _) = fake(script);
+                let mut p = plan(1, 4, spec(RwMode::RandRead, 100));
+                p.workers[0].ramp = Duration::from_micros(100);
+                p.workers[0].io_limit = Some(ios);
+                p.workers[0].latency = latency;
+                p.workers[0].io_log = io_log;
+                let r = run(b, p, clock, |_| {}).unwrap();
+                let case = format!("{latency:?} {sends:?} inline {inline} log {io_log}");
+                let log = &r.io_logs[0];
+                if !io_log {
+                    assert!(log.is_empty(), "{case}");
+                    continue;
+                }
+                let read = r.total.read();
+                assert_eq!(log.len() as u64, read.ios, "{case}: a record per measured I/O");
+                assert!(read.ios >= ios, "{case}: the ramp's I/Os are not counted");
+                let s = r.workers[0].summary.as_ref().unwrap();
+                assert!(log.iter().all(|io| io.end_ns > s.measure_start_ns), "{case}: none from the ramp");
+                assert!(log.windows(2).all(|w| w[0].end_ns <= w[1].end_ns), "{case}: in completion order");
+                let lat_sum: u128 = log.iter().map(|io| u128::from(io.lat_ns())).sum();
+                assert_eq!(lat_sum, read.sum_ns, "{case}: the latencies booked");
+                assert_eq!(log.iter().map(|io| io.lat_ns()).min(), Some(read.min_ns), "{case}");
+                let slat = log.iter().filter(|io| io.has_slat()).count() as u64;
+                match r.total.slat(Direction::Read) {
+                    Some(booked) => {
+                        assert_eq!(slat, booked.ios, "{case}");
+                        let clat = r.total.clat(Direction::Read).unwrap();
+                        assert_eq!(log.iter().map(|io| u128::from(io.clat_ns())).sum::<u128>(), clat.sum_ns, "{case}");
+                    }
+                    None => assert_eq!(slat, 0, "{case}"),
+                }
+                assert!(log.iter().all(|io| io.len == 4096 && io.dir == Direction::Read), "{case}");
+                assert_eq!(s.log_buffers_allocated, 0, "{case}: the coordinator kept the pool filled");
+            }
+        }
+    }
+
     /// Split, the batches of a longer run each share their stamp, every I/O's latency is its
     /// submission and completion latencies together, and the device time is all completion
     /// latency, whichever way the engine sends; a synchronous engine has no submission latency.
