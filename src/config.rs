@@ -1464,6 +1464,9 @@ pub fn resolve_latency(args: &RunArgs) -> LatencyMode {
     match (kept.slat || kept.clat, kept.lat) {
         (true, _) => LatencyMode::Split,
         (false, true) => LatencyMode::Total,
+        // fio still reads the clock at each completion for a per-I/O bandwidth or IOPS log (its
+        // bandwidth is the I/O's size over its clat); the JSON keeps its zeros.
+        (false, false) if f.per_io_rate_log() => LatencyMode::Total,
         (false, false) => LatencyMode::Off,
     }
 }

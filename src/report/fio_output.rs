@@ -64,9 +64,17 @@ pub fn write_logs(
         kinds.extend(logs.into_iter().filter(|(on, _)| *on).map(|(_, kind)| (prefix(p), kind)));
     }
     let cannot = |path: &str, e: std::io::Error| anyhow::anyhow!("cannot write {path}: {e}");
+    // fio adds no per-I/O bandwidth sample with disable_bw, and no IOPS sample when it takes no
+    // stamp at a completion (`account_io_completion`): their files have no lines.
+    let silent = |kind| match kind {
+        LogKind::Bw => f.disable_bw.unwrap_or(false),
+        LogKind::Iops => f.fio_reduce(),
+        _ => false,
+    };
     let lines = |kind, clone: &FioClone<'_>| {
         if per_io {
-            return fio_report::io_log_lines(kind, clone.ios, clone.log_epoch_ns, columns);
+            let ios = if silent(kind) { &[][..] } else { clone.ios };
+            return fio_report::io_log_lines(kind, ios, clone.log_epoch_ns, columns);
         }
         let text = fio_report::log_lines_prio(kind, clone.series, bs, prio_column);
         if f.log_offset.unwrap_or(false) { with_offset_column(&text) } else { text }

@@ -945,7 +945,8 @@ fn jobs_and_groups_match_fios_one_to_one() {
 /// measures all three latencies: each one turned off is fio's zeros (N 0, no percentiles) and has
 /// no log, each one kept is measured, and fio's options are read in order (a disable_lat=0 after
 /// gtod_reduce=1 takes lat back). The logs are the same files averaged (log_avg_msec) and per I/O,
-/// and per I/O each has as many lines as fio's.
+/// and per I/O each has as many lines as fio's: none in the bandwidth log with disable_bw, none in
+/// the IOPS log when clat, slat and bandwidth are all off.
 #[test]
 fn latency_switches_write_what_fio_writes() {
     let Some(fio) = tool("fio") else { return };
@@ -958,12 +959,15 @@ fn latency_switches_write_what_fio_writes() {
             "gtod_reduce=1",
             "gtod_reduce=1\ndisable_lat=0",
             "gtod_reduce=0",
+            "disable_bw=1",
+            "disable_slat=1\ndisable_clat=1\ndisable_lat=1",
+            "gtod_reduce=1\ndisable_bw=0",
         ]
         .map(move |s| (a, s))
     }) {
         let text = format!(
             "[global]\nioengine=null\niodepth=8\nbs=4k\nsize=16m\n{avg}\n\
-             write_lat_log=x\n[w]\nrw=randwrite\n{switches}\n"
+             write_lat_log=x\nwrite_bw_log=x\nwrite_iops_log=x\n[w]\nrw=randwrite\n{switches}\n"
         );
         // Each tool in a directory of its own, for the logs it writes.
         let (fio_dir, ours_dir) = (scratch_dir(), scratch_dir());
