@@ -1835,7 +1835,7 @@ mod tests {
                 assert_eq!(log.len() as u64, read.ios, "{case}: a record per measured I/O");
                 assert!(read.ios >= ios, "{case}: the ramp's I/Os are not counted");
                 let s = r.workers[0].summary.as_ref().unwrap();
-                assert!(log.iter().all(|io| io.end_ns > s.measure_start_ns), "{case}: none from the ramp");
+                assert!(log.iter().all(|io| io.end_ns > s.log_epochs_ns[0]), "{case}: none from the ramp");
                 assert!(log.windows(2).all(|w| w[0].end_ns <= w[1].end_ns), "{case}: in completion order");
                 let lat_sum: u128 = log.iter().map(|io| u128::from(io.lat_ns())).sum();
                 assert_eq!(lat_sum, read.sum_ns, "{case}: the latencies booked");

@@ -80,10 +80,10 @@ pub struct FioClone<'a> {
     pub series: &'a [ThreadPoint],
     /// With fio's latency target, the depth its search ended at (fio's `latency_qd`).
     pub latency_depth: Option<u32>,
-    /// With fio's per-I/O logs, its I/Os in the order it completed them, and the epoch of their
-    /// lines (when it began measuring, ns since the run's time zero).
+    /// With fio's per-I/O logs, its I/Os in the order it completed them, and the epochs of their
+    /// lines (ns since the run's time zero; see `WorkerSummary::log_epochs_ns`).
     pub ios: &'a [LoggedIo],
-    pub log_epoch_ns: u64,
+    pub log_epochs_ns: [u64; 2],
     /// Per-I/O log buffers its worker allocated itself (`WorkerSummary::log_buffers_allocated`).
     pub log_buffers_allocated: u64,
 }
@@ -741,8 +741,9 @@ pub struct IoLogColumns {
 
 /// One job clone's per-I/O log, as fio 3.33 writes it without `log_avg_msec` (iolog.c's
 /// `flush_samples`): a line per I/O, `msec, value, direction, bs[, offset], prio`, in the order fio
-/// adds its samples. `msec` is whole milliseconds since the clone's epoch (`epoch_ns`, when it
-/// began measuring: fio's `mtime_since_now(&td->epoch)`) at the moment fio adds the sample: the
+/// adds its samples. `msec` is whole milliseconds since the clone's epoch (`epochs[0]`, when it
+/// began measuring, or `epochs[1]` from when the latency target's last window restarted it: fio's
+/// `mtime_since_now(&td->epoch)`) at the moment fio adds the sample: the
 /// completion for `lat`, `clat`, `bw` and `iops` (io_u.c's `account_io_completion`), the send for
 /// `slat` (`io_u_queued`, only for I/Os sent after the ramp, and only where the engine sends apart
 /// from queuing), so that log is in the order of the sends. Values: `lat` the total latency in
@@ -750,18 +751,19 @@ pub struct IoLogColumns {
 /// `add_bw_sample`, 0 for a clat of 0), `iops` 1. `bs` is the I/O's size; the priority column is
 /// fio's `0x%04x` of the I/O's priority with `log_prio`, else 1 for a real-time class and 0
 /// otherwise. Only reads, writes and trims are logged (directions 0, 1, 2), as fio logs them.
-pub fn io_log_lines(kind: LogKind, ios: &[LoggedIo], epoch_ns: u64, cols: IoLogColumns) -> String {
+pub fn io_log_lines(kind: LogKind, ios: &[LoggedIo], epochs: [u64; 2], cols: IoLogColumns) -> String {
     let logged = |io: &&LoggedIo| LOGGED.iter().any(|(d, _)| *d == io.dir);
     let mut order: Vec<&LoggedIo> = ios.iter().filter(logged).collect();
     if kind == LogKind::Slat {
-        order.retain(|io| io.has_slat() && io.sent_ns >= epoch_ns);
+        order.retain(|io| io.has_slat() && io.sent_ns >= epochs[0]);
         // By issue stamp among I/Os sent by one call (their queue order).
         order.sort_by_key(|io| (io.sent_ns, io.start_ns));
     }
     let mut out = String::with_capacity(order.len() * 32);
     for io in order {
         let at_ns = if kind == LogKind::Slat { io.sent_ns } else { io.end_ns };
-        let t_ms = at_ns.saturating_sub(epoch_ns) / 1_000_000;
+        let epoch = if at_ns >= epochs[1] { epochs[1] } else { epochs[0] };
+        let t_ms = at_ns.saturating_sub(epoch) / 1_000_000;
         let value = match kind {
             LogKind::Lat => io.lat_ns(),
             LogKind::Clat => io.clat_ns(),
@@ -965,7 +967,7 @@ mod tests {
                 series: &[],
                 latency_depth: None,
                 ios: &[],
-                log_epoch_ns: 0,
+                log_epochs_ns: [0; 2],
                 log_buffers_allocated: 0,
             }
         };
@@ -1064,16 +1066,16 @@ mod tests {
         ];
         let plain = IoLogColumns::default();
         // Times are whole ms since the epoch (1 ms here) at the completion; values in ns.
-        assert_eq!(io_log_lines(LogKind::Lat, &ios, MS, plain), "4, 40000, 0, 4096, 0\n7, 2000000, 1, 4096, 0\n");
-        assert_eq!(io_log_lines(LogKind::Clat, &ios, MS, plain), "4, 39000, 0, 4096, 0\n7, 1997000, 1, 4096, 0\n");
+        assert_eq!(io_log_lines(LogKind::Lat, &ios, [MS; 2], plain), "4, 40000, 0, 4096, 0\n7, 2000000, 1, 4096, 0\n");
+        assert_eq!(io_log_lines(LogKind::Clat, &ios, [MS; 2], plain), "4, 39000, 0, 4096, 0\n7, 1997000, 1, 4096, 0\n");
         // slat at the send: the read's 5.001 ms, the write's 7.002999 ms.
-        assert_eq!(io_log_lines(LogKind::Slat, &ios, MS, plain), "4, 1000, 0, 4096, 0\n6, 3000, 1, 4096, 0\n");
+        assert_eq!(io_log_lines(LogKind::Slat, &ios, [MS; 2], plain), "4, 1000, 0, 4096, 0\n6, 3000, 1, 4096, 0\n");
         // bw: bytes * 1000000 / clat_ns, truncated (fio's add_bw_sample); iops: 1.
-        assert_eq!(io_log_lines(LogKind::Bw, &ios, MS, plain), "4, 105025, 0, 4096, 0\n7, 2051, 1, 4096, 0\n");
-        assert_eq!(io_log_lines(LogKind::Iops, &ios, MS, plain), "4, 1, 0, 4096, 0\n7, 1, 1, 4096, 0\n");
+        assert_eq!(io_log_lines(LogKind::Bw, &ios, [MS; 2], plain), "4, 105025, 0, 4096, 0\n7, 2051, 1, 4096, 0\n");
+        assert_eq!(io_log_lines(LogKind::Iops, &ios, [MS; 2], plain), "4, 1, 0, 4096, 0\n7, 1, 1, 4096, 0\n");
         // log_offset=1: the offset before the priority column.
         let offset = IoLogColumns { offset: true, ..plain };
-        assert_eq!(io_log_lines(LogKind::Iops, &ios, MS, offset), "4, 1, 0, 4096, 8192, 0\n7, 1, 1, 4096, 0, 0\n");
+        assert_eq!(io_log_lines(LogKind::Iops, &ios, [MS; 2], offset), "4, 1, 0, 4096, 8192, 0\n7, 1, 1, 4096, 0, 0\n");
     }
 
     #[test]
@@ -1088,12 +1090,12 @@ mod tests {
         ];
         let cols = IoLogColumns { offset: false, prio: true, job_prio: IoPrio::value_of(2, 4) };
         assert_eq!(
-            io_log_lines(LogKind::Lat, &ios, 0, cols),
+            io_log_lines(LogKind::Lat, &ios, [0; 2], cols),
             "0, 100, 0, 4096, 0x2003\n0, 100, 0, 4096, 0x6000\n0, 100, 0, 4096, 0x4004\n"
         );
         let cols = IoLogColumns { prio: false, offset: true, ..cols };
         assert_eq!(
-            io_log_lines(LogKind::Lat, &ios, 0, cols),
+            io_log_lines(LogKind::Lat, &ios, [0; 2], cols),
             "0, 100, 0, 4096, 0, 1\n0, 100, 0, 4096, 0, 0\n0, 100, 0, 4096, 0, 0\n"
         );
     }
@@ -1115,9 +1117,26 @@ mod tests {
         let offsets =
             |text: String| text.lines().map(|l| l.split(", ").nth(4).unwrap().to_string()).collect::<Vec<_>>();
         let cols = IoLogColumns { offset: true, ..IoLogColumns::default() };
-        assert_eq!(offsets(io_log_lines(LogKind::Slat, &ios, MS, cols)), ["3", "2", "1"]);
+        assert_eq!(offsets(io_log_lines(LogKind::Slat, &ios, [MS; 2], cols)), ["3", "2", "1"]);
         // The others are in the order given (the order of completion), every I/O.
-        assert_eq!(offsets(io_log_lines(LogKind::Clat, &ios, MS, cols)), ["1", "2", "3", "4", "5"]);
+        assert_eq!(offsets(io_log_lines(LogKind::Clat, &ios, [MS; 2], cols)), ["1", "2", "3", "4", "5"]);
+    }
+
+    /// fio's latency target resets the job's epoch when its last window starts (`reset_all_stats`):
+    /// the lines from then count from there, those before keep theirs.
+    #[test]
+    fn per_io_log_times_count_from_the_restarted_epoch_after_it() {
+        const MS: u64 = 1_000_000;
+        let ios = [io(Direction::Read, 0, Some(10), 9 * MS, 0, 0), io(Direction::Read, 11 * MS, Some(10), MS, 0, 0)];
+        let times = |kind| {
+            io_log_lines(kind, &ios, [MS, 10 * MS], IoLogColumns::default())
+                .lines()
+                .map(|l| l.split(", ").next().unwrap().to_string())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(times(LogKind::Lat), ["8", "2"]);
+        // The first I/O was sent during the ramp: no slat line for it.
+        assert_eq!(times(LogKind::Slat), ["1"]);
     }
 
     #[test]
@@ -1127,10 +1146,10 @@ mod tests {
             io(Direction::Flush, 0, None, 100, 0, 0),
             io(Direction::WriteZeroes, 0, None, 100, 0, 0),
         ];
-        assert_eq!(io_log_lines(LogKind::Iops, &ios, 0, IoLogColumns::default()), "0, 1, 2, 4096, 0\n");
+        assert_eq!(io_log_lines(LogKind::Iops, &ios, [0; 2], IoLogColumns::default()), "0, 1, 2, 4096, 0\n");
         // A clat of 0 has a bandwidth of 0, as fio's.
         let zero = [io(Direction::Read, 0, None, 0, 0, 0)];
-        assert_eq!(io_log_lines(LogKind::Bw, &zero, 0, IoLogColumns::default()), "0, 0, 0, 4096, 0\n");
+        assert_eq!(io_log_lines(LogKind::Bw, &zero, [0; 2], IoLogColumns::default()), "0, 0, 0, 4096, 0\n");
     }
 
     #[test]

@@ -74,7 +74,7 @@ pub fn write_logs(
     let lines = |kind, clone: &FioClone<'_>| {
         if per_io {
             let ios = if silent(kind) { &[][..] } else { clone.ios };
-            return fio_report::io_log_lines(kind, ios, clone.log_epoch_ns, columns);
+            return fio_report::io_log_lines(kind, ios, clone.log_epochs_ns, columns);
         }
         let text = fio_report::log_lines_prio(kind, clone.series, bs, prio_column);
         if f.log_offset.unwrap_or(false) { with_offset_column(&text) } else { text }
@@ -139,13 +139,15 @@ pub fn clones_of<'r>(r: &'r RunResult, lanes: &[usize], job: usize) -> Vec<FioCl
             let mut batches: Option<BatchCounts> = None;
             let mut span_ns = 0;
             let mut latency_depth = None;
-            let mut log_epoch_ns: Option<u64> = None;
+            let mut log_epochs_ns: Option<[u64; 2]> = None;
             let mut log_buffers_allocated = 0;
             for w in lanes.iter().map(|&l| &r.workers[l]).filter(|w| w.thread == t) {
                 stats += &w.stats;
                 let Some(s) = &w.summary else { continue };
                 span_ns = span_ns.max(s.measured_ns);
-                log_epoch_ns = Some(log_epoch_ns.map_or(s.measure_start_ns, |e| e.min(s.measure_start_ns)));
+                // Lanes of one clone begin measuring together (the latency target's restart is
+                // a lone lane's): the first lane's.
+                log_epochs_ns = log_epochs_ns.or(Some(s.log_epochs_ns));
                 log_buffers_allocated += s.log_buffers_allocated;
                 latency_depth = s.latency_depth.or(latency_depth);
                 if let Some(b) = &s.batches {
@@ -168,7 +170,7 @@ pub fn clones_of<'r>(r: &'r RunResult, lanes: &[usize], job: usize) -> Vec<FioCl
                 series: r.threads.get(t).map_or(&[][..], Vec::as_slice),
                 latency_depth,
                 ios: r.io_logs.get(t).map_or(&[][..], Vec::as_slice),
-                log_epoch_ns: log_epoch_ns.unwrap_or(0),
+                log_epochs_ns: log_epochs_ns.unwrap_or_default(),
                 log_buffers_allocated,
             }
         })

@@ -666,7 +666,7 @@ mod tests {
                     stop_reason,
                     lost_in_flight: 0,
                     busy: None,
-                    measure_start_ns: 0,
+                    log_epochs_ns: [0; 2],
                     log_buffers_allocated: 0,
                     latency_depth: (stop_reason == StopReason::LatencyTarget).then_some(6),
                     first_error: errors.get(i).map(|&error| FailedIo {

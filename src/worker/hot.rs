@@ -84,6 +84,9 @@ pub(super) struct Loop<'c, E: Engine> {
     pending: Option<IoOp>,
     measuring: bool,
     measure_start: u64,
+    /// The epochs of fio's per-I/O log lines: the end of the ramp, and where the measurement
+    /// restarted (the latency target's last window; else the same), as fio resets `td->epoch`.
+    log_epochs: [u64; 2],
     deadline: Option<u64>,
     /// The next interval boundary, and where the current interval began.
     next_cut: u64,
@@ -292,6 +295,7 @@ impl<'c, E: Engine> Loop<'c, E> {
             pending: None,
             measuring: false,
             measure_start: 0,
+            log_epochs: [0; 2],
             deadline: None,
             next_cut: 0,
             cut_raw: 0,
@@ -366,7 +370,7 @@ impl<'c, E: Engine> Loop<'c, E> {
     /// Hands the log's buffer to the coordinator (full, or the last), taking an emptied one.
     #[cold]
     #[inline(never)]
-    fn hand_over_log(&mut self, links: &Links, worker: usize) {
+    pub(super) fn hand_over_log(&mut self, links: &Links, worker: usize) {
         let Some(l) = self.io_log.as_mut() else { return };
         if l.is_empty() {
             return;
@@ -645,6 +649,7 @@ impl<'c, E: Engine> Loop<'c, E> {
         }
         self.measuring = true;
         self.measure_start = now;
+        self.log_epochs = [now; 2];
         self.cut_from = now;
         self.issued_measured = 0;
         // On the common timeline, like the interval boundaries: every worker stops at the same
@@ -731,6 +736,7 @@ impl<'c, E: Engine> Loop<'c, E> {
         let _ = links.reports.send(Report::Restart { worker, unsent_ios });
         self.cut_from = now;
         self.measure_start = now;
+        self.log_epochs[1] = now;
         self.probe.start(now);
         self.batches_start = self.engine.batches();
         self.busy_ticks = 0;
@@ -1300,7 +1306,7 @@ impl<'c, E: Engine> Loop<'c, E> {
             lost_in_flight: lost,
             first_error: self.first_error,
             latency_depth: self.search.as_ref().map(DepthSearch::depth),
-            measure_start_ns: self.measure_start,
+            log_epochs_ns: self.log_epochs,
             log_buffers_allocated: self.io_log.as_ref().map_or(0, |l| l.allocated),
             busy: self.busy_on.then(|| BusyTime {
                 busy_ns: if self.measuring { self.clock.delta_as_nanos(0, self.busy_ticks) } else { 0 },

@@ -188,10 +188,11 @@ pub struct WorkerSummary {
     /// the result document has it in the engine's section (`engine.spdk.busy`).
     #[serde(skip)]
     pub busy: Option<BusyTime>,
-    /// When measuring began, in nanoseconds since the gate opened: the epoch of fio's per-I/O log
-    /// lines (fio's `td->epoch`, reset at the ramp's end).
+    /// When measuring began and, with fio's latency target, when its last window restarted it
+    /// (else the same), in nanoseconds since the gate opened: the epochs of fio's per-I/O log
+    /// lines (fio's `td->epoch`, reset at the ramp's end and by `reset_all_stats`).
     #[serde(skip)]
-    pub measure_start_ns: u64,
+    pub log_epochs_ns: [u64; 2],
     /// With a per-I/O log, the record buffers the worker allocated itself because the pool the
     /// coordinator refills was empty (see [`iolog::IoLog::take_full`]).
     #[serde(skip)]
@@ -368,6 +369,8 @@ pub fn run<B: EngineBuilder>(builder: &B, plan: &WorkerPlan, shared: &Shared, li
         }
         Err(source) => {
             shared.request_stop();
+            // What was logged until the failure goes with the partial figures.
+            state.hand_over_log(links, worker);
             let partial = Some(state.partial());
             // The engine failed with I/Os possibly still owned by the device: never free its memory.
             std::mem::forget(state);

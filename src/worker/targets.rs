@@ -229,6 +229,7 @@ pub fn run_lanes<B: EngineBuilder>(
                 }
                 Err(source) => {
                     shared.request_stop();
+                    lane.hand_over_log(&links[i], plans[i].index);
                     let partial = Some(lane.partial());
                     std::mem::forget(lane);
                     let error = WorkerError::Engine { worker: thread, source };

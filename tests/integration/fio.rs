@@ -376,6 +376,31 @@ fn per_io_logs_have_fios_lines() {
     }
 }
 
+/// nvmebench's own command line follows fio too: without --log_avg_msec, a line per I/O (the
+/// plain loop, without fio-shaped JSON, measures the total latency only: clat is lat, and there is
+/// no slat log); with it, a line per window.
+#[test]
+fn a_command_line_run_logs_every_io_without_log_avg_msec() {
+    let dir = scratch_dir();
+    let args =
+        ["run", "--name=cl", "--ioengine=null", "--ios=1000", "--write_iops_log=", "--write_lat_log=", "--quiet"];
+    let o = nvmebench_in(dir.path(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(logs_in(dir.path()), ["cl_clat.1.log", "cl_iops.1.log", "cl_lat.1.log"]);
+    for f in logs_in(dir.path()) {
+        assert_eq!(log_lines(&dir.path().join(&f)).len(), 1000, "{f}");
+    }
+    let read = |f: &str| std::fs::read_to_string(dir.path().join(f)).unwrap();
+    assert_eq!(read("cl_lat.1.log"), read("cl_clat.1.log"));
+    let dir = scratch_dir();
+    let averaged =
+        ["run", "--name=cl", "--ioengine=null", "--runtime=300ms", "--write_iops_log=", "--log_avg_msec=100"];
+    let o = nvmebench_in(dir.path(), &averaged);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (times, _) = log_values(&dir.path().join("cl_iops.1.log"));
+    assert_eq!(times[..2], [100, 200], "{times:?}");
+}
+
 /// The values of a log's lines, and their times.
 fn log_values(path: &Path) -> (Vec<u64>, Vec<u64>) {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
