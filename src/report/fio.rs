@@ -751,7 +751,13 @@ pub struct IoLogColumns {
 /// `add_bw_sample`, 0 for a clat of 0), `iops` 1. `bs` is the I/O's size; the priority column is
 /// fio's `0x%04x` of the I/O's priority with `log_prio`, else 1 for a real-time class and 0
 /// otherwise. Only reads, writes and trims are logged (directions 0, 1, 2), as fio logs them.
-pub fn io_log_lines(kind: LogKind, ios: &[LoggedIo], epochs: [u64; 2], cols: IoLogColumns) -> String {
+pub fn write_io_log(
+    out: &mut dyn std::io::Write,
+    kind: LogKind,
+    ios: &[LoggedIo],
+    epochs: [u64; 2],
+    cols: IoLogColumns,
+) -> std::io::Result<()> {
     let logged = |io: &&LoggedIo| LOGGED.iter().any(|(d, _)| *d == io.dir);
     let mut order: Vec<&LoggedIo> = ios.iter().filter(logged).collect();
     if kind == LogKind::Slat {
@@ -759,7 +765,6 @@ pub fn io_log_lines(kind: LogKind, ios: &[LoggedIo], epochs: [u64; 2], cols: IoL
         // By issue stamp among I/Os sent by one call (their queue order).
         order.sort_by_key(|io| (io.sent_ns, io.start_ns));
     }
-    let mut out = String::with_capacity(order.len() * 32);
     for io in order {
         let at_ns = if kind == LogKind::Slat { io.sent_ns } else { io.end_ns };
         let epoch = if at_ns >= epochs[1] { epochs[1] } else { epochs[0] };
@@ -773,19 +778,26 @@ pub fn io_log_lines(kind: LogKind, ios: &[LoggedIo], epochs: [u64; 2], cols: IoL
             LogKind::Iops => 1,
         };
         let dir = LOGGED.iter().find(|(d, _)| *d == io.dir).map_or(0, |(_, n)| *n);
-        let _ = write!(out, "{t_ms}, {value}, {dir}, {}, ", io.len);
+        write!(out, "{t_ms}, {value}, {dir}, {}, ", io.len)?;
         if cols.offset {
-            let _ = write!(out, "{}, ", io.offset);
+            write!(out, "{}, ", io.offset)?;
         }
         let prio = if io.prio != 0 { io.prio } else { cols.job_prio };
         if cols.prio {
-            let _ = writeln!(out, "0x{prio:04x}");
+            writeln!(out, "0x{prio:04x}")?;
         } else {
             // fio's `ioprio_value_is_class_rt`.
-            let _ = writeln!(out, "{}", u8::from(IoPrio::class_level(prio).0 == 1));
+            writeln!(out, "{}", u8::from(IoPrio::class_level(prio).0 == 1))?;
         }
     }
-    out
+    Ok(())
+}
+
+/// [`write_io_log`] into a string.
+pub fn io_log_lines(kind: LogKind, ios: &[LoggedIo], epochs: [u64; 2], cols: IoLogColumns) -> String {
+    let mut out = Vec::new();
+    write_io_log(&mut out, kind, ios, epochs, cols).expect("writing to memory cannot fail");
+    String::from_utf8(out).expect("the lines are ASCII")
 }
 
 /// fio 3.33's line for a job with a latency target, in its normal output (stat.c's

@@ -71,13 +71,15 @@ pub fn write_logs(
         LogKind::Iops => f.fio_reduce(),
         _ => false,
     };
-    let lines = |kind, clone: &FioClone<'_>| {
+    // Per I/O, streamed to the file (a log can be millions of lines); averaged, a few lines.
+    let write_clone = |out: &mut dyn std::io::Write, kind, clone: &FioClone<'_>| -> std::io::Result<()> {
         if per_io {
             let ios = if silent(kind) { &[][..] } else { clone.ios };
-            return fio_report::io_log_lines(kind, ios, clone.log_epochs_ns, columns);
+            return fio_report::write_io_log(out, kind, ios, clone.log_epochs_ns, columns);
         }
         let text = fio_report::log_lines_prio(kind, clone.series, bs, prio_column);
-        if f.log_offset.unwrap_or(false) { with_offset_column(&text) } else { text }
+        let text = if f.log_offset.unwrap_or(false) { with_offset_column(&text) } else { text };
+        out.write_all(text.as_bytes())
     };
     // A perturbation of the measurement worth a line, where the run prints more than its result.
     if per_io && !kinds.is_empty() && !cfg.quiet {
@@ -90,20 +92,30 @@ pub fn write_logs(
         }
     }
     for (prefix, kind) in kinds {
-        if f.per_job_logs.unwrap_or(true) {
-            for (i, clone) in clones.iter().enumerate() {
-                let path = format!("{prefix}_{}.{}.log", kind.suffix(), first + i);
-                std::fs::write(&path, lines(kind, clone)).map_err(|e| cannot(&path, e))?;
-            }
+        // Each clone its own file, or all of them appended to one.
+        let files: Vec<(String, &[FioClone<'_>])> = if f.per_job_logs.unwrap_or(true) {
+            (0..clones.len())
+                .map(|i| (format!("{prefix}_{}.{}.log", kind.suffix(), first + i), &clones[i..=i]))
+                .collect()
         } else {
-            let path = format!("{prefix}_{}.log", kind.suffix());
-            let text: String = clones.iter().map(|clone| lines(kind, clone)).collect();
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&path)
-                .and_then(|mut file| file.write_all(text.as_bytes()))
-                .map_err(|e| cannot(&path, e))?;
+            vec![(format!("{prefix}_{}.log", kind.suffix()), clones)]
+        };
+        let append = !f.per_job_logs.unwrap_or(true);
+        for (path, group) in files {
+            let write = || -> std::io::Result<()> {
+                let file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .write(true)
+                    .append(append)
+                    .truncate(!append)
+                    .open(&path)?;
+                let mut out = std::io::BufWriter::new(file);
+                for clone in group {
+                    write_clone(&mut out, kind, clone)?;
+                }
+                out.flush()
+            };
+            write().map_err(|e| cannot(&path, e))?;
         }
     }
     Ok(())

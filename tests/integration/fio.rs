@@ -378,7 +378,7 @@ fn per_io_logs_have_fios_lines() {
 
 /// nvmebench's own command line follows fio too: without --log_avg_msec, a line per I/O (the
 /// plain loop, without fio-shaped JSON, measures the total latency only: clat is lat, and there is
-/// no slat log); with it, a line per window.
+/// no slat log), every clone's in one file with per_job_logs=0; with it, a line per window.
 #[test]
 fn a_command_line_run_logs_every_io_without_log_avg_msec() {
     let dir = scratch_dir();
@@ -392,6 +392,15 @@ fn a_command_line_run_logs_every_io_without_log_avg_msec() {
     }
     let read = |f: &str| std::fs::read_to_string(dir.path().join(f)).unwrap();
     assert_eq!(read("cl_lat.1.log"), read("cl_clat.1.log"));
+    // per_job_logs=0: both clones' lines in one file, appended run after run.
+    let dir = scratch_dir();
+    let one =
+        ["run", "--name=cl", "--ioengine=null", "--ios=1000", "--numjobs=2", "--per_job_logs=0", "--write_iops_log="];
+    for runs in [1, 2] {
+        let o = nvmebench_in(dir.path(), &one);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(log_lines(&dir.path().join("cl_iops.log")).len(), 1000 * runs);
+    }
     let dir = scratch_dir();
     let averaged =
         ["run", "--name=cl", "--ioengine=null", "--runtime=300ms", "--write_iops_log=", "--log_avg_msec=100"];
