@@ -677,39 +677,24 @@ pub fn iops_sample(ios: u64, span_ns: u64) -> u64 {
 /// none) are not logged.
 const LOGGED: [(Direction, u8); 3] = [(Direction::Read, 0), (Direction::Write, 1), (Direction::Trim, 2)];
 
-/// The block-size column of each logged direction (reads, writes, trims), as fio fills it.
-///
-/// With `log_avg_msec` (`averaged`) fio writes 0 in every log: an averaged line is a fresh sample
-/// (stat.c's `__add_stat_to_log`) that takes only the window's mean (or max), whatever block size
-/// the samples averaged into it had; `__add_samples` gives its bandwidth and IOPS samples the
-/// direction's size when `min_bs == max_bs`, but `add_log_sample` only adds their value to the
-/// window. Without it fio logs each I/O with that I/O's size (io_u.c's `account_io_completion`);
-/// nvmebench's line stands for its window's I/Os, so it carries their size when the direction has
-/// one (fio's `min_bs == max_bs`), else 0.
-pub fn log_block_sizes(cfg: &RunConfig, averaged: bool) -> [u64; 3] {
-    LOGGED.map(|(dir, _)| match cfg.workload.sizes_of(dir) {
-        Some(s) if !averaged && s.is_single() => u64::from(s.min_bytes()),
-        _ => 0,
-    })
-}
-
-/// One job clone's (worker thread's) log, as fio writes it: a line per window and direction with
-/// I/O (reads 0, writes 1, trims 2), `time_ms, value, direction, bs, 0`, `bs` the direction's
-/// entry of `block_sizes` (see [`log_block_sizes`]); fio writes 0 in the last column too, an
-/// I/O's priority class, not real-time here. Bandwidth in KiB/s, latency the window's mean in ns.
-pub fn log_lines(kind: LogKind, series: &[ThreadPoint], block_sizes: [u64; 3]) -> String {
-    log_lines_prio(kind, series, block_sizes, false)
+/// One job clone's (worker thread's) averaged log (`log_avg_msec`), as fio writes it: a line per
+/// window and direction with I/O (reads 0, writes 1, trims 2), `time_ms, value, direction, 0, 0`.
+/// Bandwidth in KiB/s, latency the window's mean in ns. The block size and the priority are 0:
+/// an averaged line is a fresh sample (stat.c's `__add_stat_to_log`) that takes only the window's
+/// mean (or max), whatever the sizes and priorities of the samples averaged into it.
+pub fn log_lines(kind: LogKind, series: &[ThreadPoint]) -> String {
+    log_lines_prio(kind, series, false)
 }
 
 /// [`log_lines`], with fio's `log_prio=1` (`prio_column`): the last column is the I/O priority in
 /// fio's `0x%04x`, which on an averaged line fio writes as `0x0000` (stat.c's `__add_stat_to_log`
 /// logs a priority of 0), as here, where each line stands for a window of I/Os.
-pub fn log_lines_prio(kind: LogKind, series: &[ThreadPoint], block_sizes: [u64; 3], prio_column: bool) -> String {
+pub fn log_lines_prio(kind: LogKind, series: &[ThreadPoint], prio_column: bool) -> String {
     let last = if prio_column { "0x0000" } else { "0" };
     let mut out = String::new();
     for p in series {
         let t_ms = (p.t_s * 1000.0).round() as u64;
-        for ((dir, d), bs) in LOGGED.map(|(dir, n)| (n, p.of(dir))).into_iter().zip(block_sizes) {
+        for (dir, d) in LOGGED.map(|(dir, n)| (n, p.of(dir))) {
             // fio's slat log has a line for a window with submission latencies only (none on a
             // synchronous engine); clat, measured apart (`--latency split`), is its own mean, and
             // is the whole latency otherwise.
@@ -724,7 +709,7 @@ pub fn log_lines_prio(kind: LogKind, series: &[ThreadPoint], block_sizes: [u64; 
                 LogKind::Clat => d.mean_ns().round() as u64,
                 LogKind::Slat => d.slat_mean_ns().round() as u64,
             };
-            let _ = writeln!(out, "{t_ms}, {value}, {dir}, {bs}, {last}");
+            let _ = writeln!(out, "{t_ms}, {value}, {dir}, 0, {last}");
         }
     }
     out
@@ -1172,23 +1157,23 @@ mod tests {
                 ThreadDir { ios: 10, bytes: 40_960, sum_ns: 15_004, ..Default::default() };
             p
         };
-        assert_eq!(log_lines(LogKind::Bw, &[p(0.5), p(1.0)], [0; 3]), "500, 40, 0, 0, 0\n1000, 40, 0, 0, 0\n");
-        assert_eq!(log_lines(LogKind::Lat, &[p(0.25)], [0; 3]), "250, 1500, 0, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Bw, &[p(0.5), p(1.0)]), "500, 40, 0, 0, 0\n1000, 40, 0, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Lat, &[p(0.25)]), "250, 1500, 0, 0, 0\n");
         // fio's log_prio=1: its hex priority, 0 on an averaged line.
-        assert_eq!(log_lines_prio(LogKind::Lat, &[p(0.25)], [0; 3], true), "250, 1500, 0, 0, 0x0000\n");
+        assert_eq!(log_lines_prio(LogKind::Lat, &[p(0.25)], true), "250, 1500, 0, 0, 0x0000\n");
         // Measured apart, clat and slat are their own means; without, clat is the whole latency
         // and the slat log has no line.
-        assert_eq!(log_lines(LogKind::Clat, &[p(0.25)], [0; 3]), "250, 1500, 0, 0, 0\n");
-        assert_eq!(log_lines(LogKind::Slat, &[p(0.25)], [0; 3]), "");
+        assert_eq!(log_lines(LogKind::Clat, &[p(0.25)]), "250, 1500, 0, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Slat, &[p(0.25)]), "");
         let mut split = p(0.25);
         split.dir[0] =
             ThreadDir { slat_ios: 10, slat_sum_ns: 4_004, clat_ios: 10, clat_sum_ns: 11_000, ..split.dir[0] };
-        assert_eq!(log_lines(LogKind::Lat, &[split], [0; 3]), "250, 1500, 0, 0, 0\n");
-        assert_eq!(log_lines(LogKind::Clat, &[split], [0; 3]), "250, 1100, 0, 0, 0\n");
-        assert_eq!(log_lines(LogKind::Slat, &[split], [0; 3]), "250, 400, 0, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Lat, &[split]), "250, 1500, 0, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Clat, &[split]), "250, 1100, 0, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Slat, &[split]), "250, 400, 0, 0, 0\n");
         let mut w = p(0.1);
         w.dir.swap(Direction::Read as usize, Direction::Write as usize);
-        assert_eq!(log_lines(LogKind::Iops, &[w], [0; 3]), "100, 10, 1, 0, 0\n", "writes are direction 1");
+        assert_eq!(log_lines(LogKind::Iops, &[w]), "100, 10, 1, 0, 0\n", "writes are direction 1");
     }
 
     #[test]
@@ -1197,28 +1182,10 @@ mod tests {
         // ddir_rw directions in their order, nothing for the others.
         let d = ThreadDir { ios: 10, bytes: 40_960, sum_ns: 15_004, ..Default::default() };
         let p = ThreadPoint { t_s: 0.5, span_ns: 1_000_000_000, dir: [d; Direction::COUNT] };
-        assert_eq!(log_lines(LogKind::Bw, &[p], [0; 3]), "500, 40, 0, 0, 0\n500, 40, 1, 0, 0\n500, 40, 2, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Bw, &[p]), "500, 40, 0, 0, 0\n500, 40, 1, 0, 0\n500, 40, 2, 0, 0\n");
         let mut t = ThreadPoint { t_s: 0.5, span_ns: 1_000_000_000, ..ThreadPoint::default() };
         t.dir[Direction::Trim as usize] = d;
-        assert_eq!(log_lines(LogKind::Lat, &[t], [0; 3]), "500, 1500, 2, 0, 0\n");
-    }
-
-    #[test]
-    fn the_block_size_column_is_what_fio_writes() {
-        // Without log_avg_msec fio logs each I/O with its size: one size per direction is what
-        // every such line would carry; a mix has none to write. With it, fio's averaged lines
-        // carry 0 whatever the sizes.
-        let cfg = null_config(&["--rw", "randrw", "--bssplit", "4k/50:8k/50,16k,64k"]);
-        assert_eq!(log_block_sizes(&cfg, false), [0, 16_384, 65_536]);
-        assert_eq!(log_block_sizes(&cfg, true), [0, 0, 0]);
-        let cfg = null_config(&["--rw", "randread", "--bs", "8k"]);
-        assert_eq!(log_block_sizes(&cfg, false)[0], 8192);
-        let d = ThreadDir { ios: 10, bytes: 40_960, sum_ns: 15_004, ..Default::default() };
-        let p = ThreadPoint { t_s: 0.5, span_ns: 1_000_000_000, dir: [d; Direction::COUNT] };
-        assert_eq!(
-            log_lines(LogKind::Iops, &[p], [4096, 0, 65_536]),
-            "500, 10, 0, 4096, 0\n500, 10, 1, 0, 0\n500, 10, 2, 65536, 0\n"
-        );
+        assert_eq!(log_lines(LogKind::Lat, &[t]), "500, 1500, 2, 0, 0\n");
     }
 
     #[test]
@@ -1235,10 +1202,10 @@ mod tests {
         // The log writes those: 1 KiB/s where the rounded rate was 2.
         let mut p = ThreadPoint { t_s: 1.0, span_ns: 1_000_000_000, ..ThreadPoint::default() };
         p.dir[0] = ThreadDir { ios: 1, bytes: 2047, sum_ns: 10, ..Default::default() };
-        assert_eq!(log_lines(LogKind::Bw, &[p], [0; 3]), "1000, 1, 0, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Bw, &[p]), "1000, 1, 0, 0, 0\n");
         p.span_ns = 3_000_000;
         p.dir[0].ios = 2;
-        assert_eq!(log_lines(LogKind::Iops, &[p], [0; 3]), "1000, 666, 0, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Iops, &[p]), "1000, 666, 0, 0, 0\n");
     }
 
     /// A series of `kib` KiB per 100 ms span (KiB/s x 10) and `ios` I/Os each, reads only.

@@ -24,13 +24,13 @@ pub fn disk_of(cfg: &RunConfig) -> Option<String> {
 }
 
 /// Writes the logs `args` asks for, one per job clone (worker thread; `clones`, each with its own
-/// series and, without `log_avg_msec`, its own per-I/O records), numbered as fio numbers its threads: `first` for the job's first clone, then on. With
-/// `per_job_logs=0` every clone's lines go to one file without a number, appended clone after
-/// clone to what the file holds, as fio appends each thread's log. A log given without a prefix (a
-/// bare `write_bw_log` in a job file) is named after the job, `jobname`, as fio names it. The
-/// block-size column is fio's for the job's sizes (`cfg`; see [`fio_report::log_block_sizes`]).
-/// Without `log_avg_msec` (or with 0) every I/O has its line, as fio logs it
-/// ([`fio_report::io_log_lines`]); with it, each window has one per direction.
+/// series and, without `log_avg_msec`, its own per-I/O records), numbered as fio numbers its
+/// threads: `first` for the job's first clone, then on. With `per_job_logs=0` every clone's lines
+/// go to one file without a number, appended clone after clone to what the file holds, as fio
+/// appends each thread's log. A log given without a prefix (a bare `write_bw_log` in a job file)
+/// is named after the job, `jobname`, as fio names it. Without `log_avg_msec` (or with 0) every
+/// I/O has its line, as fio logs it ([`fio_report::write_io_log`]); with it, each window has one
+/// per direction ([`fio_report::log_lines_prio`]).
 ///
 /// # Errors
 /// A log that cannot be written.
@@ -43,7 +43,6 @@ pub fn write_logs(
 ) -> anyhow::Result<()> {
     let f = &args.fio;
     let per_io = f.per_io_log();
-    let bs = fio_report::log_block_sizes(cfg, f.log_avg_window().is_some());
     let prio_column = f.log_prio.unwrap_or(false);
     let columns =
         IoLogColumns { offset: f.log_offset.unwrap_or(false), prio: prio_column, job_prio: cfg.workload.prio.job };
@@ -77,7 +76,7 @@ pub fn write_logs(
             let ios = if silent(kind) { &[][..] } else { clone.ios };
             return fio_report::write_io_log(out, kind, ios, clone.log_epochs_ns, columns);
         }
-        let text = fio_report::log_lines_prio(kind, clone.series, bs, prio_column);
+        let text = fio_report::log_lines_prio(kind, clone.series, prio_column);
         let text = if f.log_offset.unwrap_or(false) { with_offset_column(&text) } else { text };
         out.write_all(text.as_bytes())
     };
