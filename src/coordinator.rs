@@ -17,7 +17,7 @@ use crate::io::Direction;
 use crate::stats::Stats;
 use crate::verify::{GenTable, Mismatch, Verifier};
 pub use crate::worker::ThreadBody;
-use crate::worker::iolog::{self, IoRecord, LoggedIo};
+use crate::worker::iolog::{self, IoRecord};
 use crate::worker::{IntervalReport, Links, Phase, Report, Shared, WorkerError, WorkerPlan, WorkerSummary};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, bounded};
 use serde::Serialize;
@@ -771,7 +771,7 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
             }
             Report::IoLog { worker, mut records } => {
                 if let Some((clock, epoch)) = &self.log_clock {
-                    self.io_logs[worker].extend(records.iter().map(|r| r.logged(clock, *epoch)));
+                    self.io_logs[worker].extend(records.iter().map(|r| LoggedIo::of(r, clock, *epoch)));
                 }
                 records.clear();
                 let _ = crew.log_pools[worker].try_send(records);
@@ -992,6 +992,62 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
             placement,
             events: Vec::new(),
             telemetry: None,
+        }
+    }
+}
+
+/// One I/O of fio's per-I/O logs in nanoseconds (a worker's `iolog::IoRecord` scaled), as the
+/// coordinator keeps it for the report: its stamps, each
+/// scaled on its own since the run's time zero, so that I/Os stamped together (a batch's send)
+/// keep equal times; its latencies are their differences (within a nanosecond of what the worker
+/// booked for it, which scaled the differences of the raw stamps), and lat is slat and clat added up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoggedIo {
+    pub start_ns: u64,
+    /// `start_ns` without `FLAG_SLAT`.
+    pub sent_ns: u64,
+    pub end_ns: u64,
+    pub offset: u64,
+    pub len: u32,
+    pub prio: u16,
+    pub dir: Direction,
+    pub flags: u8,
+}
+
+impl LoggedIo {
+    /// fio's lat: from the issue stamp to the completion.
+    pub fn lat_ns(&self) -> u64 {
+        self.end_ns - self.start_ns
+    }
+
+    /// fio's clat: from the send to the completion (the whole latency where submission is not
+    /// measured apart).
+    pub fn clat_ns(&self) -> u64 {
+        self.end_ns - self.sent_ns
+    }
+
+    /// fio's slat: from the issue stamp to the send (0 where it is not measured).
+    pub fn slat_ns(&self) -> u64 {
+        self.sent_ns - self.start_ns
+    }
+
+    pub fn has_slat(&self) -> bool {
+        self.flags & iolog::FLAG_SLAT != 0
+    }
+
+    /// A worker's record in nanoseconds, `epoch` being the raw reading of time zero.
+    pub fn of(r: &IoRecord, clock: &Clock, epoch: u64) -> LoggedIo {
+        let end = r.end.max(r.start);
+        let sent = if r.flags & iolog::FLAG_SLAT != 0 { r.sent.clamp(r.start, end) } else { r.start };
+        LoggedIo {
+            start_ns: clock.delta_as_nanos(epoch, r.start),
+            sent_ns: clock.delta_as_nanos(epoch, sent),
+            end_ns: clock.delta_as_nanos(epoch, end),
+            offset: r.offset,
+            len: r.len,
+            prio: r.prio,
+            dir: r.dir,
+            flags: r.flags,
         }
     }
 }
@@ -1790,6 +1846,29 @@ mod tests {
             assert_eq!((lat.min_ns, lat.max_ns), (1_400, 1_700), "{case}");
             assert_eq!(lat.sum_ns, slat.sum_ns + clat.sum_ns, "{case}: lat is slat and clat together");
         }
+    }
+
+    #[test]
+    fn per_io_records_become_nanoseconds_as_the_worker_books_them() {
+        let rec = |start, sent, end, flags| IoRecord {
+            start,
+            sent,
+            end,
+            offset: 4096,
+            len: 4096,
+            prio: 0,
+            dir: Direction::Read,
+            flags,
+        };
+        let (clock, _mock) = crate::clock::Clock::mock();
+        let l = LoggedIo::of(&rec(1_000, 1_300, 2_000, iolog::FLAG_SLAT), &clock, 400);
+        assert_eq!((l.end_ns, l.lat_ns(), l.slat_ns(), l.clat_ns(), l.sent_ns), (1_600, 1_000, 300, 700, 900));
+        // Without a submission stamp clat is the whole latency.
+        let l = LoggedIo::of(&rec(1_000, 1_000, 2_000, 0), &clock, 0);
+        assert_eq!((l.lat_ns(), l.slat_ns(), l.clat_ns(), l.has_slat()), (1_000, 0, 1_000, false));
+        // A send stamp after the completion (a batch stamped late) is held to it.
+        let l = LoggedIo::of(&rec(1_000, 5_000, 2_000, iolog::FLAG_SLAT), &clock, 0);
+        assert_eq!((l.slat_ns(), l.clat_ns()), (1_000, 0));
     }
 
     /// fio's per-I/O logs: with `io_log`, every measured I/O has its record, on each path of the

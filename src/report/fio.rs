@@ -10,11 +10,10 @@
 
 use crate::batches::BatchCounts;
 use crate::config::RunConfig;
-use crate::coordinator::ThreadPoint;
+use crate::coordinator::{LoggedIo, ThreadPoint};
 use crate::cpu::{CpuUsage, ThreadCounts};
 use crate::io::{Direction, IoPrio};
 use crate::stats::{DirStats, PrioStats, Stats};
-use crate::worker::iolog::LoggedIo;
 use serde_json::{Map, Value, json};
 use std::fmt::Write as _;
 use std::time::SystemTime;
@@ -1050,7 +1049,8 @@ mod tests {
             len: 4096,
             prio,
             dir,
-            flags: if slat_ns.is_some() { crate::worker::iolog::FLAG_SLAT } else { 0 },
+            // The worker's FLAG_SLAT (1), named in `worker::iolog`, which reports do not import.
+            flags: u8::from(slat_ns.is_some()),
         }
     }
 

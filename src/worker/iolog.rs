@@ -6,7 +6,7 @@
 //! emptied one from a pool the coordinator refills (it sends back each buffer it has read, as it
 //! does with interval statistics). So the loop stores a record per I/O and, once per
 //! [`RECORDS_PER_BUFFER`] I/Os, sends one message; it never formats or scales a stamp. The
-//! coordinator turns stamps into nanoseconds ([`IoRecord::logged`]) and the report turns those
+//! coordinator turns stamps into nanoseconds (`coordinator::LoggedIo`) and the report turns those
 //! into fio's lines after the run.
 //!
 //! What this module does not do: decide which I/Os are logged (the loop records while measuring)
@@ -44,63 +44,6 @@ pub const FLAG_SLAT: u8 = 1;
 
 // A record per I/O over the whole run: it must stay small.
 const _: () = assert!(std::mem::size_of::<IoRecord>() == 40);
-
-/// One logged I/O in nanoseconds, as the coordinator keeps it for the report: its stamps, each
-/// scaled on its own since the run's time zero, so that I/Os stamped together (a batch's send)
-/// keep equal times; its latencies are their differences (within a nanosecond of what the worker
-/// booked for it, which scaled the differences of the raw stamps), and lat is slat and clat added up.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LoggedIo {
-    pub start_ns: u64,
-    /// `start_ns` without `FLAG_SLAT`.
-    pub sent_ns: u64,
-    pub end_ns: u64,
-    pub offset: u64,
-    pub len: u32,
-    pub prio: u16,
-    pub dir: Direction,
-    pub flags: u8,
-}
-
-impl LoggedIo {
-    /// fio's lat: from the issue stamp to the completion.
-    pub fn lat_ns(&self) -> u64 {
-        self.end_ns - self.start_ns
-    }
-
-    /// fio's clat: from the send to the completion (the whole latency where submission is not
-    /// measured apart).
-    pub fn clat_ns(&self) -> u64 {
-        self.end_ns - self.sent_ns
-    }
-
-    /// fio's slat: from the issue stamp to the send (0 where it is not measured).
-    pub fn slat_ns(&self) -> u64 {
-        self.sent_ns - self.start_ns
-    }
-
-    pub fn has_slat(&self) -> bool {
-        self.flags & FLAG_SLAT != 0
-    }
-}
-
-impl IoRecord {
-    /// This record in nanoseconds, `epoch` being the raw reading of time zero.
-    pub fn logged(&self, clock: &crate::clock::Clock, epoch: u64) -> LoggedIo {
-        let end = self.end.max(self.start);
-        let sent = if self.flags & FLAG_SLAT != 0 { self.sent.clamp(self.start, end) } else { self.start };
-        LoggedIo {
-            start_ns: clock.delta_as_nanos(epoch, self.start),
-            sent_ns: clock.delta_as_nanos(epoch, sent),
-            end_ns: clock.delta_as_nanos(epoch, end),
-            offset: self.offset,
-            len: self.len,
-            prio: self.prio,
-            dir: self.dir,
-            flags: self.flags,
-        }
-    }
-}
 
 /// The worker's buffer of records and its pool.
 pub struct IoLog {
@@ -167,19 +110,6 @@ mod tests {
 
     fn rec(start: u64, sent: u64, end: u64, flags: u8) -> IoRecord {
         IoRecord { start, sent, end, offset: 4096, len: 4096, prio: 0, dir: Direction::Read, flags }
-    }
-
-    #[test]
-    fn records_become_nanoseconds_as_the_worker_books_them() {
-        let (clock, _mock) = crate::clock::Clock::mock();
-        let l = rec(1_000, 1_300, 2_000, FLAG_SLAT).logged(&clock, 400);
-        assert_eq!((l.end_ns, l.lat_ns(), l.slat_ns(), l.clat_ns(), l.sent_ns), (1_600, 1_000, 300, 700, 900));
-        // Without a submission stamp clat is the whole latency.
-        let l = rec(1_000, 1_000, 2_000, 0).logged(&clock, 0);
-        assert_eq!((l.lat_ns(), l.slat_ns(), l.clat_ns(), l.has_slat()), (1_000, 0, 1_000, false));
-        // A send stamp after the completion (a batch stamped late) is held to it.
-        let l = rec(1_000, 5_000, 2_000, FLAG_SLAT).logged(&clock, 0);
-        assert_eq!((l.slat_ns(), l.clat_ns()), (1_000, 0));
     }
 
     #[test]
