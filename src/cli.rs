@@ -638,7 +638,7 @@ pub struct FioArgs {
     #[arg(long = "zoneskip", value_name = "SIZE", value_parser = units::parse_size)]
     pub zoneskip: Option<u64>,
 
-    /// fio's log_offset=1: each log line has an offset column (0, as on fio's averaged lines).
+    /// fio's log_offset=1: each log line has an offset column (each I/O's; 0 on averaged lines).
     #[arg(long = "log_offset", value_name = "0|1", value_parser = clap::builder::BoolishValueParser::new())]
     pub log_offset: Option<bool>,
     /// Each of the --numjobs workers starts this much after the one before (fio's offset_increment:
@@ -661,7 +661,8 @@ pub struct FioArgs {
     #[arg(long = "cpus_allowed", value_name = "CPUS", value_parser = parse_cpus_allowed)]
     pub cpus_allowed: Option<CoreList>,
 
-    /// fio's bandwidth log: PREFIX_bw.N.log, one line per --log-avg-msec window and direction.
+    /// fio's bandwidth log: PREFIX_bw.N.log, a line per I/O as fio writes it, or with
+    /// --log_avg_msec one per window and direction.
     #[arg(long, visible_alias = "write_bw_log", value_name = "PREFIX")]
     pub write_bw_log: Option<String>,
 
@@ -670,7 +671,8 @@ pub struct FioArgs {
     pub write_iops_log: Option<String>,
 
     /// fio's latency logs: PREFIX_lat.N.log, PREFIX_clat.N.log and, with --latency split,
-    /// PREFIX_slat.N.log (mean per window, ns); none for a latency fio's disable_* turns off.
+    /// PREFIX_slat.N.log (ns, per I/O, or the mean per --log_avg_msec window); none for a latency
+    /// fio's disable_* turns off.
     #[arg(long, visible_alias = "write_lat_log", value_name = "PREFIX")]
     pub write_lat_log: Option<String>,
 
@@ -680,14 +682,14 @@ pub struct FioArgs {
         value_parser = clap::builder::BoolishValueParser::new())]
     pub per_job_logs: Option<bool>,
 
-    /// fio's log_prio: the last column of fio's logs is the I/O priority in fio's hex form
-    /// (0x0000 on each averaged line, as fio writes it on its own averaged lines).
+    /// fio's log_prio: the last column of fio's logs is each I/O's priority in fio's hex form
+    /// (0x0000 on averaged lines, as fio writes it on its own).
     #[arg(long = "log_prio", value_name = "0|1", num_args = 0..=1, default_missing_value = "1",
         value_parser = clap::builder::BoolishValueParser::new())]
     pub log_prio: Option<bool>,
 
-    /// Averaging window of the logs in milliseconds (sets --interval). fio logs every I/O without
-    /// it (or with 0, its default); nvmebench logs one averaged line per --interval.
+    /// Averaging window of the logs in milliseconds (sets --interval). Without it (or with 0, its
+    /// default) every I/O has its line in the logs, as in fio.
     #[arg(long, visible_alias = "log_avg_msec", value_name = "MS", value_parser = parse_log_avg)]
     pub log_avg_msec: Option<u64>,
 
@@ -711,6 +713,11 @@ pub struct FioArgs {
     /// shares, no clat log. fio's gtod_reduce=1 is the three disable_* options together.
     #[arg(long = "disable_clat", value_name = "0|1", value_parser = clap::builder::BoolishValueParser::new())]
     pub disable_clat: Option<bool>,
+
+    /// fio's disable_bw=1 (disable_bw_measurement): the per-I/O bandwidth log has no lines, as
+    /// fio's (fio 3.33 still samples bandwidth for its JSON and averaged logs, and so does this).
+    #[arg(long = "disable_bw", value_name = "0|1", value_parser = clap::builder::BoolishValueParser::new())]
+    pub disable_bw: Option<bool>,
 
     /// fio's disable_lat=1: fio-shaped JSON writes lat_ns as fio's zeros, and no lat log.
     #[arg(long = "disable_lat", value_name = "0|1", value_parser = clap::builder::BoolishValueParser::new())]
@@ -739,9 +746,16 @@ pub struct FioArgs {
 
 impl FioArgs {
     /// The logs' averaging window, if one is given: `log_avg_msec=0` is fio's default (no
-    /// averaging) written out, and nvmebench then logs one line per --interval as without it.
+    /// averaging) written out, and nvmebench then logs every I/O as without it.
     pub fn log_avg_window(&self) -> Option<u64> {
         self.log_avg_msec.filter(|&ms| ms > 0)
+    }
+
+    /// Whether a log is asked for without an averaging window: fio then logs every I/O (its
+    /// `per_unit_log`).
+    pub fn per_io_log(&self) -> bool {
+        let any = self.write_bw_log.is_some() || self.write_iops_log.is_some() || self.write_lat_log.is_some();
+        any && self.log_avg_window().is_none()
     }
 
     /// The first fio-only flag given, as typed, for commands that do not take it.
@@ -767,6 +781,21 @@ impl FioArgs {
     pub fn fio_latencies(&self) -> FioLatencies {
         let kept = |disabled: Option<bool>| !disabled.unwrap_or(false);
         FioLatencies { slat: kept(self.disable_slat), clat: kept(self.disable_clat), lat: kept(self.disable_lat) }
+    }
+
+    /// Whether fio takes no time stamps at a completion (io_u.c's `gtod_reduce`: clat, slat and
+    /// bandwidth all off, as `gtod_reduce=1` sets them): then its per-I/O IOPS log has no lines.
+    pub fn fio_reduce(&self) -> bool {
+        let on = |o: Option<bool>| o.unwrap_or(false);
+        on(self.disable_clat) && on(self.disable_slat) && on(self.disable_bw)
+    }
+
+    /// Whether fio adds a per-I/O line to the bandwidth or IOPS log (`account_io_completion`): a
+    /// per-I/O log of either, with bandwidth measured, or without `fio_reduce` respectively.
+    pub fn per_io_rate_log(&self) -> bool {
+        self.per_io_log()
+            && (self.write_bw_log.is_some() && !self.disable_bw.unwrap_or(false)
+                || self.write_iops_log.is_some() && !self.fio_reduce())
     }
 
     /// Whether fio-shaped JSON is asked for (`json` or `json+`).

@@ -577,6 +577,10 @@ pub struct RunConfig {
     /// I/O goes through the page cache (`--buffered`, fio's direct=0), on an engine that has one.
     #[serde(skip)]
     pub buffered: bool,
+    /// fio's per-I/O logs: a log is asked for without an averaging window (`log_avg_msec` absent
+    /// or 0), so each worker records every measured I/O.
+    #[serde(skip)]
+    pub io_log: bool,
 }
 
 impl RunConfig {
@@ -687,6 +691,7 @@ impl RunConfig {
             verify,
             start_at: resolve_start(args, SystemTime::now())?,
             buffered,
+            io_log: args.fio.per_io_log(),
         })
     }
 
@@ -1474,6 +1479,9 @@ pub fn resolve_latency(args: &RunArgs) -> LatencyMode {
     match (kept.slat || kept.clat, kept.lat) {
         (true, _) => LatencyMode::Split,
         (false, true) => LatencyMode::Total,
+        // fio still reads the clock at each completion for a per-I/O bandwidth or IOPS log (its
+        // bandwidth is the I/O's size over its clat); the JSON keeps its zeros.
+        (false, false) if f.per_io_rate_log() => LatencyMode::Total,
         (false, false) => LatencyMode::Off,
     }
 }

@@ -17,6 +17,7 @@ use crate::io::Direction;
 use crate::stats::Stats;
 use crate::verify::{GenTable, Mismatch, Verifier};
 pub use crate::worker::ThreadBody;
+use crate::worker::iolog::{self, IoRecord};
 use crate::worker::{IntervalReport, Links, Phase, Report, Shared, WorkerError, WorkerPlan, WorkerSummary};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, bounded};
 use serde::Serialize;
@@ -185,6 +186,9 @@ pub struct RunResult {
     /// Per worker thread (fio's job clone; `WorkerResult::thread`), its own measured series: a
     /// point for each interval it reported in, on the run's boundaries.
     pub threads: Vec<Vec<ThreadPoint>>,
+    /// Per worker thread, with fio's per-I/O logs (`WorkerPlan::io_log`), every measured I/O it
+    /// completed without error, in the order it handled them (empty without such a log).
+    pub io_logs: Vec<Vec<LoggedIo>>,
     /// The signal that cut the run short, if any.
     pub interrupted_by: Option<i32>,
     /// A worker that failed after the start; the results are partial.
@@ -323,6 +327,8 @@ struct Crew {
     lanes_of: Vec<Vec<usize>>,
     reports: Receiver<Report>,
     spares: Vec<Sender<Box<Stats>>>,
+    /// Per lane, where its emptied per-I/O record buffers go back (see `worker::iolog`).
+    log_pools: Vec<Sender<Vec<IoRecord>>>,
     shared: Arc<Shared>,
 }
 
@@ -392,9 +398,11 @@ pub fn run_threads(
     }
     let irqs_before = if plan.irqs.is_empty() { None } else { Interrupts::read() };
     let cpu_start = CpuTimes::now();
-    crew.shared.open_gate(clock.raw());
+    let epoch = clock.raw();
+    crew.shared.open_gate(epoch);
     let started_at = SystemTime::now();
     let mut collector = Collector::new(&plan, observe);
+    collector.log_clock = Some((clock.clone(), epoch));
     collector.watch = plan.watch.take();
     collector.collect(&mut crew, &plan);
     let cpu_used = CpuTimes::now().since(cpu_start);
@@ -424,13 +432,28 @@ fn spawn(bodies: &[Arc<dyn ThreadBody>], plan: &RunPlan, clock: &Clock) -> Resul
     for (i, w) in plan.workers.iter().enumerate() {
         lanes_of[w.thread].push(i);
     }
-    let mut crew =
-        Crew { handles: Vec::with_capacity(threads), lanes_of, reports, spares: Vec::with_capacity(n), shared };
+    let mut crew = Crew {
+        handles: Vec::with_capacity(threads),
+        lanes_of,
+        reports,
+        spares: Vec::with_capacity(n),
+        log_pools: Vec::with_capacity(n),
+        shared,
+    };
     let mut links: Vec<Option<Links>> = Vec::with_capacity(n);
-    for _ in &plan.workers {
+    for w in &plan.workers {
         let (spare_tx, spare_rx) = bounded(2);
         crew.spares.push(spare_tx);
-        links.push(Some(Links { reports: report_tx.clone(), spares: spare_rx }));
+        let (pool_tx, log_pool) = bounded(iolog::POOL_BUFFERS);
+        if w.io_log {
+            // The pool starts full, so the worker's hand-overs find a buffer waiting.
+            for _ in 0..iolog::POOL_BUFFERS {
+                let _ = pool_tx.try_send(Vec::with_capacity(iolog::RECORDS_PER_BUFFER));
+            }
+        }
+        crew.log_pools.push(pool_tx);
+        let coordinator = std::thread::current();
+        links.push(Some(Links { reports: report_tx.clone(), spares: spare_rx, log_pool, coordinator }));
     }
     for (worker, lanes) in crew.lanes_of.clone().into_iter().enumerate() {
         let plans: Vec<WorkerPlan> = lanes.iter().map(|&l| plan.workers[l].clone()).collect();
@@ -654,6 +677,9 @@ struct Collector<F> {
     /// The run's interval watch, and whether it asked to end the run since the last look.
     watch: Option<Box<dyn RunWatch>>,
     watch_ended: bool,
+    /// Per lane, its per-I/O log so far; and the clock and time zero its stamps are read against.
+    io_logs: Vec<Vec<LoggedIo>>,
+    log_clock: Option<(Clock, u64)>,
 }
 
 impl<F: FnMut(&IntervalPoint)> Collector<F> {
@@ -689,6 +715,8 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
             gave_up: false,
             watch: None,
             watch_ended: false,
+            io_logs: vec![Vec::new(); n],
+            log_clock: None,
         }
     }
 
@@ -740,6 +768,13 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
                 let worker = r.worker;
                 let stats = self.on_interval(r);
                 let _ = crew.spares[worker].try_send(stats);
+            }
+            Report::IoLog { worker, mut records } => {
+                if let Some((clock, epoch)) = &self.log_clock {
+                    self.io_logs[worker].extend(records.iter().map(|r| LoggedIo::of(r, clock, *epoch)));
+                }
+                records.clear();
+                let _ = crew.log_pools[worker].try_send(records);
             }
             Report::Restart { worker, unsent_ios } => {
                 // Still I/Os of the run, for its CPU per I/O, as the ramp's are.
@@ -934,6 +969,7 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
             })
             .collect();
         let cost = run_cost(&workers, extra_cores);
+        let io_logs = thread_logs(self.io_logs, &self.thread_of, self.thread_intervals.len());
         let mut targets = per_target(&workers);
         for (t, series) in targets.iter_mut().zip(self.target_intervals) {
             t.intervals = series;
@@ -946,6 +982,7 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
             elapsed_ns,
             intervals: self.intervals,
             threads: self.thread_intervals,
+            io_logs,
             interrupted_by: self.interrupted_by,
             failure: self.failure,
             started_at,
@@ -957,6 +994,83 @@ impl<F: FnMut(&IntervalPoint)> Collector<F> {
             telemetry: None,
         }
     }
+}
+
+/// One I/O of fio's per-I/O logs in nanoseconds (a worker's `iolog::IoRecord` scaled), as the
+/// coordinator keeps it for the report: its stamps, each
+/// scaled on its own since the run's time zero, so that I/Os stamped together (a batch's send)
+/// keep equal times; its latencies are their differences (within a nanosecond of what the worker
+/// booked for it, which scaled the differences of the raw stamps), and lat is slat and clat added up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoggedIo {
+    pub start_ns: u64,
+    /// `start_ns` without `FLAG_SLAT`.
+    pub sent_ns: u64,
+    pub end_ns: u64,
+    pub offset: u64,
+    pub len: u32,
+    pub prio: u16,
+    pub dir: Direction,
+    pub flags: u8,
+}
+
+impl LoggedIo {
+    /// fio's lat: from the issue stamp to the completion.
+    pub fn lat_ns(&self) -> u64 {
+        self.end_ns - self.start_ns
+    }
+
+    /// fio's clat: from the send to the completion (the whole latency where submission is not
+    /// measured apart).
+    pub fn clat_ns(&self) -> u64 {
+        self.end_ns - self.sent_ns
+    }
+
+    /// fio's slat: from the issue stamp to the send (0 where it is not measured).
+    pub fn slat_ns(&self) -> u64 {
+        self.sent_ns - self.start_ns
+    }
+
+    pub fn has_slat(&self) -> bool {
+        self.flags & iolog::FLAG_SLAT != 0
+    }
+
+    /// A worker's record in nanoseconds, `epoch` being the raw reading of time zero.
+    pub fn of(r: &IoRecord, clock: &Clock, epoch: u64) -> LoggedIo {
+        let end = r.end.max(r.start);
+        let sent = if r.flags & iolog::FLAG_SLAT != 0 { r.sent.clamp(r.start, end) } else { r.start };
+        LoggedIo {
+            start_ns: clock.delta_as_nanos(epoch, r.start),
+            sent_ns: clock.delta_as_nanos(epoch, sent),
+            end_ns: clock.delta_as_nanos(epoch, end),
+            offset: r.offset,
+            len: r.len,
+            prio: r.prio,
+            dir: r.dir,
+            flags: r.flags,
+        }
+    }
+}
+
+/// Each worker thread's per-I/O log from its lanes' (`thread_of`: each lane's thread): a thread
+/// handles its lanes' completions one after another, so their records merge in completion order.
+fn thread_logs(lanes: Vec<Vec<LoggedIo>>, thread_of: &[usize], threads: usize) -> Vec<Vec<LoggedIo>> {
+    let mut out: Vec<Vec<LoggedIo>> = vec![Vec::new(); threads];
+    let mut merged = vec![false; threads];
+    for (lane, log) in lanes.into_iter().enumerate() {
+        let t = thread_of[lane];
+        if out[t].is_empty() {
+            out[t] = log;
+        } else if !log.is_empty() {
+            out[t].extend(log);
+            merged[t] = true;
+        }
+    }
+    for (log, _) in out.iter_mut().zip(merged).filter(|(_, m)| *m) {
+        // Stable: records of one lane with the same stamp keep their order.
+        log.sort_by_key(|r| r.end_ns);
+    }
+    out
 }
 
 /// The run's cost from the workers' CPU windows: one per worker thread (its first lane carries
@@ -1151,6 +1265,7 @@ mod tests {
                     verify: None,
                     flow: None,
                     latency_target: None,
+                    io_log: false,
                 })
                 .collect(),
             interval: Duration::from_millis(100),
@@ -1730,6 +1845,92 @@ mod tests {
             assert_eq!((clat.min_ns, clat.max_ns, clat.sum_ns), (1_000, 1_000, 4_000), "{case}");
             assert_eq!((lat.min_ns, lat.max_ns), (1_400, 1_700), "{case}");
             assert_eq!(lat.sum_ns, slat.sum_ns + clat.sum_ns, "{case}: lat is slat and clat together");
+        }
+    }
+
+    #[test]
+    fn per_io_records_become_nanoseconds_as_the_worker_books_them() {
+        let rec = |start, sent, end, flags| IoRecord {
+            start,
+            sent,
+            end,
+            offset: 4096,
+            len: 4096,
+            prio: 0,
+            dir: Direction::Read,
+            flags,
+        };
+        let (clock, _mock) = crate::clock::Clock::mock();
+        let l = LoggedIo::of(&rec(1_000, 1_300, 2_000, iolog::FLAG_SLAT), &clock, 400);
+        assert_eq!((l.end_ns, l.lat_ns(), l.slat_ns(), l.clat_ns(), l.sent_ns), (1_600, 1_000, 300, 700, 900));
+        // Without a submission stamp clat is the whole latency.
+        let l = LoggedIo::of(&rec(1_000, 1_000, 2_000, 0), &clock, 0);
+        assert_eq!((l.lat_ns(), l.slat_ns(), l.clat_ns(), l.has_slat()), (1_000, 0, 1_000, false));
+        // A send stamp after the completion (a batch stamped late) is held to it.
+        let l = LoggedIo::of(&rec(1_000, 5_000, 2_000, iolog::FLAG_SLAT), &clock, 0);
+        assert_eq!((l.slat_ns(), l.clat_ns()), (1_000, 0));
+    }
+
+    /// fio's per-I/O logs: with `io_log`, every measured I/O has its record, on each path of the
+    /// loop (plain, inline refill, split on every kind of engine), over several buffers' worth (the
+    /// hand-overs and the pool), none from the ramp; each record's latencies are the ones booked.
+    /// Without it, none.
+    #[test]
+    fn per_io_logs_record_every_measured_io_on_every_path() {
+        use crate::engine::Sends;
+        use crate::options::LatencyMode;
+        let ios = 3 * iolog::RECORDS_PER_BUFFER as u64 + 17;
+        let cases = [
+            (LatencyMode::Total, None, false),
+            (LatencyMode::Total, None, true),
+            (LatencyMode::Split, Some(Sends::OnSubmit), false),
+            (LatencyMode::Split, Some(Sends::OnPoll), true),
+            (LatencyMode::Split, Some(Sends::Synchronous), false),
+        ];
+        for (latency, sends, inline) in cases {
+            for io_log in [true, false] {
+                let script = Script {
+                    default_latency_ns: 1_000,
+                    queue_cost_ns: 20,
+                    submit_cost_ns: 300,
+                    sends,
+                    inline_refill: inline,
+                    ..Script::default()
+                };
+                let (b, clock, _) = fake(script);
+                let mut p = plan(1, 4, spec(RwMode::RandRead, 100));
+                p.workers[0].ramp = Duration::from_micros(100);
+                p.workers[0].io_limit = Some(ios);
+                p.workers[0].latency = latency;
+                p.workers[0].io_log = io_log;
+                let r = run(b, p, clock, |_| {}).unwrap();
+                let case = format!("{latency:?} {sends:?} inline {inline} log {io_log}");
+                let log = &r.io_logs[0];
+                if !io_log {
+                    assert!(log.is_empty(), "{case}");
+                    continue;
+                }
+                let read = r.total.read();
+                assert_eq!(log.len() as u64, read.ios, "{case}: a record per measured I/O");
+                assert!(read.ios >= ios, "{case}: the ramp's I/Os are not counted");
+                let s = r.workers[0].summary.as_ref().unwrap();
+                assert!(log.iter().all(|io| io.end_ns > s.log_epochs_ns[0]), "{case}: none from the ramp");
+                assert!(log.windows(2).all(|w| w[0].end_ns <= w[1].end_ns), "{case}: in completion order");
+                let lat_sum: u128 = log.iter().map(|io| u128::from(io.lat_ns())).sum();
+                assert_eq!(lat_sum, read.sum_ns, "{case}: the latencies booked");
+                assert_eq!(log.iter().map(|io| io.lat_ns()).min(), Some(read.min_ns), "{case}");
+                let slat = log.iter().filter(|io| io.has_slat()).count() as u64;
+                match r.total.slat(Direction::Read) {
+                    Some(booked) => {
+                        assert_eq!(slat, booked.ios, "{case}");
+                        let clat = r.total.clat(Direction::Read).unwrap();
+                        assert_eq!(log.iter().map(|io| u128::from(io.clat_ns())).sum::<u128>(), clat.sum_ns, "{case}");
+                    }
+                    None => assert_eq!(slat, 0, "{case}"),
+                }
+                assert!(log.iter().all(|io| io.len == 4096 && io.dir == Direction::Read), "{case}");
+                assert_eq!(s.log_buffers_allocated, 0, "{case}: the coordinator kept the pool filled");
+            }
         }
     }
 

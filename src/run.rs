@@ -531,6 +531,7 @@ pub fn plan_lanes(cfg: &RunConfig, spec: &Arc<crate::workload::WorkloadSpec>) ->
             // groups with a flow run as streams (`fio::exec`).
             flow: None,
             latency_target: cfg.latency_target,
+            io_log: cfg.io_log,
         })
         .collect()
 }

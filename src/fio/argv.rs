@@ -105,7 +105,7 @@ pub fn normalize_noted(argv: Vec<OsString>) -> Result<(Vec<OsString>, Vec<String
         }
         // fio's word, and run's flag of the same name: read through fio's table, which gives its
         // meaning (--name) or its order (a later disable_lat replaces gtod_reduce's part).
-        let fio_first = matches!(key.as_str(), "name" | "disable_slat" | "disable_clat" | "disable_lat");
+        let fio_first = matches!(key.as_str(), "name" | "disable_slat" | "disable_clat" | "disable_lat" | "disable_bw");
         if own.contains(&key) && !fio_first {
             if key == "engine" {
                 // The value is in this word or, without '=', in the next.

@@ -10,7 +10,7 @@ use super::plan::{self, Job, Plan};
 use super::{FioError, ini, steady};
 use crate::cli::{Percentiles, RunArgs};
 use crate::config::{ConfigError, DEFAULT_ENGINE, RunConfig};
-use crate::coordinator::{RunResult, RunWatch, ThreadPoint};
+use crate::coordinator::{RunResult, RunWatch};
 use crate::launch::SpdkRun;
 use crate::options::OutputFormat;
 use crate::report::diskstats as disk;
@@ -602,8 +602,7 @@ fn write_results(path: &Path, cli: &RunArgs, plan: &Plan, runs: &[GroupRun], dis
         .collect();
     // fio's logs: one per job clone, each its own worker thread's series.
     for ((job, cfg), clones) in runs.iter().flat_map(|r| &r.jobs).zip(&clones) {
-        let series: Vec<&[ThreadPoint]> = clones.iter().map(|c| c.series).collect();
-        write_logs(&job.args, cfg, job.number, &job.name, &series)?;
+        write_logs(&job.args, cfg, job.number, &job.name, clones)?;
     }
     let own = || -> Value {
         let docs: Vec<crate::report::doc::RunDocument> = runs
@@ -717,6 +716,8 @@ fn clone_shape(r: &RunResult) -> RunResult {
         elapsed_ns: r.elapsed_ns,
         intervals: r.intervals.clone(),
         threads: r.threads.clone(),
+        // The logs are written from the run itself.
+        io_logs: Vec::new(),
         interrupted_by: r.interrupted_by,
         failure: None,
         started_at: r.started_at,

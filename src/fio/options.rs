@@ -387,13 +387,13 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
         "group_reporting" => arg("group_reporting", if flag_on()? { "1" } else { "0" }),
         "new_group" => Ok(Some(if flag_on()? { Mapped::Plan(PlanOption::NewGroup) } else { Mapped::NoOp })),
         "disable_slat" | "disable_clat" | "disable_lat" => arg(key, if fio_bool()? { "1" } else { "0" }),
-        // fio's callback sets the three (and disable_bw_measurement) when gtod_reduce=1 is read,
-        // so a later disable_lat=0 replaces its part; gtod_reduce=0 leaves them as they are.
+        // fio's callback sets the three and disable_bw_measurement when gtod_reduce=1 is read, so
+        // a later disable_lat=0 replaces its part; gtod_reduce=0 leaves them as they are.
         "gtod_reduce" if fio_bool()? => Ok(Some(Mapped::Args(
-            ["--disable_slat=1", "--disable_clat=1", "--disable_lat=1"].map(String::from).to_vec(),
+            ["--disable_slat=1", "--disable_clat=1", "--disable_lat=1", "--disable_bw=1"].map(String::from).to_vec(),
         ))),
         "gtod_reduce" => Ok(Some(Mapped::NoOp)),
-        "disable_bw_measurement" | "disable_bw" => fio_bool().map(|_| Some(Mapped::NoOp)),
+        "disable_bw_measurement" | "disable_bw" => arg("disable_bw", if fio_bool()? { "1" } else { "0" }),
         "cpus_allowed_policy" if v == "shared" || v == "split" => Ok(Some(Mapped::NoOp)),
         _ if NO_OPS.iter().any(|(k, _)| *k == key) => Ok(Some(Mapped::NoOp)),
         _ => Ok(None),
@@ -866,9 +866,13 @@ mod tests {
         assert_eq!(args("disable_slat", Some("1")), ["--disable_slat=1"]);
         assert_eq!(args("disable_clat", Some("0")), ["--disable_clat=0"], "fio's default");
         assert_eq!(args("disable_lat", Some("true")), ["--disable_lat=1"]);
-        assert_eq!(args("gtod_reduce", Some("1")), ["--disable_slat=1", "--disable_clat=1", "--disable_lat=1"]);
+        assert_eq!(
+            args("gtod_reduce", Some("1")),
+            ["--disable_slat=1", "--disable_clat=1", "--disable_lat=1", "--disable_bw=1"]
+        );
         assert_eq!(map("gtod_reduce", Some("0")).unwrap(), Some(Mapped::NoOp));
-        assert_eq!(map("disable_bw_measurement", Some("1")).unwrap(), Some(Mapped::NoOp));
+        assert_eq!(args("disable_bw_measurement", Some("1")), ["--disable_bw=1"]);
+        assert_eq!(args("disable_bw", Some("0")), ["--disable_bw=0"]);
         assert_eq!(
             map("disable_lat", None).unwrap_err(),
             "disable_lat needs a value, as in fio (which refuses it bare); write disable_lat=1 or disable_lat=0"

@@ -10,7 +10,7 @@
 
 use crate::batches::BatchCounts;
 use crate::config::RunConfig;
-use crate::coordinator::ThreadPoint;
+use crate::coordinator::{LoggedIo, ThreadPoint};
 use crate::cpu::{CpuUsage, ThreadCounts};
 use crate::io::{Direction, IoPrio};
 use crate::stats::{DirStats, PrioStats, Stats};
@@ -82,6 +82,12 @@ pub struct FioClone<'a> {
     pub series: &'a [ThreadPoint],
     /// With fio's latency target, the depth its search ended at (fio's `latency_qd`).
     pub latency_depth: Option<u32>,
+    /// With fio's per-I/O logs, its I/Os in the order it completed them, and the epochs of their
+    /// lines (ns since the run's time zero; see `WorkerSummary::log_epochs_ns`).
+    pub ios: &'a [LoggedIo],
+    pub log_epochs_ns: [u64; 2],
+    /// Per-I/O log buffers its worker allocated itself (`WorkerSummary::log_buffers_allocated`).
+    pub log_buffers_allocated: u64,
 }
 
 /// One entry of the document's `jobs[]`: one clone, or the clones fio's `group_reporting` sums.
@@ -692,39 +698,24 @@ pub fn iops_sample(ios: u64, span_ns: u64) -> u64 {
 /// none) are not logged.
 const LOGGED: [(Direction, u8); 3] = [(Direction::Read, 0), (Direction::Write, 1), (Direction::Trim, 2)];
 
-/// The block-size column of each logged direction (reads, writes, trims), as fio fills it.
-///
-/// With `log_avg_msec` (`averaged`) fio writes 0 in every log: an averaged line is a fresh sample
-/// (stat.c's `__add_stat_to_log`) that takes only the window's mean (or max), whatever block size
-/// the samples averaged into it had; `__add_samples` gives its bandwidth and IOPS samples the
-/// direction's size when `min_bs == max_bs`, but `add_log_sample` only adds their value to the
-/// window. Without it fio logs each I/O with that I/O's size (io_u.c's `account_io_completion`);
-/// nvmebench's line stands for its window's I/Os, so it carries their size when the direction has
-/// one (fio's `min_bs == max_bs`), else 0.
-pub fn log_block_sizes(cfg: &RunConfig, averaged: bool) -> [u64; 3] {
-    LOGGED.map(|(dir, _)| match cfg.workload.sizes_of(dir) {
-        Some(s) if !averaged && s.is_single() => u64::from(s.min_bytes()),
-        _ => 0,
-    })
-}
-
-/// One job clone's (worker thread's) log, as fio writes it: a line per window and direction with
-/// I/O (reads 0, writes 1, trims 2), `time_ms, value, direction, bs, 0`, `bs` the direction's
-/// entry of `block_sizes` (see [`log_block_sizes`]); fio writes 0 in the last column too, an
-/// I/O's priority class, not real-time here. Bandwidth in KiB/s, latency the window's mean in ns.
-pub fn log_lines(kind: LogKind, series: &[ThreadPoint], block_sizes: [u64; 3]) -> String {
-    log_lines_prio(kind, series, block_sizes, false)
+/// One job clone's (worker thread's) averaged log (`log_avg_msec`), as fio writes it: a line per
+/// window and direction with I/O (reads 0, writes 1, trims 2), `time_ms, value, direction, 0, 0`.
+/// Bandwidth in KiB/s, latency the window's mean in ns. The block size and the priority are 0:
+/// an averaged line is a fresh sample (stat.c's `__add_stat_to_log`) that takes only the window's
+/// mean (or max), whatever the sizes and priorities of the samples averaged into it.
+pub fn log_lines(kind: LogKind, series: &[ThreadPoint]) -> String {
+    log_lines_prio(kind, series, false)
 }
 
 /// [`log_lines`], with fio's `log_prio=1` (`prio_column`): the last column is the I/O priority in
 /// fio's `0x%04x`, which on an averaged line fio writes as `0x0000` (stat.c's `__add_stat_to_log`
 /// logs a priority of 0), as here, where each line stands for a window of I/Os.
-pub fn log_lines_prio(kind: LogKind, series: &[ThreadPoint], block_sizes: [u64; 3], prio_column: bool) -> String {
+pub fn log_lines_prio(kind: LogKind, series: &[ThreadPoint], prio_column: bool) -> String {
     let last = if prio_column { "0x0000" } else { "0" };
     let mut out = String::new();
     for p in series {
         let t_ms = (p.t_s * 1000.0).round() as u64;
-        for ((dir, d), bs) in LOGGED.map(|(dir, n)| (n, p.of(dir))).into_iter().zip(block_sizes) {
+        for (dir, d) in LOGGED.map(|(dir, n)| (n, p.of(dir))) {
             // fio's slat log has a line for a window with submission latencies only (none on a
             // synchronous engine); clat, measured apart (`--latency split`), is its own mean, and
             // is the whole latency otherwise.
@@ -739,10 +730,80 @@ pub fn log_lines_prio(kind: LogKind, series: &[ThreadPoint], block_sizes: [u64; 
                 LogKind::Clat => d.mean_ns().round() as u64,
                 LogKind::Slat => d.slat_mean_ns().round() as u64,
             };
-            let _ = writeln!(out, "{t_ms}, {value}, {dir}, {bs}, {last}");
+            let _ = writeln!(out, "{t_ms}, {value}, {dir}, 0, {last}");
         }
     }
     out
+}
+
+/// The columns of fio's per-I/O log lines beyond the first four (`log_offset`, `log_prio`), and
+/// the job's own priority, which an I/O without one of its own has (fio's `td->ioprio`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IoLogColumns {
+    pub offset: bool,
+    pub prio: bool,
+    pub job_prio: u16,
+}
+
+/// One job clone's per-I/O log, as fio 3.33 writes it without `log_avg_msec` (iolog.c's
+/// `flush_samples`): a line per I/O, `msec, value, direction, bs[, offset], prio`, in the order fio
+/// adds its samples. `msec` is whole milliseconds since the clone's epoch (`epochs[0]`, when it
+/// began measuring, or `epochs[1]` from when the latency target's last window restarted it: fio's
+/// `mtime_since_now(&td->epoch)`) at the moment fio adds the sample: the
+/// completion for `lat`, `clat`, `bw` and `iops` (io_u.c's `account_io_completion`), the send for
+/// `slat` (`io_u_queued`, only for I/Os sent after the ramp, and only where the engine sends apart
+/// from queuing), so that log is in the order of the sends. Values: `lat` the total latency in
+/// ns, `clat` from the send, `slat` up to it, `bw` the I/O's `bytes * 1000000 / clat` (fio's
+/// `add_bw_sample`, 0 for a clat of 0), `iops` 1. `bs` is the I/O's size; the priority column is
+/// fio's `0x%04x` of the I/O's priority with `log_prio`, else 1 for a real-time class and 0
+/// otherwise. Only reads, writes and trims are logged (directions 0, 1, 2), as fio logs them.
+pub fn write_io_log(
+    out: &mut dyn std::io::Write,
+    kind: LogKind,
+    ios: &[LoggedIo],
+    epochs: [u64; 2],
+    cols: IoLogColumns,
+) -> std::io::Result<()> {
+    let logged = |io: &&LoggedIo| LOGGED.iter().any(|(d, _)| *d == io.dir);
+    let mut order: Vec<&LoggedIo> = ios.iter().filter(logged).collect();
+    if kind == LogKind::Slat {
+        order.retain(|io| io.has_slat() && io.sent_ns >= epochs[0]);
+        // By issue stamp among I/Os sent by one call (their queue order).
+        order.sort_by_key(|io| (io.sent_ns, io.start_ns));
+    }
+    for io in order {
+        let at_ns = if kind == LogKind::Slat { io.sent_ns } else { io.end_ns };
+        let epoch = if at_ns >= epochs[1] { epochs[1] } else { epochs[0] };
+        let t_ms = at_ns.saturating_sub(epoch) / 1_000_000;
+        let value = match kind {
+            LogKind::Lat => io.lat_ns(),
+            LogKind::Clat => io.clat_ns(),
+            LogKind::Slat => io.slat_ns(),
+            LogKind::Bw if io.clat_ns() == 0 => 0,
+            LogKind::Bw => u64::from(io.len) * 1_000_000 / io.clat_ns(),
+            LogKind::Iops => 1,
+        };
+        let dir = LOGGED.iter().find(|(d, _)| *d == io.dir).map_or(0, |(_, n)| *n);
+        write!(out, "{t_ms}, {value}, {dir}, {}, ", io.len)?;
+        if cols.offset {
+            write!(out, "{}, ", io.offset)?;
+        }
+        let prio = if io.prio != 0 { io.prio } else { cols.job_prio };
+        if cols.prio {
+            writeln!(out, "0x{prio:04x}")?;
+        } else {
+            // fio's `ioprio_value_is_class_rt`.
+            writeln!(out, "{}", u8::from(IoPrio::class_level(prio).0 == 1))?;
+        }
+    }
+    Ok(())
+}
+
+/// [`write_io_log`] into a string.
+pub fn io_log_lines(kind: LogKind, ios: &[LoggedIo], epochs: [u64; 2], cols: IoLogColumns) -> String {
+    let mut out = Vec::new();
+    write_io_log(&mut out, kind, ios, epochs, cols).expect("writing to memory cannot fail");
+    String::from_utf8(out).expect("the lines are ASCII")
 }
 
 /// fio 3.33's line for a job with a latency target, in its normal output (stat.c's
@@ -828,6 +889,9 @@ mod tests {
             batches: None,
             series: &[],
             latency_depth: None,
+            ios: &[],
+            log_epochs_ns: [0; 2],
+            log_buffers_allocated: 0,
         };
         let d = render(
             &[],
@@ -979,6 +1043,9 @@ mod tests {
                 batches,
                 series: &[],
                 latency_depth: None,
+                ios: &[],
+                log_epochs_ns: [0; 2],
+                log_buffers_allocated: 0,
             }
         };
         let clones = [clone(0, 100, 300, 150), clone(0, 200, 400, 100), clone(1, 50, 200, 50), clone(2, 10, 100, 10)];
@@ -1052,6 +1119,117 @@ mod tests {
         }
     }
 
+    /// A logged I/O: issued at `start_us`, sent `slat_ns` later (`None`: no slat measured),
+    /// completed `lat_ns` after issue; times in ns since the run's time zero.
+    fn io(dir: Direction, start_ns: u64, slat_ns: Option<u64>, lat_ns: u64, offset: u64, prio: u16) -> LoggedIo {
+        LoggedIo {
+            start_ns,
+            sent_ns: start_ns + slat_ns.unwrap_or(0),
+            end_ns: start_ns + lat_ns,
+            offset,
+            len: 4096,
+            prio,
+            dir,
+            // The worker's FLAG_SLAT (1), named in `worker::iolog`, which reports do not import.
+            flags: u8::from(slat_ns.is_some()),
+        }
+    }
+
+    #[test]
+    fn per_io_logs_have_a_line_per_io_in_fios_format() {
+        const MS: u64 = 1_000_000;
+        let ios = [
+            io(Direction::Read, 5 * MS, Some(1_000), 40_000, 8192, 0),
+            io(Direction::Write, 6 * MS + 999_999, Some(3_000), 2 * MS, 0, 0),
+        ];
+        let plain = IoLogColumns::default();
+        // Times are whole ms since the epoch (1 ms here) at the completion; values in ns.
+        assert_eq!(io_log_lines(LogKind::Lat, &ios, [MS; 2], plain), "4, 40000, 0, 4096, 0\n7, 2000000, 1, 4096, 0\n");
+        assert_eq!(io_log_lines(LogKind::Clat, &ios, [MS; 2], plain), "4, 39000, 0, 4096, 0\n7, 1997000, 1, 4096, 0\n");
+        // slat at the send: the read's 5.001 ms, the write's 7.002999 ms.
+        assert_eq!(io_log_lines(LogKind::Slat, &ios, [MS; 2], plain), "4, 1000, 0, 4096, 0\n6, 3000, 1, 4096, 0\n");
+        // bw: bytes * 1000000 / clat_ns, truncated (fio's add_bw_sample); iops: 1.
+        assert_eq!(io_log_lines(LogKind::Bw, &ios, [MS; 2], plain), "4, 105025, 0, 4096, 0\n7, 2051, 1, 4096, 0\n");
+        assert_eq!(io_log_lines(LogKind::Iops, &ios, [MS; 2], plain), "4, 1, 0, 4096, 0\n7, 1, 1, 4096, 0\n");
+        // log_offset=1: the offset before the priority column.
+        let offset = IoLogColumns { offset: true, ..plain };
+        assert_eq!(io_log_lines(LogKind::Iops, &ios, [MS; 2], offset), "4, 1, 0, 4096, 8192, 0\n7, 1, 1, 4096, 0, 0\n");
+    }
+
+    #[test]
+    fn the_priority_column_is_fios_hex_with_log_prio_else_whether_it_is_real_time() {
+        let rt = IoPrio::value_of(1, 3);
+        let idle = IoPrio::value_of(3, 0);
+        let ios = [
+            io(Direction::Read, 0, None, 100, 0, rt),
+            io(Direction::Read, 0, None, 100, 0, idle),
+            // None of its own: the job's.
+            io(Direction::Read, 0, None, 100, 0, 0),
+        ];
+        let cols = IoLogColumns { offset: false, prio: true, job_prio: IoPrio::value_of(2, 4) };
+        assert_eq!(
+            io_log_lines(LogKind::Lat, &ios, [0; 2], cols),
+            "0, 100, 0, 4096, 0x2003\n0, 100, 0, 4096, 0x6000\n0, 100, 0, 4096, 0x4004\n"
+        );
+        let cols = IoLogColumns { prio: false, offset: true, ..cols };
+        assert_eq!(
+            io_log_lines(LogKind::Lat, &ios, [0; 2], cols),
+            "0, 100, 0, 4096, 0, 1\n0, 100, 0, 4096, 0, 0\n0, 100, 0, 4096, 0, 0\n"
+        );
+    }
+
+    #[test]
+    fn the_slat_log_is_in_send_order_and_only_where_fio_measures_it() {
+        const MS: u64 = 1_000_000;
+        let ios = [
+            // Completed first, sent last.
+            io(Direction::Read, 3 * MS, Some(MS), 2 * MS, 1, 0),
+            // Sent together by one call (one stamp): in issue order, whatever the completions.
+            io(Direction::Read, 2 * MS + 10, Some(MS - 10), 5 * MS, 2, 0),
+            io(Direction::Read, 2 * MS, Some(MS), 6 * MS, 3, 0),
+            // Sent during the ramp (before the epoch): fio's io_u_queued logs nothing then.
+            io(Direction::Read, 0, Some(100), 7 * MS, 4, 0),
+            // A synchronous engine's I/O: no slat.
+            io(Direction::Read, 8 * MS, None, 100, 5, 0),
+        ];
+        let offsets =
+            |text: String| text.lines().map(|l| l.split(", ").nth(4).unwrap().to_string()).collect::<Vec<_>>();
+        let cols = IoLogColumns { offset: true, ..IoLogColumns::default() };
+        assert_eq!(offsets(io_log_lines(LogKind::Slat, &ios, [MS; 2], cols)), ["3", "2", "1"]);
+        // The others are in the order given (the order of completion), every I/O.
+        assert_eq!(offsets(io_log_lines(LogKind::Clat, &ios, [MS; 2], cols)), ["1", "2", "3", "4", "5"]);
+    }
+
+    /// fio's latency target resets the job's epoch when its last window starts (`reset_all_stats`):
+    /// the lines from then count from there, those before keep theirs.
+    #[test]
+    fn per_io_log_times_count_from_the_restarted_epoch_after_it() {
+        const MS: u64 = 1_000_000;
+        let ios = [io(Direction::Read, 0, Some(10), 9 * MS, 0, 0), io(Direction::Read, 11 * MS, Some(10), MS, 0, 0)];
+        let times = |kind| {
+            io_log_lines(kind, &ios, [MS, 10 * MS], IoLogColumns::default())
+                .lines()
+                .map(|l| l.split(", ").next().unwrap().to_string())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(times(LogKind::Lat), ["8", "2"]);
+        // The first I/O was sent during the ramp: no slat line for it.
+        assert_eq!(times(LogKind::Slat), ["1"]);
+    }
+
+    #[test]
+    fn per_io_logs_leave_out_flushes_and_write_zeroes_and_number_trims_2() {
+        let ios = [
+            io(Direction::Trim, 0, None, 100, 0, 0),
+            io(Direction::Flush, 0, None, 100, 0, 0),
+            io(Direction::WriteZeroes, 0, None, 100, 0, 0),
+        ];
+        assert_eq!(io_log_lines(LogKind::Iops, &ios, [0; 2], IoLogColumns::default()), "0, 1, 2, 4096, 0\n");
+        // A clat of 0 has a bandwidth of 0, as fio's.
+        let zero = [io(Direction::Read, 0, None, 0, 0, 0)];
+        assert_eq!(io_log_lines(LogKind::Bw, &zero, [0; 2], IoLogColumns::default()), "0, 0, 0, 4096, 0\n");
+    }
+
     #[test]
     fn logs_have_fios_columns() {
         let p = |t_s: f64| {
@@ -1060,23 +1238,23 @@ mod tests {
                 ThreadDir { ios: 10, bytes: 40_960, sum_ns: 15_004, ..Default::default() };
             p
         };
-        assert_eq!(log_lines(LogKind::Bw, &[p(0.5), p(1.0)], [0; 3]), "500, 40, 0, 0, 0\n1000, 40, 0, 0, 0\n");
-        assert_eq!(log_lines(LogKind::Lat, &[p(0.25)], [0; 3]), "250, 1500, 0, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Bw, &[p(0.5), p(1.0)]), "500, 40, 0, 0, 0\n1000, 40, 0, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Lat, &[p(0.25)]), "250, 1500, 0, 0, 0\n");
         // fio's log_prio=1: its hex priority, 0 on an averaged line.
-        assert_eq!(log_lines_prio(LogKind::Lat, &[p(0.25)], [0; 3], true), "250, 1500, 0, 0, 0x0000\n");
+        assert_eq!(log_lines_prio(LogKind::Lat, &[p(0.25)], true), "250, 1500, 0, 0, 0x0000\n");
         // Measured apart, clat and slat are their own means; without, clat is the whole latency
         // and the slat log has no line.
-        assert_eq!(log_lines(LogKind::Clat, &[p(0.25)], [0; 3]), "250, 1500, 0, 0, 0\n");
-        assert_eq!(log_lines(LogKind::Slat, &[p(0.25)], [0; 3]), "");
+        assert_eq!(log_lines(LogKind::Clat, &[p(0.25)]), "250, 1500, 0, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Slat, &[p(0.25)]), "");
         let mut split = p(0.25);
         split.dir[0] =
             ThreadDir { slat_ios: 10, slat_sum_ns: 4_004, clat_ios: 10, clat_sum_ns: 11_000, ..split.dir[0] };
-        assert_eq!(log_lines(LogKind::Lat, &[split], [0; 3]), "250, 1500, 0, 0, 0\n");
-        assert_eq!(log_lines(LogKind::Clat, &[split], [0; 3]), "250, 1100, 0, 0, 0\n");
-        assert_eq!(log_lines(LogKind::Slat, &[split], [0; 3]), "250, 400, 0, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Lat, &[split]), "250, 1500, 0, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Clat, &[split]), "250, 1100, 0, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Slat, &[split]), "250, 400, 0, 0, 0\n");
         let mut w = p(0.1);
         w.dir.swap(Direction::Read as usize, Direction::Write as usize);
-        assert_eq!(log_lines(LogKind::Iops, &[w], [0; 3]), "100, 10, 1, 0, 0\n", "writes are direction 1");
+        assert_eq!(log_lines(LogKind::Iops, &[w]), "100, 10, 1, 0, 0\n", "writes are direction 1");
     }
 
     #[test]
@@ -1085,28 +1263,10 @@ mod tests {
         // ddir_rw directions in their order, nothing for the others.
         let d = ThreadDir { ios: 10, bytes: 40_960, sum_ns: 15_004, ..Default::default() };
         let p = ThreadPoint { t_s: 0.5, span_ns: 1_000_000_000, dir: [d; Direction::COUNT] };
-        assert_eq!(log_lines(LogKind::Bw, &[p], [0; 3]), "500, 40, 0, 0, 0\n500, 40, 1, 0, 0\n500, 40, 2, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Bw, &[p]), "500, 40, 0, 0, 0\n500, 40, 1, 0, 0\n500, 40, 2, 0, 0\n");
         let mut t = ThreadPoint { t_s: 0.5, span_ns: 1_000_000_000, ..ThreadPoint::default() };
         t.dir[Direction::Trim as usize] = d;
-        assert_eq!(log_lines(LogKind::Lat, &[t], [0; 3]), "500, 1500, 2, 0, 0\n");
-    }
-
-    #[test]
-    fn the_block_size_column_is_what_fio_writes() {
-        // Without log_avg_msec fio logs each I/O with its size: one size per direction is what
-        // every such line would carry; a mix has none to write. With it, fio's averaged lines
-        // carry 0 whatever the sizes.
-        let cfg = null_config(&["--rw", "randrw", "--bssplit", "4k/50:8k/50,16k,64k"]);
-        assert_eq!(log_block_sizes(&cfg, false), [0, 16_384, 65_536]);
-        assert_eq!(log_block_sizes(&cfg, true), [0, 0, 0]);
-        let cfg = null_config(&["--rw", "randread", "--bs", "8k"]);
-        assert_eq!(log_block_sizes(&cfg, false)[0], 8192);
-        let d = ThreadDir { ios: 10, bytes: 40_960, sum_ns: 15_004, ..Default::default() };
-        let p = ThreadPoint { t_s: 0.5, span_ns: 1_000_000_000, dir: [d; Direction::COUNT] };
-        assert_eq!(
-            log_lines(LogKind::Iops, &[p], [4096, 0, 65_536]),
-            "500, 10, 0, 4096, 0\n500, 10, 1, 0, 0\n500, 10, 2, 65536, 0\n"
-        );
+        assert_eq!(log_lines(LogKind::Lat, &[t]), "500, 1500, 2, 0, 0\n");
     }
 
     #[test]
@@ -1123,10 +1283,10 @@ mod tests {
         // The log writes those: 1 KiB/s where the rounded rate was 2.
         let mut p = ThreadPoint { t_s: 1.0, span_ns: 1_000_000_000, ..ThreadPoint::default() };
         p.dir[0] = ThreadDir { ios: 1, bytes: 2047, sum_ns: 10, ..Default::default() };
-        assert_eq!(log_lines(LogKind::Bw, &[p], [0; 3]), "1000, 1, 0, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Bw, &[p]), "1000, 1, 0, 0, 0\n");
         p.span_ns = 3_000_000;
         p.dir[0].ios = 2;
-        assert_eq!(log_lines(LogKind::Iops, &[p], [0; 3]), "1000, 666, 0, 0, 0\n");
+        assert_eq!(log_lines(LogKind::Iops, &[p]), "1000, 666, 0, 0, 0\n");
     }
 
     /// A series of `kib` KiB per 100 ms span (KiB/s x 10) and `ios` I/Os each, reads only.

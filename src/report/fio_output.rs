@@ -6,9 +6,9 @@ use super::diskstats as disk;
 use crate::batches::BatchCounts;
 use crate::cli::RunArgs;
 use crate::config::RunConfig;
-use crate::coordinator::{RunResult, ThreadPoint};
+use crate::coordinator::RunResult;
 use crate::cpu::{CpuUsage, ThreadCounts};
-use crate::report::fio::{self as fio_report, DiskUtil, FioClone, FioJobSpec, LogKind};
+use crate::report::fio::{self as fio_report, DiskUtil, FioClone, FioJobSpec, IoLogColumns, LogKind};
 use crate::report::{self};
 use crate::stats::Stats;
 use crate::target::TargetKind;
@@ -23,12 +23,14 @@ pub fn disk_of(cfg: &RunConfig) -> Option<String> {
         .and_then(|t| t.device.clone())
 }
 
-/// Writes the logs `args` asks for, one per job clone (worker thread; `threads`, each its own
-/// series), numbered as fio numbers its threads: `first` for the job's first clone, then on. With
-/// `per_job_logs=0` every clone's lines go to one file without a number, appended clone after
-/// clone to what the file holds, as fio appends each thread's log. A log given without a prefix (a
-/// bare `write_bw_log` in a job file) is named after the job, `jobname`, as fio names it. The
-/// block-size column is fio's for the job's sizes (`cfg`; see [`fio_report::log_block_sizes`]).
+/// Writes the logs `args` asks for, one per job clone (worker thread; `clones`, each with its own
+/// series and, without `log_avg_msec`, its own per-I/O records), numbered as fio numbers its
+/// threads: `first` for the job's first clone, then on. With `per_job_logs=0` every clone's lines
+/// go to one file without a number, appended clone after clone to what the file holds, as fio
+/// appends each thread's log. A log given without a prefix (a bare `write_bw_log` in a job file)
+/// is named after the job, `jobname`, as fio names it. Without `log_avg_msec` (or with 0) every
+/// I/O has its line, as fio logs it ([`fio_report::write_io_log`]); with it, each window has one
+/// per direction ([`fio_report::log_lines_prio`]).
 ///
 /// # Errors
 /// A log that cannot be written.
@@ -37,11 +39,13 @@ pub fn write_logs(
     cfg: &RunConfig,
     first: usize,
     jobname: &str,
-    threads: &[&[ThreadPoint]],
+    clones: &[FioClone<'_>],
 ) -> anyhow::Result<()> {
     let f = &args.fio;
-    let bs = fio_report::log_block_sizes(cfg, f.log_avg_window().is_some());
+    let per_io = f.per_io_log();
     let prio_column = f.log_prio.unwrap_or(false);
+    let columns =
+        IoLogColumns { offset: f.log_offset.unwrap_or(false), prio: prio_column, job_prio: cfg.workload.prio.job };
     let prefix = |p: &str| if p.is_empty() { jobname.to_string() } else { p.to_string() };
     let mut kinds: Vec<(String, LogKind)> = Vec::new();
     if let Some(p) = &f.write_bw_log {
@@ -59,25 +63,58 @@ pub fn write_logs(
         kinds.extend(logs.into_iter().filter(|(on, _)| *on).map(|(_, kind)| (prefix(p), kind)));
     }
     let cannot = |path: &str, e: std::io::Error| anyhow::anyhow!("cannot write {path}: {e}");
-    let lines = |kind, series| {
-        let text = fio_report::log_lines_prio(kind, series, bs, prio_column);
-        if f.log_offset.unwrap_or(false) { with_offset_column(&text) } else { text }
+    // fio adds no per-I/O bandwidth sample with disable_bw, and no IOPS sample when it takes no
+    // stamp at a completion (`account_io_completion`): their files have no lines.
+    let silent = |kind| match kind {
+        LogKind::Bw => f.disable_bw.unwrap_or(false),
+        LogKind::Iops => f.fio_reduce(),
+        _ => false,
     };
+    // Per I/O, streamed to the file (a log can be millions of lines); averaged, a few lines.
+    let write_clone = |out: &mut dyn std::io::Write, kind, clone: &FioClone<'_>| -> std::io::Result<()> {
+        if per_io {
+            let ios = if silent(kind) { &[][..] } else { clone.ios };
+            return fio_report::write_io_log(out, kind, ios, clone.log_epochs_ns, columns);
+        }
+        let text = fio_report::log_lines_prio(kind, clone.series, prio_column);
+        let text = if f.log_offset.unwrap_or(false) { with_offset_column(&text) } else { text };
+        out.write_all(text.as_bytes())
+    };
+    // A perturbation of the measurement worth a line, where the run prints more than its result.
+    if per_io && !kinds.is_empty() && !cfg.quiet {
+        for (i, c) in clones.iter().enumerate().filter(|(_, c)| c.log_buffers_allocated > 0) {
+            eprintln!(
+                "nvmebench: job {jobname} clone {}: the worker allocated {} per-I/O log buffers itself (the coordinator fell behind returning them); the log is whole",
+                first + i,
+                c.log_buffers_allocated
+            );
+        }
+    }
     for (prefix, kind) in kinds {
-        if f.per_job_logs.unwrap_or(true) {
-            for (i, series) in threads.iter().enumerate() {
-                let path = format!("{prefix}_{}.{}.log", kind.suffix(), first + i);
-                std::fs::write(&path, lines(kind, series)).map_err(|e| cannot(&path, e))?;
-            }
+        // Each clone its own file, or all of them appended to one.
+        let files: Vec<(String, &[FioClone<'_>])> = if f.per_job_logs.unwrap_or(true) {
+            (0..clones.len())
+                .map(|i| (format!("{prefix}_{}.{}.log", kind.suffix(), first + i), &clones[i..=i]))
+                .collect()
         } else {
-            let path = format!("{prefix}_{}.log", kind.suffix());
-            let text: String = threads.iter().map(|series| lines(kind, series)).collect();
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&path)
-                .and_then(|mut file| file.write_all(text.as_bytes()))
-                .map_err(|e| cannot(&path, e))?;
+            vec![(format!("{prefix}_{}.log", kind.suffix()), clones)]
+        };
+        let append = !f.per_job_logs.unwrap_or(true);
+        for (path, group) in files {
+            let write = || -> std::io::Result<()> {
+                let file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .write(true)
+                    .append(append)
+                    .truncate(!append)
+                    .open(&path)?;
+                let mut out = std::io::BufWriter::new(file);
+                for clone in group {
+                    write_clone(&mut out, kind, clone)?;
+                }
+                out.flush()
+            };
+            write().map_err(|e| cannot(&path, e))?;
         }
     }
     Ok(())
@@ -113,6 +150,8 @@ pub fn clones_of<'r>(r: &'r RunResult, lanes: &[usize], job: usize) -> Vec<FioCl
             let mut batches: Option<BatchCounts> = None;
             let (mut span_ns, mut verify_ns, mut verified) = (0, 0, Stats::default());
             let mut latency_depth = None;
+            let mut log_epochs_ns: Option<[u64; 2]> = None;
+            let mut log_buffers_allocated = 0;
             for w in lanes.iter().map(|&l| &r.workers[l]).filter(|w| w.thread == t) {
                 stats += &w.stats;
                 let Some(s) = &w.summary else { continue };
@@ -122,6 +161,10 @@ pub fn clones_of<'r>(r: &'r RunResult, lanes: &[usize], job: usize) -> Vec<FioCl
                     verified += &*v.stats;
                     verify_ns += v.span_ns;
                 }
+                // Lanes of one clone begin measuring together (the latency target's restart is
+                // a lone lane's): the first lane's.
+                log_epochs_ns = log_epochs_ns.or(Some(s.log_epochs_ns));
+                log_buffers_allocated += s.log_buffers_allocated;
                 latency_depth = s.latency_depth.or(latency_depth);
                 if let Some(b) = &s.batches {
                     *batches.get_or_insert_with(BatchCounts::default) += b;
@@ -144,6 +187,9 @@ pub fn clones_of<'r>(r: &'r RunResult, lanes: &[usize], job: usize) -> Vec<FioCl
                 batches,
                 series: r.threads.get(t).map_or(&[][..], Vec::as_slice),
                 latency_depth,
+                ios: r.io_logs.get(t).map_or(&[][..], Vec::as_slice),
+                log_epochs_ns: log_epochs_ns.unwrap_or_default(),
+                log_buffers_allocated,
             }
         })
         .collect()
@@ -161,8 +207,9 @@ pub fn single_run_output(
     disk: Option<DiskUtil>,
 ) -> anyhow::Result<Option<String>> {
     let name = args.fio.name.clone().unwrap_or_else(|| "nvmebench".into());
-    let threads: Vec<&[ThreadPoint]> = r.threads.iter().map(Vec::as_slice).collect();
-    write_logs(args, cfg, 1, &name, &threads)?;
+    let lanes: Vec<usize> = (0..r.workers.len()).collect();
+    let clones = clones_of(r, &lanes, 0);
+    write_logs(args, cfg, 1, &name, &clones)?;
     if !args.fio.fio_json() {
         return Ok(None);
     }
@@ -203,8 +250,7 @@ pub fn single_run_output(
         lat_percentiles: args.fio.lat_percentiles.unwrap_or(false),
         latencies: args.fio.fio_latencies(),
     };
-    let lanes: Vec<usize> = (0..r.workers.len()).collect();
-    let jobs = fio_report::entries(&[spec], &clones_of(r, &lanes, 0));
+    let jobs = fio_report::entries(&[spec], &clones);
     let plus = args.fio.output_format.as_deref() == Some("json+");
     let doc = fio_report::render(&[], &jobs, &disk.into_iter().collect::<Vec<_>>(), plus, r.started_at);
     Ok(Some(serde_json::to_string_pretty(&doc).expect("a JSON value always serialises") + "\n"))

@@ -667,6 +667,8 @@ mod tests {
                     lost_in_flight: 0,
                     busy: None,
                     verify_reads: None,
+                    log_epochs_ns: [0; 2],
+                    log_buffers_allocated: 0,
                     latency_depth: (stop_reason == StopReason::LatencyTarget).then_some(6),
                     first_error: errors.get(i).map(|&error| FailedIo {
                         error,
@@ -704,6 +706,7 @@ mod tests {
             elapsed_ns: 1_000_000,
             intervals: vec![point],
             threads: Vec::new(),
+            io_logs: Vec::new(),
             interrupted_by: Some(2),
             failure: None,
             started_at: std::time::SystemTime::now(),

@@ -239,6 +239,7 @@ pub fn measure(
                 flow: streams[s.stream].flow.as_ref().map(|f| f.seat()),
                 // fio's latency target is refused on jobs that run together (`fio::plan`).
                 latency_target: None,
+                io_log: streams[s.stream].cfg.io_log,
             });
         }
     }

@@ -14,6 +14,7 @@
 //! on a completion stamp there (the interval boundary, the deadline) compare raw readings with
 //! the boundary's raw equivalent, worked out once per boundary (see [`Timeline`]).
 
+use super::iolog::{FLAG_SLAT, IoLog, IoRecord};
 use super::latency::{DepthSearch, Step};
 use super::{
     BusyTime, FailedIo, IntervalReport, Links, Phase, Report, Shared, StopReason, VerifyReads, WorkerPlan,
@@ -86,6 +87,9 @@ pub(super) struct Loop<'c, E: Engine> {
     pending: Option<IoOp>,
     measuring: bool,
     measure_start: u64,
+    /// The epochs of fio's per-I/O log lines: the end of the ramp, and where the measurement
+    /// restarted (the latency target's last window; else the same), as fio resets `td->epoch`.
+    log_epochs: [u64; 2],
     deadline: Option<u64>,
     /// The next interval boundary, and where the current interval began.
     next_cut: u64,
@@ -179,6 +183,11 @@ pub(super) struct Loop<'c, E: Engine> {
     draining: bool,
     /// The search's last window began and the measurement restarted with it (once).
     restarted: bool,
+    /// fio's per-I/O logs: a record of each measured I/O (`None`: no such log, and the loop pays
+    /// a predictable branch per pass and per completion for it).
+    io_log: Option<IoLog>,
+    /// The records' flags: `FLAG_SLAT` where the engine sends apart from queuing (split).
+    log_flags: u8,
 }
 
 /// Idle passes between clock reads. An idle pass (the last one reaped nothing, every slot is in
@@ -291,6 +300,7 @@ impl<'c, E: Engine> Loop<'c, E> {
             pending: None,
             measuring: false,
             measure_start: 0,
+            log_epochs: [0; 2],
             deadline: None,
             next_cut: 0,
             cut_raw: 0,
@@ -318,6 +328,11 @@ impl<'c, E: Engine> Loop<'c, E> {
             done: Vec::with_capacity(qd),
             flow: plan.flow.clone().map(FlowMember::new),
             flow_held: false,
+            io_log: None,
+            log_flags: match split {
+                Some(Sends::OnQueue | Sends::OnSubmit | Sends::OnPoll) => FLAG_SLAT,
+                Some(Sends::Synchronous) | None => 0,
+            },
         };
         state.prepare_spares();
         state
@@ -347,6 +362,27 @@ impl<'c, E: Engine> Loop<'c, E> {
             self.engine.prepare_spares(|buf, dirty| f.prepare(buf, dirty));
             self.spares_ready = self.spares;
         }
+    }
+
+    /// Keeps fio's per-I/O log (`WorkerPlan::io_log`), its first buffer allocated now, before the
+    /// gate; emptied buffers come back on `links.log_pool`. Only stamped I/Os are logged.
+    pub(super) fn keep_io_log(&mut self, links: &Links) {
+        if self.stamp {
+            self.io_log = Some(IoLog::new(links.log_pool.clone()));
+        }
+    }
+
+    /// Hands the log's buffer to the coordinator (full, or the last), taking an emptied one.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn hand_over_log(&mut self, links: &Links, worker: usize) {
+        let Some(l) = self.io_log.as_mut() else { return };
+        if l.is_empty() {
+            return;
+        }
+        let records = l.take_full();
+        let _ = links.reports.send(Report::IoLog { worker, records });
+        links.coordinator.unpark();
     }
 
     /// I/Os in flight now.
@@ -512,6 +548,12 @@ impl<'c, E: Engine> Loop<'c, E> {
                 }
             }
         }
+        // Room for every completion the poll may bring, so that recording never allocates.
+        if let Some(l) = &self.io_log {
+            if !l.has_room(self.limits.qd as usize) {
+                self.hand_over_log(links, plan.index);
+            }
+        }
         // Busy time: the poll's start, read only where it is kept (one clock read per poll).
         let poll_start = if self.busy_on { self.clock.raw() } else { 0 };
         let (reaped, error_seen) =
@@ -627,6 +669,7 @@ impl<'c, E: Engine> Loop<'c, E> {
         }
         self.measuring = true;
         self.measure_start = now;
+        self.log_epochs = [now; 2];
         self.cut_from = now;
         self.issued_measured = 0;
         // On the common timeline, like the interval boundaries: every worker stops at the same
@@ -713,6 +756,7 @@ impl<'c, E: Engine> Loop<'c, E> {
         let _ = links.reports.send(Report::Restart { worker, unsent_ios });
         self.cut_from = now;
         self.measure_start = now;
+        self.log_epochs[1] = now;
         self.probe.start(now);
         self.batches_start = self.engine.batches();
         self.busy_ticks = 0;
@@ -867,8 +911,8 @@ impl<'c, E: Engine> Loop<'c, E> {
     /// and its latency booked, or its error counted (no retries in this loop).
     #[inline]
     fn reap_plain(&mut self) -> Result<(u32, bool), EngineError> {
-        let clock = self.clock;
-        let Loop { slots, free, stats, tallies, tries, retry, first_error, last_raw, .. } = self;
+        let (clock, measuring) = (self.clock, self.measuring);
+        let Loop { slots, free, stats, tallies, tries, retry, first_error, last_raw, io_log, .. } = self;
         let mut error_seen = false;
         let reaped = self.engine.poll(self.limits.qd, |slot, result| {
             let (start, op) = slots[slot as usize];
@@ -880,6 +924,11 @@ impl<'c, E: Engine> Loop<'c, E> {
                     stats.dir[op.dir as usize].record_tallied(total, u64::from(op.len), &mut tallies[op.dir as usize]);
                     if let Some(p) = prio_of(stats, &op) {
                         p.record(total, None, u64::from(op.len));
+                    }
+                    if let Some(l) = io_log.as_mut() {
+                        if measuring {
+                            l.push(record(&op, start, start, end, 0));
+                        }
                     }
                 }
                 Err(_) => {
@@ -902,20 +951,34 @@ impl<'c, E: Engine> Loop<'c, E> {
             return self.reap_plain();
         }
         let (clock, max_retries, stamp, split) = (self.clock, self.limits.max_retries, self.stamp, self.split);
-        let Loop { slots, free, stats, tallies, verifier, tries, retry, first_error, last_raw, sent, search, .. } =
-            self;
+        let (measuring, log_flags) = (self.measuring, self.log_flags);
+        let Loop {
+            slots,
+            free,
+            stats,
+            tallies,
+            verifier,
+            tries,
+            retry,
+            first_error,
+            last_raw,
+            sent,
+            search,
+            io_log,
+            ..
+        } = self;
         let mut error_seen = false;
         let mut drain = false;
         let reaped = self.engine.poll(self.limits.qd, |slot, mut result| {
             let (start, op) = slots[slot as usize];
-            let latency = if stamp {
+            let (end, sent_at) = if stamp {
                 let end = clock.raw();
                 *last_raw = end;
-                let sent = if split.is_some() { sent[slot as usize] } else { 0 };
-                Self::latencies(clock, split, start, sent, end)
+                (end, if split.is_some() { sent[slot as usize] } else { start })
             } else {
-                Latency::UNMEASURED
+                (0, 0)
             };
+            let latency = if stamp { Self::latencies(clock, split, start, sent_at, end) } else { Latency::UNMEASURED };
             // Without a latency target, this one branch is all the search costs an I/O.
             if let Some(s) = search.as_mut() {
                 if result.is_ok() {
@@ -934,7 +997,14 @@ impl<'c, E: Engine> Loop<'c, E> {
             match books.settle(slot, &op, latency, result) {
                 Settled::Retry => return,
                 Settled::Failed => error_seen = true,
-                Settled::Done => {}
+                Settled::Done => {
+                    // A log is kept only where I/Os are stamped (`keep_io_log`).
+                    if let Some(l) = io_log.as_mut() {
+                        if measuring {
+                            l.push(record(&op, start, sent_at, end, log_flags));
+                        }
+                    }
+                }
             }
             free.push(slot);
         })?;
@@ -1063,6 +1133,13 @@ impl<'c, E: Engine> Loop<'c, E> {
         if stamp {
             for &(op, start, sent, end) in &self.done {
                 book(&mut self.stats, &mut self.tallies, &op, Self::latencies(self.clock, split, start, sent, end));
+            }
+            if let Some(l) = self.io_log.as_mut() {
+                if measuring {
+                    for &(op, start, sent, end) in &self.done {
+                        l.push(record(&op, start, sent, end, self.log_flags));
+                    }
+                }
             }
         } else {
             for (op, _, _, _) in &self.done {
@@ -1210,6 +1287,8 @@ impl<'c, E: Engine> Loop<'c, E> {
         if let Some(f) = &mut self.flow {
             f.leave();
         }
+        // The log's last records go before the last interval, so they are in before `Done`.
+        self.hand_over_log(links, worker);
         let (reason, stopped_at) = self.stop.unwrap_or((StopReason::Requested, self.last_completion));
         let end = self.last_completion.max(stopped_at).max(self.cut_from);
         let (phase, index) = if self.measuring {
@@ -1248,6 +1327,8 @@ impl<'c, E: Engine> Loop<'c, E> {
             first_error: self.first_error,
             latency_depth: self.search.as_ref().map(DepthSearch::depth),
             verify_reads: None,
+            log_epochs_ns: self.log_epochs,
+            log_buffers_allocated: self.io_log.as_ref().map_or(0, |l| l.allocated),
             busy: self.busy_on.then(|| BusyTime {
                 busy_ns: if self.measuring { self.clock.delta_as_nanos(0, self.busy_ticks) } else { 0 },
                 busy_polls: if self.measuring { self.busy_polls } else { 0 },
@@ -1482,6 +1563,13 @@ fn book_split(stats: &mut Stats, d: usize, bytes: u64, slat: Option<u64>, clat: 
         split.slat[d].record(s, 1, bytes);
     }
     split.clat[d].record(clat, 1, bytes);
+}
+
+/// The per-I/O log's record of `op`, from its raw stamps (`sent` is `start` without `FLAG_SLAT`).
+#[inline(always)]
+fn record(op: &IoOp, start: u64, sent: u64, end: u64, flags: u8) -> IoRecord {
+    let sent = if flags & FLAG_SLAT != 0 { sent } else { start };
+    IoRecord { start, sent, end, offset: op.offset, len: op.len, prio: op.prio.value, dir: op.dir, flags }
 }
 
 /// Counts a successful `op` whose latency was not measured (`--latency off`).

@@ -10,6 +10,7 @@
 //! What the worker does not do: decide what to issue (the generator does) or print anything.
 
 mod hot;
+pub mod iolog;
 pub mod latency;
 pub mod targets;
 
@@ -75,6 +76,8 @@ pub struct WorkerPlan {
     /// fio's latency target: the lane searches for its depth, up to `queue_depth` (see
     /// [`latency`]); `None`: it keeps `queue_depth` in flight.
     pub latency_target: Option<LatencyTarget>,
+    /// fio's per-I/O logs: the lane records each measured I/O (see [`iolog`]).
+    pub io_log: bool,
 }
 
 /// What a worker needs to verify data.
@@ -189,6 +192,15 @@ pub struct WorkerSummary {
     /// figures, and in fio's JSON, whose job counts them as fio counts its verify reads.
     #[serde(skip)]
     pub verify_reads: Option<VerifyReads>,
+    /// When measuring began and, with fio's latency target, when its last window restarted it
+    /// (else the same), in nanoseconds since the gate opened: the epochs of fio's per-I/O log
+    /// lines (fio's `td->epoch`, reset at the ramp's end and by `reset_all_stats`).
+    #[serde(skip)]
+    pub log_epochs_ns: [u64; 2],
+    /// With a per-I/O log, the record buffers the worker allocated itself because the pool the
+    /// coordinator refills was empty (see [`iolog::IoLog::take_full`]).
+    #[serde(skip)]
+    pub log_buffers_allocated: u64,
 }
 
 /// The verify pass's reads, booked as the run's are (counts, bytes, latencies), and how long the
@@ -263,6 +275,12 @@ pub enum Report {
         tid: i32,
     },
     Interval(IntervalReport),
+    /// A buffer of per-I/O records (fio's per-I/O logs), full or the last; the coordinator sends
+    /// it back emptied on `Links::log_pool`.
+    IoLog {
+        worker: usize,
+        records: Vec<iolog::IoRecord>,
+    },
     /// Sent after the worker's last interval: everything it measured was in the intervals.
     Done {
         worker: usize,
@@ -289,6 +307,13 @@ pub struct Links {
     pub reports: Sender<Report>,
     /// Emptied statistics handed back by the coordinator.
     pub spares: Receiver<Box<Stats>>,
+    /// Emptied per-I/O record buffers handed back by the coordinator (only a lane with
+    /// `WorkerPlan::io_log` takes from it).
+    pub log_pool: Receiver<Vec<iolog::IoRecord>>,
+    /// The coordinator's thread, woken when a per-I/O record buffer is handed over: it naps up to
+    /// a quarter interval between looks, and a fast worker fills the report channel and the pool
+    /// in much less (once per `iolog::RECORDS_PER_BUFFER` I/Os, one wake-up).
+    pub coordinator: std::thread::Thread,
 }
 
 /// One worker thread's body: its lanes (one per target) run to completion on the calling thread,
@@ -335,6 +360,9 @@ pub fn run<B: EngineBuilder>(builder: &B, plan: &WorkerPlan, shared: &Shared, li
         Err(source) => return fail(WorkerError::Engine { worker, source }),
     };
     let mut state = hot::Loop::new(engine, plan, clock);
+    if plan.io_log {
+        state.keep_io_log(links);
+    }
     let tid = nix::unistd::gettid().as_raw();
     let (info, facts) = (state.engine_info(), state.lane_facts());
     if links.reports.send(Report::Ready { worker, info, facts, tid }).is_err() {
@@ -353,6 +381,8 @@ pub fn run<B: EngineBuilder>(builder: &B, plan: &WorkerPlan, shared: &Shared, li
         }
         Err(source) => {
             shared.request_stop();
+            // What was logged until the failure goes with the partial figures.
+            state.hand_over_log(links, worker);
             let partial = Some(state.partial());
             // The engine failed with I/Os possibly still owned by the device: never free its memory.
             std::mem::forget(state);

@@ -169,7 +169,13 @@ pub fn run_lanes<B: EngineBuilder>(
     let mut lanes = Vec::with_capacity(plans.len());
     for (i, plan) in plans.iter().enumerate() {
         match builder.build(plan.index, plan.queue_depth, plan.spec.max_bs()) {
-            Ok(e) => lanes.push(Some(Loop::new(Shared1(e), plan, clock))),
+            Ok(e) => {
+                let mut lane = Loop::new(Shared1(e), plan, clock);
+                if plan.io_log {
+                    lane.keep_io_log(&links[i]);
+                }
+                lanes.push(Some(lane));
+            }
             Err(source) => return fail(i, WorkerError::Engine { worker: thread, source }),
         }
     }
@@ -223,6 +229,7 @@ pub fn run_lanes<B: EngineBuilder>(
                 }
                 Err(source) => {
                     shared.request_stop();
+                    lane.hand_over_log(&links[i], plans[i].index);
                     let partial = Some(lane.partial());
                     std::mem::forget(lane);
                     let error = WorkerError::Engine { worker: thread, source };

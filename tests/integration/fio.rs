@@ -251,16 +251,15 @@ fn trims_are_logged_as_direction_2() {
 
 /// The 4th column of fio's logs, the block size: fio's averaged lines (`log_avg_msec`) carry 0
 /// (stat.c's `__add_stat_to_log` writes a fresh sample without one); without it fio logs each I/O
-/// with its size, so nvmebench's lines, one per interval, carry the direction's size when it has
-/// one and 0 for a mix (it wrote 0 always). log_avg_msec=0, fio's default, is taken as its absence
-/// (it was refused).
+/// with its size, and so does nvmebench (its lines were averaged, with the direction's size, and 0
+/// for a mix). log_avg_msec=0, fio's default, is taken as its absence (it was refused).
 #[test]
 fn the_block_size_column_is_fios() {
     let dir = scratch_dir();
     let text = "[global]\nioengine=null\ntime_based\nruntime=300ms\nwrite_bw_log=x\nwrite_lat_log=x\n\
-                [one]\nrw=randrw\nbs=8k,16k\n[avg]\nstonewall\nrw=randread\nbs=8k\nlog_avg_msec=100\n\
-                [mix]\nstonewall\nrw=randread\nbssplit=4k/50:8k/50\n\
-                [zero]\nstonewall\nrw=randread\nbs=8k\nlog_avg_msec=0\n";
+                [one]\nrw=randrw\nbs=8k,16k\nnumber_ios=500\n[avg]\nstonewall\nrw=randread\nbs=8k\nlog_avg_msec=100\n\
+                [mix]\nstonewall\nrw=randread\nbssplit=4k/50:8k/50\nnumber_ios=500\n\
+                [zero]\nstonewall\nrw=randread\nbs=8k\nlog_avg_msec=0\nnumber_ios=500\n";
     let job = write(dir.path(), "bs.fio", text);
     let o = nvmebench_in(dir.path(), &["run", job.to_str().unwrap(), "--quiet", "--interval=100ms"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -278,10 +277,137 @@ fn the_block_size_column_is_fios() {
     for kind in ["bw", "lat", "clat"] {
         assert_eq!(columns(&format!("x_{kind}.1.log")), BTreeSet::from([pair("0", "8192"), pair("1", "16384")]));
         assert_eq!(columns(&format!("x_{kind}.2.log")), BTreeSet::from([pair("0", "0")]), "averaged: {kind}");
-        assert_eq!(columns(&format!("x_{kind}.3.log")), BTreeSet::from([pair("0", "0")]), "a mix: {kind}");
+        let mix = BTreeSet::from([pair("0", "4096"), pair("0", "8192")]);
+        assert_eq!(columns(&format!("x_{kind}.3.log")), mix, "a mix, each I/O its own size: {kind}");
         // log_avg_msec=0 is fio's default written out: no averaging, as without it.
         assert_eq!(columns(&format!("x_{kind}.4.log")), BTreeSet::from([pair("0", "8192")]), "0: {kind}");
     }
+}
+
+/// One log's lines, split into their numbers (the hex priority column kept as written).
+fn log_lines(path: &Path) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines().map(|l| l.split(", ").map(str::to_string).collect()).collect()
+}
+
+/// fio's per-I/O logs (no log_avg_msec): fio 3.33 and nvmebench run the same small bounded jobs
+/// (io_uring, where submission is measured apart, and psync, where it is not; sequential and
+/// random) and write the same files, a line per I/O in each, with fio's columns
+/// (`log_offset=1`): each I/O's direction and size, the same offsets (in order where one I/O is
+/// in flight at a time), an iops of 1, a bandwidth
+/// and latencies that are positive and in order (lat at least clat, line by line, as both logs
+/// take the I/Os in completion order), and times that never go back (the slat log's included,
+/// in the order of the sends) and stay within the job's runtime.
+#[test]
+fn per_io_logs_have_fios_lines() {
+    let Some(fio) = tool("fio") else { return };
+    let mut engines = vec!["psync"];
+    if uring_available() {
+        engines.push("io_uring");
+    }
+    for engine in engines {
+        for rw in ["read", "randread", "write"] {
+            // (fio notes a depth over 1 on psync on its stdout, before the JSON.)
+            let qd = if engine == "psync" { 1 } else { 4 };
+            let text = format!(
+                "[global]\nfilename=pl.dat\nsize=1m\nbs=4k\ndirect=1\nioengine={engine}\niodepth={qd}\n\
+                 write_lat_log=x\nwrite_bw_log=x\nwrite_iops_log=x\nlog_offset=1\n[j]\nrw={rw}\n"
+            );
+            let what = format!("{engine} {rw}");
+            let (fio_dir, ours_dir) = (scratch_dir(), scratch_dir());
+            for d in [&fio_dir, &ours_dir] {
+                std::fs::write(d.path().join("pl.dat"), vec![0u8; 1 << 20]).unwrap();
+            }
+            let _ = fio_in(&fio, fio_dir.path(), &text, &[]);
+            let ours = ours_in(ours_dir.path(), &text, &[]);
+            let files = logs_in(fio_dir.path());
+            assert_eq!(logs_in(ours_dir.path()), files, "{what}");
+            let runtime_ms = ours["jobs"][0]["job_runtime"].as_u64().unwrap();
+            for f in &files {
+                let (theirs, mine) = (log_lines(&fio_dir.path().join(f)), log_lines(&ours_dir.path().join(f)));
+                let slat = f.contains("_slat.");
+                if slat && engine == "psync" {
+                    assert!(theirs.is_empty() && mine.is_empty(), "{what} {f}: no slat on a synchronous engine");
+                    continue;
+                }
+                assert_eq!(mine.len(), 256, "{what} {f}: a line per 4k of 1m");
+                assert_eq!(theirs.len(), mine.len(), "{what} {f}");
+                let column =
+                    |lines: &[Vec<String>], i: usize| -> Vec<String> { lines.iter().map(|l| l[i].clone()).collect() };
+                let number = |l: &Vec<String>, i: usize| -> u64 { l[i].parse().unwrap() };
+                assert!(mine.iter().all(|l| l.len() == 6), "{what} {f}: time, value, dir, bs, offset, prio");
+                let dir = if rw == "write" { "1" } else { "0" };
+                for lines in [&theirs, &mine] {
+                    assert!(lines.iter().all(|l| l[2] == dir && l[3] == "4096" && l[5] == "0"), "{what} {f}");
+                }
+                let sorted = |mut v: Vec<u64>| {
+                    v.sort_unstable();
+                    v
+                };
+                let offsets = |lines: &[Vec<String>]| sorted(lines.iter().map(|l| number(l, 4)).collect());
+                // Every block once: the sequential jobs in order, the random ones in any order.
+                assert_eq!(offsets(&mine), (0..256).map(|b| b * 4096).collect::<Vec<u64>>(), "{what} {f}");
+                assert_eq!(offsets(&theirs), offsets(&mine), "{what} {f}");
+                if rw != "randread" && qd == 1 {
+                    let ordered: Vec<u64> = mine.iter().map(|l| number(l, 4)).collect();
+                    assert_eq!(ordered, offsets(&mine), "{what} {f}: one at a time, in order");
+                }
+                let times: Vec<u64> = mine.iter().map(|l| number(l, 0)).collect();
+                assert!(times.windows(2).all(|w| w[0] <= w[1]), "{what} {f}: {times:?}");
+                assert!(*times.last().unwrap() <= runtime_ms, "{what} {f}: {times:?} past {runtime_ms} ms");
+                let values: Vec<u64> = mine.iter().map(|l| number(l, 1)).collect();
+                if f.contains("_iops.") {
+                    assert_eq!(column(&theirs, 1), column(&mine, 1), "{what} {f}: 1 each");
+                    assert!(values.iter().all(|&v| v == 1), "{what} {f}");
+                } else {
+                    // A 4k I/O over a second would be 4 B/ms; a latency over a second is no file's.
+                    let plausible = |v: &u64| if f.contains("_bw.") { *v >= 4 } else { (1..1_000_000_000).contains(v) };
+                    assert!(values.iter().all(plausible), "{what} {f}: {values:?}");
+                }
+            }
+            // Line by line, lat and clat are the same I/O: clat is at most its lat.
+            let (lat, clat) =
+                (log_lines(&ours_dir.path().join("x_lat.1.log")), log_lines(&ours_dir.path().join("x_clat.1.log")));
+            for (l, c) in lat.iter().zip(&clat) {
+                assert_eq!((&l[0], &l[4]), (&c[0], &c[4]), "{what}: the same I/O at the same time");
+                assert!(l[1].parse::<u64>().unwrap() >= c[1].parse::<u64>().unwrap(), "{what}: {l:?} {c:?}");
+            }
+        }
+    }
+}
+
+/// nvmebench's own command line follows fio too: without --log_avg_msec, a line per I/O (the
+/// plain loop, without fio-shaped JSON, measures the total latency only: clat is lat, and there is
+/// no slat log), every clone's in one file with per_job_logs=0; with it, a line per window.
+#[test]
+fn a_command_line_run_logs_every_io_without_log_avg_msec() {
+    let dir = scratch_dir();
+    let args =
+        ["run", "--name=cl", "--ioengine=null", "--ios=1000", "--write_iops_log=", "--write_lat_log=", "--quiet"];
+    let o = nvmebench_in(dir.path(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(logs_in(dir.path()), ["cl_clat.1.log", "cl_iops.1.log", "cl_lat.1.log"]);
+    for f in logs_in(dir.path()) {
+        assert_eq!(log_lines(&dir.path().join(&f)).len(), 1000, "{f}");
+    }
+    let read = |f: &str| std::fs::read_to_string(dir.path().join(f)).unwrap();
+    assert_eq!(read("cl_lat.1.log"), read("cl_clat.1.log"));
+    // per_job_logs=0: both clones' lines in one file, appended run after run.
+    let dir = scratch_dir();
+    let one =
+        ["run", "--name=cl", "--ioengine=null", "--ios=1000", "--numjobs=2", "--per_job_logs=0", "--write_iops_log="];
+    for runs in [1, 2] {
+        let o = nvmebench_in(dir.path(), &one);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(log_lines(&dir.path().join("cl_iops.log")).len(), 1000 * runs);
+    }
+    let dir = scratch_dir();
+    let averaged =
+        ["run", "--name=cl", "--ioengine=null", "--runtime=300ms", "--write_iops_log=", "--log_avg_msec=100"];
+    let o = nvmebench_in(dir.path(), &averaged);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (times, _) = log_values(&dir.path().join("cl_iops.1.log"));
+    assert_eq!(times[..2], [100, 200], "{times:?}");
 }
 
 /// The values of a log's lines, and their times.
@@ -321,15 +447,23 @@ fn each_job_clone_writes_its_own_log_numbered_as_fio_numbers_threads() {
     }
     // Together: [a]'s two clones, then [b]'s one.
     let dir = scratch_dir();
-    let text = "[global]\nioengine=null\ntime_based\nruntime=200ms\nwrite_bw_log=t\n[a]\nnumjobs=2\n[b]\n";
+    let text =
+        "[global]\nioengine=null\ntime_based\nruntime=200ms\nlog_avg_msec=100\nwrite_bw_log=t\n[a]\nnumjobs=2\n[b]\n";
     let job = write(dir.path(), "together.fio", text);
     let o = nvmebench_in(dir.path(), &["run", job.to_str().unwrap(), "--output-format=json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(logs_in(dir.path()), ["t_bw.1.log", "t_bw.2.log", "t_bw.3.log"]);
     // The command line's --numjobs.
     let dir = scratch_dir();
-    let args =
-        ["run", "--name=cl", "--ioengine=null", "--runtime=300ms", "--numjobs=3", "--write_iops_log=", "--quiet"];
+    let args = [
+        "run",
+        "--name=cl",
+        "--ioengine=null",
+        "--runtime=300ms",
+        "--numjobs=3",
+        "--write_iops_log=",
+        "--log_avg_msec=100",
+    ];
     let o = nvmebench_in(dir.path(), &args);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(logs_in(dir.path()), ["cl_iops.1.log", "cl_iops.2.log", "cl_iops.3.log"]);
@@ -367,6 +501,7 @@ fn per_job_logs_0_appends_every_clone_to_one_log() {
         "--numjobs=2",
         "--write_bw_log=",
         "--per_job_logs=0",
+        "--log_avg_msec=100",
     ];
     let o = nvmebench_in(dir.path(), &args);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -378,14 +513,14 @@ fn per_job_logs_0_appends_every_clone_to_one_log() {
 #[test]
 fn a_log_without_a_prefix_is_named_after_its_job() {
     let dir = scratch_dir();
-    let text =
-        "[global]\nioengine=null\ntime_based\nruntime=200ms\n[a]\nwrite_bw_log\n[b]\nstonewall\nwrite_lat_log=\n";
+    let text = "[global]\nioengine=null\ntime_based\nruntime=200ms\nlog_avg_msec=100\n[a]\nwrite_bw_log\n[b]\nstonewall\nwrite_lat_log=\n";
     let job = write(dir.path(), "bare.fio", text);
     let o = nvmebench_in(dir.path(), &["run", job.to_str().unwrap(), "--quiet"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(logs_in(dir.path()), ["a_bw.1.log", "b_clat.2.log", "b_lat.2.log", "b_slat.2.log"]);
     let dir = scratch_dir();
-    let o = nvmebench_in(dir.path(), &["run", "--name=cl", "--ioengine=null", "--runtime=200ms", "--write_iops_log="]);
+    let args = ["run", "--name=cl", "--ioengine=null", "--runtime=200ms", "--write_iops_log=", "--log_avg_msec=100"];
+    let o = nvmebench_in(dir.path(), &args);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(logs_in(dir.path()), ["cl_iops.1.log"]);
 }
@@ -898,22 +1033,30 @@ fn jobs_and_groups_match_fios_one_to_one() {
 /// without effect, or refused) against fio 3.33 at iodepth 8 on the null engine, where fio
 /// measures all three latencies: each one turned off is fio's zeros (N 0, no percentiles) and has
 /// no log, each one kept is measured, and fio's options are read in order (a disable_lat=0 after
-/// gtod_reduce=1 takes lat back).
+/// gtod_reduce=1 takes lat back). The logs are the same files averaged (log_avg_msec) and per I/O,
+/// and per I/O each has as many lines as fio's: none in the bandwidth log with disable_bw, none in
+/// the IOPS log when clat, slat and bandwidth are all off.
 #[test]
 fn latency_switches_write_what_fio_writes() {
     let Some(fio) = tool("fio") else { return };
-    for switches in [
-        "disable_slat=1",
-        "disable_clat=1",
-        "disable_lat=1",
-        "disable_slat=1\ndisable_clat=1",
-        "gtod_reduce=1",
-        "gtod_reduce=1\ndisable_lat=0",
-        "gtod_reduce=0",
-    ] {
+    for (avg, switches) in ["log_avg_msec=100", "log_avg_msec=0"].into_iter().flat_map(|a| {
+        [
+            "disable_slat=1",
+            "disable_clat=1",
+            "disable_lat=1",
+            "disable_slat=1\ndisable_clat=1",
+            "gtod_reduce=1",
+            "gtod_reduce=1\ndisable_lat=0",
+            "gtod_reduce=0",
+            "disable_bw=1",
+            "disable_slat=1\ndisable_clat=1\ndisable_lat=1",
+            "gtod_reduce=1\ndisable_bw=0",
+        ]
+        .map(move |s| (a, s))
+    }) {
         let text = format!(
-            "[global]\nioengine=null\niodepth=8\nbs=4k\nsize=16m\nlog_avg_msec=100\n\
-             write_lat_log=x\n[w]\nrw=randwrite\n{switches}\n"
+            "[global]\nioengine=null\niodepth=8\nbs=4k\nsize=16m\n{avg}\n\
+             write_lat_log=x\nwrite_bw_log=x\nwrite_iops_log=x\n[w]\nrw=randwrite\n{switches}\n"
         );
         // Each tool in a directory of its own, for the logs it writes.
         let (fio_dir, ours_dir) = (scratch_dir(), scratch_dir());
@@ -935,7 +1078,13 @@ fn latency_switches_write_what_fio_writes() {
         };
         assert_eq!(shares(&ours), shares(&theirs), "{switches}: latency_ns/us, from clat");
         let fio_logs = logs_in(fio_dir.path());
-        assert_eq!(logs_in(ours_dir.path()), fio_logs, "{switches}: the logs of the latencies kept");
+        assert_eq!(logs_in(ours_dir.path()), fio_logs, "{avg} {switches}: the logs of the latencies kept");
+        if avg == "log_avg_msec=0" {
+            let lines = |dir: &Path| -> Vec<usize> {
+                logs_in(dir).iter().map(|f| std::fs::read_to_string(dir.join(f)).unwrap().lines().count()).collect()
+            };
+            assert_eq!(lines(ours_dir.path()), lines(fio_dir.path()), "{switches}: lines per log, {fio_logs:?}");
+        }
     }
 }
 
@@ -2160,8 +2309,11 @@ fn cmdprio_bssplit_picks_by_size_as_fio_does() {
     assert_eq!(keys, [(2, 7), (1, 1), (3, 2)], "fio's order: the job's, then the entries sorted by size");
     let (one_mb, small) = (prios[0].2, prios[1].2 + prios[2].2);
     assert!(one_mb > 0 && small > 0, "{prios:?}");
+    // Each I/O's own priority, as fio logs it without log_avg_msec.
     let log = std::fs::read_to_string(both.dir.path().join("prio_clat.1.log")).unwrap();
-    assert!(log.lines().all(|l| l.ends_with(", 0x0000")), "{log}");
+    let logged: BTreeSet<&str> = log.lines().map(|l| l.rsplit(", ").next().unwrap()).collect();
+    assert_eq!(logged, BTreeSet::from(["0x4007", "0x2001", "0x6002"]), "{log}");
+    assert_eq!(log.lines().count() as u64, prios.iter().map(|p| p.2).sum::<u64>(), "a line per read");
 }
 
 /// cmdprio options on an engine without them are refused as fio refuses them ("Bad option"),
