@@ -244,7 +244,8 @@ impl RunResult {
     /// Whether the run did not end clean (exit status 1): I/O errors, I/Os given up after the drain
     /// timeout, or a worker that failed mid-run.
     pub fn failed(&self) -> bool {
-        self.error_count() + self.lost_in_flight() > 0 || self.failure.is_some()
+        // Errors `--on-error continue:...` went on after do not fail the run, as in fio.
+        self.error_count() - self.total.errors.continued + self.lost_in_flight() > 0 || self.failure.is_some()
     }
 
     /// The workers' own CPU time over their measured windows, summed.

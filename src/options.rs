@@ -5,6 +5,7 @@
 //! typed) and `config` (the run as resolved) both import them and neither imports the other's
 //! option types. Each has a `parse` that says in one sentence what it takes.
 
+use crate::io::{Direction, IoError};
 use serde::Serialize;
 
 /// `--output`: what goes to stdout.
@@ -28,15 +29,28 @@ impl OutputFormat {
 }
 
 /// `--on-error`: what a worker does when an I/O fails.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OnError {
     /// Stop the run at the first I/O error (fio's default).
     Stop,
     /// Count errors and keep going.
     Continue,
+    /// fio's `continue_on_error` with `ignore_error`: keep going after the errors the filter
+    /// names, stop at any other (`continue:TYPE[=ERRNO:ERRNO],...`).
+    ContinueOn(ErrorFilter),
     /// Retry a failed I/O up to N times; one that still fails is counted and the run goes on.
     Retry(u32),
+}
+
+// The document says `"continue"` for a filtered policy too: its schema has no place for the filter.
+impl Serialize for OnError {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            OnError::Stop => s.serialize_unit_variant("OnError", 0, "stop"),
+            OnError::Continue | OnError::ContinueOn(_) => s.serialize_unit_variant("OnError", 1, "continue"),
+            OnError::Retry(n) => s.serialize_newtype_variant("OnError", 3, "retry", &n),
+        }
+    }
 }
 
 impl OnError {
@@ -44,16 +58,189 @@ impl OnError {
         match text {
             "stop" => Ok(OnError::Stop),
             "continue" => Ok(OnError::Continue),
+            _ if text.starts_with("continue:") => {
+                ErrorFilter::parse_flag(&text["continue:".len()..]).map(OnError::ContinueOn)
+            }
             _ => text
                 .strip_prefix("retry:")
                 .and_then(|n| n.parse::<u32>().ok())
                 .filter(|n| (1..=1000).contains(n))
                 .map(OnError::Retry)
                 .ok_or_else(|| {
-                    format!("'{text}' is not an error policy; use stop, continue or retry:N (N from 1 to 1000)")
+                    format!("'{text}' is not an error policy; use stop, continue, continue:TYPES or retry:N (N from 1 to 1000)")
                 }),
         }
     }
+}
+
+/// fio's three error types (td_error.h): which of `continue_on_error`'s bits an error falls under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorType {
+    Read = 0,
+    Write = 1,
+    Verify = 2,
+}
+
+impl ErrorType {
+    pub const ALL: [ErrorType; 3] = [ErrorType::Read, ErrorType::Write, ErrorType::Verify];
+
+    /// fio's `td_error_type`: EILSEQ is a verify error, any other error of a read a read error,
+    /// and everything else (writes, trims, syncs) a write error.
+    pub fn of(dir: Direction, errno: i32) -> ErrorType {
+        match dir {
+            _ if errno == libc::EILSEQ => ErrorType::Verify,
+            Direction::Read => ErrorType::Read,
+            _ => ErrorType::Write,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        ["read", "write", "verify"][self as usize]
+    }
+}
+
+/// The most errnos one type's list holds (fio's lists are unbounded; a job names a handful).
+pub const MAX_ERRNOS: usize = 16;
+
+/// fio's non-fatal errors when `ignore_error` names none for a type (td_error.c).
+pub const NON_FATAL: [i32; 2] = [libc::EIO, libc::EILSEQ];
+
+/// What `OnError::ContinueOn` goes on after: the error types whose bit is set, and per type the
+/// errnos that are not fatal. Fixed arrays, so the policy stays `Copy` and deciding allocates
+/// nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ErrorFilter {
+    /// Bit `ErrorType as u8` set: errors of that type may be continued.
+    pub types: u8,
+    lists: [([i32; MAX_ERRNOS], u8); 3],
+}
+
+/// Whether a failed I/O stops its job, as fio decides it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Its type's bit is set and its errno is in the type's list: counted, the job goes on.
+    Continue,
+    /// Its type's bit is set but its errno is not listed: counted (fio's total_err), the job stops.
+    StopCounted,
+    /// Its type's bit is not set: the job stops, and fio's total_err does not count it.
+    Stop,
+}
+
+impl ErrorFilter {
+    /// No type continued; every list fio's default.
+    pub fn none() -> ErrorFilter {
+        let mut list = [0; MAX_ERRNOS];
+        list[..NON_FATAL.len()].copy_from_slice(&NON_FATAL);
+        ErrorFilter { types: 0, lists: [(list, NON_FATAL.len() as u8); 3] }
+    }
+
+    /// Continues errors of `t` with fio's default list, or with `errnos` when given.
+    pub fn allow(&mut self, t: ErrorType, errnos: Option<&[i32]>) -> Result<(), String> {
+        self.types |= 1 << t as u8;
+        if let Some(e) = errnos {
+            self.set_list(t, e)?;
+        }
+        Ok(())
+    }
+
+    /// Replaces `t`'s list (fio's `ignore_error` for one type).
+    pub fn set_list(&mut self, t: ErrorType, errnos: &[i32]) -> Result<(), String> {
+        if errnos.len() > MAX_ERRNOS {
+            return Err(format!(
+                "{} errnos for {} errors are more than the {MAX_ERRNOS} taken",
+                errnos.len(),
+                t.name()
+            ));
+        }
+        let (list, n) = &mut self.lists[t as usize];
+        list[..errnos.len()].copy_from_slice(errnos);
+        *n = errnos.len() as u8;
+        Ok(())
+    }
+
+    /// The errnos of `t` that do not stop the job.
+    pub fn list(&self, t: ErrorType) -> &[i32] {
+        let (list, n) = &self.lists[t as usize];
+        &list[..usize::from(*n)]
+    }
+
+    /// fio's `td_non_fatal_error` for `e` of an I/O in `dir`. An NVMe status or a short transfer
+    /// carries no errno: it counts as EIO, as fio's engines report those.
+    #[cold]
+    pub fn verdict(&self, dir: Direction, e: IoError) -> Verdict {
+        let errno = match e {
+            IoError::Errno { errno } => errno,
+            IoError::ShortTransfer { .. } | IoError::Nvme { .. } => libc::EIO,
+        };
+        let t = ErrorType::of(dir, errno);
+        if self.types & (1 << t as u8) == 0 {
+            Verdict::Stop
+        } else if self.list(t).contains(&errno) {
+            Verdict::Continue
+        } else {
+            Verdict::StopCounted
+        }
+    }
+
+    /// `--on-error continue:`'s list: `read`, `write`, `verify`, each with `=ERRNO:ERRNO` to
+    /// replace fio's default EIO and EILSEQ, comma-separated.
+    fn parse_flag(text: &str) -> Result<ErrorFilter, String> {
+        let mut f = ErrorFilter::none();
+        for part in text.split(',') {
+            let (name, errnos) = match part.split_once('=') {
+                Some((n, e)) => (n, Some(e)),
+                None => (part, None),
+            };
+            let t = ErrorType::ALL.into_iter().find(|t| t.name() == name).ok_or_else(|| {
+                format!("'{name}' in --on-error continue:{text} is not an error type; use read, write or verify, each with =ERRNO:ERRNO if not EIO and EILSEQ")
+            })?;
+            let list = errnos.map(parse_errnos).transpose()?;
+            f.allow(t, list.as_deref())?;
+        }
+        Ok(f)
+    }
+
+    /// The flag form of this filter, which [`OnError::parse`] reads back.
+    pub fn flag(&self) -> String {
+        let parts: Vec<String> = ErrorType::ALL
+            .into_iter()
+            .filter(|t| self.types & (1 << *t as u8) != 0)
+            .map(|t| {
+                let list: Vec<String> = self.list(t).iter().map(i32::to_string).collect();
+                format!("{}={}", t.name(), list.join(":"))
+            })
+            .collect();
+        format!("continue:{}", parts.join(","))
+    }
+}
+
+/// The names fio's `ignore_error` takes (its str2error): errnos 1 to 34, in order.
+pub const ERRNO_NAMES: [&str; 34] = [
+    "EPERM", "ENOENT", "ESRCH", "EINTR", "EIO", "ENXIO", "E2BIG", "ENOEXEC", "EBADF", "ECHILD", "EAGAIN", "ENOMEM",
+    "EACCES", "EFAULT", "ENOTBLK", "EBUSY", "EEXIST", "EXDEV", "ENODEV", "ENOTDIR", "EISDIR", "EINVAL", "ENFILE",
+    "EMFILE", "ENOTTY", "ETXTBSY", "EFBIG", "ENOSPC", "ESPIPE", "EROFS", "EMLINK", "EPIPE", "EDOM", "ERANGE",
+];
+
+/// A `:`-separated errno list as fio's `ignore_error` reads one type's: names from fio's table, or
+/// numbers (a minus sign dropped, as fio drops it). An empty list is refused.
+pub fn parse_errnos(text: &str) -> Result<Vec<i32>, String> {
+    // fio ends a list at an empty name (a trailing `:`).
+    text.split(':')
+        .take_while(|e| !e.is_empty())
+        .map(|e| {
+            let n = match ERRNO_NAMES.iter().position(|n| *n == e) {
+                Some(i) => i as i32 + 1,
+                None => e.trim_start_matches('-').parse::<i32>().unwrap_or(0),
+            };
+            if n > 0 {
+                Ok(n)
+            } else {
+                Err(format!(
+                    "'{e}' is not an errno fio knows; write a name from EPERM to ERANGE (such as EIO or ENOSPC) or a number, such as 84 for EILSEQ"
+                ))
+            }
+        })
+        .collect()
 }
 
 /// `--latency`: which latencies each I/O is measured for.
@@ -144,6 +331,46 @@ impl SmallBlocks {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn errors_fall_under_fios_types_and_lists() {
+        use Verdict::*;
+        let eio = IoError::Errno { errno: libc::EIO };
+        let enospc = IoError::Errno { errno: libc::ENOSPC };
+        let eilseq = IoError::Errno { errno: libc::EILSEQ };
+        assert_eq!(ErrorType::of(Direction::Read, libc::EIO), ErrorType::Read);
+        assert_eq!(ErrorType::of(Direction::Trim, libc::EIO), ErrorType::Write);
+        assert_eq!(ErrorType::of(Direction::Flush, libc::ENOSPC), ErrorType::Write);
+        assert_eq!(ErrorType::of(Direction::Read, libc::EILSEQ), ErrorType::Verify);
+        let OnError::ContinueOn(f) = OnError::parse("continue:read").unwrap() else { panic!() };
+        assert_eq!(f.verdict(Direction::Read, eio), Continue);
+        assert_eq!(f.verdict(Direction::Read, enospc), StopCounted, "not in fio's default list");
+        assert_eq!(f.verdict(Direction::Write, eio), Stop, "the write bit is not set");
+        assert_eq!(f.verdict(Direction::Read, eilseq), Stop, "EILSEQ is a verify error");
+        // An NVMe status or a short transfer counts as EIO.
+        assert_eq!(f.verdict(Direction::Read, IoError::Nvme { sct: 0, sc: 0x81 }), Continue);
+        assert_eq!(f.verdict(Direction::Read, IoError::ShortTransfer { expected: 8, done: 0 }), Continue);
+        let OnError::ContinueOn(f) = OnError::parse("continue:write=ENOSPC:5,verify").unwrap() else { panic!() };
+        assert_eq!((f.verdict(Direction::Write, enospc), f.verdict(Direction::Trim, eio)), (Continue, Continue));
+        assert_eq!(f.verdict(Direction::Read, enospc), Stop);
+        assert_eq!(f.verdict(Direction::Write, IoError::Errno { errno: libc::EFBIG }), StopCounted);
+        assert_eq!(f.verdict(Direction::Write, eilseq), Continue);
+        assert_eq!(OnError::parse(&f.flag()), Ok(OnError::ContinueOn(f)), "{}", f.flag());
+        assert!(OnError::parse("continue:trim").unwrap_err().contains("not an error type"));
+        assert!(OnError::parse("continue:read=EILSEQ").unwrap_err().contains("84 for EILSEQ"));
+    }
+
+    #[test]
+    fn errno_lists_take_fios_names_and_numbers() {
+        assert_eq!(parse_errnos("EIO:ENOSPC:-84:ERANGE"), Ok(vec![5, 28, 84, 34]));
+        assert_eq!(parse_errnos("EPERM:"), Ok(vec![1]), "fio ends a list at an empty name");
+        assert_eq!(parse_errnos(""), Ok(vec![]));
+        assert!(parse_errnos("EIO:ENOPE").unwrap_err().contains("'ENOPE' is not an errno"));
+        assert!(parse_errnos("0").is_err());
+        assert_eq!(serde_json::to_value(OnError::parse("continue:read").unwrap()).unwrap(), "continue");
+        assert_eq!(serde_json::to_value(OnError::Retry(3)).unwrap(), serde_json::json!({"retry": 3}));
+        assert_eq!(serde_json::to_value(OnError::Stop).unwrap(), "stop");
+    }
 
     #[test]
     fn each_parses_its_names_and_refuses_others_in_one_sentence() {

@@ -313,6 +313,15 @@ pub struct ErrorCounts {
     pub by_dir: [u64; Direction::COUNT],
     /// Failed I/Os that were retried (`--on-error retry:N`); not counted as errors.
     pub retried: u64,
+    /// Errors `--on-error continue:...` went on after (fio's non-fatal errors); the run's exit
+    /// status leaves them out, as fio's does.
+    pub continued: u64,
+    /// Errors of a type `--on-error continue:...` names, continued or not: fio's `total_err`.
+    pub typed: u64,
+    /// The first of those (fio's `first_error`).
+    pub first_typed: Option<IoError>,
+    /// The error that stopped the job, if one did (fio's `error` when not continued).
+    pub fatal: Option<IoError>,
 }
 
 impl ErrorCounts {
@@ -362,6 +371,10 @@ impl AddAssign<&ErrorCounts> for ErrorCounts {
         }
         self.other += o.other;
         self.retried += o.retried;
+        self.continued += o.continued;
+        self.typed += o.typed;
+        self.first_typed = self.first_typed.or(o.first_typed);
+        self.fatal = self.fatal.or(o.fatal);
         for (a, b) in self.by_dir.iter_mut().zip(o.by_dir) {
             *a += b;
         }

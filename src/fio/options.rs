@@ -5,6 +5,7 @@
 //! the same. Values are translated, not validated: the `run` flags they become are parsed by clap,
 //! so every check stays where it already is. An option that is not in the table is not taken.
 
+use crate::options::{ErrorFilter, ErrorType, parse_errnos};
 use crate::units;
 
 /// What one fio option becomes.
@@ -323,14 +324,6 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
             "{key}={v} is not one of fio's generators; write tausworthe, lfsr or tausworthe64, or remove it"
         )),
         // fio's default: the job ends at its first error.
-        "continue_on_error" if matches!(v, "none" | "0") => Ok(Some(Mapped::NoOp)),
-        "continue_on_error" if matches!(v, "all" | "1" | "io") => arg("on-error", "continue"),
-        "continue_on_error" if matches!(v, "read" | "write" | "verify") => Err(format!(
-            "continue_on_error={v}: nvmebench's --on-error continue goes on after an I/O error of any direction, and stops on none; write continue_on_error=io, or none"
-        )),
-        "continue_on_error" => {
-            Err(format!("continue_on_error={v} is not one of fio's (none, read, write, io, verify, all, 0, 1)"))
-        }
         "loops" => {
             let n: u64 = v
                 .parse()
@@ -417,8 +410,41 @@ pub fn sync_engine_note(engine: &str) -> String {
     )
 }
 
-/// The note for `continue_on_error=all` (or `io`, `1`): what differs from fio's.
-pub const CONTINUE_ON_ERROR_NOTE: &str = "continue_on_error goes on after every I/O error, where fio goes on after EIO and EILSEQ only (its non-fatal errors) and stops at others; the run exits 1 when any I/O failed, as nvmebench does";
+/// fio's `continue_on_error` (which sets the type bits, replacing earlier ones) or `ignore_error`
+/// (`READ,WRITE,VERIFY` lists of `:`-separated errnos; a list given replaces that type's and sets
+/// its bit, an empty one leaves both), applied to the filter the lines before built.
+pub fn error_option(mut f: ErrorFilter, key: &str, v: &str) -> Result<ErrorFilter, String> {
+    if key == "continue_on_error" {
+        f.types = match v {
+            "none" | "0" => 0,
+            "read" => 1,
+            "write" => 2,
+            "io" => 3,
+            "verify" => 4,
+            "all" | "1" => 7,
+            _ => {
+                return Err(format!(
+                    "continue_on_error={v} is not one of fio's (none, read, write, io, verify, all, 0, 1)"
+                ));
+            }
+        };
+        return Ok(f);
+    }
+    let lists: Vec<&str> = v.split(',').collect();
+    if lists.len() > ErrorType::ALL.len() {
+        return Err(format!(
+            "ignore_error={v} has {} lists where fio takes 3 (read, write and verify errors, comma-separated); remove the extra",
+            lists.len()
+        ));
+    }
+    for (t, list) in ErrorType::ALL.into_iter().zip(lists) {
+        let errnos = parse_errnos(list.trim()).map_err(|m| format!("ignore_error={v}: {m}"))?;
+        if !errnos.is_empty() {
+            f.allow(t, Some(&errnos)).map_err(|m| format!("ignore_error={v}: {m}"))?;
+        }
+    }
+    Ok(f)
+}
 
 /// fio's `verify=` methods that check data (`verify=md5`); each is taken as nvmebench's own check
 /// (`--verify`: a header and a payload derived from it in every block), with a note naming the
@@ -669,6 +695,34 @@ mod tests {
     }
 
     #[test]
+    fn continue_on_error_and_ignore_error_build_fios_filter_in_order() {
+        let apply = |lines: &[(&str, &str)]| {
+            lines.iter().try_fold(ErrorFilter::none(), |f, (k, v)| error_option(f, k, v)).map(|f| f.flag())
+        };
+        assert_eq!(apply(&[("continue_on_error", "io")]).unwrap(), "continue:read=5:84,write=5:84");
+        assert_eq!(apply(&[("continue_on_error", "1")]).unwrap(), "continue:read=5:84,write=5:84,verify=5:84");
+        // A list given sets its type's bit (fio's ignore_error_type); an empty one leaves it.
+        assert_eq!(apply(&[("ignore_error", ",ENOSPC:EIO")]).unwrap(), "continue:write=28:5");
+        assert_eq!(
+            apply(&[("continue_on_error", "read"), ("ignore_error", ",ENOSPC")]).unwrap(),
+            "continue:read=5:84,write=28"
+        );
+        // continue_on_error after it replaces the bits, not the lists.
+        assert_eq!(
+            apply(&[("ignore_error", "EPERM,ENOSPC"), ("continue_on_error", "write")]).unwrap(),
+            "continue:write=28"
+        );
+        assert_eq!(apply(&[("ignore_error", "EIO"), ("continue_on_error", "none")]).unwrap(), "continue:");
+        assert!(apply(&[("continue_on_error", "some")]).unwrap_err().contains("is not one of fio's"));
+        assert!(
+            apply(&[("ignore_error", "EIO,EBOGUS")])
+                .unwrap_err()
+                .starts_with("ignore_error=EIO,EBOGUS: 'EBOGUS' is not an errno")
+        );
+        assert!(apply(&[("ignore_error", "EIO,EIO,EIO,EIO")]).unwrap_err().contains("where fio takes 3"));
+    }
+
+    #[test]
     fn fio_words_become_run_flags() {
         assert_eq!(args("iodepth", Some("8")), ["--qd=8"]);
         assert_eq!(args("rwmixwrite", Some("30")), ["--rwmixread=70"]);
@@ -851,11 +905,6 @@ mod tests {
         assert_eq!(map("verify", Some("0")).unwrap(), Some(Mapped::NoOp), "fio's default");
         assert!(e("verify", "pattern").contains("pattern needs verify_pattern"));
         assert!(map("verify", None).unwrap_err().starts_with("verify needs a method"));
-        assert_eq!(args("continue_on_error", Some("all")), ["--on-error=continue"]);
-        assert_eq!(args("continue_on_error", Some("io")), ["--on-error=continue"]);
-        assert_eq!(map("continue_on_error", Some("none")).unwrap(), Some(Mapped::NoOp), "fio's default");
-        assert!(e("continue_on_error", "read").ends_with("write continue_on_error=io, or none"));
-        assert!(e("continue_on_error", "some").contains("is not one of fio's"));
     }
 
     /// fio's disable_slat, disable_clat and disable_lat turn a latency off (fio writes its zeros

@@ -327,6 +327,8 @@ fn translate(
     // fio's batching options, and the lines that set them.
     let mut batching = batch::Batch::default();
     let mut batch_lines: Vec<&Entry> = Vec::new();
+    // fio's continue_on_error bits and ignore_error lists, in the order the lines set them.
+    let mut errors: Option<(crate::options::ErrorFilter, &Entry, usize)> = None;
     for (order, &e) in entries.iter().enumerate() {
         let opt_err = |message: String| FioError::Option { at: e.at.clone(), key: e.key.clone(), message };
         let key = e.key.as_str();
@@ -391,6 +393,12 @@ fn translate(
             batch_lines.push(e);
             continue;
         }
+        if key == "continue_on_error" || key == "ignore_error" {
+            let f = errors.map_or_else(crate::options::ErrorFilter::none, |(f, _, _)| f);
+            let f = options::error_option(f, key, e.value.as_deref().unwrap_or_default()).map_err(&opt_err)?;
+            errors = Some((f, e, order));
+            continue;
+        }
         if key == "wait_for" {
             wait_for = e.value.as_deref().filter(|v| !v.is_empty()).map(|_| e);
             continue;
@@ -430,9 +438,6 @@ fn translate(
                         s.name,
                         options::sync_engine_note(e.value.as_deref().unwrap_or_default())
                     ));
-                }
-                if key == "continue_on_error" {
-                    notes.push(format!("[{}]: {}", s.name, options::CONTINUE_ON_ERROR_NOTE));
                 }
                 if key == "verify" {
                     notes.push(format!(
@@ -480,6 +485,12 @@ fn translate(
                 no_runtime = Some(e);
             }
         }
+    }
+    // fio goes on after errors only when a type's bit is set (continue_on_error, or a list of
+    // ignore_error's); none set is its default, stopping at the first error.
+    if let Some((f, e, order)) = errors.filter(|(f, _, _)| f.types != 0) {
+        sources.written("--on-error", e, order);
+        set(&mut flags, "--on-error".into(), f.flag());
     }
     // The job's files: filename's list, or fio's own nrfiles (one unless given).
     let listed = flags

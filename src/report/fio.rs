@@ -262,11 +262,20 @@ fn job(j: &FioJob<'_>, plus: bool) -> Value {
     o.insert("jobname".into(), json!(j.name));
     o.insert("groupid".into(), json!(j.group_id));
     // fio's errno of the first error; an NVMe status or a short transfer has none, so EIO.
-    let errno = match j.stats.errors.kinds().first() {
-        Some((crate::io::IoError::Errno { errno }, _)) => *errno,
-        Some(_) => libc::EIO,
-        None if j.stats.errors.total() > 0 => libc::EIO,
-        None => 0,
+    let errs = &j.stats.errors;
+    let errno_of = |e: crate::io::IoError| match e {
+        crate::io::IoError::Errno { errno } => errno,
+        _ => libc::EIO,
+    };
+    let first = errs.kinds().first().map(|(e, _)| errno_of(*e)).or((errs.total() > 0).then_some(libc::EIO));
+    let filtered = matches!(j.cfg.on_error, crate::options::OnError::ContinueOn(_));
+    // With continue_on_error, fio's `error` is the error that stopped the job, else its first
+    // counted one (stat.c); `total_err` and `first_error` count only errors of the types it names.
+    let (errno, total_err, first_error) = if filtered {
+        let first_typed = errs.first_typed.map_or(0, errno_of);
+        (errs.fatal.map(errno_of).unwrap_or(first_typed), errs.typed, first_typed)
+    } else {
+        (first.unwrap_or(0), errs.total(), first.unwrap_or(0))
     };
     o.insert("error".into(), json!(errno));
     // What fio 3.x writes for a job that has finished (its "no estimate", INT_MAX).
@@ -346,8 +355,8 @@ fn job(j: &FioJob<'_>, plus: bool) -> Value {
     o.insert("latency_ms".into(), ms);
     // fio adds these when its job goes on after errors (continue_on_error).
     if j.cfg.on_error != crate::options::OnError::Stop {
-        o.insert("total_err".into(), json!(j.stats.errors.total()));
-        o.insert("first_error".into(), json!(errno));
+        o.insert("total_err".into(), json!(total_err));
+        o.insert("first_error".into(), json!(first_error));
     }
     Value::Object(o)
 }

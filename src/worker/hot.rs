@@ -25,7 +25,7 @@ use crate::clock::Clock;
 use crate::cpu::CpuProbe;
 use crate::engine::{Engine, EngineError, EngineInfo, Queued, Sends};
 use crate::io::{Direction, IoError, IoOp, IoPrio};
-use crate::options::{LatencyMode, OnError};
+use crate::options::{LatencyMode, OnError, Verdict};
 use crate::stats::{HistTally, PrioStats, Stats};
 use crate::verify::{GenTable, Verifier};
 use crate::workload::contents::{self, Filler};
@@ -41,7 +41,8 @@ struct Limits {
     drain_ns: u64,
     /// This worker's share of `--ios`.
     io_limit: Option<u64>,
-    stop_on_error: bool,
+    /// Which failed I/Os stop the worker (decided only when one fails).
+    on_error: OnError,
     max_retries: u32,
     qd: u32,
     verify_pass: bool,
@@ -109,6 +110,8 @@ pub(super) struct Loop<'c, E: Engine> {
     to_submit: bool,
     stop: Option<(StopReason, u64)>,
     first_error: Option<FailedIo>,
+    /// An I/O failed with an error the policy stops on.
+    fatal: bool,
     /// The last completion's time (ns), and its raw stamp (scaled in `pass`, once per poll).
     last_completion: u64,
     last_raw: u64,
@@ -237,7 +240,7 @@ impl<'c, E: Engine> Loop<'c, E> {
             runtime_ns: plan.runtime.map(|r| r.as_nanos() as u64),
             drain_ns: plan.drain_timeout.as_nanos() as u64,
             io_limit: plan.io_limit,
-            stop_on_error: plan.on_error == OnError::Stop,
+            on_error: plan.on_error,
             max_retries: match plan.on_error {
                 OnError::Retry(n) => n,
                 _ => 0,
@@ -316,6 +319,7 @@ impl<'c, E: Engine> Loop<'c, E> {
             to_submit: false,
             stop: None,
             first_error: None,
+            fatal: false,
             last_completion: 0,
             last_raw: 0,
             probe: CpuProbe::new(),
@@ -585,7 +589,8 @@ impl<'c, E: Engine> Loop<'c, E> {
         }
         self.requeue_retries()?;
         self.check_reads();
-        if error_seen && self.limits.stop_on_error {
+        if error_seen {
+            self.fatal = true;
             shared.request_stop();
         }
         self.kick(reaped)?;
@@ -624,11 +629,7 @@ impl<'c, E: Engine> Loop<'c, E> {
     #[inline]
     fn watch_stop(&mut self, now: u64, shared: &Shared) {
         let reason = if shared.stop_requested() {
-            if self.first_error.is_some() && self.limits.stop_on_error {
-                StopReason::Error
-            } else {
-                StopReason::Requested
-            }
+            if self.fatal { StopReason::Error } else { StopReason::Requested }
         } else if self.deadline.is_some_and(|d| now >= d) {
             StopReason::Time
         } else if self.measuring && self.limits.io_limit.is_some_and(|l| self.issued_measured >= l)
@@ -912,6 +913,7 @@ impl<'c, E: Engine> Loop<'c, E> {
     #[inline]
     fn reap_plain(&mut self) -> Result<(u32, bool), EngineError> {
         let (clock, measuring) = (self.clock, self.measuring);
+        let on_error = &self.limits.on_error;
         let Loop { slots, free, stats, tallies, tries, retry, first_error, last_raw, io_log, .. } = self;
         let mut error_seen = false;
         let reaped = self.engine.poll(self.limits.qd, |slot, result| {
@@ -932,9 +934,9 @@ impl<'c, E: Engine> Loop<'c, E> {
                     }
                 }
                 Err(_) => {
-                    let mut books = Books { stats, tallies, tries, retry, first_error, max_retries: 0, stamp: true };
-                    books.settle_failure(slot, &op, result);
-                    error_seen = true;
+                    let mut books =
+                        Books { stats, tallies, tries, retry, first_error, max_retries: 0, stamp: true, on_error };
+                    error_seen |= books.settle_failure(slot, &op, result);
                 }
             }
             free.push(slot);
@@ -952,6 +954,7 @@ impl<'c, E: Engine> Loop<'c, E> {
         }
         let (clock, max_retries, stamp, split) = (self.clock, self.limits.max_retries, self.stamp, self.split);
         let (measuring, log_flags) = (self.measuring, self.log_flags);
+        let on_error = &self.limits.on_error;
         let Loop {
             slots,
             free,
@@ -993,7 +996,7 @@ impl<'c, E: Engine> Loop<'c, E> {
             if let Some(v) = verifier.as_mut() {
                 v.complete(slot, &op, result.is_ok());
             }
-            let mut books = Books { stats, tallies, tries, retry, first_error, max_retries, stamp };
+            let mut books = Books { stats, tallies, tries, retry, first_error, max_retries, stamp, on_error };
             match books.settle(slot, &op, latency, result) {
                 Settled::Retry => return,
                 Settled::Failed => error_seen = true,
@@ -1050,6 +1053,7 @@ impl<'c, E: Engine> Loop<'c, E> {
     #[inline]
     fn reap_refill(&mut self, shared: &Shared) -> Result<(u32, bool), EngineError> {
         let (clock, max_retries, stamp) = (self.clock, self.limits.max_retries, self.stamp);
+        let on_error = &self.limits.on_error;
         // Unstamped, the poll's decisions (boundary, deadline) go on one reading taken before it.
         let before = if stamp { 0 } else { clock.raw() };
         let measuring = self.measuring;
@@ -1089,7 +1093,7 @@ impl<'c, E: Engine> Loop<'c, E> {
                 done.push((op, start, sent_at, end));
                 tries[slot as usize] = 0;
             } else {
-                let mut books = Books { stats, tallies, tries, retry, first_error, max_retries, stamp };
+                let mut books = Books { stats, tallies, tries, retry, first_error, max_retries, stamp, on_error };
                 match books.settle(slot, &op, Self::latencies(clock, split, start, sent_at, end), result) {
                     Settled::Retry => return None,
                     Settled::Failed => error_seen = true,
@@ -1451,7 +1455,7 @@ enum Settled {
     Done,
     /// Failed with retries left: the slot waits in `retry` for its I/O to go out again.
     Retry,
-    /// Failed for good, counted as an error; the slot is free.
+    /// Failed for good with an error the policy stops on, counted; the slot is free.
     Failed,
 }
 
@@ -1466,6 +1470,7 @@ struct Books<'a> {
     max_retries: u32,
     /// Whether `latency_ns` was measured (else the I/O is only counted).
     stamp: bool,
+    on_error: &'a OnError,
 }
 
 impl Books<'_> {
@@ -1493,18 +1498,43 @@ impl Books<'_> {
                 if self.first_error.is_none() {
                     *self.first_error = Some(FailedIo { error: e, dir: op.dir, offset: op.offset, len: op.len });
                 }
-                Settled::Failed
+                self.judge(op, e)
             }
         };
         self.tries[slot as usize] = 0;
         settled
     }
 
-    /// [`settle`](Self::settle) of a failed I/O, off the path of successful ones.
+    /// [`settle`](Self::settle) of a failed I/O, off the path of successful ones: whether it
+    /// stops the worker.
     #[cold]
     #[inline(never)]
-    fn settle_failure(&mut self, slot: u32, op: &IoOp, result: Result<(), IoError>) {
-        self.settle(slot, op, Latency::UNMEASURED, result);
+    fn settle_failure(&mut self, slot: u32, op: &IoOp, result: Result<(), IoError>) -> bool {
+        matches!(self.settle(slot, op, Latency::UNMEASURED, result), Settled::Failed)
+    }
+
+    /// Whether a failed I/O, already counted, stops the worker; with fio's filter, the counts
+    /// fio's report and exit status need (`total_err`, `first_error`, the error that stopped it).
+    #[cold]
+    #[inline(never)]
+    fn judge(&mut self, op: &IoOp, e: IoError) -> Settled {
+        let verdict = match self.on_error {
+            OnError::Stop => Verdict::Stop,
+            // Given up after its retries, or any error under plain `continue`: counted, go on.
+            OnError::Continue | OnError::Retry(_) => return Settled::Done,
+            OnError::ContinueOn(f) => f.verdict(op.dir, e),
+        };
+        let errors = &mut self.stats.errors;
+        if verdict != Verdict::Stop {
+            errors.typed += 1;
+            errors.first_typed.get_or_insert(e);
+        }
+        if verdict == Verdict::Continue {
+            errors.continued += 1;
+            return Settled::Done;
+        }
+        errors.fatal.get_or_insert(e);
+        Settled::Failed
     }
 }
 
