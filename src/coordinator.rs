@@ -1444,6 +1444,47 @@ mod tests {
         assert_eq!(r.total.errors.kinds(), vec![(IoError::Nvme { sct: 0, sc: 0x81 }, 100)]);
     }
 
+    /// fio's continue_on_error=read: read EIOs are counted and the job goes on; the first read
+    /// error whose errno is not listed stops it, counted as fio's total_err counts it.
+    #[test]
+    fn a_filtered_policy_goes_on_only_after_the_errors_it_names() {
+        let mut steps: Vec<Step> = (0..300).map(|_| Step { latency_ns: 100, result: Ok(()) }).collect();
+        for i in [10, 20, 30] {
+            steps[i].result = Err(IoError::Errno { errno: libc::EIO });
+        }
+        steps[40].result = Err(IoError::ShortTransfer { expected: 4096, done: 0 });
+        steps[50].result = Err(IoError::Errno { errno: libc::ENOSPC });
+        let (b, clock, _) = fake(Script { steps, default_latency_ns: 100, busy_calls: vec![], ..Script::default() });
+        let mut p = plan(1, 1, spec(RwMode::RandRead, 100));
+        p.workers[0].io_limit = Some(300);
+        p.workers[0].on_error = OnError::parse("continue:read").unwrap();
+        let r = run(b, p, clock, |_| {}).unwrap();
+        assert_eq!((r.total.read().ios, r.error_count()), (46, 5));
+        let e = &r.total.errors;
+        assert_eq!((e.continued, e.typed), (4, 5));
+        assert_eq!(
+            (e.first_typed, e.fatal),
+            (Some(IoError::Errno { errno: libc::EIO }), Some(IoError::Errno { errno: libc::ENOSPC }))
+        );
+        assert_eq!(r.workers[0].summary.as_ref().unwrap().stop_reason, StopReason::Error);
+        assert!(r.failed(), "an error that stopped the job fails the run");
+
+        // Listed, every one is continued: the run does not fail, as fio exits 0.
+        let steps: Vec<Step> = (0..100)
+            .map(|i| Step {
+                latency_ns: 100,
+                result: if i % 10 == 0 { Err(IoError::Errno { errno: libc::ENOSPC }) } else { Ok(()) },
+            })
+            .collect();
+        let (b, clock, _) = fake(Script { steps, default_latency_ns: 100, busy_calls: vec![], ..Script::default() });
+        let mut p = plan(1, 2, spec(RwMode::RandWrite, 0));
+        p.workers[0].io_limit = Some(100);
+        p.workers[0].on_error = OnError::parse("continue:write=ENOSPC").unwrap();
+        let r = run(b, p, clock, |_| {}).unwrap();
+        assert_eq!((r.total.write().ios, r.error_count(), r.total.errors.continued), (90, 10, 10));
+        assert!(!r.failed());
+    }
+
     #[test]
     fn runtime_and_intervals_follow_the_clock() {
         let (b, clock, _) =

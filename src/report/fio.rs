@@ -378,7 +378,8 @@ fn direction(dir: Direction, j: &FioJob<'_>, pcts: &[f64], plus: bool) -> Value 
     // / 1000`), so a job shorter than a millisecond ran for 1.
     let runtime_ms = (elapsed_ns / 1_000).div_ceil(1_000);
     o.insert("runtime".into(), json!(if d.ios > 0 { runtime_ms } else { 0 }));
-    o.insert("total_ios".into(), json!(d.ios));
+    // fio counts every completed io_u, a failed one too (its bytes are not counted).
+    o.insert("total_ios".into(), json!(d.ios + j.stats.errors.by_dir[dir as usize]));
     o.insert("short_ios".into(), json!(0));
     o.insert("drop_ios".into(), json!(0));
     // fio's three latencies, each as fio writes it: zeros (N 0) for one it did not measure.

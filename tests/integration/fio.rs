@@ -2079,9 +2079,8 @@ fn batching_options_run_on_io_uring_as_in_fio() {
     assert_eq!(knobs, ["8", "4", "16"], "{engine}");
 }
 
-/// fio's continue_on_error=all runs as --on-error continue, and both documents carry fio's
-/// total_err and first_error (0 without errors) beside the I/O counts, which are fio's;
-/// continue_on_error=read (errors of one direction) is refused at its line.
+/// With continue_on_error and no errors, both documents carry fio's total_err and first_error (0)
+/// beside the I/O counts, which are fio's; a bad errno name in ignore_error is refused at its line.
 #[test]
 fn continue_on_error_writes_fios_error_counts() {
     let Some(fio) = tool("fio") else { return };
@@ -2097,16 +2096,78 @@ fn continue_on_error_writes_fios_error_counts() {
     };
     assert_eq!(errs(&ours), errs(&theirs));
     assert_eq!(errs(&ours), [(Value::from(0), Value::from(0)), (Value::Null, Value::Null)]);
-    let job = write(fresh.path(), "bad.fio", "[a]\nioengine=null\nsize=1m\ncontinue_on_error=read\n");
+    let job = write(fresh.path(), "bad.fio", "[a]\nioengine=null\nsize=1m\nignore_error=EIO,ENOSPC:EWHAT\n");
     let o = nvmebench(&["run", job.to_str().unwrap(), "--output-format=json"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
-        stderr(&o)
-            .contains("bad.fio:4: option 'continue_on_error': continue_on_error=read: nvmebench's --on-error continue"),
+        stderr(&o).contains("bad.fio:4: option 'ignore_error': ignore_error=EIO,ENOSPC:EWHAT: 'EWHAT' is not an errno"),
         "{}",
         stderr(&o)
     );
     assert!(o.stdout.is_empty());
+}
+
+/// Runs `program args` in `dir` with a file size limit of 512 KiB (`ulimit -f 1024`, in 512-byte
+/// blocks) and SIGXFSZ ignored, so a write past it fails with EFBIG instead of killing the
+/// process: returns the exit status and the JSON document on stdout.
+fn under_fsize_limit(program: &Path, dir: &Path, args: &[&str]) -> (Option<i32>, Value) {
+    let o = Command::new("sh")
+        .current_dir(dir)
+        .args(["-c", "trap '' XFSZ; ulimit -f 1024 && exec \"$@\"", "sh"])
+        .arg(program)
+        .args(args)
+        .output()
+        .unwrap();
+    // fio prints its io_u error lines on stdout ahead of the document.
+    let out = stdout(&o);
+    let doc = serde_json::from_str(&out[out.find("\n{").map_or(0, |i| i + 1)..])
+        .unwrap_or_else(|e| panic!("{e}: {out}{}", stderr(&o)));
+    (o.status.code(), doc)
+}
+
+/// fio 3.33's continue_on_error and ignore_error against real errors: sequential 4k writes over a
+/// 1 MiB file under a 512 KiB size limit, whose upper half fails with EFBIG. Each policy stops (or
+/// goes on) where fio does, with fio's `error`, `total_err`, `first_error`, bytes, I/O count (a
+/// failed I/O is one) and exit status: EFBIG listed for writes goes on after all 128 and exits 0;
+/// not listed (fio's default EIO and EILSEQ), or the write type not set, stops at the first.
+#[test]
+fn continued_errors_stop_count_and_exit_as_fios() {
+    let Some(fio) = tool("fio") else { return };
+    let policies = [
+        "continue_on_error=write\nignore_error=,EFBIG\n",
+        "ignore_error=EIO,EIO:EFBIG:ENOSPC\n",
+        "continue_on_error=write\n",
+        "continue_on_error=io\nignore_error=EFBIG\n",
+        "continue_on_error=read\n",
+        "ignore_error=,EFBIG\ncontinue_on_error=none\n",
+    ];
+    let keys = |(code, d): (Option<i32>, Value)| {
+        let j = &d["jobs"][0];
+        let w = &j["write"];
+        (code, [&j["error"], &j["total_err"], &j["first_error"], &w["io_bytes"], &w["total_ios"]].map(Value::clone))
+    };
+    let mut seen = Vec::new();
+    for policy in policies {
+        let text = format!("[w]\nfilename=fb.dat\nrw=write\nbs=4k\nsize=1m\nioengine=psync\n{policy}");
+        let run = |program: &Path, args: &[&str]| {
+            let dir = scratch_dir();
+            make_file(dir.path(), "fb.dat", 1 << 20);
+            write(dir.path(), "c.fio", &text);
+            keys(under_fsize_limit(program, dir.path(), args))
+        };
+        let theirs = run(&fio, &["c.fio", "--output-format=json"]);
+        let ours = run(Path::new(env!("CARGO_BIN_EXE_nvmebench")), &["run", "c.fio", "--output-format=json"]);
+        assert_eq!(ours, theirs, "{policy}");
+        seen.push(ours);
+    }
+    let n = |v: u64| Value::from(v);
+    let half = n(512 << 10);
+    assert_eq!(seen[0], (Some(0), [n(27), n(128), n(27), half.clone(), n(256)]), "every EFBIG continued");
+    assert_eq!(seen[1], seen[0], "ignore_error alone sets the write type");
+    assert_eq!(seen[2], (Some(1), [n(27), n(1), n(27), half.clone(), n(129)]), "EFBIG not listed");
+    assert_eq!(seen[3], seen[2], "the write list stays fio's default");
+    assert_eq!(seen[4], (Some(1), [n(27), n(0), n(0), half.clone(), n(129)]), "the write type not set");
+    assert_eq!(seen[5], (Some(1), [n(27), Value::Null, Value::Null, half, n(129)]), "none after it clears the types");
 }
 
 /// fio's shares of an existing file: offset=33% rounded up to a block, size=50% after offset=60%
