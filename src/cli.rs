@@ -458,7 +458,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
-    /// What an I/O error does: stop, continue, or retry:N (retry each failed I/O up to N times).
+    /// What an I/O error does: stop, continue, continue:TYPES (fio's continue_on_error: go on only
+    /// after errors of these types, read, write or verify, each with =ERRNO:ERRNO if not EIO and
+    /// EILSEQ, as in continue:read,write=ENOSPC; any other error stops), or retry:N (retry each
+    /// failed I/O up to N times).
     #[arg(long, default_value = "stop", value_name = "POLICY", value_parser = OnError::parse)]
     pub on_error: OnError,
 

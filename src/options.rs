@@ -112,7 +112,8 @@ pub const NON_FATAL: [i32; 2] = [libc::EIO, libc::EILSEQ];
 pub struct ErrorFilter {
     /// Bit `ErrorType as u8` set: errors of that type may be continued.
     pub types: u8,
-    lists: [([i32; MAX_ERRNOS], u8); 3],
+    /// Each type's errnos (a Linux errno fits 16 bits; the policy stays small enough to copy).
+    lists: [([u16; MAX_ERRNOS], u8); 3],
 }
 
 /// Whether a failed I/O stops its job, as fio decides it.
@@ -130,7 +131,9 @@ impl ErrorFilter {
     /// No type continued; every list fio's default.
     pub fn none() -> ErrorFilter {
         let mut list = [0; MAX_ERRNOS];
-        list[..NON_FATAL.len()].copy_from_slice(&NON_FATAL);
+        for (l, e) in list.iter_mut().zip(NON_FATAL) {
+            *l = e as u16;
+        }
         ErrorFilter { types: 0, lists: [(list, NON_FATAL.len() as u8); 3] }
     }
 
@@ -153,13 +156,15 @@ impl ErrorFilter {
             ));
         }
         let (list, n) = &mut self.lists[t as usize];
-        list[..errnos.len()].copy_from_slice(errnos);
+        for (l, &e) in list.iter_mut().zip(errnos) {
+            *l = u16::try_from(e).map_err(|_| format!("{e} is not an errno; Linux's are below 200"))?;
+        }
         *n = errnos.len() as u8;
         Ok(())
     }
 
     /// The errnos of `t` that do not stop the job.
-    pub fn list(&self, t: ErrorType) -> &[i32] {
+    pub fn list(&self, t: ErrorType) -> &[u16] {
         let (list, n) = &self.lists[t as usize];
         &list[..usize::from(*n)]
     }
@@ -175,7 +180,7 @@ impl ErrorFilter {
         let t = ErrorType::of(dir, errno);
         if self.types & (1 << t as u8) == 0 {
             Verdict::Stop
-        } else if self.list(t).contains(&errno) {
+        } else if self.list(t).iter().any(|&n| i32::from(n) == errno) {
             Verdict::Continue
         } else {
             Verdict::StopCounted
@@ -206,7 +211,7 @@ impl ErrorFilter {
             .into_iter()
             .filter(|t| self.types & (1 << *t as u8) != 0)
             .map(|t| {
-                let list: Vec<String> = self.list(t).iter().map(i32::to_string).collect();
+                let list: Vec<String> = self.list(t).iter().map(u16::to_string).collect();
                 format!("{}={}", t.name(), list.join(":"))
             })
             .collect();

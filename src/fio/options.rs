@@ -59,7 +59,7 @@ pub enum FlowOption {
 
 /// The options accepted because they cannot change a measurement here, with the reason
 /// (docs/fio.md lists them the same way).
-pub const NO_OPS: [(&str, &str); 12] = [
+pub const NO_OPS: [(&str, &str); 13] = [
     ("name", "the job's name (used as jobname in fio-shaped JSON)"),
     ("description", "free text"),
     ("thread", "workers are always threads"),
@@ -76,6 +76,7 @@ pub const NO_OPS: [(&str, &str); 12] = [
     ("kb_base", "only kb_base=1024 (fio's default) is taken"),
     ("unified_rw_reporting", "only unified_rw_reporting=0 (fio's default) is taken"),
     ("cmd_type", "only cmd_type=nvme (fio's default) is taken"),
+    ("error_dump", "only error_dump=0 (fio's default) is taken"),
 ];
 
 pub use crate::report::fio::{ENGINES, fio_engine_name};
@@ -371,6 +372,11 @@ pub fn map(key: &str, value: Option<&str>) -> Result<Option<Mapped>, String> {
             )),
         },
         "kb_base" => only("1024", "only fio's default 1024 is supported"),
+        // fio's default logs only the errors that stop a job; 1 logs every continued one too.
+        "error_dump" if fio_bool()? => Err(format!(
+            "{key}={v}: nvmebench does not log each I/O error (the report counts them by kind); remove it, or write error_dump=0"
+        )),
+        "error_dump" => Ok(Some(Mapped::NoOp)),
         // fio's default, by the name `fio --cmdhelp` gives it.
         "unified_rw_reporting" if v == "none" || v == "0" => Ok(Some(Mapped::NoOp)),
         "unified_rw_reporting" => only("none", "reads and writes are always reported apart"),
@@ -720,6 +726,8 @@ mod tests {
                 .starts_with("ignore_error=EIO,EBOGUS: 'EBOGUS' is not an errno")
         );
         assert!(apply(&[("ignore_error", "EIO,EIO,EIO,EIO")]).unwrap_err().contains("where fio takes 3"));
+        assert_eq!(map("error_dump", Some("0")).unwrap(), Some(Mapped::NoOp), "fio's default");
+        assert!(map("error_dump", Some("1")).unwrap_err().ends_with("remove it, or write error_dump=0"));
     }
 
     #[test]
