@@ -117,6 +117,17 @@ pub enum IoError {
     Nvme { sct: u8, sc: u8 },
 }
 
+impl IoError {
+    /// The errno fio would see: the kernel's, or EIO for an NVMe status or a short transfer (as
+    /// fio's engines report those).
+    pub fn errno_as_fio(self) -> i32 {
+        match self {
+            IoError::Errno { errno } => errno,
+            IoError::ShortTransfer { .. } | IoError::Nvme { .. } => libc::EIO,
+        }
+    }
+}
+
 impl fmt::Display for IoError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
@@ -124,5 +135,19 @@ impl fmt::Display for IoError {
             IoError::ShortTransfer { expected, done } => write!(f, "short transfer: {done} of {expected} bytes"),
             IoError::Nvme { sct, sc } => write!(f, "NVMe status type {sct:#x} code {sc:#04x}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// fio's error lists go by errno: an error without one counts as EIO, as fio's engines report
+    /// an NVMe status or a short transfer.
+    #[test]
+    fn errors_without_an_errno_count_as_eio() {
+        assert_eq!(IoError::Errno { errno: libc::ENOSPC }.errno_as_fio(), libc::ENOSPC);
+        assert_eq!(IoError::Nvme { sct: 0, sc: 0x81 }.errno_as_fio(), libc::EIO);
+        assert_eq!(IoError::ShortTransfer { expected: 8, done: 0 }.errno_as_fio(), libc::EIO);
     }
 }

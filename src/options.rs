@@ -5,7 +5,6 @@
 //! typed) and `config` (the run as resolved) both import them and neither imports the other's
 //! option types. Each has a `parse` that says in one sentence what it takes.
 
-use crate::io::{Direction, IoError};
 use serde::Serialize;
 
 /// `--output`: what goes to stdout.
@@ -86,11 +85,11 @@ impl ErrorType {
 
     /// fio's `td_error_type`: EILSEQ is a verify error, any other error of a read a read error,
     /// and everything else (writes, trims, syncs) a write error.
-    pub fn of(dir: Direction, errno: i32) -> ErrorType {
-        match dir {
+    pub fn of(read: bool, errno: i32) -> ErrorType {
+        match read {
             _ if errno == libc::EILSEQ => ErrorType::Verify,
-            Direction::Read => ErrorType::Read,
-            _ => ErrorType::Write,
+            true => ErrorType::Read,
+            false => ErrorType::Write,
         }
     }
 
@@ -169,15 +168,12 @@ impl ErrorFilter {
         &list[..usize::from(*n)]
     }
 
-    /// fio's `td_non_fatal_error` for `e` of an I/O in `dir`. An NVMe status or a short transfer
-    /// carries no errno: it counts as EIO, as fio's engines report those.
+    /// fio's `td_non_fatal_error` for `errno` failing a read (`read`) or any other I/O. The
+    /// caller gives an error without an errno (an NVMe status, a short transfer) as EIO, as
+    /// fio's engines report those (`IoError::errno_as_fio`).
     #[cold]
-    pub fn verdict(&self, dir: Direction, e: IoError) -> Verdict {
-        let errno = match e {
-            IoError::Errno { errno } => errno,
-            IoError::ShortTransfer { .. } | IoError::Nvme { .. } => libc::EIO,
-        };
-        let t = ErrorType::of(dir, errno);
+    pub fn verdict(&self, read: bool, errno: i32) -> Verdict {
+        let t = ErrorType::of(read, errno);
         if self.types & (1 << t as u8) == 0 {
             Verdict::Stop
         } else if self.list(t).iter().any(|&n| i32::from(n) == errno) {
@@ -340,26 +336,23 @@ mod tests {
     #[test]
     fn errors_fall_under_fios_types_and_lists() {
         use Verdict::*;
-        let eio = IoError::Errno { errno: libc::EIO };
-        let enospc = IoError::Errno { errno: libc::ENOSPC };
-        let eilseq = IoError::Errno { errno: libc::EILSEQ };
-        assert_eq!(ErrorType::of(Direction::Read, libc::EIO), ErrorType::Read);
-        assert_eq!(ErrorType::of(Direction::Trim, libc::EIO), ErrorType::Write);
-        assert_eq!(ErrorType::of(Direction::Flush, libc::ENOSPC), ErrorType::Write);
-        assert_eq!(ErrorType::of(Direction::Read, libc::EILSEQ), ErrorType::Verify);
+        let eio = libc::EIO;
+        let enospc = libc::ENOSPC;
+        let eilseq = libc::EILSEQ;
+        assert_eq!(ErrorType::of(true, libc::EIO), ErrorType::Read);
+        assert_eq!(ErrorType::of(false, libc::EIO), ErrorType::Write);
+        assert_eq!(ErrorType::of(false, libc::ENOSPC), ErrorType::Write);
+        assert_eq!(ErrorType::of(true, libc::EILSEQ), ErrorType::Verify);
         let OnError::ContinueOn(f) = OnError::parse("continue:read").unwrap() else { panic!() };
-        assert_eq!(f.verdict(Direction::Read, eio), Continue);
-        assert_eq!(f.verdict(Direction::Read, enospc), StopCounted, "not in fio's default list");
-        assert_eq!(f.verdict(Direction::Write, eio), Stop, "the write bit is not set");
-        assert_eq!(f.verdict(Direction::Read, eilseq), Stop, "EILSEQ is a verify error");
-        // An NVMe status or a short transfer counts as EIO.
-        assert_eq!(f.verdict(Direction::Read, IoError::Nvme { sct: 0, sc: 0x81 }), Continue);
-        assert_eq!(f.verdict(Direction::Read, IoError::ShortTransfer { expected: 8, done: 0 }), Continue);
+        assert_eq!(f.verdict(true, eio), Continue);
+        assert_eq!(f.verdict(true, enospc), StopCounted, "not in fio's default list");
+        assert_eq!(f.verdict(false, eio), Stop, "the write bit is not set");
+        assert_eq!(f.verdict(true, eilseq), Stop, "EILSEQ is a verify error");
         let OnError::ContinueOn(f) = OnError::parse("continue:write=ENOSPC:5,verify").unwrap() else { panic!() };
-        assert_eq!((f.verdict(Direction::Write, enospc), f.verdict(Direction::Trim, eio)), (Continue, Continue));
-        assert_eq!(f.verdict(Direction::Read, enospc), Stop);
-        assert_eq!(f.verdict(Direction::Write, IoError::Errno { errno: libc::EFBIG }), StopCounted);
-        assert_eq!(f.verdict(Direction::Write, eilseq), Continue);
+        assert_eq!((f.verdict(false, enospc), f.verdict(false, eio)), (Continue, Continue));
+        assert_eq!(f.verdict(true, enospc), Stop);
+        assert_eq!(f.verdict(false, libc::EFBIG), StopCounted);
+        assert_eq!(f.verdict(false, eilseq), Continue);
         assert_eq!(OnError::parse(&f.flag()), Ok(OnError::ContinueOn(f)), "{}", f.flag());
         assert!(OnError::parse("continue:trim").unwrap_err().contains("not an error type"));
         assert!(OnError::parse("continue:read=EILSEQ").unwrap_err().contains("84 for EILSEQ"));

@@ -1522,7 +1522,7 @@ impl Books<'_> {
             OnError::Stop => Verdict::Stop,
             // Given up after its retries, or any error under plain `continue`: counted, go on.
             OnError::Continue | OnError::Retry(_) => return Settled::Done,
-            OnError::ContinueOn(f) => f.verdict(op.dir, e),
+            OnError::ContinueOn(f) => f.verdict(op.dir == Direction::Read, e.errno_as_fio()),
         };
         let errors = &mut self.stats.errors;
         if verdict != Verdict::Stop {

@@ -2213,8 +2213,11 @@ fn dedupe_modes_write_as_many_copies_as_fios() {
         let ours = ours_in(dir.path(), &text, &[]);
         let our_share = duplicate_share(&dir.path().join("dd.dat"));
         assert_eq!(ours["jobs"][0]["write"]["total_ios"], theirs["jobs"][0]["write"]["total_ios"], "{mode}");
+        // Each of 2048 blocks is a copy with chance 0.4 on each side (nvmebench's buffers differ
+        // from run to run): the difference of two shares has a deviation of 0.015, and 0.065 is
+        // four of them (0.04 failed about one run in thirty).
         assert!(
-            (our_share - fio_share).abs() < 0.04,
+            (our_share - fio_share).abs() < 0.065,
             "{mode}: {our_share:.3} of blocks are copies, fio's {fio_share:.3}"
         );
         assert!((our_share - 0.4).abs() < 0.04, "{mode}: {our_share:.3}");
