@@ -248,6 +248,12 @@ impl RunResult {
         self.error_count() - self.total.errors.continued + self.lost_in_flight() > 0 || self.failure.is_some()
     }
 
+    /// Whether `--verify` found data that is not what was written, or reads that failed (exit
+    /// status 1 too, for a run and for a job file).
+    pub fn verify_failed(&self) -> bool {
+        self.verify.as_ref().is_some_and(|v| v.mismatch_count > 0 || v.read_errors > 0)
+    }
+
     /// The workers' own CPU time over their measured windows, summed.
     pub fn worker_cpu_ns(&self) -> u64 {
         self.workers.iter().filter_map(|w| w.summary.as_ref()).map(|s| s.thread_cpu_ns).sum()

@@ -155,8 +155,7 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
         let text = serde_json::to_string_pretty(&json).expect("a JSON value always serialises");
         std::fs::write(p, text + "\n").map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
     }
-    let mismatches = result.verify.as_ref().is_some_and(|v| v.mismatch_count > 0 || v.read_errors > 0);
-    let failed = result.failed() || mismatches;
+    let failed = result.failed() || result.verify_failed();
     let own = match (result.interrupted_by, failed) {
         (Some(sig), _) => Outcome::Interrupted(sig),
         (None, true) => Outcome::IoErrors,

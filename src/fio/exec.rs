@@ -128,7 +128,7 @@ pub fn run_job_file(path: &Path, cli: &RunArgs, given: &[String]) -> anyhow::Res
         if r.result.error_count() > 0 {
             eprintln!("nvmebench: [{}]: {} I/O errors", r.jobs[0].0.name, r.result.error_count());
         }
-        if let Some(v) = r.result.verify.as_ref().filter(|v| v.mismatch_count + v.read_errors > 0) {
+        if let Some(v) = r.result.verify.as_ref().filter(|_| r.result.verify_failed()) {
             eprintln!(
                 "nvmebench: [{}]: verify found {} mismatches (data that is not what was written) and {} reads that failed",
                 r.jobs[0].0.name, v.mismatch_count, v.read_errors
@@ -137,9 +137,7 @@ pub fn run_job_file(path: &Path, cli: &RunArgs, given: &[String]) -> anyhow::Res
     }
     let interrupted = runs.iter().find_map(|r| r.result.interrupted_by);
     // A verify that found damage fails the job file as it fails a run (fio ends with an error).
-    let damaged =
-        |r: &crate::coordinator::RunResult| r.verify.as_ref().is_some_and(|v| v.mismatch_count + v.read_errors > 0);
-    let failed = runs.iter().any(|r| r.result.failed() || damaged(&r.result));
+    let failed = runs.iter().any(|r| r.result.failed() || r.result.verify_failed());
     Ok(match (interrupted, failed) {
         (Some(sig), _) => Outcome::Interrupted(sig),
         (None, true) => Outcome::IoErrors,
@@ -270,16 +268,13 @@ fn with_one_pass(job: &Job, mut cfg: RunConfig) -> RunConfig {
             // the run's I/O count, may still end it earlier); fio's loops repeat both.
             cfg.io_bytes_per_job = Some((bytes as u64).saturating_mul(job.loops));
             cfg.ios = cfg.ios.map(|n| n.saturating_mul(job.loops));
-            if job.args.time.is_none() {
-                cfg.runtime = None;
-            }
-            return cfg;
+        } else {
+            let per_job = ((bytes / mean_bs).floor() as u64).max(1);
+            let pass = per_job.saturating_mul(cfg.cores.len() as u64);
+            // number_ios (already the run's I/O count) only ends the job earlier; fio's loops
+            // repeat both.
+            cfg.ios = Some(cfg.ios.map_or(pass, |n| n.min(pass)).saturating_mul(job.loops));
         }
-        let per_job = ((bytes / mean_bs).floor() as u64).max(1);
-        let pass = per_job.saturating_mul(cfg.cores.len() as u64);
-        // number_ios (already the run's I/O count) only ends the job earlier; fio's loops repeat
-        // both.
-        cfg.ios = Some(cfg.ios.map_or(pass, |n| n.min(pass)).saturating_mul(job.loops));
         if job.args.time.is_none() {
             cfg.runtime = None;
         }
